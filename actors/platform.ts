@@ -1,0 +1,200 @@
+// Platform environment actor. A platform has two isolated environments, sandbox and
+// production (CONTRACT.md); each is one actor with its own API tokens, configuration and
+// webhook signing key. The environment actor also owns the platform's external accounts
+// and guards what must be unique across its customers (UMA addresses).
+import { newId } from '../src/engine/ids.js';
+import { ApiError, invalidField } from '../src/http/errors.js';
+import { CURRENCIES } from './reference.js';
+
+export type Environment = 'sandbox' | 'production';
+export const ENVIRONMENTS: readonly Environment[] = ['sandbox', 'production'];
+
+export type TransactionType = 'OUTGOING' | 'INCOMING';
+
+export interface CounterpartyField {
+  name: string;
+  mandatory: boolean;
+}
+
+export interface SupportedCurrency {
+  currencyCode: string;
+  minAmount: number;
+  maxAmount: number;
+  enabledTransactionTypes: TransactionType[];
+  requiredCounterpartyFields: CounterpartyField[];
+  providerRequiredCustomerFields: string[];
+  providerRequiredCounterpartyCustomerFields: string[];
+}
+
+export interface PlatformConfig {
+  readonly id: string;
+  readonly umaDomain: string;
+  readonly proxyUmaSubdomain: string;
+  readonly webhookEndpoint: string;
+  readonly supportedCurrencies: readonly SupportedCurrency[];
+  readonly isRegulatedFinancialInstitution: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface ApiToken {
+  readonly tokenId: string;
+  /** SHA-256 hex of the client secret; the secret itself is never stored. */
+  readonly secretHash: string;
+}
+
+export interface PlatformEnv {
+  /** `<platform id>#<environment>` */
+  readonly id: string;
+  readonly platformId: string;
+  readonly environment: Environment;
+  readonly tokens: readonly ApiToken[];
+  readonly config: PlatformConfig;
+  readonly webhookPublicKey: string;
+  /** Webhook signing key, sealed under the master key (aad: the environment id). */
+  readonly webhookPrivateKeySealed: Uint8Array;
+  readonly createdAt: number;
+}
+
+export type PlatformEvent =
+  | { type: 'platform.env.created'; env: PlatformEnv }
+  | { type: 'config.updated'; envId: string; config: PlatformConfig };
+
+export function envIdOf(platformId: string, environment: Environment): string {
+  return `${platformId}#${environment}`;
+}
+
+/** Sandbox defaults (CONTRACT.md): USD, USDC and USDB enabled. */
+export const DEFAULT_CURRENCIES = ['USD', 'USDC', 'USDB'];
+export const SANDBOX_UMA_DOMAIN = 'sandbox.uma.test';
+
+export function defaultSupportedCurrency(code: string): SupportedCurrency {
+  const decimals = CURRENCIES.get(code)?.decimals ?? 2;
+  return {
+    currencyCode: code,
+    minAmount: 1,
+    maxAmount: Math.min(1_000_000 * 10 ** decimals, Number.MAX_SAFE_INTEGER),
+    enabledTransactionTypes: ['OUTGOING', 'INCOMING'],
+    requiredCounterpartyFields: [],
+    providerRequiredCustomerFields: [],
+    providerRequiredCounterpartyCustomerFields: [],
+  };
+}
+
+export interface NewEnvInput {
+  platformId: string;
+  environment: Environment;
+  token: ApiToken;
+  umaDomain: string;
+  isRegulatedFinancialInstitution: boolean;
+  webhookPublicKey: string;
+  webhookPrivateKeySealed: Uint8Array;
+}
+
+export function newPlatformEnv(input: NewEnvInput, at: number): PlatformEnv {
+  return {
+    id: envIdOf(input.platformId, input.environment),
+    platformId: input.platformId,
+    environment: input.environment,
+    tokens: [input.token],
+    config: {
+      id: newId('PlatformConfig', at),
+      umaDomain: input.umaDomain,
+      proxyUmaSubdomain: '',
+      webhookEndpoint: '',
+      supportedCurrencies: DEFAULT_CURRENCIES.map(defaultSupportedCurrency),
+      isRegulatedFinancialInstitution: input.isRegulatedFinancialInstitution,
+      createdAt: at,
+      updatedAt: at,
+    },
+    webhookPublicKey: input.webhookPublicKey,
+    webhookPrivateKeySealed: input.webhookPrivateKeySealed,
+    createdAt: at,
+  };
+}
+
+export interface ConfigPatch {
+  umaDomain?: string;
+  proxyUmaSubdomain?: string;
+  webhookEndpoint?: string;
+  supportedCurrencies?: SupportedCurrency[];
+}
+
+/** Validates a PATCH /config and returns the whole new configuration. */
+export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: number): PlatformConfig {
+  if (patch.supportedCurrencies !== undefined) {
+    const seen = new Set<string>();
+    patch.supportedCurrencies.forEach((item, i) => {
+      const field = `supportedCurrencies.${i}`;
+      if (!CURRENCIES.has(item.currencyCode)) {
+        throw invalidField(`${field}.currencyCode`, `unknown currency code ${item.currencyCode}; known: ${[...CURRENCIES.keys()].join(', ')}`);
+      }
+      if (seen.has(item.currencyCode)) throw invalidField(`${field}.currencyCode`, `${item.currencyCode} is listed twice`);
+      seen.add(item.currencyCode);
+      if (item.minAmount > item.maxAmount) throw invalidField(`${field}.minAmount`, 'minAmount must not exceed maxAmount');
+    });
+    if (patch.supportedCurrencies.length === 0) throw invalidField('supportedCurrencies', 'at least one currency must stay supported');
+  }
+  if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl(patch.webhookEndpoint);
+  return {
+    ...config,
+    ...(patch.umaDomain !== undefined ? { umaDomain: patch.umaDomain.toLowerCase() } : {}),
+    ...(patch.proxyUmaSubdomain !== undefined ? { proxyUmaSubdomain: patch.proxyUmaSubdomain } : {}),
+    ...(patch.webhookEndpoint !== undefined ? { webhookEndpoint: patch.webhookEndpoint } : {}),
+    ...(patch.supportedCurrencies !== undefined ? { supportedCurrencies: patch.supportedCurrencies } : {}),
+    updatedAt: at,
+  };
+}
+
+function checkWebhookUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidField('webhookEndpoint', 'must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('webhookEndpoint', 'must use http or https');
+  if (url.username !== '' || url.password !== '') throw invalidField('webhookEndpoint', 'must not carry credentials');
+}
+
+export function applyPlatformEvent(env: PlatformEnv | undefined, event: PlatformEvent): PlatformEnv {
+  switch (event.type) {
+    case 'platform.env.created':
+      if (env !== undefined) throw new ApiError(500, 'INTERNAL_ERROR', `environment ${event.env.id} exists already`);
+      return event.env;
+    case 'config.updated':
+      if (env === undefined) throw new ApiError(500, 'INTERNAL_ERROR', `no environment ${event.envId}`);
+      return { ...env, config: event.config };
+  }
+}
+
+export interface PlatformConfigView {
+  id: string;
+  umaDomain: string;
+  proxyUmaSubdomain: string;
+  webhookEndpoint: string;
+  supportedCurrencies: SupportedCurrency[];
+  isRegulatedFinancialInstitution: boolean;
+  webhookPublicKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function renderConfig(env: PlatformEnv): PlatformConfigView {
+  const c = env.config;
+  return {
+    id: c.id,
+    umaDomain: c.umaDomain,
+    proxyUmaSubdomain: c.proxyUmaSubdomain,
+    webhookEndpoint: c.webhookEndpoint,
+    supportedCurrencies: c.supportedCurrencies.map((s) => ({ ...s })),
+    isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
+    webhookPublicKey: env.webhookPublicKey,
+    createdAt: new Date(c.createdAt).toISOString(),
+    updatedAt: new Date(c.updatedAt).toISOString(),
+  };
+}
+
+export function supportsCurrency(env: PlatformEnv, code: string): boolean {
+  return env.config.supportedCurrencies.some((s) => s.currencyCode === code);
+}

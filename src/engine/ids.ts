@@ -1,0 +1,83 @@
+// Record ids are `<Kind>:<UUIDv7>` (CONTRACT.md) so that they sort by creation time.
+// Within one millisecond a 12-bit counter in rand_a keeps them strictly increasing
+// (RFC 9562, section 6.2, method 1); random bytes come from a refilled pool because
+// one randomBytes call per id would dominate id generation.
+import { randomFillSync } from 'node:crypto';
+
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
+function randomChunk(n: number): Buffer {
+  if (poolOffset + n > POOL_BYTES) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const chunk = pool.subarray(poolOffset, poolOffset + n);
+  poolOffset += n;
+  return chunk;
+}
+
+let lastMs = -1;
+let counter = 0;
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A UUIDv7 whose timestamp is `ms`; never smaller than the previous one from this process. */
+export function uuidv7(ms: number): string {
+  if (ms > lastMs) {
+    lastMs = ms;
+    counter = randomChunk(1)[0]! & 0x7f;
+  } else {
+    counter++;
+    if (counter > 0xfff) {
+      // Counter exhausted: borrow the next millisecond rather than break ordering.
+      lastMs++;
+      counter = 0;
+    }
+  }
+  const t = lastMs;
+  const rand = randomChunk(8);
+  const b = new Uint8Array(16);
+  b[0] = Math.floor(t / 2 ** 40) & 0xff;
+  b[1] = Math.floor(t / 2 ** 32) & 0xff;
+  b[2] = (t >>> 24) & 0xff;
+  b[3] = (t >>> 16) & 0xff;
+  b[4] = (t >>> 8) & 0xff;
+  b[5] = t & 0xff;
+  b[6] = 0x70 | (counter >>> 8);
+  b[7] = counter & 0xff;
+  b[8] = 0x80 | (rand[0]! & 0x3f);
+  for (let i = 1; i < 8; i++) b[8 + i] = rand[i]!;
+  let s = '';
+  for (let i = 0; i < 16; i++) {
+    s += HEX[b[i]!];
+    if (i === 3 || i === 5 || i === 7 || i === 9) s += '-';
+  }
+  return s;
+}
+
+export type IdKind =
+  | 'Customer'
+  | 'InternalAccount'
+  | 'ExternalAccount'
+  | 'Quote'
+  | 'Transaction'
+  | 'AuthMethod'
+  | 'Session'
+  | 'PlatformConfig'
+  | 'Lookup'
+  | 'Platform'
+  | 'Webhook'
+  | 'Verification'
+  | 'Timer';
+
+export function newId(kind: IdKind, ms: number): string {
+  return `${kind}:${uuidv7(ms)}`;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** True when `id` is `<kind>:<uuid>`; malformed ids are rejected before any lookup. */
+export function isId(kind: IdKind, id: string): boolean {
+  return id.length === kind.length + 37 && id.startsWith(kind) && id[kind.length] === ':' && UUID_RE.test(id.slice(kind.length + 1));
+}

@@ -1,0 +1,50 @@
+// The contract between the engine and the domain (actors/). The engine owns ordering,
+// durability, snapshots and time; the domain owns what a message means. Everything the
+// domain does in `apply` is a pure function of the current state and the entry, so that
+// replaying the log rebuilds the same state.
+
+/** Events the engine itself writes and applies; domain event types never start with `$`. */
+export type EngineEvent<T> =
+  | { type: '$timer.set'; timer: Timer<T> }
+  | { type: '$timer.done'; id: string }
+  | { type: '$idempotency'; record: IdempotencyRecord };
+
+export interface Timer<T> {
+  id: string;
+  /** Clock reading (ms) at which the message is delivered. */
+  due: number;
+  /** The actors the message needs, held while it is handled. */
+  actors: string[];
+  message: T;
+}
+
+export interface IdempotencyRecord {
+  /** environment, route and client key, joined */
+  key: string;
+  /** SHA-256 hex of the request body */
+  bodyHash: string;
+  status: number;
+  /** the exact response bytes, as text */
+  body: string;
+  at: number;
+}
+
+export interface DomainEvent {
+  type: string;
+}
+
+/** One consistent image of the domain: immutable records, safe to encode later. */
+export type DomainImage = ReadonlyArray<readonly [string, unknown]>;
+
+export interface StateMachine<E extends DomainEvent, T> {
+  /** Applies one event. Must not fail for an event its own decide step produced. */
+  apply(event: E, at: number): void;
+  /** References to every record, taken synchronously; records are never mutated in place. */
+  capture(): DomainImage;
+  /** Rebuilds state (and derived indexes) from an image. */
+  restore(image: DomainImage): void;
+  /** Violated invariants, as sentences; empty when all hold. */
+  checkInvariants(): string[];
+  /** Decides what a due timer's message does now. */
+  onTimer(message: T, at: number): E[];
+}

@@ -1,0 +1,121 @@
+// Durable timers: a timer is written to the log when set and when done, so the pending
+// set is part of the recovered state and re-arms after a restart. One clock callback is
+// armed at a time, for the earliest due timer; a min-heap keeps the order.
+import type { Clock } from './clock.js';
+import type { Timer } from './state-machine.js';
+
+export class TimerTable<T> {
+  readonly #pending = new Map<string, Timer<T>>();
+  #heap: Timer<T>[] = [];
+  #cancelArmed: (() => void) | undefined;
+  #armedAt = Infinity;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly fire: (timers: Timer<T>[]) => void,
+  ) {}
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  values(): IterableIterator<Timer<T>> {
+    return this.#pending.values();
+  }
+
+  add(timer: Timer<T>): void {
+    this.#pending.set(timer.id, timer);
+    this.#push(timer);
+  }
+
+  remove(id: string): void {
+    // Heap entries of removed timers are skipped when they surface.
+    this.#pending.delete(id);
+  }
+
+  has(id: string): boolean {
+    return this.#pending.has(id);
+  }
+
+  /** Arms the clock for the earliest pending timer (after recovery, and after each change). */
+  arm(): void {
+    const next = this.#peek();
+    if (next === undefined) {
+      this.#disarm();
+      return;
+    }
+    if (next.due >= this.#armedAt && this.#cancelArmed !== undefined) return;
+    this.#disarm();
+    this.#armedAt = next.due;
+    this.#cancelArmed = this.clock.schedule(next.due, () => {
+      this.#cancelArmed = undefined;
+      this.#armedAt = Infinity;
+      this.#fireDue();
+    });
+  }
+
+  stop(): void {
+    this.#disarm();
+  }
+
+  #disarm(): void {
+    this.#cancelArmed?.();
+    this.#cancelArmed = undefined;
+    this.#armedAt = Infinity;
+  }
+
+  #fireDue(): void {
+    const now = this.clock.now();
+    const due: Timer<T>[] = [];
+    for (let next = this.#peek(); next !== undefined && next.due <= now; next = this.#peek()) {
+      this.#pop();
+      due.push(next);
+    }
+    if (due.length > 0) this.fire(due);
+    this.arm();
+  }
+
+  /** The earliest live timer, dropping stale heap entries on the way. */
+  #peek(): Timer<T> | undefined {
+    while (this.#heap.length > 0) {
+      const top = this.#heap[0]!;
+      if (this.#pending.get(top.id) === top) return top;
+      this.#pop();
+    }
+    return undefined;
+  }
+
+  #push(timer: Timer<T>): void {
+    const heap = this.#heap;
+    heap.push(timer);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop();
+    if (last === undefined || heap.length === 0) return;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
+      if (m === i) break;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  }
+}
+
+function before<T>(a: Timer<T>, b: Timer<T>): boolean {
+  return a.due < b.due || (a.due === b.due && a.id < b.id);
+}

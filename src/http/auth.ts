@@ -1,0 +1,45 @@
+// HTTP Basic authentication against platform API tokens: `<token id>:<client secret>`.
+// Only the SHA-256 of a secret is stored (secrets are 256-bit random, so a fast hash is
+// enough), and hashes are compared in constant time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { PlatformEnv } from '../../actors/platform.js';
+import type { World } from '../../actors/world.js';
+import { unauthorized } from './errors.js';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export interface IssuedToken {
+  tokenId: string;
+  clientSecret: string;
+  secretHash: string;
+}
+
+export function issueToken(environment: string): IssuedToken {
+  const tokenId = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${randomBytes(12).toString('hex')}`;
+  const clientSecret = `sk_${randomBytes(32).toString('base64url')}`;
+  return { tokenId, clientSecret, secretHash: hashSecret(clientSecret) };
+}
+
+const BASIC = /^Basic\s+([A-Za-z0-9+/=_-]{1,4096})\s*$/i;
+
+/** The environment the credentials belong to, or a 401 naming what is wrong. */
+export function authenticate(world: World, authorization: string): PlatformEnv {
+  if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
+  const m = BASIC.exec(authorization);
+  if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
+  const tokenId = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  const token = world.token(tokenId);
+  // Hash even for unknown tokens, so timing does not tell which token ids exist.
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const expected = Buffer.from(token?.secretHash ?? '0'.repeat(64), 'hex');
+  if (!timingSafeEqual(presented, expected) || token === undefined) throw unauthorized('Invalid API token id or client secret');
+  const env = world.envs.get(token.envId);
+  if (env === undefined) throw unauthorized('Invalid API token id or client secret');
+  return env;
+}

@@ -1,0 +1,80 @@
+// API errors: `{status, code, message, details?}` (CONTRACT.md), with `reason` on 401s.
+// Domain code throws ApiError; the HTTP front turns it into the response. Anything else
+// that escapes a handler is a bug and becomes a logged 500.
+
+/** One offending field: a dotted path into the request (`address.country`, `query.limit`). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export type ErrorCode =
+  | 'INVALID_INPUT'
+  | 'INSUFFICIENT_BALANCE'
+  | 'INVALID_CURRENCY_COMBINATION'
+  | 'UMA_ADDRESS_TAKEN'
+  | 'INVALID_ACCOUNT'
+  | 'UNAUTHORIZED'
+  | 'SANDBOX_ONLY'
+  | 'NOT_FOUND'
+  | 'UNSUPPORTED_VERSION'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR'
+  | 'SIMULATED_ERROR'
+  | 'SERVICE_UNAVAILABLE';
+
+export interface ErrorBody {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  reason?: string;
+  details?: unknown;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    readonly reason?: string,
+    /** Seconds, for 429 and 503. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { status: this.status, code: this.code, message: this.message };
+    if (this.reason !== undefined) body.reason = this.reason;
+    if (this.details !== undefined) body.details = this.details;
+    return body;
+  }
+}
+
+export function invalidInput(errors: FieldError[], message?: string): ApiError {
+  const first = errors[0];
+  const text = message ?? (first === undefined ? 'invalid input' : `${first.field}: ${first.message}`);
+  return new ApiError(400, 'INVALID_INPUT', text, errors);
+}
+
+export function invalidField(field: string, message: string): ApiError {
+  return invalidInput([{ field, message }]);
+}
+
+export function notFound(what: string, id: string): ApiError {
+  return new ApiError(404, 'NOT_FOUND', `${what} ${id} not found`);
+}
+
+export function unauthorized(reason: string): ApiError {
+  return new ApiError(401, 'UNAUTHORIZED', reason, undefined, reason);
+}
+
+export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'RATE_LIMITED', message, undefined, undefined, retryAfterSeconds);
+}

@@ -1,0 +1,76 @@
+// Idempotency-Key (CONTRACT.md): per environment and route, a key is remembered for 24
+// hours with a hash of the request and the exact response. The same key and body get the
+// first response again, byte for byte; the same key with another body gets 409. The record
+// is written in the same log entry as the change it answers for, so a crash cannot keep
+// one without the other. A second request with a key still in flight waits for the first.
+import { createHash } from 'node:crypto';
+import type { EngineEvent } from '../engine/state-machine.js';
+import type { Services } from '../services.js';
+import { ApiError, invalidField } from './errors.js';
+import type { Reply } from './route.js';
+
+export const IDEMPOTENCY_KEY_MAX = 255;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export type Outcome = { replayed: false; reply: Reply } | { replayed: true; status: number; body: string };
+
+export class IdempotencyKeys {
+  readonly #inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly services: Services) {}
+
+  /** Validates the header value and scopes it to environment and route. */
+  scope(envId: string, method: string, path: string, key: string): string {
+    if (!KEY_PATTERN.test(key)) {
+      throw invalidField('Idempotency-Key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`);
+    }
+    return `${envId} ${method} ${path} ${key}`;
+  }
+
+  /**
+   * Runs `work` once per scoped key: replays a remembered response, refuses a reused key,
+   * or runs it with `remember` to add to the entry.
+   */
+  async run(
+    scoped: string,
+    requestHash: string,
+    work: (remember: (reply: Reply, at: number) => EngineEvent<unknown>[]) => Promise<Reply>,
+  ): Promise<Outcome> {
+    for (;;) {
+      const running = this.#inFlight.get(scoped);
+      if (running === undefined) break;
+      await running.catch(() => undefined);
+    }
+    const previous = this.services.engine.idempotencyRecord(scoped);
+    if (previous !== undefined) {
+      if (previous.bodyHash !== requestHash) {
+        throw new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body');
+      }
+      return { replayed: true, status: previous.status, body: previous.body };
+    }
+    const remember = (reply: Reply, at: number): EngineEvent<unknown>[] => [
+      { type: '$idempotency', record: { key: scoped, bodyHash: requestHash, status: reply.status, body: JSON.stringify(reply.body), at } },
+    ];
+    const running = work(remember);
+    this.#inFlight.set(scoped, running);
+    try {
+      return { replayed: false, reply: await running };
+    } finally {
+      this.#inFlight.delete(scoped);
+    }
+  }
+}
+
+/** SHA-256 of the body with object keys sorted, so formatting does not matter. */
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}

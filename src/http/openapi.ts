@@ -1,0 +1,59 @@
+// The OpenAPI 3.1 document, generated from the same route schemas that validate requests.
+import type { TSchema } from '@sinclair/typebox';
+import type { Route } from './route.js';
+import { API_VERSION } from './server.js';
+import { AccountInfoSchema } from './schemas/account-info.js';
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['status', 'code', 'message'],
+  properties: {
+    status: { type: 'integer' },
+    code: { type: 'string' },
+    message: { type: 'string' },
+    reason: { type: 'string', description: 'on 401: the check that failed' },
+    details: { description: 'the offending field paths' },
+  },
+};
+
+/** JSON Schema without typebox's symbols and with plain `type`s. */
+function plain(schema: TSchema): unknown {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+export function openApiDocument(routes: readonly Route[], baseUrl: string): unknown {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const parameters: unknown[] = [];
+    for (const m of r.path.matchAll(/\{(\w+)\}/g)) parameters.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+    const queryProps = (r.query?.schema.properties ?? {}) as Record<string, TSchema>;
+    const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: plain(schema) });
+    if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    const operation: Record<string, unknown> = {
+      summary: r.summary,
+      tags: [r.tag],
+      parameters,
+      responses: {
+        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: plain(r.response) } } },
+        default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    };
+    if (r.sandboxOnly === true) operation.description = 'Sandbox only: production tokens get 403 SANDBOX_ONLY.';
+    if (r.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body.schema) } } };
+    const path = `/${API_VERSION}${r.path}`;
+    paths[path] ??= {};
+    paths[path]![r.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Payments and embedded-wallet API', version: API_VERSION },
+    servers: [{ url: baseUrl.replace(`/${API_VERSION}`, '') }],
+    security: [{ basic: [] }],
+    components: {
+      securitySchemes: { basic: { type: 'http', scheme: 'basic', description: '<token id>:<client secret>' } },
+      schemas: { Error: ERROR_SCHEMA, AccountInfo: plain(AccountInfoSchema) },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,54 @@
+// What a route is: method, path, schemas, and a handler that decides through the engine.
+// The same definition drives dispatch, validation and the OpenAPI document.
+import type { TSchema } from '@sinclair/typebox';
+import type { Decision } from '../engine/engine.js';
+import type { DomainEvent } from '../../actors/world.js';
+import type { PlatformEnv } from '../../actors/platform.js';
+import type { Services } from '../services.js';
+import type { Validator } from './validation.js';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export interface RequestHeaders {
+  idempotencyKey?: string;
+  requestId?: string;
+  walletSignature?: string;
+}
+
+export interface RouteContext<B, Q> {
+  env: PlatformEnv;
+  params: Readonly<Record<string, string>>;
+  query: Q;
+  body: B;
+  headers: RequestHeaders;
+  services: Services;
+  /** Runs a decision on the engine; on idempotent routes the reply is remembered with it. */
+  exec(actors: readonly string[], decide: (at: number) => Decision<DomainEvent, Reply> | Promise<Decision<DomainEvent, Reply>>): Promise<Reply>;
+}
+
+export interface Route<B = unknown, Q = unknown> {
+  method: Method;
+  /** Relative to the version segment, with `{name}` parameters. */
+  path: string;
+  summary: string;
+  tag: string;
+  body?: Validator<B>;
+  query?: Validator<Q>;
+  /** The success body's schema, for the OpenAPI document. */
+  response?: TSchema;
+  status: number;
+  sandboxOnly?: boolean;
+  /** Honours Idempotency-Key (CONTRACT.md). */
+  idempotent?: boolean;
+  handle(ctx: RouteContext<B, Q>): Promise<Reply>;
+}
+
+/** Keeps each route's body and query types while collecting routes in one list. */
+export function route<B = undefined, Q = undefined>(definition: Route<B, Q>): Route {
+  return definition as unknown as Route;
+}

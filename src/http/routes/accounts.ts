@@ -1,0 +1,249 @@
+// Internal accounts (reads), external accounts (create, list) for customers and for the
+// platform, and sandbox funding.
+import { Type, type Static } from '@sinclair/typebox';
+import { decideCreateExternalAccount, renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
+import { assertActive } from '../../../actors/customer.js';
+import { decideFund, INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAccount, type InternalAccount } from '../../../actors/internal-account.js';
+import { CURRENCIES } from '../../../actors/reference.js';
+import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
+import type { PlatformEnv } from '../../../actors/platform.js';
+import type { Services } from '../../services.js';
+import { invalidField, invalidInput, notFound } from '../errors.js';
+import { paginate, PageQuery } from '../pagination.js';
+import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { checkAccountInfo } from '../schemas/account-info.js';
+import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
+import { Obj, Str, StringEnum, validator } from '../validation.js';
+import { customerOf } from './customers.js';
+
+const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
+/** Checked by checkAccountInfo, which names the variant's fields in its errors; published as AccountInfo. */
+const AccountInfoInput = Type.Unknown({ description: 'An AccountInfo variant (components/schemas/AccountInfo), discriminated by accountType' });
+
+const ListInternal = Obj({ customerId: Type.Optional(IdOf('Customer')), type: Type.Optional(AccountType), ...PageQuery });
+const ListCustomerInternal = Obj({
+  customerId: Type.Optional(IdOf('Customer')),
+  currency: Type.Optional(CurrencyCode),
+  type: Type.Optional(AccountType),
+  ...PageQuery,
+});
+const ListPlatformInternal = Obj({ currency: Type.Optional(CurrencyCode), type: Type.Optional(AccountType), ...PageQuery });
+
+const CreateExternal = Obj({
+  currency: CurrencyCode,
+  accountInfo: AccountInfoInput,
+  customerId: Type.Optional(IdOf('Customer')),
+  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+  defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
+  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+});
+const CreatePlatformExternal = Obj({
+  currency: CurrencyCode,
+  accountInfo: AccountInfoInput,
+  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+});
+const ListExternal = Obj({ currency: Type.Optional(CurrencyCode), customerId: Type.Optional(IdOf('Customer')), ...PageQuery });
+const ListPlatformExternal = Obj({ currency: Type.Optional(CurrencyCode), ...PageQuery });
+
+const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) });
+const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
+const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
+
+function internalAccountOf(services: Services, env: PlatformEnv, id: string): InternalAccount {
+  const account = services.world.internalAccountIn(env.id, id);
+  if (account === undefined) throw notFound('internal account', id);
+  return account;
+}
+
+interface InternalFilter {
+  owner: 'any' | 'customers' | 'platform';
+  customerId?: string;
+  currency?: string;
+  type?: string;
+}
+
+async function listInternal(services: Services, env: PlatformEnv, filter: InternalFilter, page: { limit?: number; cursor?: string }): Promise<Reply> {
+  await services.engine.settled();
+  if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
+  const ids = filter.customerId !== undefined ? services.world.customerAccountIds(filter.customerId) : services.world.internalAccountIds(env.id);
+  const body = paginate(
+    ids,
+    page,
+    (id) => {
+      const a = services.world.internalAccounts.get(id)!;
+      if (filter.owner === 'customers' && a.customerId === '') return undefined;
+      if (filter.owner === 'platform' && a.customerId !== '') return undefined;
+      if (filter.currency !== undefined && a.currency !== filter.currency) return undefined;
+      if (filter.type !== undefined && a.type !== filter.type) return undefined;
+      return a;
+    },
+    renderInternalAccount,
+  );
+  return { status: 200, body };
+}
+
+function checkCurrency(code: string): void {
+  if (!CURRENCIES.has(code)) throw invalidField('currency', `unknown currency code ${code}`);
+}
+
+function createExternal(
+  ctx: RouteContext<unknown, unknown>,
+  input: { currency: string; accountInfo: unknown; customerId?: string; platformAccountId?: string; defaultUmaDepositAccount?: boolean; cryptoNetwork?: string },
+): Promise<Reply> {
+  const { services, env } = ctx;
+  checkCurrency(input.currency);
+  const info = checkAccountInfo(input.accountInfo);
+  if (!info.ok) throw invalidInput(info.errors);
+  const customerId = input.customerId;
+  if (customerId !== undefined) customerOf(services, env, customerId);
+  // A customer's accounts change under the customer's mailbox; the platform's under its environment's.
+  return ctx.exec([customerId ?? env.id], (at) => {
+    let currentDefault: ExternalAccount | undefined;
+    if (customerId !== undefined) {
+      assertActive(customerOf(services, env, customerId));
+      currentDefault = services.world.defaultDepositAccount(customerId);
+    }
+    const events = decideCreateExternalAccount(
+      env.id,
+      env.environment,
+      {
+        currency: input.currency,
+        accountInfo: info.value,
+        ...(customerId !== undefined ? { customerId } : {}),
+        ...(input.platformAccountId !== undefined ? { platformAccountId: input.platformAccountId } : {}),
+        ...(input.defaultUmaDepositAccount !== undefined ? { defaultUmaDepositAccount: input.defaultUmaDepositAccount } : {}),
+        ...(input.cryptoNetwork !== undefined ? { cryptoNetwork: input.cryptoNetwork } : {}),
+      },
+      currentDefault,
+      at,
+    );
+    const id = events[0]!.account.id;
+    return { events, reply: () => ({ status: 201, body: renderExternalAccount(services.world.externalAccounts.get(id)!) }) };
+  });
+}
+
+async function listExternal(services: Services, env: PlatformEnv, filter: { platformOnly: boolean; customerId?: string; currency?: string }, page: { limit?: number; cursor?: string }): Promise<Reply> {
+  await services.engine.settled();
+  if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
+  const body = paginate(
+    services.world.externalAccountIds(env.id, filter.customerId),
+    page,
+    (id) => {
+      const a = services.world.externalAccounts.get(id)!;
+      if (filter.platformOnly && a.customerId !== null) return undefined;
+      if (filter.currency !== undefined && a.currency !== filter.currency) return undefined;
+      return a;
+    },
+    renderExternalAccount,
+  );
+  return { status: 200, body };
+}
+
+export const accountRoutes: Route[] = [
+  route<undefined, Static<typeof ListInternal>>({
+    method: 'GET',
+    path: '/internal-accounts',
+    summary: "List internal accounts (customers' and the platform's)",
+    tag: 'Internal accounts',
+    query: validator(ListInternal, { coerce: true }),
+    response: ListOf(InternalAccountView),
+    status: 200,
+    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'any', ...query }, query),
+  }),
+  route({
+    method: 'GET',
+    path: '/internal-accounts/{id}',
+    summary: 'Read an internal account',
+    tag: 'Internal accounts',
+    response: InternalAccountView,
+    status: 200,
+    handle: async ({ services, env, params }) => {
+      const { id } = IdParam.parse(params);
+      await services.engine.settled();
+      return { status: 200, body: renderInternalAccount(internalAccountOf(services, env, id)) };
+    },
+  }),
+  route<undefined, Static<typeof ListCustomerInternal>>({
+    method: 'GET',
+    path: '/customers/internal-accounts',
+    summary: "List customers' internal accounts",
+    tag: 'Internal accounts',
+    query: validator(ListCustomerInternal, { coerce: true }),
+    response: ListOf(InternalAccountView),
+    status: 200,
+    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'customers', ...query }, query),
+  }),
+  route<undefined, Static<typeof ListPlatformInternal>>({
+    method: 'GET',
+    path: '/platform/internal-accounts',
+    summary: "List the platform's own internal accounts",
+    tag: 'Internal accounts',
+    query: validator(ListPlatformInternal, { coerce: true }),
+    response: ListOf(InternalAccountView),
+    status: 200,
+    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'platform', ...query }, query),
+  }),
+  route<Static<typeof CreateExternal>>({
+    method: 'POST',
+    path: '/customers/external-accounts',
+    summary: 'Create an external account for a customer, or for the platform when customerId is omitted',
+    tag: 'External accounts',
+    body: validator(CreateExternal),
+    response: ExternalAccountView,
+    status: 201,
+    idempotent: true,
+    handle: (ctx) => createExternal(ctx, ctx.body),
+  }),
+  route<undefined, Static<typeof ListExternal>>({
+    method: 'GET',
+    path: '/customers/external-accounts',
+    summary: 'List external accounts',
+    tag: 'External accounts',
+    query: validator(ListExternal, { coerce: true }),
+    response: ListOf(ExternalAccountView),
+    status: 200,
+    handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: false, ...query }, query),
+  }),
+  route<Static<typeof CreatePlatformExternal>>({
+    method: 'POST',
+    path: '/platform/external-accounts',
+    summary: 'Create an external account for the platform',
+    tag: 'External accounts',
+    body: validator(CreatePlatformExternal),
+    response: ExternalAccountView,
+    status: 201,
+    idempotent: true,
+    handle: (ctx) => createExternal(ctx, ctx.body),
+  }),
+  route<undefined, Static<typeof ListPlatformExternal>>({
+    method: 'GET',
+    path: '/platform/external-accounts',
+    summary: "List the platform's external accounts",
+    tag: 'External accounts',
+    query: validator(ListPlatformExternal, { coerce: true }),
+    response: ListOf(ExternalAccountView),
+    status: 200,
+    handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: true, ...query }, query),
+  }),
+  route<Static<typeof Fund>>({
+    method: 'POST',
+    path: '/sandbox/internal-accounts/{accountId}/fund',
+    summary: 'Add simulated funds to an internal account (sandbox only)',
+    tag: 'Sandbox',
+    body: validator(Fund),
+    response: InternalAccountView,
+    status: 200,
+    sandboxOnly: true,
+    idempotent: true,
+    handle: (ctx) => {
+      const { services, env, body } = ctx;
+      const { accountId } = AccountIdParam.parse(ctx.params);
+      internalAccountOf(services, env, accountId);
+      return ctx.exec([accountId], () => ({
+        events: decideFund(internalAccountOf(services, env, accountId), body.amount),
+        reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }),
+      }));
+    },
+  }),
+];

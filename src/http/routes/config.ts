@@ -1,0 +1,60 @@
+// Platform configuration of the calling environment (SERVICE_SPEC part 4, CONTRACT.md).
+import { Type, type Static } from '@sinclair/typebox';
+import { patchedConfig, renderConfig } from '../../../actors/platform.js';
+import { provisionAccounts } from '../../../actors/internal-account.js';
+import { route, type Route } from '../route.js';
+import { PlatformConfigView, SupportedCurrencySchema } from '../schemas/resources.js';
+import { List, Obj, Str, validator } from '../validation.js';
+import type { DomainEvent } from '../../../actors/world.js';
+
+const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
+
+const PatchConfig = Obj({
+  umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
+  proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
+  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it' })),
+  supportedCurrencies: Type.Optional(List(SupportedCurrencySchema, { maxItems: 20 })),
+});
+
+export const configRoutes: Route[] = [
+  route({
+    method: 'GET',
+    path: '/config',
+    summary: "Read the environment's platform configuration",
+    tag: 'Configuration',
+    response: PlatformConfigView,
+    status: 200,
+    handle: async ({ services, env }) => {
+      await services.engine.settled();
+      return { status: 200, body: renderConfig(services.world.envs.get(env.id)!) };
+    },
+  }),
+  route<Static<typeof PatchConfig>>({
+    method: 'PATCH',
+    path: '/config',
+    summary: 'Update umaDomain, webhookEndpoint or supportedCurrencies; newly supported currencies get platform accounts',
+    tag: 'Configuration',
+    body: validator(PatchConfig),
+    response: PlatformConfigView,
+    status: 200,
+    handle: (ctx) => {
+      const { services, env, body } = ctx;
+      return ctx.exec([env.id], (at) => {
+        const current = services.world.envs.get(env.id)!;
+        const config = patchedConfig(current.config, body, at);
+        const events: DomainEvent[] = [{ type: 'config.updated', envId: env.id, config }];
+        const held = new Set(
+          services.world
+            .internalAccountIds(env.id)
+            .map((id) => services.world.internalAccounts.get(id)!)
+            .filter((a) => a.customerId === '')
+            .map((a) => a.currency),
+        );
+        const added = config.supportedCurrencies.map((c) => c.currencyCode).filter((code) => !held.has(code));
+        const accounts = provisionAccounts(env.id, '', added, at, (ref) => services.world.referenceTaken(ref));
+        if (accounts.length > 0) events.push({ type: 'platform.accounts.created', accounts });
+        return { events, reply: () => ({ status: 200, body: renderConfig(services.world.envs.get(env.id)!) }) };
+      });
+    },
+  }),
+];

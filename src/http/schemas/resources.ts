@@ -1,0 +1,106 @@
+// Shapes shared by several routes: the request fragments (address, ids) and the response
+// resources of SERVICE_SPEC part 2, as published in the OpenAPI document.
+import { Type, type TSchema, type TString } from '@sinclair/typebox';
+import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN } from '../../../actors/customer.js';
+import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
+import { Country, DateString, List, Obj, Str, StringEnum } from '../validation.js';
+import { AccountInfoSchema } from './account-info.js';
+
+export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
+
+export const AddressSchema = Obj({
+  line1: Type.Optional(Str({ minLength: 1 })),
+  line2: Type.Optional(Str()),
+  city: Type.Optional(Str({ minLength: 1 })),
+  state: Type.Optional(Str()),
+  postalCode: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+  country: Country(),
+});
+
+export const CurrencyCode = Str({ pattern: '^[A-Z]{3,5}$', description: 'ISO 4217 or crypto ticker' });
+export const UmaAddress = Str({ pattern: UMA_ADDRESS_PATTERN, maxLength: 255, description: '$<local>@<domain>' });
+export const Email = Str({ pattern: EMAIL_PATTERN, maxLength: 254 });
+
+/** `<Kind>:<UUIDv7>` */
+export function IdOf(kind: string): TString {
+  return Str({ pattern: `^${kind}:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, maxLength: kind.length + 37 });
+}
+
+const Timestamp = Str({ format: 'date-time' });
+
+export const CurrencyView = Obj({ code: Str(), name: Str(), symbol: Str(), decimals: Type.Integer() });
+
+export const CustomerView = Obj({
+  id: Str(),
+  platformCustomerId: Str(),
+  customerType: StringEnum(CUSTOMER_TYPES),
+  umaAddress: Str(),
+  region: Str(),
+  currencies: List(Str()),
+  email: Type.Optional(Str()),
+  kycStatus: StringEnum(KYC_STATUSES),
+  fullName: Type.Optional(Str()),
+  birthDate: Type.Optional(DateString()),
+  nationality: Type.Optional(Str()),
+  address: Type.Optional(AddressSchema),
+  isDeleted: Type.Boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const InternalAccountView = Obj({
+  id: Str(),
+  type: StringEnum(INTERNAL_ACCOUNT_TYPES),
+  balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
+  fundingPaymentInstructions: List(
+    Obj({
+      accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
+      instructionsNotes: Str(),
+      isPlatformAccount: Type.Boolean(),
+    }),
+  ),
+  customerId: Str({ description: 'empty for platform accounts' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ExternalAccountView = Obj({
+  id: Str(),
+  status: StringEnum(['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const),
+  currency: Str(),
+  accountInfo: AccountInfoSchema,
+  customerId: Type.Union([Str(), Type.Null()]),
+  platformAccountId: Type.Optional(Str()),
+  defaultUmaDepositAccount: Type.Boolean(),
+  beneficiaryVerificationStatus: StringEnum(['MATCHED', 'PARTIAL_MATCH', 'NOT_MATCHED', 'UNSUPPORTED', 'CHECKED_BY_RECEIVING_FI', 'PENDING'] as const),
+  beneficiaryVerifiedData: Type.Optional(Obj({ fullName: Str() })),
+  cryptoNetwork: Type.Optional(Str()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const SupportedCurrencySchema = Obj({
+  currencyCode: CurrencyCode,
+  minAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  maxAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  enabledTransactionTypes: List(StringEnum(['OUTGOING', 'INCOMING'] as const), { maxItems: 2 }),
+  requiredCounterpartyFields: List(Obj({ name: Str({ minLength: 1, maxLength: 64 }), mandatory: Type.Boolean() })),
+  providerRequiredCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
+  providerRequiredCounterpartyCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
+});
+
+export const PlatformConfigView = Obj({
+  id: Str(),
+  umaDomain: Str(),
+  proxyUmaSubdomain: Str(),
+  webhookEndpoint: Str(),
+  supportedCurrencies: List(SupportedCurrencySchema),
+  isRegulatedFinancialInstitution: Type.Boolean(),
+  webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export function ListOf(item: TSchema): TSchema {
+  return Obj({ data: List(item), hasMore: Type.Boolean(), nextCursor: Type.Optional(Str()), totalCount: Type.Integer() });
+}

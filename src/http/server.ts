@@ -1,0 +1,319 @@
+// The HTTP front on uWebSockets.js. Each request goes through, in order: version segment
+// and route (404/405), authentication (401), environment (403 SANDBOX_ONLY), media type
+// (415), size (413), JSON and schema (400), idempotency, then the route's handler. The
+// reply leaves only after the handler's log entry is durable.
+import uWS from 'uWebSockets.js';
+import { createHash } from 'node:crypto';
+import type { Services } from '../services.js';
+import { ApiError, type ErrorBody } from './errors.js';
+import { authenticate } from './auth.js';
+import { IdempotencyKeys, requestHash } from './idempotency.js';
+import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
+import { Router } from './router.js';
+import { LogFullError, MailboxFullError } from '../engine/engine.js';
+import type { PlatformEnv } from '../../actors/platform.js';
+
+export const API_VERSION = '2025-10-13';
+/** Request bodies up to 1 MiB (CONTRACT.md). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  201: '201 Created',
+  202: '202 Accepted',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+interface Incoming {
+  method: string;
+  path: string;
+  query: string;
+  authorization: string;
+  contentType: string;
+  contentLength: string;
+  transferEncoding: string;
+  headers: RequestHeaders;
+}
+
+export interface HttpServer {
+  /** Stops accepting, waits for requests in flight. */
+  drain(): Promise<void>;
+  readonly port: number;
+}
+
+export interface ExtraEndpoint {
+  path: string;
+  body: () => unknown;
+}
+
+export function startHttpServer(
+  services: Services,
+  routes: readonly Route[],
+  extras: { healthz: () => unknown; openapi: () => unknown },
+  log: (line: string) => void,
+): Promise<HttpServer> {
+  const router = new Router(routes);
+  const idempotency = new IdempotencyKeys(services);
+  const app = uWS.App();
+  let inFlight = 0;
+  let draining = false;
+  let onIdle: (() => void) | undefined;
+  let openapiJson: string | undefined;
+
+  const finish = (): void => {
+    inFlight--;
+    if (inFlight === 0 && onIdle !== undefined) onIdle();
+  };
+
+  app.any('/*', (res, req) => {
+    const incoming: Incoming = {
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      authorization: req.getHeader('authorization'),
+      contentType: req.getHeader('content-type'),
+      contentLength: req.getHeader('content-length'),
+      transferEncoding: req.getHeader('transfer-encoding'),
+      headers: {},
+    };
+    const idem = req.getHeader('idempotency-key');
+    if (idem !== '') incoming.headers.idempotencyKey = idem;
+    const requestId = req.getHeader('request-id');
+    if (requestId !== '') incoming.headers.requestId = requestId;
+    const signature = req.getHeader('service-wallet-signature');
+    if (signature !== '') incoming.headers.walletSignature = signature;
+
+    inFlight++;
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    const send = (status: number, body: string, headers: Array<[string, string]> = []): void => {
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus(STATUS_TEXT[status] ?? `${status} Unknown`);
+        for (const [k, v] of headers) res.writeHeader(k, v);
+        if (status === 204) {
+          res.endWithoutBody();
+        } else {
+          res.writeHeader('Content-Type', 'application/json');
+          res.end(body);
+        }
+      });
+    };
+    const fail = (err: unknown): void => {
+      const apiError = toApiError(err, log);
+      const headers: Array<[string, string]> = [];
+      if (apiError.retryAfter !== undefined) headers.push(['Retry-After', String(apiError.retryAfter)]);
+      if (apiError.status === 405 && Array.isArray(apiError.details)) headers.push(['Allow', (apiError.details as string[]).join(', ')]);
+      send(apiError.status, JSON.stringify(apiError.toBody() satisfies ErrorBody), headers);
+    };
+
+    if (draining) {
+      fail(new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1));
+      finish();
+      return;
+    }
+
+    let prepared: Prepared;
+    try {
+      if (incoming.path === '/healthz' && incoming.method === 'GET') {
+        send(200, JSON.stringify(extras.healthz()));
+        finish();
+        return;
+      }
+      if (incoming.path === `/${API_VERSION}/openapi.json` && incoming.method === 'GET') {
+        openapiJson ??= JSON.stringify(extras.openapi());
+        send(200, openapiJson);
+        finish();
+        return;
+      }
+      prepared = prepare(services, router, incoming);
+    } catch (err) {
+      fail(err);
+      finish();
+      return;
+    }
+
+    const run = (raw: Buffer | undefined): void => {
+      handle(services, idempotency, prepared, incoming, raw).then(
+        ({ status, body, headers }) => {
+          send(status, body, headers);
+          finish();
+        },
+        (err: unknown) => {
+          fail(err);
+          finish();
+        },
+      );
+    };
+
+    if (!prepared.expectsBody) {
+      run(undefined);
+      return;
+    }
+    const declared = incoming.contentLength === '' ? undefined : Number(incoming.contentLength);
+    if (declared !== undefined && declared > MAX_BODY_BYTES) {
+      fail(payloadTooLarge());
+      finish();
+      return;
+    }
+    if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
+      run(undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        refused = true;
+        fail(payloadTooLarge());
+        finish();
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(services.config.host, services.config.port, (socket) => {
+      if (socket === false) {
+        reject(new Error(`cannot listen on ${services.config.host}:${services.config.port}`));
+        return;
+      }
+      const port = uWS.us_socket_local_port(socket);
+      resolve({
+        port,
+        drain: () => {
+          draining = true;
+          uWS.us_listen_socket_close(socket);
+          if (inFlight === 0) return Promise.resolve();
+          return new Promise<void>((done) => {
+            onIdle = done;
+          });
+        },
+      });
+    });
+  });
+}
+
+interface Prepared {
+  route: Route;
+  params: Record<string, string>;
+  env: PlatformEnv;
+  expectsBody: boolean;
+}
+
+/** Everything that can be decided from the request line and headers alone. */
+function prepare(services: Services, router: Router, incoming: Incoming): Prepared {
+  const parts = incoming.path.split('/').filter((p) => p !== '');
+  const version = parts.shift();
+  if (version !== API_VERSION) {
+    if (version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version)) {
+      throw new ApiError(404, 'UNSUPPORTED_VERSION', `API version ${version} is not supported; use ${API_VERSION}`);
+    }
+    throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.path}`);
+  }
+  let decoded: string[];
+  try {
+    decoded = parts.map((p) => decodeURIComponent(p));
+  } catch {
+    throw new ApiError(400, 'INVALID_INPUT', 'the path is not valid percent-encoding', [{ field: 'path', message: 'malformed percent-encoding' }]);
+  }
+  const match = router.match(incoming.method, decoded);
+  if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.method} ${incoming.path}`);
+  if (match.kind === 'wrong-method') {
+    throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: ${match.allowed.join(', ')}`, match.allowed);
+  }
+  const env = authenticate(services.world, incoming.authorization);
+  if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
+    throw new ApiError(403, 'SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
+  }
+  const expectsBody = match.route.body !== undefined;
+  if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  }
+  return { route: match.route, params: match.params, env, expectsBody };
+}
+
+function isJson(contentType: string): boolean {
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+async function handle(
+  services: Services,
+  idempotency: IdempotencyKeys,
+  prepared: Prepared,
+  incoming: Incoming,
+  raw: Buffer | undefined,
+): Promise<{ status: number; body: string; headers: Array<[string, string]> }> {
+  const { route, env, params } = prepared;
+  let json: unknown = {};
+  if (raw !== undefined && raw.length > 0) {
+    if (!isJson(incoming.contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new ApiError(400, 'INVALID_INPUT', 'the body is not valid JSON', [{ field: 'body', message: 'malformed JSON' }]);
+    }
+  }
+  const body = route.body === undefined ? undefined : route.body.parse(json);
+  const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+
+  const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
+  const key = incoming.headers.idempotencyKey;
+  if (route.idempotent === true && key !== undefined) {
+    const scoped = idempotency.scope(env.id, route.method, incoming.path, key);
+    const outcome = await idempotency.run(scoped, requestHash(json), (remember) =>
+      route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide, remember) }),
+    );
+    if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
+    return serialise(outcome.reply);
+  }
+  return serialise(await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) }));
+}
+
+function serialise(reply: Reply): { status: number; body: string; headers: Array<[string, string]> } {
+  return { status: reply.status, body: reply.status === 204 ? '' : JSON.stringify(reply.body), headers: [] };
+}
+
+/** Query strings become plain objects; a repeated parameter keeps its first value. */
+function parseQuery(query: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+function payloadTooLarge(): ApiError {
+  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+}
+
+function toApiError(err: unknown, log: (line: string) => void): ApiError {
+  if (err instanceof ApiError) {
+    if (err.status >= 500 && err.code !== 'SIMULATED_ERROR' && err.code !== 'SERVICE_UNAVAILABLE') log(`error: ${err.message}`);
+    return err;
+  }
+  if (err instanceof LogFullError || err instanceof MailboxFullError) {
+    return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
+  }
+  const id = createHash('sha256').update(String(Date.now()) + Math.random()).digest('hex').slice(0, 12);
+  log(`error ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return new ApiError(500, 'INTERNAL_ERROR', `internal error (reference ${id})`);
+}

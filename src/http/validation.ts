@@ -1,0 +1,63 @@
+// Schema-first validation: a route's typebox schema is compiled once, checks the input,
+// types the handler's argument and is published in the OpenAPI document. Failures name
+// every offending field as a dotted path.
+import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type TProperties } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import { invalidInput, type FieldError } from './errors.js';
+
+/** Limits of CONTRACT.md: strings up to 1,024 characters, arrays up to 100 items. */
+export const MAX_STRING = 1024;
+export const MAX_ITEMS = 100;
+
+export const Str = (options: StringOptions = {}) => Type.String({ maxLength: MAX_STRING, ...options });
+export const List = <T extends TSchema>(item: T, options: ArrayOptions = {}) => Type.Array(item, { maxItems: MAX_ITEMS, ...options });
+/** An object that ignores unknown properties (they are not kept either). */
+export const Obj = <T extends TProperties>(properties: T, options: { description?: string } = {}) => Type.Object(properties, options);
+export const DateString = (options: StringOptions = {}) =>
+  Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD', ...options });
+export const Country = (options: StringOptions = {}) =>
+  Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2', ...options });
+
+export interface Validator<T> {
+  readonly schema: TSchema;
+  /** Returns the value typed, or throws a 400 naming the fields. */
+  parse(value: unknown): T;
+}
+
+export function validator<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Validator<Static<S>> {
+  const check: TypeCheck<S> = TypeCompiler.Compile(schema);
+  return {
+    schema,
+    parse(value: unknown): Static<S> {
+      const input = options.coerce === true ? Value.Convert(schema, value) : value;
+      if (check.Check(input)) return Value.Clean(schema, Value.Clone(input)) as Static<S>;
+      throw invalidInput(fieldErrors(check, input));
+    },
+  };
+}
+
+function fieldErrors<S extends TSchema>(check: TypeCheck<S>, value: unknown): FieldError[] {
+  const byField = new Map<string, string>();
+  for (const error of check.Errors(value)) {
+    const field = error.path === '' ? 'body' : error.path.slice(1).replaceAll('/', '.');
+    if (!byField.has(field)) byField.set(field, describe(error.message, error.schema));
+    if (byField.size >= 20) break;
+  }
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+function describe(message: string, schema: TSchema): string {
+  const allowed = (schema as { enum?: unknown[] }).enum;
+  if (Array.isArray(allowed)) return `must be one of ${allowed.join(', ')}`;
+  if (typeof schema.anyOf === 'object' && Array.isArray(schema.anyOf)) {
+    const consts = (schema.anyOf as Array<{ const?: unknown }>).map((s) => s.const).filter((c) => c !== undefined);
+    if (consts.length > 0) return `must be one of ${consts.join(', ')}`;
+  }
+  return message;
+}
+
+/** A string enum: a union of literals, whose errors list the allowed values. */
+export function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
+  return Type.Union(values.map((v) => Type.Literal(v)), options);
+}

@@ -1,0 +1,85 @@
+// Creating platforms: both environments with their API tokens and webhook signing keys,
+// and the platform's internal accounts, as one log entry. Secrets leave this function
+// once, in the returned credentials; the store keeps only hashes and sealed keys.
+import { generateKeyPairSync } from 'node:crypto';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newId } from './engine/ids.js';
+import { ENVIRONMENTS, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
+import { provisionAccounts } from '../actors/internal-account.js';
+import type { DomainEvent } from '../actors/world.js';
+import { issueToken } from './http/auth.js';
+import type { Services } from './services.js';
+
+export interface PlatformCredentials {
+  platformId: string;
+  baseUrl: string;
+  sandbox: { tokenId: string; clientSecret: string };
+  production: { tokenId: string; clientSecret: string };
+}
+
+export interface NewPlatform {
+  umaDomain?: string;
+  isRegulatedFinancialInstitution?: boolean;
+}
+
+export const CREDENTIALS_FILE = 'credentials.json';
+
+/** A P-256 key pair: uncompressed SEC1 public hex and the 32-byte private scalar. */
+function webhookKeyPair(): { publicKeyHex: string; privateKey: Buffer } {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const jwk = privateKey.export({ format: 'jwk' });
+  const pub = publicKey.export({ format: 'der', type: 'spki' });
+  // The last 65 bytes of a P-256 SPKI are the uncompressed point.
+  return { publicKeyHex: pub.subarray(pub.length - 65).toString('hex'), privateKey: Buffer.from(jwk.d!, 'base64url') };
+}
+
+export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
+  const platformId = newId('Platform', services.engine.clock.now());
+  const issued = { sandbox: issueToken('sandbox'), production: issueToken('production') };
+  const keys = { sandbox: webhookKeyPair(), production: webhookKeyPair() };
+  await services.engine.exec([], (at) => {
+    const events: DomainEvent[] = [];
+    const envs: PlatformEnv[] = ENVIRONMENTS.map((environment: Environment) => {
+      const envId = `${platformId}#${environment}`;
+      const key = keys[environment];
+      return newPlatformEnv(
+        {
+          platformId,
+          environment,
+          token: { tokenId: issued[environment].tokenId, secretHash: issued[environment].secretHash },
+          umaDomain: environment === 'sandbox' ? SANDBOX_UMA_DOMAIN : (options.umaDomain ?? 'uma.localhost'),
+          isRegulatedFinancialInstitution: options.isRegulatedFinancialInstitution ?? false,
+          webhookPublicKey: key.publicKeyHex,
+          webhookPrivateKeySealed: services.masterKey.seal(key.privateKey, `webhook-key ${envId}`),
+        },
+        at,
+      );
+    });
+    for (const env of envs) events.push({ type: 'platform.env.created', env });
+    const accounts = envs.flatMap((env) =>
+      provisionAccounts(env.id, '', env.config.supportedCurrencies.map((s) => s.currencyCode), at, (ref) => services.world.referenceTaken(ref)),
+    );
+    events.push({ type: 'platform.accounts.created', accounts });
+    return { events, reply: () => undefined };
+  });
+  return {
+    platformId,
+    baseUrl: services.config.baseUrl,
+    sandbox: { tokenId: issued.sandbox.tokenId, clientSecret: issued.sandbox.clientSecret },
+    production: { tokenId: issued.production.tokenId, clientSecret: issued.production.clientSecret },
+  };
+}
+
+/**
+ * On an empty data directory: one default platform, its credentials written to
+ * `<data dir>/credentials.json` with mode 0600. Returns the file's path.
+ */
+export async function ensureDefaultPlatform(services: Services): Promise<{ path: string; created: boolean }> {
+  const path = join(services.config.dataDir, CREDENTIALS_FILE);
+  if (services.world.envs.size > 0) return { path, created: false };
+  const credentials = await createPlatform(services);
+  writeFileSync(path, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return { path, created: true };
+}
