@@ -229,10 +229,14 @@ export class Engine<E extends DomainEvent, T> {
     };
     this.#snapshotting = (async () => {
       try {
+        const started = performance.now();
         await this.#log.whenDurable(seq);
         await this.#snapshots.write(image);
         this.#snapshotSeq = seq;
-        await this.#log.trimThrough(seq);
+        const trimmed = await this.#log.trimThrough(seq);
+        this.#opts.report(
+          `snapshot at ${seq}: ${image.records.length} records, ${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
+        );
       } finally {
         this.#snapshotting = undefined;
       }

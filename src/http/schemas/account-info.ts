@@ -61,7 +61,7 @@ const PostalAddressSchema = Type.Object({
 
 const BeneficiarySchema = Type.Object({
   beneficiaryType: Type.Literal('INDIVIDUAL'),
-  fullName: text({ pattern: '\\S', description: 'a name that is not blank' }),
+  fullName: text(),
   birthDate: Type.Optional(shaped('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date in YYYY-MM-DD form', 10)),
   nationality: Type.Optional(CountryCode),
   address: Type.Optional(PostalAddressSchema),
@@ -219,15 +219,17 @@ function messageFor(error: ValueError): string {
       return 'must be a string';
     case ValueErrorType.StringMinLength:
       return 'must not be empty';
+    // A shaped field's description says more than its length limit does.
     case ValueErrorType.StringMaxLength:
-      return KindGuard.IsString(schema) ? `must be at most ${schema.maxLength} characters` : error.message;
     case ValueErrorType.StringPattern:
-      return KindGuard.IsString(schema) && schema.description !== undefined ? `must be ${schema.description}` : 'has an invalid format';
+      if (!KindGuard.IsString(schema)) return error.message;
+      if (schema.description !== undefined) return `must be ${schema.description}`;
+      return error.type === ValueErrorType.StringPattern ? 'has an invalid format' : `must be at most ${schema.maxLength} characters`;
     case ValueErrorType.Literal:
       return KindGuard.IsLiteral(schema) ? `must be ${String(schema.const)}` : error.message;
     case ValueErrorType.Union:
       return KindGuard.IsUnion(schema)
-        ? `must be one of ${schema.anyOf.map((option) => (KindGuard.IsLiteral(option) ? String(option.const) : '?')).join(', ')}`
+        ? `must be one of ${schema.anyOf.filter((option) => KindGuard.IsLiteral(option)).map((option) => String(option.const)).join(', ')}`
         : error.message;
     default:
       return error.message;
@@ -250,7 +252,9 @@ function schemaErrors(errors: Iterable<ValueError>, path: string): FieldError[] 
 
 function isCalendarDate(value: string): boolean {
   const [year, month, day] = value.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, unlike Date.UTC, does not map years 0-99 to 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
@@ -289,6 +293,7 @@ function checkRouting(routingNumber: string, field: string, errors: FieldError[]
 
 function checkBeneficiary(beneficiary: AccountInfoOf<'USD_ACCOUNT'>['beneficiary'], path: string, errors: FieldError[]): void {
   if (beneficiary === undefined) return;
+  if (beneficiary.fullName.trim() === '') errors.push({ field: `${path}.fullName`, message: 'must not be blank' });
   if (beneficiary.birthDate !== undefined && !isCalendarDate(beneficiary.birthDate)) {
     errors.push({ field: `${path}.birthDate`, message: 'is not a real calendar date' });
   }

@@ -1,0 +1,270 @@
+// The engine on a toy domain: ordering, atomicity, durability, group commit, snapshots,
+// recovery and durable timers, with time moved by a manual clock.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine, MailboxFullError } from '../src/engine/engine.js';
+import { ManualClock } from '../src/engine/clock.js';
+import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
+import { Counters, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
+
+interface Opened {
+  engine: Engine<CounterEvent, CounterTimer>;
+  counters: Counters;
+  reports: string[];
+}
+
+async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<Opened> {
+  const counters = new Counters();
+  const reports: string[] = [];
+  const engine = new Engine<CounterEvent, CounterTimer>({
+    dataDir,
+    clock,
+    machine: counters,
+    snapshotEveryEntries,
+    snapshotEveryMs: 3_600_000,
+    report: (line) => reports.push(line),
+  });
+  await engine.open();
+  return { engine, counters, reports };
+}
+
+function add(id: string, n: number): CounterEvent {
+  return { type: 'add', id, n };
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'engine-test-'));
+}
+
+describe('engine', () => {
+  it('answers after the entry is durable and recovers it after reopening', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    const reply = await a.engine.exec(['c1'], () => ({ events: [add('c1', 5)], reply: () => a.counters.values.get('c1') }));
+    assert.equal(reply, 5);
+    assert.ok(a.engine.durableSeq >= a.engine.lastSeq);
+    await a.engine.close();
+    const b = await openEngine(dir, clock);
+    assert.equal(b.counters.values.get('c1'), 5);
+    assert.equal(b.engine.lastSeq, 1);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('changes nothing and logs nothing when the handler refuses', async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openEngine(dir, new ManualClock());
+    await assert.rejects(
+      engine.exec(['c1'], () => {
+        throw new Error('refused');
+      }),
+      /refused/,
+    );
+    assert.equal(engine.lastSeq, 0);
+    assert.equal(counters.values.size, 0);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes an operation on two actors as one entry', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    await a.engine.exec(['a'], () => ({ events: [add('a', 10)], reply: () => undefined }));
+    await a.engine.exec(['a', 'b'], () => ({ events: [add('a', -4), add('b', 4)], reply: () => undefined }));
+    assert.equal(a.engine.lastSeq, 2);
+    await a.engine.close();
+    const b = await openEngine(dir, clock);
+    assert.deepEqual([b.counters.values.get('a'), b.counters.values.get('b')], [6, 4]);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('handles one message at a time per actor, in arrival order, also across awaits', async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openEngine(dir, new ManualClock());
+    const seen: number[] = [];
+    let releaseFirst!: () => void;
+    const firstMayFinish = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const first = engine.exec(['hot'], async () => {
+      seen.push(1);
+      await firstMayFinish;
+      return { events: [add('hot', 1)], reply: () => counters.values.get('hot') };
+    });
+    const second = engine.exec(['hot'], () => {
+      seen.push(2);
+      return { events: [add('hot', 1)], reply: () => counters.values.get('hot') };
+    });
+    // Another actor is not held up by the hot one.
+    const other = await engine.exec(['cold'], () => ({ events: [add('cold', 7)], reply: () => counters.values.get('cold') }));
+    assert.equal(other, 7);
+    assert.deepEqual(seen, [1]);
+    releaseFirst();
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+    assert.deepEqual(seen, [1, 2]);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shares commits among concurrent messages (group commit)', async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openEngine(dir, new ManualClock());
+    const n = 2000;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => engine.exec([`c${i % 50}`], () => ({ events: [add(`c${i % 50}`, 1)], reply: () => undefined }))),
+    );
+    const stats = engine.logStats;
+    assert.equal(stats.entries, n);
+    assert.ok(stats.flushes < n / 10, `expected far fewer flushes than entries, got ${stats.flushes} for ${n}`);
+    assert.equal([...counters.values.values()].reduce((s, v) => s + v, 0), n);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses at once when an actor mailbox is full', async () => {
+    const dir = tempDir();
+    const { engine } = await openEngine(dir, new ManualClock());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = engine.exec(['hot'], async () => {
+      await gate;
+      return { events: [add('hot', 1)], reply: () => undefined };
+    });
+    const queued = Array.from({ length: MAILBOX_CAPACITY }, () =>
+      engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })),
+    );
+    await assert.rejects(engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })), MailboxFullError);
+    release();
+    await Promise.all([held, ...queued]);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('recovers from a snapshot plus the log tail, and trims the log the snapshot covers', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    for (let i = 0; i < 30; i++) await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await a.engine.snapshot();
+    assert.equal(a.engine.snapshotSeq, 30);
+    for (let i = 0; i < 5; i++) await a.engine.exec(['y'], () => ({ events: [add('y', 2)], reply: () => undefined }));
+    await a.engine.close();
+
+    const b = await openEngine(dir, clock);
+    assert.deepEqual([b.counters.values.get('x'), b.counters.values.get('y')], [30, 10]);
+    // Only the tail after the snapshot was replayed.
+    assert.equal(b.counters.applied, 5);
+    assert.equal(b.engine.lastSeq, 35);
+    await b.engine.exec(['y'], () => ({ events: [add('y', 1)], reply: () => undefined }));
+    assert.equal(b.engine.lastSeq, 36);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps numbering after a snapshot that covered the whole log', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    for (let i = 0; i < 3; i++) await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await a.engine.snapshot();
+    await a.engine.close();
+    const b = await openEngine(dir, clock);
+    assert.equal(b.engine.lastSeq, 3);
+    await b.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await b.engine.close();
+    const c = await openEngine(dir, clock);
+    assert.equal(c.counters.values.get('x'), 4);
+    await c.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('snapshots by itself every N entries', async () => {
+    const dir = tempDir();
+    const { engine } = await openEngine(dir, new ManualClock(), 10);
+    for (let i = 0; i < 25; i++) await engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await engine.snapshot();
+    assert.ok(engine.snapshotSeq >= 20, `snapshot at ${engine.snapshotSeq}`);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fires durable timers when the clock reaches them, also after a restart', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    const due = clock.now() + 5 * 60_000;
+    await a.engine.exec(['t'], (at) => ({
+      events: [add('t', 1), a.engine.timer(due, ['t'], { type: 'bonus', id: 't', n: 100 }, at)],
+      reply: () => undefined,
+    }));
+    clock.advance(4 * 60_000);
+    await a.engine.settled();
+    assert.equal(a.counters.values.get('t'), 1);
+    assert.equal(a.engine.pendingTimers, 1);
+    await a.engine.close();
+
+    // Restart: the timer is part of the recovered state and fires when due.
+    const b = await openEngine(dir, clock);
+    assert.equal(b.engine.pendingTimers, 1);
+    clock.advance(60_000);
+    await waitFor(() => b.counters.values.get('t') === 101);
+    await b.engine.settled();
+    assert.equal(b.engine.pendingTimers, 0);
+    await b.engine.close();
+
+    // Fired once: another restart does not fire it again.
+    const c = await openEngine(dir, clock);
+    assert.equal(c.engine.pendingTimers, 0);
+    clock.advance(60 * 60_000);
+    assert.equal(c.counters.values.get('t'), 101);
+    await c.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fires a timer that fell due while the service was down right after recovery', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    await a.engine.exec(['t'], (at) => ({
+      events: [a.engine.timer(at + 1000, ['t'], { type: 'bonus', id: 't', n: 3 }, at)],
+      reply: () => undefined,
+    }));
+    await a.engine.snapshot();
+    await a.engine.close();
+    clock.advance(10_000);
+    const b = await openEngine(dir, clock);
+    clock.advance(0);
+    await waitFor(() => b.counters.values.get('t') === 3);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('remembers idempotency records for 24 hours of entry time', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openEngine(dir, clock);
+    const record = (key: string, at: number) => ({
+      type: '$idempotency' as const,
+      record: { key, bodyHash: 'h', status: 201, body: '{"ok":true}', at },
+    });
+    await a.engine.exec(['x'], (at) => ({ events: [add('x', 1)], reply: () => undefined }), (_r, at) => [record('k1', at)]);
+    assert.equal(a.engine.idempotencyRecord('k1')?.body, '{"ok":true}');
+    clock.advance(24 * 60 * 60_000);
+    assert.equal(a.engine.idempotencyRecord('k1'), undefined);
+    await a.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+/** Waits for timer-driven work, which runs on the event loop after the clock moves. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail('condition not reached');
+}
