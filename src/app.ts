@@ -11,6 +11,19 @@ import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js'
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
+import { claimDataDir, operatorKey, recordOwner, releaseDataDir } from './data-dir.js';
+import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { Obj, Str, validator } from './http/validation.js';
+import { ApiError } from './http/errors.js';
+import { createPlatform } from './platforms.js';
+
+const NewPlatformBody = validator(
+  Obj({
+    umaDomain: Type.Optional(Str({ minLength: 3, maxLength: 253 })),
+    isRegulatedFinancialInstitution: Type.Optional(Type.Boolean()),
+  }),
+);
 
 export interface ServiceOptions {
   host?: string;
@@ -58,6 +71,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
   const config = configFromEnv(options.env ?? process.env, options);
   mkdirSync(config.dataDir, { recursive: true });
+  claimDataDir(config.dataDir);
   const world = new World();
   const engine = new Engine<DomainEvent, TimerMessage>({
     dataDir: config.dataDir,
@@ -82,12 +96,21 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     {
       healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
       openapi: () => openApiDocument(routes, services.config.baseUrl),
+      operator: {
+        keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
+        handle: async (path, body) => {
+          if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
+          const input = NewPlatformBody.parse(body);
+          return { status: 201, body: await createPlatform(services, input) };
+        },
+      },
     },
     report,
   );
   // With port 0 the OS picked one: the base URL names the real port.
   services.config.port = http.port;
   services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;
+  recordOwner(services.config.dataDir, `http://${services.config.host}:${http.port}`);
   let closing: Promise<void> | undefined;
   return {
     services,
@@ -98,6 +121,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       closing ??= (async () => {
         await http.drain();
         await services.engine.close();
+        releaseDataDir(services.config.dataDir);
       })();
       return closing;
     },

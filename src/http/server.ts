@@ -3,9 +3,9 @@
 // (415), size (413), JSON and schema (400), idempotency, then the route's handler. The
 // reply leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, type ErrorBody } from './errors.js';
+import { ApiError, unauthorized, type ErrorBody } from './errors.js';
 import { authenticate } from './auth.js';
 import { IdempotencyKeys, requestHash } from './idempotency.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
@@ -52,17 +52,17 @@ export interface HttpServer {
   readonly port: number;
 }
 
-export interface ExtraEndpoint {
-  path: string;
-  body: () => unknown;
+/** Endpoints outside the versioned API: readiness, the OpenAPI document, operator commands. */
+export interface Extras {
+  healthz: () => unknown;
+  openapi: () => unknown;
+  /** Operator endpoints under `/_operator/`, authenticated with the data directory's operator key. */
+  operator: { keyHash: Buffer; handle: (path: string, body: unknown) => Promise<Reply> };
 }
 
-export function startHttpServer(
-  services: Services,
-  routes: readonly Route[],
-  extras: { healthz: () => unknown; openapi: () => unknown },
-  log: (line: string) => void,
-): Promise<HttpServer> {
+type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: string; headers: Array<[string, string]> }>;
+
+export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
   const app = uWS.App();
@@ -126,7 +126,8 @@ export function startHttpServer(
       return;
     }
 
-    let prepared: Prepared;
+    let processBody: Processor;
+    let expectsBody: boolean;
     try {
       if (incoming.path === '/healthz' && incoming.method === 'GET') {
         send(200, JSON.stringify(extras.healthz()));
@@ -139,7 +140,15 @@ export function startHttpServer(
         finish();
         return;
       }
-      prepared = prepare(services, router, incoming);
+      if (incoming.path.startsWith('/_operator/')) {
+        checkOperator(extras.operator.keyHash, incoming);
+        expectsBody = true;
+        processBody = async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)));
+      } else {
+        const prepared = prepare(services, router, incoming);
+        expectsBody = prepared.expectsBody;
+        processBody = (raw) => handle(services, idempotency, prepared, incoming, raw);
+      }
     } catch (err) {
       fail(err);
       finish();
@@ -147,7 +156,7 @@ export function startHttpServer(
     }
 
     const run = (raw: Buffer | undefined): void => {
-      handle(services, idempotency, prepared, incoming, raw).then(
+      processBody(raw).then(
         ({ status, body, headers }) => {
           send(status, body, headers);
           finish();
@@ -159,7 +168,7 @@ export function startHttpServer(
       );
     };
 
-    if (!prepared.expectsBody) {
+    if (!expectsBody) {
       run(undefined);
       return;
     }
@@ -265,15 +274,7 @@ async function handle(
   raw: Buffer | undefined,
 ): Promise<{ status: number; body: string; headers: Array<[string, string]> }> {
   const { route, env, params } = prepared;
-  let json: unknown = {};
-  if (raw !== undefined && raw.length > 0) {
-    if (!isJson(incoming.contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new ApiError(400, 'INVALID_INPUT', 'the body is not valid JSON', [{ field: 'body', message: 'malformed JSON' }]);
-    }
-  }
+  const json = parseJson(raw, incoming.contentType);
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
 
@@ -288,6 +289,24 @@ async function handle(
     return serialise(outcome.reply);
   }
   return serialise(await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) }));
+}
+
+/** An absent or empty body reads as `{}`; schemas then say what is missing. */
+function parseJson(raw: Buffer | undefined, contentType: string): unknown {
+  if (raw === undefined || raw.length === 0) return {};
+  if (!isJson(contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new ApiError(400, 'INVALID_INPUT', 'the body is not valid JSON', [{ field: 'body', message: 'malformed JSON' }]);
+  }
+}
+
+function checkOperator(keyHash: Buffer, incoming: Incoming): void {
+  if (incoming.method !== 'POST') throw new ApiError(405, 'METHOD_NOT_ALLOWED', 'operator endpoints take POST', ['POST']);
+  const m = /^Bearer\s+(\S{1,512})$/.exec(incoming.authorization);
+  const presented = createHash('sha256').update(m?.[1] ?? '').digest();
+  if (m === null || !timingSafeEqual(presented, keyHash)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
 }
 
 function serialise(reply: Reply): { status: number; body: string; headers: Array<[string, string]> } {
@@ -313,7 +332,7 @@ function toApiError(err: unknown, log: (line: string) => void): ApiError {
   if (err instanceof LogFullError || err instanceof MailboxFullError) {
     return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
-  const id = createHash('sha256').update(String(Date.now()) + Math.random()).digest('hex').slice(0, 12);
+  const id = randomBytes(6).toString('hex');
   log(`error ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return new ApiError(500, 'INTERNAL_ERROR', `internal error (reference ${id})`);
 }

@@ -1,0 +1,74 @@
+// `npm run platform -- create`: further platforms, offline and against a running service.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { startService } from '../src/app.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { basicHeader, startTestService } from './support/service.js';
+
+const CLI = fileURLToPath(new URL('../scripts/platform.js', import.meta.url));
+const run = promisify(execFile);
+
+interface Printed {
+  platformId: string;
+  baseUrl: string;
+  sandbox: { tokenId: string; clientSecret: string };
+  production: { tokenId: string; clientSecret: string };
+}
+
+describe('platform command', () => {
+  it('creates a platform through the running service, usable at once and isolated from the first', async () => {
+    const svc = await startTestService();
+    try {
+      const { stdout } = await run(process.execPath, [CLI, 'create', '--uma-domain', 'acme.example', '--regulated'], {
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: svc.dataDir },
+      });
+      const printed = JSON.parse(stdout) as Printed;
+      assert.match(printed.platformId, /^Platform:/);
+      assert.notEqual(printed.platformId, svc.credentials.platformId);
+      const prod = { header: basicHeader(printed.production.tokenId, printed.production.clientSecret) };
+      const config = await svc.request('GET', '/config', { auth: prod });
+      assert.equal(config.status, 200);
+      assert.equal(config.body.umaDomain, 'acme.example');
+      assert.equal(config.body.isRegulatedFinancialInstitution, true);
+      // The default platform's customer is invisible to the new platform.
+      const created = await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL' } });
+      const sandbox = { header: basicHeader(printed.sandbox.tokenId, printed.sandbox.clientSecret) };
+      assert.equal((await svc.request('GET', `/customers/${created.body.id}`, { auth: sandbox })).status, 404);
+      const own = await svc.request('GET', '/customers', { auth: sandbox });
+      assert.equal(own.body.totalCount, 0);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('creates a platform offline when no service owns the data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-'));
+    try {
+      const { stdout } = await run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+      const printed = JSON.parse(stdout) as Printed;
+      const service = await startService({ dataDir, port: 0, env: {}, report: () => undefined });
+      try {
+        // The store was not empty, so no default platform was made beside this one.
+        assert.equal(existsSync(join(dataDir, 'credentials.json')), false);
+        const res = await fetch(`${service.baseUrl}/config`, {
+          headers: { authorization: basicHeader(printed.sandbox.tokenId, printed.sandbox.clientSecret) },
+        });
+        assert.equal(res.status, 200);
+        assert.equal(((await res.json()) as { umaDomain: string }).umaDomain, 'sandbox.uma.test');
+      } finally {
+        await service.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses unknown arguments with exit code 2', async () => {
+    await assert.rejects(run(process.execPath, [CLI, 'create', '--bogus'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: '/nonexistent' } }), (err: { code?: number }) => err.code === 2);
+  });
+});
