@@ -1,7 +1,6 @@
 // Creating platforms: both environments with their API tokens and webhook signing keys,
 // and the platform's internal accounts, as one log entry. Secrets leave this function
 // once, in the returned credentials; the store keeps only hashes and sealed keys.
-import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from './engine/ids.js';
@@ -9,6 +8,7 @@ import { ENVIRONMENTS, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, typ
 import { provisionAccounts } from '../actors/internal-account.js';
 import type { DomainEvent } from '../actors/world.js';
 import { issueToken } from './http/auth.js';
+import { generateP256KeyPair } from './crypto/p256.js';
 import type { Services } from './services.js';
 
 export interface PlatformCredentials {
@@ -25,19 +25,10 @@ export interface NewPlatform {
 
 export const CREDENTIALS_FILE = 'credentials.json';
 
-/** A P-256 key pair: uncompressed SEC1 public hex and the 32-byte private scalar. */
-function webhookKeyPair(): { publicKeyHex: string; privateKey: Buffer } {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const jwk = privateKey.export({ format: 'jwk' });
-  const pub = publicKey.export({ format: 'der', type: 'spki' });
-  // The last 65 bytes of a P-256 SPKI are the uncompressed point.
-  return { publicKeyHex: pub.subarray(pub.length - 65).toString('hex'), privateKey: Buffer.from(jwk.d!, 'base64url') };
-}
-
 export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
   const platformId = newId('Platform', services.engine.clock.now());
   const issued = { sandbox: issueToken('sandbox'), production: issueToken('production') };
-  const keys = { sandbox: webhookKeyPair(), production: webhookKeyPair() };
+  const keys = { sandbox: generateP256KeyPair(), production: generateP256KeyPair() };
   await services.engine.exec([], (at) => {
     const events: DomainEvent[] = [];
     const envs: PlatformEnv[] = ENVIRONMENTS.map((environment: Environment) => {
@@ -50,7 +41,7 @@ export async function createPlatform(services: Services, options: NewPlatform = 
           token: { tokenId: issued[environment].tokenId, secretHash: issued[environment].secretHash },
           umaDomain: environment === 'sandbox' ? SANDBOX_UMA_DOMAIN : (options.umaDomain ?? 'uma.localhost'),
           isRegulatedFinancialInstitution: options.isRegulatedFinancialInstitution ?? false,
-          webhookPublicKey: key.publicKeyHex,
+          webhookPublicKey: Buffer.from(key.publicKey).toString('hex'),
           webhookPrivateKeySealed: services.masterKey.seal(key.privateKey, `webhook-key ${envId}`),
         },
         at,
