@@ -205,7 +205,15 @@ function resolveCurrencies(env: PlatformEnv, region: string, requested: string[]
       400,
       'INVALID_CURRENCY_COMBINATION',
       `a customer in region ${region} may hold ${allowed.join(' and ')} and crypto; ${outside.join(', ')} need a separate customer`,
-      { field: 'currencies', region, allowedFiat: allowed, separateCustomerRequired: outside },
+      [
+        {
+          field: 'currencies',
+          message: `${outside.join(', ')} need a separate customer`,
+          region,
+          allowedFiat: allowed,
+          separateCustomerRequired: outside,
+        },
+      ],
     );
   }
   return [...requested];

@@ -96,8 +96,19 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
 
     inFlight++;
     let aborted = false;
+    let finished = false;
+    // Once the body is complete, the handler's completion finishes the request; before
+    // that, a client that goes away (mid-upload too) finishes it here, so drain() is not
+    // held up by a request nobody will answer.
+    let processing = false;
+    const finishRequest = (): void => {
+      if (finished) return;
+      finished = true;
+      finish();
+    };
     res.onAborted(() => {
       aborted = true;
+      if (!processing) finishRequest();
     });
     const send = (status: number, body: string, headers: Array<[string, string]> = []): void => {
       if (aborted) return;
@@ -122,22 +133,22 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
 
     if (draining) {
       fail(new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1));
-      finish();
+      finishRequest();
       return;
     }
 
     let processBody: Processor;
     let expectsBody: boolean;
     try {
-      if (incoming.path === '/healthz' && incoming.method === 'GET') {
-        send(200, JSON.stringify(extras.healthz()));
-        finish();
-        return;
-      }
-      if (incoming.path === `/${API_VERSION}/openapi.json` && incoming.method === 'GET') {
-        openapiJson ??= JSON.stringify(extras.openapi());
-        send(200, openapiJson);
-        finish();
+      if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
+        if (incoming.method !== 'GET') throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: GET`, ['GET']);
+        if (incoming.path === '/healthz') {
+          send(200, JSON.stringify(extras.healthz()));
+        } else {
+          openapiJson ??= JSON.stringify(extras.openapi());
+          send(200, openapiJson);
+        }
+        finishRequest();
         return;
       }
       if (incoming.path.startsWith('/_operator/')) {
@@ -151,19 +162,20 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       }
     } catch (err) {
       fail(err);
-      finish();
+      finishRequest();
       return;
     }
 
     const run = (raw: Buffer | undefined): void => {
+      processing = true;
       processBody(raw).then(
         ({ status, body, headers }) => {
           send(status, body, headers);
-          finish();
+          finishRequest();
         },
         (err: unknown) => {
           fail(err);
-          finish();
+          finishRequest();
         },
       );
     };
@@ -175,7 +187,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const declared = incoming.contentLength === '' ? undefined : Number(incoming.contentLength);
     if (declared !== undefined && declared > MAX_BODY_BYTES) {
       fail(payloadTooLarge());
-      finish();
+      finishRequest();
       return;
     }
     if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
@@ -191,7 +203,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       if (size > MAX_BODY_BYTES) {
         refused = true;
         fail(payloadTooLarge());
-        finish();
+        finishRequest();
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.

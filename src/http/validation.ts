@@ -30,11 +30,29 @@ export function validator<S extends TSchema>(schema: S, options: { coerce?: bool
   return {
     schema,
     parse(value: unknown): Static<S> {
-      const input = options.coerce === true ? Value.Convert(schema, value) : value;
+      const input = options.coerce === true ? coerceQuery(schema, value) : value;
       if (check.Check(input)) return Value.Clean(schema, Value.Clone(input)) as Static<S>;
       throw invalidInput(fieldErrors(check, input));
     },
   };
+}
+
+/**
+ * Query strings carry text: integers and booleans are converted only when the text is
+ * exactly one (`12`, `true`), so `1.5` or `1e1` stay strings and fail validation instead
+ * of being truncated.
+ */
+function coerceQuery(schema: TSchema, value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [name, raw] of Object.entries(out)) {
+    const type = properties[name]?.type;
+    if (typeof raw !== 'string') continue;
+    if (type === 'integer' && /^-?(0|[1-9]\d{0,15})$/.test(raw)) out[name] = Number(raw);
+    else if (type === 'boolean' && (raw === 'true' || raw === 'false')) out[name] = raw === 'true';
+  }
+  return out;
 }
 
 function fieldErrors<S extends TSchema>(check: TypeCheck<S>, value: unknown): FieldError[] {
