@@ -5,18 +5,10 @@
 import { newId } from '../src/engine/ids.js';
 import { ApiError, invalidInput } from '../src/http/errors.js';
 import type { AccountInfo } from '../src/http/schemas/account-info.js';
-import { beneficiaryVerification, checkAccountSemantics } from './identifiers.js';
+import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
 
 export type ExternalAccountStatus = 'PENDING' | 'ACTIVE' | 'UNDER_REVIEW' | 'INACTIVE';
-export type BeneficiaryVerificationStatus =
-  | 'MATCHED'
-  | 'PARTIAL_MATCH'
-  | 'NOT_MATCHED'
-  | 'UNSUPPORTED'
-  | 'CHECKED_BY_RECEIVING_FI'
-  | 'PENDING';
-
 export interface ExternalAccount {
   readonly id: string;
   readonly envId: string;

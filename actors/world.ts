@@ -3,6 +3,7 @@
 // entry time). Records are replaced, never mutated, so a snapshot can hold references
 // while later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import type { DomainImage, StateMachine } from '../src/engine/state-machine.js';
+import { lowerBound } from '../src/engine/ids.js';
 import { type Customer, type CustomerDirectory, type CustomerEvent } from './customer.js';
 import { type ExternalAccount, type ExternalAccountEvent } from './external-account.js';
 import { applyInternalAccountEvent, type InternalAccount, type InternalAccountEvent } from './internal-account.js';
@@ -29,14 +30,8 @@ class SortedIds {
       ids.push(id);
       return;
     }
-    let lo = 0;
-    let hi = ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (ids[mid]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    if (ids[lo] !== id) ids.splice(lo, 0, id);
+    const at = lowerBound(ids, id);
+    if (ids[at] !== id) ids.splice(at, 0, id);
   }
 }
 

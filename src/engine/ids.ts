@@ -81,3 +81,15 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function isId(kind: IdKind, id: string): boolean {
   return id.length === kind.length + 37 && id.startsWith(kind) && id[kind.length] === ':' && UUID_RE.test(id.slice(kind.length + 1));
 }
+
+/** First index in `sorted` (ascending) whose id is not smaller than `id`. */
+export function lowerBound(sorted: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -2,6 +2,7 @@
 // 100 (default 20) and `totalCount` over all matches. Ids are UUIDv7, so an id index in
 // ascending order is creation order and the cursor is the last id handed out.
 import { Type } from '@sinclair/typebox';
+import { lowerBound } from '../engine/ids.js';
 import { invalidField } from './errors.js';
 import { Str } from './validation.js';
 
@@ -44,7 +45,8 @@ export function paginate<R, V>(
 ): Page<V> {
   const limit = query.limit ?? DEFAULT_LIMIT;
   let start = ids.length - 1;
-  if (query.cursor !== undefined) start = indexBefore(ids, decodeCursor(query.cursor));
+  // The page starts at the last id older than the cursor.
+  if (query.cursor !== undefined) start = lowerBound(ids, decodeCursor(query.cursor)) - 1;
   const data: V[] = [];
   let hasMore = false;
   let lastId = '';
@@ -65,16 +67,4 @@ export function paginate<R, V>(
   const page: Page<V> = { data, hasMore, totalCount };
   if (hasMore) page.nextCursor = encodeCursor(lastId);
   return page;
-}
-
-/** Index of the last id smaller than `id`, or -1. */
-function indexBefore(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
 }
