@@ -1,0 +1,335 @@
+// HTTP load bench: the real service against a bare uWebSockets.js server, both as child
+// processes, driven by a closed-loop keep-alive load generator in its own process(es).
+//
+//   npm run bench:http                       # 4 scenarios × (1 s warmup + 5 s), ~35 s
+//   npm run bench:http -- --duration 10 --connections 128 --load-processes 1
+//   npm run bench:http -- --scenarios service-post --cpu-prof   # profile the service
+//
+// Scenarios: bare-post, service-post (durable POST /customers), bare-get, service-get
+// (GET /customers/{id} over the ids service-post created; bare-get sends the same
+// requests). Every response must be 2xx: anything else, a socket error or a request left
+// unanswered fails the run (exit 1) after the table is printed.
+import { mkdtempSync, readdirSync, readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { ChildProcess } from 'node:child_process';
+import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForHttp } from './support/children.js';
+import { runScenario, type ScenarioResult } from './support/load.js';
+import type { RequestTemplate } from './support/load-protocol.js';
+import { fmtInt, fmtMs, fmtRatio, markdownTable } from './support/stats.js';
+import { formatSummary, summariseFile } from './support/cpuprofile.js';
+
+const API = '/2025-10-13';
+/** Below this many cores busy (all processes), the machine counts as quiet. */
+const QUIET_CORES = 0.25;
+const SCENARIOS = ['bare-post', 'service-post', 'bare-get', 'service-get'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    'load-processes': { type: 'string' },
+    client: { type: 'string' },
+    scenarios: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'service-node-options': { type: 'string' },
+    'wait-quiet': { type: 'string' },
+    'keep-data': { type: 'boolean', default: false },
+    json: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (flags.help === true) {
+  console.log(`usage: node dist/bench/http-load.js [options]
+  --duration S          measured seconds per scenario (BENCH_DURATION, default 5)
+  --warmup S            unmeasured seconds before each (BENCH_WARMUP, default 1)
+  --connections N       keep-alive connections, one request in flight each (BENCH_CONNECTIONS, default 64)
+  --load-processes N    load generator processes sharing the connections (BENCH_LOAD_PROCESSES, default 1)
+  --client raw|http     raw sockets (default) or node:http with a keep-alive Agent (BENCH_CLIENT)
+  --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')}
+  --wait-quiet S        before each scenario, wait up to S s for other processes to go idle (BENCH_WAIT_QUIET, default 5)
+  --cpu-prof            run the service under --cpu-prof and summarise the profile
+  --service-node-options "..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
+  --keep-data           keep the service's data directory (and profile)
+  --json FILE           also write the results as JSON`);
+  process.exit(0);
+}
+
+function num(flag: string | undefined, env: string, fallback: number, min = Number.MIN_VALUE): number {
+  const raw = flag ?? process.env[env];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${env} (or its flag) must be a number ${min === Number.MIN_VALUE ? '> 0' : `≥ ${min}`}, got ${raw}`);
+  return n;
+}
+
+const durationMs = Math.round(num(flags.duration, 'BENCH_DURATION', 5) * 1000);
+const warmupMs = Math.round(num(flags.warmup, 'BENCH_WARMUP', 1) * 1000);
+const connections = Math.round(num(flags.connections, 'BENCH_CONNECTIONS', 64));
+const loadProcesses = Math.round(num(flags['load-processes'], 'BENCH_LOAD_PROCESSES', 1));
+const waitQuietMs = Math.round(num(flags['wait-quiet'], 'BENCH_WAIT_QUIET', 5, 0) * 1000);
+const serviceNodeOptions = (flags['service-node-options'] ?? '').split(' ').filter((a) => a !== '');
+const client = (flags.client ?? process.env.BENCH_CLIENT ?? 'raw') as 'raw' | 'http';
+if (client !== 'raw' && client !== 'http') throw new Error(`--client must be raw or http, got ${String(client)}`);
+const selected = new Set<Scenario>(
+  (flags.scenarios ?? SCENARIOS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`unknown scenario ${s}; known: ${SCENARIOS.join(', ')}`);
+      return s as Scenario;
+    }),
+);
+if (selected.has('service-get') && !selected.has('service-post')) selected.add('service-post');
+
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const BARE = fileURLToPath(new URL('./support/bare-server.js', import.meta.url));
+
+interface Server {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  output: string[];
+}
+
+function capture(child: ChildProcess, output: string[]): void {
+  const add = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      output.push(line);
+      if (output.length > 200) output.shift();
+    }
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+}
+
+async function startBare(): Promise<Server> {
+  const port = await freePort();
+  const child = spawnTracked(process.execPath, [BARE], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  capture(child, output);
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
+  return { name: 'bare', child, port, output };
+}
+
+/** Starts the service; it joins `servers` before it is ready, so a failed start still shows its output. */
+async function startService(dataDir: string, profileDir: string | undefined, servers: Server[]): Promise<Server> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
+  const port = await freePort();
+  const nodeArgs = [...serviceNodeOptions, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])];
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir };
+  delete env.MASTER_KEY;
+  const child = spawnTracked(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  capture(child, output);
+  const server: Server = { name: 'service', child, port, output };
+  servers.push(server);
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
+  return server;
+}
+
+interface Health {
+  lastSeq: number;
+  durableSeq: number;
+}
+
+async function health(port: number): Promise<Health> {
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+  return (await res.json()) as Health;
+}
+
+function describeFailures(r: ScenarioResult): string[] {
+  const out: string[] = [];
+  if (r.non2xx > 0) {
+    const bad = Object.entries(r.statuses).filter(([s]) => !s.startsWith('2'));
+    out.push(`${r.name}: ${r.non2xx} non-2xx responses (${bad.map(([s, n]) => `${s}×${n}`).join(', ')})`);
+  }
+  if (r.errors > 0) out.push(`${r.name}: ${r.errors} connection errors (${r.errorSamples.join('; ')})`);
+  if (r.unanswered > 0) out.push(`${r.name}: ${r.unanswered} requests still unanswered after the drain`);
+  if (r.completed === 0) out.push(`${r.name}: no request completed in the window`);
+  return out;
+}
+
+async function main(): Promise<number> {
+  const results = new Map<Scenario, ScenarioResult>();
+  const notes: string[] = [];
+  const failures: string[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+  if (flags['keep-data'] === true) keep(dataDir);
+  else removeOnExit(dataDir);
+  const profileDir = flags['cpu-prof'] === true ? join(dataDir, 'profile') : undefined;
+  if (profileDir !== undefined) {
+    mkdirSync(profileDir, { recursive: true });
+    keep(dataDir);
+  }
+  const serviceDir = join(dataDir, 'db');
+
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(
+    `# HTTP load: Node ${process.version}, ${cpu}, ${availableParallelism()} cores; ${connections} keep-alive connections, ` +
+      `${loadProcesses} load-generator process(es) (${client} client), ${warmupMs / 1000} s warmup + ${durationMs / 1000} s per scenario` +
+      (serviceNodeOptions.length > 0 ? `; service node options: ${serviceNodeOptions.join(' ')}` : '') +
+      '\n',
+  );
+
+  const needBare = selected.has('bare-post') || selected.has('bare-get');
+  const servers: Server[] = [];
+  let bare: Server | undefined;
+  try {
+    const service = await startService(serviceDir, profileDir, servers);
+    if (needBare) {
+      bare = await startBare();
+      servers.push(bare);
+    }
+    const credentials = JSON.parse(readFileSync(join(serviceDir, 'credentials.json'), 'utf8')) as {
+      sandbox: { tokenId: string; clientSecret: string };
+    };
+    const authorization = `Basic ${Buffer.from(`${credentials.sandbox.tokenId}:${credentials.sandbox.clientSecret}`).toString('base64')}`;
+    const post: RequestTemplate = {
+      method: 'POST',
+      path: `${API}/customers`,
+      headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+      body: '{"customerType":"INDIVIDUAL"}',
+    };
+    const base = { host: '127.0.0.1', connections, warmupMs, durationMs, drainMs: 10_000, client };
+    const run = async (name: Scenario, server: Server, requests: RequestTemplate[], collectIds = 0): Promise<ScenarioResult> => {
+      // On a shared 2-core machine anything else running skews the figures: wait a little for quiet.
+      const quietBy = performance.now() + waitQuietMs;
+      let idle = await machineLoad(500);
+      while (idle !== undefined && idle > QUIET_CORES && performance.now() < quietBy) idle = await machineLoad(500);
+      if (idle !== undefined && idle > QUIET_CORES) {
+        notes.push(`${name}: other processes were using ${idle.toFixed(2)} cores when it started: its figures are disturbed`);
+      }
+      process.stderr.write(`running ${name} ...\n`);
+      const r = await runScenario({
+        name,
+        processes: loadProcesses,
+        serverPid: server.child.pid,
+        spec: { ...base, port: server.port, requests, collectIds },
+      });
+      results.set(name, r);
+      failures.push(...describeFailures(r));
+      return r;
+    };
+
+    if (selected.has('bare-post') && bare !== undefined) await run('bare-post', bare, [post]);
+    let ids: string[] = [];
+    if (selected.has('service-post')) {
+      const before = await health(service.port);
+      const r = await run('service-post', service, [post], 1_000_000);
+      const after = await health(service.port);
+      ids = r.ids;
+      const created = r.statuses['201'] ?? 0;
+      const appended = after.lastSeq - before.lastSeq;
+      notes.push(`service-post: ${fmtInt(created)} customers created (201) in all; log entries appended ${fmtInt(appended)}; durableSeq ${after.durableSeq} of lastSeq ${after.lastSeq}`);
+      if (appended !== created) failures.push(`service-post: ${created} responses 201 but ${appended} log entries appended`);
+      if (after.durableSeq !== after.lastSeq) failures.push('service-post: the log is not fully durable after the run');
+    }
+    if (ids.length === 0) ids = ['Customer:019a0000-0000-7000-8000-000000000000'];
+    const gets: RequestTemplate[] = ids.map((id) => ({ method: 'GET', path: `${API}/customers/${id}`, headers: { Authorization: authorization } }));
+    if (selected.has('bare-get') && bare !== undefined) await run('bare-get', bare, gets);
+    if (selected.has('service-get')) {
+      await run('service-get', service, gets);
+      notes.push(`service-get: over ${fmtInt(ids.length)} customer ids (round-robin)`);
+    }
+  } catch (err) {
+    for (const server of servers) {
+      if (server.output.length > 0) process.stderr.write(`--- last output of the ${server.name} server ---\n${server.output.slice(-30).join('\n')}\n`);
+    }
+    throw err;
+  } finally {
+    for (const server of servers) {
+      const how = await stop(server.child, 'SIGTERM', 15_000);
+      if (how !== 0) failures.push(`${server.name} server did not exit cleanly on SIGTERM (${how})`);
+    }
+  }
+
+  // The table.
+  const rows = SCENARIOS.filter((s) => results.has(s)).map((s) => {
+    const r = results.get(s)!;
+    return [
+      s,
+      fmtInt(r.requestsPerSecond),
+      fmtMs(r.p50),
+      fmtMs(r.p99),
+      fmtMs(r.max),
+      fmtInt(r.non2xx + r.errors + r.unanswered),
+      r.serverCores === undefined ? 'n/a' : `${(r.serverCores * 100).toFixed(0)}%`,
+      r.serverMainCores === undefined ? 'n/a' : `${(r.serverMainCores * 100).toFixed(0)}%`,
+      r.serverCpuUsPerRequest === undefined ? 'n/a' : r.serverCpuUsPerRequest.toFixed(0),
+      `${(r.generatorCores * 100).toFixed(0)}%`,
+      r.machineCores === undefined ? 'n/a' : `${(r.machineCores * 100).toFixed(0)}%`,
+    ];
+  });
+  console.log(
+    markdownTable(
+      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx/err', 'server CPU', 'server JS thread', 'server CPU µs/req', 'load-gen CPU', 'machine CPU'],
+      rows,
+      [false, true, true, true, true, true, true, true, true, true, true],
+    ),
+  );
+  console.log('');
+  for (const note of notes) console.log(`- ${note}`);
+  const ratio = (a: Scenario, b: Scenario): number | undefined => {
+    const x = results.get(a);
+    const y = results.get(b);
+    return x === undefined || y === undefined ? undefined : x.requestsPerSecond / y.requestsPerSecond;
+  };
+  const postRatio = ratio('service-post', 'bare-post');
+  const getRatio = ratio('service-get', 'bare-get');
+  if (postRatio !== undefined) {
+    console.log(`- service/bare POST: ${fmtRatio(postRatio)} — aim ≥ 0.50×: ${postRatio >= 0.5 ? 'MET' : 'NOT MET'}`);
+  }
+  if (getRatio !== undefined) console.log(`- service/bare GET:  ${fmtRatio(getRatio)}`);
+  console.log(
+    `- CPU columns: share of one core over the window (the machine has ${availableParallelism()}, so 200% is all of it); ` +
+      'server = the server process with all its threads, JS thread = its main thread alone; machine = everything, kernel included.',
+  );
+
+  if (profileDir !== undefined) {
+    const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+    if (files.length === 0) {
+      console.log(`\nno .cpuprofile was written in ${profileDir}`);
+    } else {
+      const file = join(profileDir, files[0]!);
+      let handled = 0;
+      for (const s of ['service-post', 'service-get'] as const) {
+        const r = results.get(s);
+        if (r !== undefined) handled += Object.values(r.statuses).reduce((a, b) => a + b, 0);
+      }
+      console.log(`\n## Service CPU profile (${file})\n`);
+      console.log(formatSummary(summariseFile(file, 30), handled > 0 ? handled : undefined));
+      if (handled > 0) console.log(`\nµs/request divides by all ${fmtInt(handled)} service requests of the run (warmup and drain included).`);
+    }
+  }
+
+  if (flags.json !== undefined) {
+    const out = Object.fromEntries([...results].map(([k, r]) => [k, { ...r, ids: r.ids.length }]));
+    writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, results: out, postRatio, getRatio, failures }, null, 2));
+  }
+
+  if (failures.length > 0) {
+    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`http-load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,147 @@
+// Runs one load scenario: forks the load-generator processes (bench/support/load-worker),
+// splits the connections among them, reads the server's CPU time at the window's start
+// and end, and merges what the generators measured.
+import { fileURLToPath } from 'node:url';
+import { forkTracked, machineBusyMs, processCpuMs } from './children.js';
+import { LatencyHistogram } from './stats.js';
+import type { LoadResult, LoadSpec, WorkerMessage } from './load-protocol.js';
+
+const WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url));
+
+export interface ScenarioResult {
+  name: string;
+  requestsPerSecond: number;
+  completed: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+  statuses: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  errorSamples: string[];
+  unanswered: number;
+  /** Server CPU during the window, as a share of one core (1 = 100%). */
+  serverCores: number | undefined;
+  /** The server's main (JavaScript) thread alone, as a share of one core. */
+  serverMainCores: number | undefined;
+  /** Server CPU time per completed request (µs). */
+  serverCpuUsPerRequest: number | undefined;
+  /** Load generators' CPU during the window, as a share of one core, summed. */
+  generatorCores: number;
+  /** The whole machine's busy CPU during the window (cores): server + generators + kernel + anything else. */
+  machineCores: number | undefined;
+  ids: string[];
+}
+
+export interface ScenarioOptions {
+  name: string;
+  /** Load generator processes; connections are split among them. */
+  processes: number;
+  serverPid: number | undefined;
+  spec: Omit<LoadSpec, 'connections' | 'offset'> & { connections: number };
+}
+
+function runWorker(spec: LoadSpec, onWindow?: (edge: 'start' | 'end') => void): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = forkTracked(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    let settled = false;
+    child.on('message', (message: WorkerMessage) => {
+      if (message.type === 'window-start') onWindow?.('start');
+      else if (message.type === 'window-end') onWindow?.('end');
+      else if (message.type === 'result') {
+        settled = true;
+        resolve(message.result);
+      } else if (message.type === 'error') {
+        settled = true;
+        reject(new Error(`load generator failed: ${message.message}`));
+      }
+    });
+    // 'close' comes after the IPC channel is drained, so a result sent just before exiting is seen.
+    child.once('close', (code, signal) => {
+      if (!settled) reject(new Error(`load generator exited (${code ?? signal}) without a result`));
+    });
+    child.send({ type: 'run', spec });
+  });
+}
+
+export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult> {
+  const processes = Math.max(1, Math.min(opts.processes, opts.spec.connections));
+  let cpuStart: number | undefined;
+  let cpuEnd: number | undefined;
+  let mainStart: number | undefined;
+  let mainEnd: number | undefined;
+  let machineStart: number | undefined;
+  let machineEnd: number | undefined;
+  let wallStart = 0;
+  let wallEnd = 0;
+  const results = await Promise.all(
+    Array.from({ length: processes }, (_, i) => {
+      const connections = Math.floor(opts.spec.connections / processes) + (i < opts.spec.connections % processes ? 1 : 0);
+      const offset = Math.floor((i * opts.spec.requests.length) / processes);
+      const spec: LoadSpec = { ...opts.spec, connections, offset, collectIds: Math.ceil(opts.spec.collectIds / processes) };
+      // The first generator's window marks when the server's CPU is read.
+      return runWorker(
+        spec,
+        i === 0
+          ? (edge) => {
+              if (edge === 'start') {
+                cpuStart = processCpuMs(opts.serverPid);
+                mainStart = processCpuMs(opts.serverPid, opts.serverPid);
+                machineStart = machineBusyMs();
+                wallStart = performance.now();
+              } else {
+                cpuEnd = processCpuMs(opts.serverPid);
+                mainEnd = processCpuMs(opts.serverPid, opts.serverPid);
+                machineEnd = machineBusyMs();
+                wallEnd = performance.now();
+              }
+            }
+          : undefined,
+      );
+    }),
+  );
+  const histogram = new LatencyHistogram();
+  const statuses: Record<string, number> = {};
+  let completed = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let unanswered = 0;
+  let generatorCores = 0;
+  const errorSamples: string[] = [];
+  const ids: string[] = [];
+  for (const r of results) {
+    histogram.merge(r.histogram);
+    completed += r.completed;
+    non2xx += r.non2xx;
+    errors += r.errors;
+    unanswered += r.unanswered;
+    generatorCores += r.cpuWindowMs > 0 ? r.cpuMs / r.cpuWindowMs : 0;
+    for (const [status, n] of Object.entries(r.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+    for (const e of r.errorSamples) if (errorSamples.length < 5) errorSamples.push(e);
+    for (const id of r.ids) ids.push(id);
+  }
+  const serverCpuMs = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
+  const windowMs = wallEnd - wallStart;
+  const durationS = opts.spec.durationMs / 1000;
+  return {
+    name: opts.name,
+    requestsPerSecond: completed / durationS,
+    completed,
+    p50: histogram.percentile(0.5),
+    p99: histogram.percentile(0.99),
+    max: histogram.max,
+    mean: histogram.mean,
+    statuses,
+    non2xx,
+    errors,
+    errorSamples,
+    unanswered,
+    serverCores: serverCpuMs !== undefined && windowMs > 0 ? serverCpuMs / windowMs : undefined,
+    serverMainCores: mainStart !== undefined && mainEnd !== undefined && windowMs > 0 ? (mainEnd - mainStart) / windowMs : undefined,
+    serverCpuUsPerRequest: serverCpuMs !== undefined && completed > 0 ? (serverCpuMs * 1000 * (opts.spec.durationMs / windowMs)) / completed : undefined,
+    generatorCores,
+    machineCores: machineStart !== undefined && machineEnd !== undefined && windowMs > 0 ? (machineEnd - machineStart) / windowMs : undefined,
+    ids,
+  };
+}

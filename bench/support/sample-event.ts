@@ -1,0 +1,27 @@
+// The log entry POST /customers writes for a sandbox individual, made by the real decision
+// code (customer plus its USD, USDC and USDB accounts), so the log bench encodes exactly
+// what the service writes.
+import { decideCreateCustomer } from '../../actors/customer.js';
+import { newPlatformEnv } from '../../actors/platform.js';
+import type { DomainEvent } from '../../actors/world.js';
+
+const env = newPlatformEnv(
+  {
+    platformId: 'Platform:019a0000-0000-7000-8000-000000000000',
+    environment: 'sandbox',
+    token: { tokenId: 'tok_bench', secretHash: '0'.repeat(64) },
+    umaDomain: 'sandbox.uma.test',
+    isRegulatedFinancialInstitution: false,
+    webhookPublicKey: `04${'0'.repeat(128)}`,
+    webhookPrivateKeySealed: new Uint8Array(61),
+  },
+  Date.now(),
+);
+
+const emptyDirectory = { umaOwner: () => undefined, referenceTaken: () => false };
+
+export type SampleEvent = DomainEvent;
+
+export function sampleCustomerEvent(at: number): SampleEvent {
+  return decideCreateCustomer(env, { customerType: 'INDIVIDUAL' }, emptyDirectory, at)[0]!;
+}
