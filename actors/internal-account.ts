@@ -33,7 +33,11 @@ export interface InternalAccount {
   readonly balance: number;
   readonly inflow: number;
   readonly outflow: number;
-  readonly fundingPaymentInstructions: readonly FundingInstruction[];
+  /**
+   * Fiat accounts: the reference that routes a deposit into the pooled account to this
+   * one. The funding instructions are rendered from it; only it is stored and logged.
+   */
+  readonly fundingReference?: string;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -60,8 +64,8 @@ export function accountTypeFor(currency: string, ownedByCustomer: boolean): Inte
 }
 
 /**
- * A new account record. Fiat accounts get funding instructions whose reference is unique
- * in the environment; `referenceTaken` lets the caller check its index.
+ * A new account record. Fiat accounts get a funding reference unique in the store;
+ * `referenceTaken` lets the caller check its index.
  */
 export function provisionAccount(
   envId: string,
@@ -72,18 +76,7 @@ export function provisionAccount(
 ): InternalAccount {
   const id = newId('InternalAccount', at);
   const type = accountTypeFor(currency, customerId !== '');
-  const instructions: FundingInstruction[] = [];
-  const pool = POOL_ACCOUNT[currency];
-  if (type === 'INTERNAL_FIAT' && pool !== undefined) {
-    let reference = fundingReference(id, 0);
-    for (let attempt = 1; referenceTaken(reference); attempt++) reference = fundingReference(id, attempt);
-    instructions.push({
-      accountOrWalletInfo: { ...pool, reference },
-      instructionsNotes: `Send ${currency} to this account and include the reference ${reference} so the funds reach this account.`,
-      isPlatformAccount: customerId === '',
-    });
-  }
-  return {
+  const account: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
     id,
     envId,
     customerId,
@@ -92,10 +85,15 @@ export function provisionAccount(
     balance: 0,
     inflow: 0,
     outflow: 0,
-    fundingPaymentInstructions: instructions,
     createdAt: at,
     updatedAt: at,
   };
+  if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) {
+    let reference = fundingReference(id, 0);
+    for (let attempt = 1; referenceTaken(reference); attempt++) reference = fundingReference(id, attempt);
+    account.fundingReference = reference;
+  }
+  return account;
 }
 
 /** One account per currency; references handed out in the same decision count as taken. */
@@ -110,7 +108,7 @@ export function provisionAccounts(
   const accounts: InternalAccount[] = [];
   for (const currency of currencies) {
     const account = provisionAccount(envId, customerId, currency, at, (ref) => fresh.has(ref) || referenceTaken(ref));
-    for (const instruction of account.fundingPaymentInstructions) fresh.add(instruction.accountOrWalletInfo.reference);
+    if (account.fundingReference !== undefined) fresh.add(account.fundingReference);
     accounts.push(account);
   }
   return accounts;
@@ -118,16 +116,15 @@ export function provisionAccounts(
 
 const BASE32 = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
-/** A short reference from the id's random bits; `attempt` perturbs it on a collision. */
+/** A short reference from the id's 48 random low bits; `attempt` perturbs it on a collision. */
 function fundingReference(id: string, attempt: number): string {
-  const hex = id.slice(-12);
-  let n = BigInt(`0x${hex}`) + BigInt(attempt) * 7919n;
-  let out = '';
+  let n = Number.parseInt(id.slice(-12), 16) + attempt * 7919;
+  let out = 'UMA';
   for (let i = 0; i < 10; i++) {
-    out += BASE32[Number(n % 32n)];
-    n /= 32n;
+    out += BASE32[n % 32];
+    n = Math.floor(n / 32);
   }
-  return `UMA${out}`;
+  return out;
 }
 
 export function decideFund(account: InternalAccount, amount: number): InternalAccountEvent[] {
@@ -168,12 +165,22 @@ export function renderInternalAccount(account: InternalAccount): InternalAccount
     id: account.id,
     type: account.type,
     balance: { amount: account.balance, currency: currencyObject(account.currency) },
-    fundingPaymentInstructions: account.fundingPaymentInstructions.map((i) => ({
-      ...i,
-      accountOrWalletInfo: { ...i.accountOrWalletInfo },
-    })),
+    fundingPaymentInstructions: fundingInstructions(account),
     customerId: account.customerId,
     createdAt: new Date(account.createdAt).toISOString(),
     updatedAt: new Date(account.updatedAt).toISOString(),
   };
+}
+
+function fundingInstructions(account: InternalAccount): FundingInstruction[] {
+  const pool = POOL_ACCOUNT[account.currency];
+  const reference = account.fundingReference;
+  if (pool === undefined || reference === undefined) return [];
+  return [
+    {
+      accountOrWalletInfo: { ...pool, reference },
+      instructionsNotes: `Send ${account.currency} to this account and include the reference ${reference} so the funds reach this account.`,
+      isPlatformAccount: account.customerId === '',
+    },
+  ];
 }

@@ -114,7 +114,7 @@ export class World implements StateMachine<DomainEvent, TimerMessage>, CustomerD
     this.internalAccounts.set(account.id, account);
     bucket(this.#internalByEnv, account.envId).insert(account.id);
     if (account.customerId !== '') bucket(this.#internalByCustomer, account.customerId).insert(account.id);
-    for (const i of account.fundingPaymentInstructions) this.#references.add(i.accountOrWalletInfo.reference);
+    if (account.fundingReference !== undefined) this.#references.add(account.fundingReference);
   }
 
   #putExternal(account: ExternalAccount): void {

@@ -24,8 +24,24 @@ export function issueToken(environment: string): IssuedToken {
 
 const BASIC = /^Basic\s+([A-Za-z0-9+/=_-]{1,4096})\s*$/i;
 
+/**
+ * Authorization headers already verified, so the hot path skips base64 and SHA-256. Only
+ * headers that passed the full check enter; a hit is re-checked against the live token
+ * table, so a token that disappears stops working at once. Bounded: when full, the
+ * oldest entry goes.
+ */
+const VERIFIED_CAPACITY = 4096;
+const verified = new Map<string, { tokenId: string; secretHash: string }>();
+
 /** The environment the credentials belong to, or a 401 naming what is wrong. */
 export function authenticate(world: World, authorization: string): PlatformEnv {
+  const known = verified.get(authorization);
+  if (known !== undefined) {
+    const token = world.token(known.tokenId);
+    const env = token !== undefined && token.secretHash === known.secretHash ? world.envs.get(token.envId) : undefined;
+    if (env !== undefined) return env;
+    verified.delete(authorization);
+  }
   if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
   const m = BASIC.exec(authorization);
   if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
@@ -41,5 +57,7 @@ export function authenticate(world: World, authorization: string): PlatformEnv {
   if (!timingSafeEqual(presented, expected) || token === undefined) throw unauthorized('Invalid API token id or client secret');
   const env = world.envs.get(token.envId);
   if (env === undefined) throw unauthorized('Invalid API token id or client secret');
+  if (verified.size >= VERIFIED_CAPACITY) verified.delete(verified.keys().next().value!);
+  verified.set(authorization, { tokenId, secretHash: token.secretHash });
   return env;
 }

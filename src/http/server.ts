@@ -287,14 +287,16 @@ async function handle(
 ): Promise<{ status: number; body: string; headers: Array<[string, string]> }> {
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
+  const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
+  // Hashed before validation, which drops unknown properties in place.
+  const hash = key === undefined ? '' : requestHash(json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
-  const key = incoming.headers.idempotencyKey;
-  if (route.idempotent === true && key !== undefined) {
+  if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, incoming.path, key);
-    const outcome = await idempotency.run(scoped, requestHash(json), (remember) =>
+    const outcome = await idempotency.run(scoped, hash, (remember) =>
       route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide, remember) }),
     );
     if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
