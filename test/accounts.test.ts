@@ -16,6 +16,7 @@ import {
   assertError,
   assertInvalid,
   assertStatus,
+  clabeEndingWith,
   createCustomer,
   customerAccounts,
   read,
@@ -28,16 +29,6 @@ import {
 
 const long = (n: number): string => 'x'.repeat(n);
 
-/** A valid CLABE whose last 3 digits are `suffix` (weight 7 on digit 13 reaches every check digit). */
-function clabeEndingWith(suffix: string): string {
-  const w = [3, 7, 1];
-  for (let d = 0; d <= 9; d++) {
-    const first17 = `0321800001183${d}0${suffix.slice(0, 2)}`;
-    const sum = [...first17].reduce((s, c, i) => s + ((Number(c) * w[i % 3]!) % 10), 0);
-    if (String((10 - (sum % 10)) % 10) === suffix[2]) return first17 + suffix[2];
-  }
-  throw new Error('unreachable');
-}
 
 async function accountOf(svc: TestService, customerId: string, code: string): Promise<any> {
   const account = (await customerAccounts(svc, customerId)).find((a) => a.balance.currency.code === code);

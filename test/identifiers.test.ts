@@ -18,6 +18,7 @@ import {
   sandboxSuffix,
 } from '../actors/identifiers.js';
 import type { FieldError } from '../src/http/errors.js';
+import { clabeEndingWith } from './support/assertions.js';
 
 // --- helpers -----------------------------------------------------------------------------
 
@@ -90,17 +91,6 @@ function withIbanCheckDigits(country: string, bban: string): string {
   return `${country}${check.toString().padStart(2, '0')}${bban}`;
 }
 
-// A valid CLABE whose last 3 digits (the last one being the check digit) are `suffix`:
-// digit 13 has weight 7, coprime with 10, so one of its ten values gives the check digit.
-function clabeEndingWith(suffix: string): string {
-  const w = [3, 7, 1];
-  for (let d = 0; d <= 9; d++) {
-    const first17 = `0321800001183${d}0${suffix.slice(0, 2)}`;
-    const sum = [...first17].reduce((s, c, i) => s + ((Number(c) * w[i % 3]!) % 10), 0);
-    if (String((10 - (sum % 10)) % 10) === suffix[2]) return first17 + suffix[2];
-  }
-  throw new Error('unreachable: weight 7 reaches every residue');
-}
 
 // Real-world vectors.
 const SPARK_MAINNET = 'sp1pgss9fsgd8cdhncacevunnkt47q9qy67485vm3y8q5l3m35gp9yac6zvd6zpha';

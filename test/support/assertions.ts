@@ -265,3 +265,15 @@ export function usdAccount(accountNumber = '123456789', over: Record<string, unk
 export function deadline(ms: number): Promise<'deadline'> {
   return new Promise((resolve) => setTimeout(() => resolve('deadline'), ms).unref());
 }
+
+// A valid CLABE whose last 3 digits (the last one being the check digit) are `suffix`:
+// digit 13 has weight 7, coprime with 10, so one of its ten values gives the check digit.
+export function clabeEndingWith(suffix: string): string {
+  const w = [3, 7, 1];
+  for (let d = 0; d <= 9; d++) {
+    const first17 = `0321800001183${d}0${suffix.slice(0, 2)}`;
+    const sum = [...first17].reduce((s, c, i) => s + ((Number(c) * w[i % 3]!) % 10), 0);
+    if (String((10 - (sum % 10)) % 10) === suffix[2]) return first17 + suffix[2];
+  }
+  throw new Error('unreachable: weight 7 reaches every residue');
+}
