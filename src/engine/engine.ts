@@ -18,6 +18,12 @@ import type { DomainEvent, EngineEvent, IdempotencyRecord, StateMachine, Timer }
 
 export { LogFullError, MailboxFullError };
 
+export class EngineClosedError extends Error {
+  constructor() {
+    super('the engine is closed');
+  }
+}
+
 export interface Decision<E, R> {
   events: Array<E | EngineEvent<unknown>>;
   /** Renders the answer from the state after the events are applied. */
@@ -153,7 +159,7 @@ export class Engine<E extends DomainEvent, T> {
     decide: (at: number) => Decision<E, R> | Promise<Decision<E, R>>,
     extra?: (reply: R, at: number) => EngineEvent<unknown>[],
   ): Promise<R> {
-    if (this.#closed) throw new LogFullError();
+    if (this.#closed) throw new EngineClosedError();
     if (!this.#log.hasRoom()) throw new LogFullError();
     const held = await this.#enter(actors);
     let seq = 0;

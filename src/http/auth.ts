@@ -24,40 +24,46 @@ export function issueToken(environment: string): IssuedToken {
 
 const BASIC = /^Basic\s+([A-Za-z0-9+/=_-]{1,4096})\s*$/i;
 
-/**
- * Authorization headers already verified, so the hot path skips base64 and SHA-256. Only
- * headers that passed the full check enter; a hit is re-checked against the live token
- * table, so a token that disappears stops working at once. Bounded: when full, the
- * oldest entry goes.
- */
+/** Verified headers kept per server; when full, the oldest goes. */
 const VERIFIED_CAPACITY = 4096;
-const verified = new Map<string, { tokenId: string; secretHash: string }>();
 
-/** The environment the credentials belong to, or a 401 naming what is wrong. */
-export function authenticate(world: World, authorization: string): PlatformEnv {
-  const known = verified.get(authorization);
-  if (known !== undefined) {
-    const token = world.token(known.tokenId);
-    const env = token !== undefined && token.secretHash === known.secretHash ? world.envs.get(token.envId) : undefined;
-    if (env !== undefined) return env;
-    verified.delete(authorization);
+/**
+ * Checks Authorization headers against the world's API tokens. Headers already verified
+ * are remembered, so the hot path skips base64 and SHA-256; only headers that passed the
+ * full check are remembered, and a hit is re-checked against the live token table, so a
+ * token that disappears stops working at once.
+ */
+export class Authenticator {
+  readonly #verified = new Map<string, { tokenId: string; secretHash: string }>();
+
+  constructor(private readonly world: World) {}
+
+  /** The environment the credentials belong to, or a 401 naming what is wrong. */
+  authenticate(authorization: string): PlatformEnv {
+    const known = this.#verified.get(authorization);
+    if (known !== undefined) {
+      const token = this.world.token(known.tokenId);
+      const env = token !== undefined && token.secretHash === known.secretHash ? this.world.envs.get(token.envId) : undefined;
+      if (env !== undefined) return env;
+      this.#verified.delete(authorization);
+    }
+    if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
+    const m = BASIC.exec(authorization);
+    if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
+    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
+    const tokenId = decoded.slice(0, colon);
+    const secret = decoded.slice(colon + 1);
+    const token = this.world.token(tokenId);
+    // Hash even for unknown tokens, so timing does not tell which token ids exist.
+    const presented = Buffer.from(hashSecret(secret), 'hex');
+    const expected = Buffer.from(token?.secretHash ?? '0'.repeat(64), 'hex');
+    if (!timingSafeEqual(presented, expected) || token === undefined) throw unauthorized('Invalid API token id or client secret');
+    const env = this.world.envs.get(token.envId);
+    if (env === undefined) throw unauthorized('Invalid API token id or client secret');
+    if (this.#verified.size >= VERIFIED_CAPACITY) this.#verified.delete(this.#verified.keys().next().value!);
+    this.#verified.set(authorization, { tokenId, secretHash: token.secretHash });
+    return env;
   }
-  if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
-  const m = BASIC.exec(authorization);
-  if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
-  const tokenId = decoded.slice(0, colon);
-  const secret = decoded.slice(colon + 1);
-  const token = world.token(tokenId);
-  // Hash even for unknown tokens, so timing does not tell which token ids exist.
-  const presented = Buffer.from(hashSecret(secret), 'hex');
-  const expected = Buffer.from(token?.secretHash ?? '0'.repeat(64), 'hex');
-  if (!timingSafeEqual(presented, expected) || token === undefined) throw unauthorized('Invalid API token id or client secret');
-  const env = world.envs.get(token.envId);
-  if (env === undefined) throw unauthorized('Invalid API token id or client secret');
-  if (verified.size >= VERIFIED_CAPACITY) verified.delete(verified.keys().next().value!);
-  verified.set(authorization, { tokenId, secretHash: token.secretHash });
-  return env;
 }

@@ -6,11 +6,11 @@ import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
 import { ApiError, unauthorized, type ErrorBody } from './errors.js';
-import { authenticate } from './auth.js';
+import { Authenticator } from './auth.js';
 import { IdempotencyKeys, requestHash } from './idempotency.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
-import { LogFullError, MailboxFullError } from '../engine/engine.js';
+import { EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 
 export const API_VERSION = '2025-10-13';
@@ -65,6 +65,7 @@ type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: st
 export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
+  const auth = new Authenticator(services.world);
   const app = uWS.App();
   let inFlight = 0;
   let draining = false;
@@ -156,7 +157,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
         expectsBody = true;
         processBody = async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)));
       } else {
-        const prepared = prepare(services, router, incoming);
+        const prepared = prepare(auth, router, incoming);
         expectsBody = prepared.expectsBody;
         processBody = (raw) => handle(services, idempotency, prepared, incoming, raw);
       }
@@ -242,7 +243,7 @@ interface Prepared {
 }
 
 /** Everything that can be decided from the request line and headers alone. */
-function prepare(services: Services, router: Router, incoming: Incoming): Prepared {
+function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepared {
   const parts = incoming.path.split('/').filter((p) => p !== '');
   const version = parts.shift();
   if (version !== API_VERSION) {
@@ -262,7 +263,7 @@ function prepare(services: Services, router: Router, incoming: Incoming): Prepar
   if (match.kind === 'wrong-method') {
     throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: ${match.allowed.join(', ')}`, match.allowed);
   }
-  const env = authenticate(services.world, incoming.authorization);
+  const env = auth.authenticate(incoming.authorization);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new ApiError(403, 'SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
@@ -343,6 +344,7 @@ function toApiError(err: unknown, log: (line: string) => void): ApiError {
     if (err.status >= 500 && err.code !== 'SIMULATED_ERROR' && err.code !== 'SERVICE_UNAVAILABLE') log(`error: ${err.message}`);
     return err;
   }
+  if (err instanceof EngineClosedError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
   if (err instanceof LogFullError || err instanceof MailboxFullError) {
     return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
