@@ -4,11 +4,12 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from './engine/ids.js';
-import { ENVIRONMENTS, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
+import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
 import { provisionAccounts } from '../actors/internal-account.js';
 import type { DomainEvent } from '../actors/world.js';
 import { issueToken } from './http/auth.js';
 import { generateP256KeyPair } from './crypto/p256.js';
+import { toHex } from './crypto/bytes.js';
 import type { Services } from './services.js';
 
 export interface PlatformCredentials {
@@ -32,7 +33,7 @@ export async function createPlatform(services: Services, options: NewPlatform = 
   await services.engine.exec([], (at) => {
     const events: DomainEvent[] = [];
     const envs: PlatformEnv[] = ENVIRONMENTS.map((environment: Environment) => {
-      const envId = `${platformId}#${environment}`;
+      const envId = envIdOf(platformId, environment);
       const key = keys[environment];
       return newPlatformEnv(
         {
@@ -41,7 +42,7 @@ export async function createPlatform(services: Services, options: NewPlatform = 
           token: { tokenId: issued[environment].tokenId, secretHash: issued[environment].secretHash },
           umaDomain: environment === 'sandbox' ? SANDBOX_UMA_DOMAIN : (options.umaDomain ?? 'uma.localhost'),
           isRegulatedFinancialInstitution: options.isRegulatedFinancialInstitution ?? false,
-          webhookPublicKey: Buffer.from(key.publicKey).toString('hex'),
+          webhookPublicKey: toHex(key.publicKey),
           webhookPrivateKeySealed: services.masterKey.seal(key.privateKey, `webhook-key ${envId}`),
         },
         at,

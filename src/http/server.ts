@@ -133,7 +133,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     };
 
     if (draining) {
-      fail(new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1));
+      fail(shuttingDown());
       finishRequest();
       return;
     }
@@ -335,6 +335,10 @@ function parseQuery(query: string): Record<string, string> {
   return out;
 }
 
+function shuttingDown(): ApiError {
+  return new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
+}
+
 function payloadTooLarge(): ApiError {
   return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
 }
@@ -344,7 +348,7 @@ function toApiError(err: unknown, log: (line: string) => void): ApiError {
     if (err.status >= 500 && err.code !== 'SIMULATED_ERROR' && err.code !== 'SERVICE_UNAVAILABLE') log(`error: ${err.message}`);
     return err;
   }
-  if (err instanceof EngineClosedError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
+  if (err instanceof EngineClosedError) return shuttingDown();
   if (err instanceof LogFullError || err instanceof MailboxFullError) {
     return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
