@@ -113,27 +113,38 @@ export function newPlatformEnv(input: NewEnvInput, at: number): PlatformEnv {
   };
 }
 
+/** A supported currency as a PATCH names it: everything but the code may be left out. */
+export type SupportedCurrencyPatch = Pick<SupportedCurrency, 'currencyCode'> & Partial<SupportedCurrency>;
+
 export interface ConfigPatch {
   umaDomain?: string;
   proxyUmaSubdomain?: string;
   webhookEndpoint?: string;
-  supportedCurrencies?: SupportedCurrency[];
+  supportedCurrencies?: SupportedCurrencyPatch[];
 }
 
-/** Validates a PATCH /config and returns the whole new configuration. */
+/**
+ * Validates a PATCH /config and returns the whole new configuration. A listed currency's
+ * omitted settings keep their current values if it is supported already, else take the
+ * defaults (a platform adding MXN sends just its code).
+ */
 export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: number): PlatformConfig {
+  let supportedCurrencies: SupportedCurrency[] | undefined;
   if (patch.supportedCurrencies !== undefined) {
+    if (patch.supportedCurrencies.length === 0) throw invalidField('supportedCurrencies', 'at least one currency must stay supported');
     const seen = new Set<string>();
-    patch.supportedCurrencies.forEach((item, i) => {
+    supportedCurrencies = patch.supportedCurrencies.map((item, i) => {
       const field = `supportedCurrencies.${i}`;
       if (!CURRENCIES.has(item.currencyCode)) {
         throw invalidField(`${field}.currencyCode`, `unknown currency code ${item.currencyCode}; known: ${[...CURRENCIES.keys()].join(', ')}`);
       }
       if (seen.has(item.currencyCode)) throw invalidField(`${field}.currencyCode`, `${item.currencyCode} is listed twice`);
       seen.add(item.currencyCode);
-      if (item.minAmount > item.maxAmount) throw invalidField(`${field}.minAmount`, 'minAmount must not exceed maxAmount');
+      const base = config.supportedCurrencies.find((s) => s.currencyCode === item.currencyCode) ?? defaultSupportedCurrency(item.currencyCode);
+      const merged: SupportedCurrency = { ...base, ...item };
+      if (merged.minAmount > merged.maxAmount) throw invalidField(`${field}.minAmount`, `minAmount must not exceed maxAmount (${merged.maxAmount})`);
+      return merged;
     });
-    if (patch.supportedCurrencies.length === 0) throw invalidField('supportedCurrencies', 'at least one currency must stay supported');
   }
   if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl(patch.webhookEndpoint);
   return {
@@ -141,7 +152,7 @@ export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: nu
     ...(patch.umaDomain !== undefined ? { umaDomain: patch.umaDomain.toLowerCase() } : {}),
     ...(patch.proxyUmaSubdomain !== undefined ? { proxyUmaSubdomain: patch.proxyUmaSubdomain } : {}),
     ...(patch.webhookEndpoint !== undefined ? { webhookEndpoint: patch.webhookEndpoint } : {}),
-    ...(patch.supportedCurrencies !== undefined ? { supportedCurrencies: patch.supportedCurrencies } : {}),
+    ...(supportedCurrencies !== undefined ? { supportedCurrencies } : {}),
     updatedAt: at,
   };
 }

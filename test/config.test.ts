@@ -183,6 +183,36 @@ describe('config', () => {
     }
   });
 
+  it('PATCH naming only currency codes: new currencies take the defaults, listed ones keep their settings', async () => {
+    try {
+      await setCurrencies(svc, ['USD']);
+      const tuned = supportedCurrency('USD', { minAmount: 500, maxAmount: 900_000, enabledTransactionTypes: ['OUTGOING'] });
+      assertStatus(await svc.request('PATCH', '/config', { body: { supportedCurrencies: [tuned] } }), 200);
+      const res = await svc.request('PATCH', '/config', { body: { supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'MXN' }] } });
+      assertStatus(res, 200);
+      const shown = JSON.parse(await read(svc, '/config'));
+      assert.deepEqual(shown.supportedCurrencies, res.body.supportedCurrencies);
+      assert.deepEqual(shown.supportedCurrencies, [
+        tuned,
+        {
+          currencyCode: 'MXN',
+          minAmount: 1,
+          maxAmount: 100_000_000,
+          enabledTransactionTypes: ['OUTGOING', 'INCOMING'],
+          requiredCounterpartyFields: [],
+          providerRequiredCustomerFields: [],
+          providerRequiredCounterpartyCustomerFields: [],
+        },
+      ]);
+      const mxn = await platformAccounts(svc, 'MXN');
+      assert.equal(mxn.length, 1);
+      assert.equal(mxn[0].type, 'INTERNAL_FIAT');
+      assert.equal(mxn[0].balance.currency.code, 'MXN');
+    } finally {
+      await setCurrencies(svc, DEFAULT_CURRENCIES);
+    }
+  });
+
   it('production has its own configuration', async () => {
     try {
       const res = await svc.request('PATCH', '/config', { auth: 'production', body: { webhookEndpoint: 'https://prod.example.com/hook' } });
@@ -221,9 +251,8 @@ describe('config', () => {
       [one({ maxAmount: 1.5 }), 'supportedCurrencies.0.maxAmount'],
       [one({ maxAmount: '100' }), 'supportedCurrencies.0.maxAmount'],
       [one({ maxAmount: 2 ** 53 }), 'supportedCurrencies.0.maxAmount'],
-      [without('minAmount'), 'supportedCurrencies.0.minAmount'],
       [without('currencyCode'), 'supportedCurrencies.0.currencyCode'],
-      [without('enabledTransactionTypes'), 'supportedCurrencies.0.enabledTransactionTypes'],
+      [{ supportedCurrencies: [{ currencyCode: 'EUR', minAmount: 200_000_000_00 }] }, 'supportedCurrencies.0.minAmount'],
       [one({ enabledTransactionTypes: ['REFUND'] }), 'supportedCurrencies.0.enabledTransactionTypes.0'],
       [one({ enabledTransactionTypes: 'OUTGOING' }), 'supportedCurrencies.0.enabledTransactionTypes'],
       [one({ requiredCounterpartyFields: [{ name: 'FULL_NAME' }] }), 'supportedCurrencies.0.requiredCounterpartyFields.0.mandatory'],

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { patchedConfig, renderConfig } from '../../../actors/platform.js';
 import { provisionAccounts } from '../../../actors/internal-account.js';
 import { route, type Route } from '../route.js';
-import { PlatformConfigView, SupportedCurrencySchema } from '../schemas/resources.js';
+import { PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';
 import type { DomainEvent } from '../../../actors/world.js';
 
@@ -13,7 +13,7 @@ const PatchConfig = Obj({
   umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
   proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
   webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it' })),
-  supportedCurrencies: Type.Optional(List(SupportedCurrencySchema, { maxItems: 20 })),
+  supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
 });
 
 export const configRoutes: Route[] = [

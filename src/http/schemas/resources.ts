@@ -89,6 +89,17 @@ export const SupportedCurrencySchema = Obj({
   providerRequiredCounterpartyCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
 });
 
+/** A PATCH /config item: only currencyCode is required; the domain fills in the rest. */
+export const SupportedCurrencyInput = Obj({
+  currencyCode: SupportedCurrencySchema.properties.currencyCode,
+  minAmount: Type.Optional(SupportedCurrencySchema.properties.minAmount),
+  maxAmount: Type.Optional(SupportedCurrencySchema.properties.maxAmount),
+  enabledTransactionTypes: Type.Optional(SupportedCurrencySchema.properties.enabledTransactionTypes),
+  requiredCounterpartyFields: Type.Optional(SupportedCurrencySchema.properties.requiredCounterpartyFields),
+  providerRequiredCustomerFields: Type.Optional(SupportedCurrencySchema.properties.providerRequiredCustomerFields),
+  providerRequiredCounterpartyCustomerFields: Type.Optional(SupportedCurrencySchema.properties.providerRequiredCounterpartyCustomerFields),
+});
+
 export const PlatformConfigView = Obj({
   id: Str(),
   umaDomain: Str(),
