@@ -361,6 +361,27 @@ describe('accounts', () => {
       });
     }
 
+    it('US bank accounts without bankAccountType or accountCategory default to CHECKING (CONTRACT.md)', async () => {
+      const c = await createCustomer(svc);
+      const beneficiary = { beneficiaryType: 'INDIVIDUAL', fullName: 'Grace Hopper' };
+      const sent = [
+        { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', bankName: 'Chase', beneficiary },
+        { accountType: 'US_ACCOUNT', accountNumber: '987654321', routingNumber: '011000015', bankName: 'BoA', beneficiary },
+      ];
+      for (const [accountInfo, category] of [
+        [sent[0]!, { bankAccountType: 'CHECKING' }],
+        [sent[1]!, { accountCategory: 'CHECKING' }],
+      ] as const) {
+        const res = await svc.request('POST', '/customers/external-accounts', { body: { currency: 'USD', customerId: c.id, accountInfo } });
+        assertStatus(res, 201);
+        assert.deepEqual(res.body.accountInfo, { ...accountInfo, ...category });
+        assert.equal(res.body.beneficiaryVerificationStatus, 'MATCHED');
+        assert.deepEqual(res.body.beneficiaryVerifiedData, { fullName: 'Grace Hopper' });
+      }
+      const listed = await walk(svc, `/customers/external-accounts?customerId=${c.id}`, 100);
+      assert.deepEqual(listed.items.map((a) => a.accountInfo.bankAccountType ?? a.accountInfo.accountCategory), ['CHECKING', 'CHECKING']);
+    });
+
     it('without customerId the account belongs to the platform', async () => {
       const res = await svc.request('POST', '/customers/external-accounts', { body: usdAccount('555000111', { platformAccountId: unique('pa-') }) });
       assertStatus(res, 201);

@@ -309,7 +309,7 @@ describe('checkAccountInfo', () => {
     assert.equal(byField.size, result.errors.length);
     assert.match(byField.get('accountInfo.accountNumber')!, /4 to 17 digits/);
     assert.match(byField.get('accountInfo.routingNumber')!, /must be a string/);
-    assert.match(byField.get('accountInfo.bankAccountType')!, /is required/);
+    assert.equal(byField.get('accountInfo.bankAccountType'), undefined, 'bankAccountType defaults to CHECKING');
     assert.match(byField.get('accountInfo.beneficiary.fullName')!, /is required/);
     assert.match(byField.get('accountInfo.beneficiary.beneficiaryType')!, /must be INDIVIDUAL/);
     assert.match(byField.get('accountInfo.beneficiary.address.country')!, /alpha-2/);

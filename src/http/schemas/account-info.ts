@@ -3,8 +3,9 @@
 // AED_ACCOUNT and SPARK_WALLET but not which are required; CLABE, IBAN, UPI and the other
 // wallets are ours. Decisions:
 // - The identifying fields (account and routing numbers, IBAN, CLABE, pix key and type,
-//   VPA, wallet address) and the bank account type are required; bank names, beneficiary,
-//   taxId and platformAccountId are optional. AED_ACCOUNT needs its swiftCode (the spec
+//   VPA, wallet address) are required; bank names, beneficiary, taxId and platformAccountId
+//   are optional, and the bank account type (bankAccountType, accountCategory) defaults to
+//   CHECKING (CONTRACT.md). AED_ACCOUNT needs its swiftCode (the spec
 //   lists only iban and swiftCode); for IBAN it is optional, as SEPA does not need it.
 // - Numbers are in canonical form: digits only, IBAN in electronic format (upper case, no
 //   spaces), SWIFT codes upper case. Nothing is rewritten, so the identifier the caller
@@ -49,6 +50,8 @@ const Iban = shaped(
 const UsAccountNumber = shaped('^[0-9]{4,17}$', 'a US account number of 4 to 17 digits', 17);
 const RoutingNumber = shaped('^[0-9]{9}$', 'a 9-digit ABA routing number', 9);
 const BankAccountType = oneOf(['CHECKING', 'SAVINGS']);
+/** Existing clients leave the bank account type out (CONTRACT.md): it defaults to CHECKING. */
+const DefaultedBankAccountType = Type.Optional(Type.Union(BankAccountType.anyOf, { default: 'CHECKING' }));
 
 const PostalAddressSchema = Type.Object({
   line1: text(),
@@ -72,7 +75,7 @@ const UsdAccountSchema = Type.Object(
     accountType: Type.Literal('USD_ACCOUNT'),
     accountNumber: UsAccountNumber,
     routingNumber: RoutingNumber,
-    bankAccountType: BankAccountType,
+    bankAccountType: DefaultedBankAccountType,
     bankName: Type.Optional(text()),
     platformAccountId: Type.Optional(text()),
     beneficiary: Type.Optional(BeneficiarySchema),
@@ -85,7 +88,7 @@ const UsAccountSchema = Type.Object(
     accountType: Type.Literal('US_ACCOUNT'),
     accountNumber: UsAccountNumber,
     routingNumber: RoutingNumber,
-    accountCategory: BankAccountType,
+    accountCategory: DefaultedBankAccountType,
     bankName: Type.Optional(text()),
     beneficiary: Type.Optional(BeneficiarySchema),
   },
@@ -356,7 +359,7 @@ function isAccountInfo(value: unknown, check: TypeCheck<TObject>): value is Acco
 /**
  * Validates a request's accountInfo: a known accountType, that variant's schema (errors
  * carry dotted paths under `path`), then check digits and country codes. On success the
- * value is a copy holding only the variant's known fields.
+ * value is a copy holding only the variant's known fields, defaults filled in.
  */
 export function checkAccountInfo(
   value: unknown,
@@ -370,7 +373,7 @@ export function checkAccountInfo(
   if (variant === undefined) {
     return { ok: false, errors: [{ field: `${path}.accountType`, message: `must be one of ${ACCOUNT_TYPES.join(', ')}` }] };
   }
-  const cleaned = Value.Clean(variant.schema, Value.Clone(value));
+  const cleaned = Value.Default(variant.schema, Value.Clean(variant.schema, Value.Clone(value)));
   if (!isAccountInfo(cleaned, variant.check)) {
     return { ok: false, errors: schemaErrors(variant.check.Errors(cleaned), path) };
   }
