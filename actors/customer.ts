@@ -2,7 +2,7 @@
 // unique UMA address and its internal accounts. Creating a customer provisions one
 // internal account per enabled currency in the same log entry. Deletion is soft.
 import { newId } from '../src/engine/ids.js';
-import { ApiError, invalidField } from '../src/http/errors.js';
+import { DomainError, invalidField } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
@@ -144,7 +144,7 @@ export function decideDeleteCustomer(customer: Customer, at: number): CustomerEv
 
 /** Deleted customers stay readable, but nothing new is made for them (CONTRACT.md). */
 export function assertActive(customer: Customer): void {
-  if (customer.isDeleted) throw new ApiError(409, 'CONFLICT', `customer ${customer.id} is deleted`);
+  if (customer.isDeleted) throw new DomainError('CONFLICT', `customer ${customer.id} is deleted`);
 }
 
 function optionalProfile(source: CustomerInput | CustomerPatch | Customer): Partial<Customer> {
@@ -201,8 +201,7 @@ function resolveCurrencies(env: PlatformEnv, region: string, requested: string[]
   const allowed = allowedFiat(region);
   const outside = requested.filter((code) => !isCrypto(code) && !allowed.includes(code));
   if (outside.length > 0) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       'INVALID_CURRENCY_COMBINATION',
       `a customer in region ${region} may hold ${allowed.join(' and ')} and crypto; ${outside.join(', ')} need a separate customer`,
       [
@@ -223,7 +222,7 @@ function claimUmaAddress(envId: string, requested: string, self: string | undefi
   const address = requested.toLowerCase();
   const owner = directory.umaOwner(envId, address);
   if (owner !== undefined && owner !== self) {
-    throw new ApiError(400, 'UMA_ADDRESS_TAKEN', `UMA address ${requested} is taken`, [{ field: 'umaAddress', message: 'already taken' }]);
+    throw new DomainError('UMA_ADDRESS_TAKEN', `UMA address ${requested} is taken`, [{ field: 'umaAddress', message: 'already taken' }]);
   }
   return address;
 }

@@ -3,8 +3,8 @@
 // change only under the customer's mailbox, the platform's under its environment's. That
 // is what keeps "at most one default UMA deposit account per customer" a local decision.
 import { newId } from '../src/engine/ids.js';
-import { ApiError, invalidInput } from '../src/http/errors.js';
-import type { AccountInfo } from '../src/http/schemas/account-info.js';
+import type { AccountInfo } from './account-info.js';
+import { DomainError, invalidInput } from './errors.js';
 import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
 
@@ -58,9 +58,9 @@ export function decideCreateExternalAccount(
   const verification = beneficiaryVerification(input.accountInfo, environment);
   if ('fail' in verification) {
     if (verification.fail === 400) {
-      throw new ApiError(400, 'INVALID_ACCOUNT', verification.message, [{ field: 'accountInfo', message: verification.message }]);
+      throw new DomainError('INVALID_ACCOUNT', verification.message, [{ field: 'accountInfo', message: verification.message }]);
     }
-    throw new ApiError(500, 'SIMULATED_ERROR', verification.message);
+    throw new DomainError('SIMULATED_ERROR', verification.message);
   }
   const platformAccountId = input.platformAccountId ?? platformAccountIdInside(input.accountInfo);
   const account: ExternalAccount = {

@@ -3,8 +3,8 @@
 // network, and the sandbox outcome suffixes (SERVICE_SPEC part 3, "Sandbox-driven
 // outcomes"). Pure functions: no HTTP, no state, no clock.
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import type { FieldError } from '../src/http/errors.js';
-import type { AccountInfo, AccountType } from '../src/http/schemas/account-info.js';
+import type { AccountInfo, AccountType } from './account-info.js';
+import type { FieldProblem } from './errors.js';
 
 export const CRYPTO_NETWORKS = [
   'SOLANA_MAINNET',
@@ -361,8 +361,8 @@ function walletAddressProblem(type: WalletType, address: string, network: Crypto
  * cryptoNetwork of their family on which the address is valid. Bank accounts must not
  * name a cryptoNetwork.
  */
-export function checkAccountSemantics(info: AccountInfo, currency: string, cryptoNetwork: string | undefined): FieldError[] {
-  const errors: FieldError[] = [];
+export function checkAccountSemantics(info: AccountInfo, currency: string, cryptoNetwork: string | undefined): FieldProblem[] {
+  const errors: FieldProblem[] = [];
   const currencies = ACCOUNT_CURRENCIES[info.accountType];
   if (!currencies.includes(currency)) {
     errors.push({ field: 'currency', message: `${info.accountType} accounts carry ${currencies.join(' or ')}, not ${currency}` });

@@ -5,7 +5,7 @@
 // `inflow` and `outflow` count what entered and left the service through this account
 // (funding, payouts); transfers between accounts move balance without touching them, so
 // per environment and currency the balances always sum to inflow minus outflow.
-import { ApiError, invalidField } from '../src/http/errors.js';
+import { invalidField } from './errors.js';
 import { newId } from '../src/engine/ids.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 
@@ -146,7 +146,7 @@ export function applyInternalAccountEvent(account: InternalAccount, event: Inter
 
 export function assertBalance(accountId: string, balance: number): void {
   if (!Number.isSafeInteger(balance) || balance < 0) {
-    throw new ApiError(500, 'INTERNAL_ERROR', `balance of ${accountId} would become ${balance}`);
+    throw new Error(`balance of ${accountId} would become ${balance}`);
   }
 }
 

@@ -3,7 +3,7 @@
 // webhook signing key. The environment actor also owns the platform's external accounts
 // and guards what must be unique across its customers (UMA addresses).
 import { newId } from '../src/engine/ids.js';
-import { ApiError, invalidField } from '../src/http/errors.js';
+import { invalidField } from './errors.js';
 import { CURRENCIES } from './reference.js';
 
 export type Environment = 'sandbox' | 'production';
@@ -171,10 +171,10 @@ function checkWebhookUrl(value: string): void {
 export function applyPlatformEvent(env: PlatformEnv | undefined, event: PlatformEvent): PlatformEnv {
   switch (event.type) {
     case 'platform.env.created':
-      if (env !== undefined) throw new ApiError(500, 'INTERNAL_ERROR', `environment ${event.env.id} exists already`);
+      if (env !== undefined) throw new Error(`environment ${event.env.id} exists already`);
       return event.env;
     case 'config.updated':
-      if (env === undefined) throw new ApiError(500, 'INTERNAL_ERROR', `no environment ${event.envId}`);
+      if (env === undefined) throw new Error(`no environment ${event.envId}`);
       return { ...env, config: event.config };
   }
 }

@@ -8,7 +8,6 @@ import { type Customer, type CustomerDirectory, type CustomerEvent } from './cus
 import { type ExternalAccount, type ExternalAccountEvent } from './external-account.js';
 import { applyInternalAccountEvent, type InternalAccount, type InternalAccountEvent } from './internal-account.js';
 import { applyPlatformEvent, type PlatformEnv, type PlatformEvent } from './platform.js';
-import { ApiError } from '../src/http/errors.js';
 
 export type DomainEvent =
   | PlatformEvent
@@ -78,7 +77,7 @@ export class World implements StateMachine<DomainEvent, TimerMessage>, CustomerD
       case 'customer.updated': {
         const previous = this.customers.get(event.customer.id);
         if ((previous === undefined) !== (event.type === 'customer.created')) {
-          throw new ApiError(500, 'INTERNAL_ERROR', `${event.type} for ${event.customer.id} does not match the state`);
+          throw new Error(`${event.type} for ${event.customer.id} does not match the state`);
         }
         if (previous !== undefined && previous.umaAddress !== event.customer.umaAddress) {
           this.#umaOwners.delete(umaKey(previous.envId, previous.umaAddress));
@@ -89,7 +88,7 @@ export class World implements StateMachine<DomainEvent, TimerMessage>, CustomerD
       }
       case 'account.funded': {
         const account = this.internalAccounts.get(event.accountId);
-        if (account === undefined) throw new ApiError(500, 'INTERNAL_ERROR', `no account ${event.accountId}`);
+        if (account === undefined) throw new Error(`no account ${event.accountId}`);
         this.internalAccounts.set(account.id, applyInternalAccountEvent(account, event, at));
         return;
       }

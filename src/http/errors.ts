@@ -1,6 +1,8 @@
 // API errors: `{status, code, message, details?}` (CONTRACT.md), with `reason` on 401s.
-// Domain code throws ApiError; the HTTP front turns it into the response. Anything else
-// that escapes a handler is a bug and becomes a logged 500.
+// The HTTP layer throws ApiError; the domain throws DomainError (actors/errors.ts), which
+// `fromDomainError` maps to its status. Anything else that escapes a handler is a bug and
+// becomes a logged 500.
+import { DomainError, type DomainErrorCode } from '../../actors/errors.js';
 
 /** One offending field: a dotted path into the request (`address.country`, `query.limit`). */
 export interface FieldError {
@@ -55,6 +57,22 @@ export class ApiError extends Error {
     if (this.details !== undefined) body.details = this.details;
     return body;
   }
+}
+
+/** The status of each domain error code (CONTRACT.md, and the README's extra codes). */
+const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
+  INVALID_INPUT: 400,
+  INVALID_CURRENCY_COMBINATION: 400,
+  UMA_ADDRESS_TAKEN: 400,
+  INVALID_ACCOUNT: 400,
+  INSUFFICIENT_BALANCE: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  SIMULATED_ERROR: 500,
+};
+
+export function fromDomainError(err: DomainError): ApiError {
+  return new ApiError(DOMAIN_STATUS[err.code], err.code, err.message, err.fields);
 }
 
 export function invalidInput(errors: FieldError[], message?: string): ApiError {

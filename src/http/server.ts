@@ -5,13 +5,14 @@
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, unauthorized, type ErrorBody } from './errors.js';
+import { ApiError, fromDomainError, unauthorized, type ErrorBody } from './errors.js';
 import { Authenticator } from './auth.js';
 import { IdempotencyKeys, requestHash } from './idempotency.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
 import { EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
+import { DomainError } from '../../actors/errors.js';
 
 export const API_VERSION = '2025-10-13';
 /** Request bodies up to 1 MiB (CONTRACT.md). */
@@ -344,6 +345,7 @@ function payloadTooLarge(): ApiError {
 }
 
 function toApiError(err: unknown, log: (line: string) => void): ApiError {
+  if (err instanceof DomainError) return fromDomainError(err);
   if (err instanceof ApiError) {
     if (err.status >= 500 && err.code !== 'SIMULATED_ERROR' && err.code !== 'SERVICE_UNAVAILABLE') log(`error: ${err.message}`);
     return err;

@@ -17,6 +17,7 @@
 import { KindGuard, Type, type Static, type StringOptions, type TObject } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
+import type { AccountInfo, AccountInfoOf, AccountType } from '../../../actors/account-info.js';
 import { ibanProblem, isAbaRoutingNumber, isClabe, isCnpj, isCpf } from '../../../actors/identifiers.js';
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
 import type { FieldError } from '../errors.js';
@@ -32,10 +33,6 @@ function shaped(pattern: string, description: string, maxLength = MAX_STRING) {
   return Type.String({ pattern, description, maxLength });
 }
 
-function oneOf<T extends string>(values: readonly T[]) {
-  return Type.Union(values.map((value) => Type.Literal(value)));
-}
-
 const CountryCode = shaped('^[A-Z]{2}$', 'an ISO 3166-1 alpha-2 country code', 2);
 const SwiftCode = shaped(
   '^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?$',
@@ -49,9 +46,8 @@ const Iban = shaped(
 );
 const UsAccountNumber = shaped('^[0-9]{4,17}$', 'a US account number of 4 to 17 digits', 17);
 const RoutingNumber = shaped('^[0-9]{9}$', 'a 9-digit ABA routing number', 9);
-const BankAccountType = oneOf(['CHECKING', 'SAVINGS']);
 /** Existing clients leave the bank account type out (CONTRACT.md): it defaults to CHECKING. */
-const DefaultedBankAccountType = Type.Optional(Type.Union(BankAccountType.anyOf, { default: 'CHECKING' }));
+const DefaultedBankAccountType = Type.Optional(Type.Union([Type.Literal('CHECKING'), Type.Literal('SAVINGS')], { default: 'CHECKING' }));
 
 const PostalAddressSchema = Type.Object({
   line1: text(),
@@ -100,7 +96,7 @@ const BrlAccountSchema = Type.Object(
     accountType: Type.Literal('BRL_ACCOUNT'),
     // 77 characters is the longest key the Brazilian PIX directory (DICT) accepts.
     pixKey: text({ maxLength: 77 }),
-    pixKeyType: oneOf(['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM']),
+    pixKeyType: Type.Union([Type.Literal('CPF'), Type.Literal('CNPJ'), Type.Literal('EMAIL'), Type.Literal('PHONE'), Type.Literal('RANDOM')]),
     taxId: Type.Optional(shaped('^(?:[0-9]{11}|[0-9]{14})$', 'a CPF (11 digits) or CNPJ (14 digits)', 14)),
   },
   { title: 'BrlAccountInfo', description: 'Brazilian PIX key, currency BRL' },
@@ -198,9 +194,13 @@ export const AccountInfoSchema = Type.Union(
   { title: 'AccountInfo', description: 'Discriminated by accountType' },
 );
 
-export type AccountInfo = Static<typeof AccountInfoSchema>;
-export type AccountType = AccountInfo['accountType'];
-export type AccountInfoOf<T extends AccountType> = Extract<AccountInfo, { accountType: T }>;
+export type { AccountInfo, AccountInfoOf, AccountType };
+
+/** Mutual assignability: the schema accepts exactly the domain's AccountInfo. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+/** Fails to compile when the schema and actors/account-info.ts describe different shapes. */
+export type SchemaDescribesDomainAccountInfo = Holds<Same<Static<typeof AccountInfoSchema>, AccountInfo>>;
 
 export const ACCOUNT_TYPES: readonly AccountType[] = AccountInfoSchema.anyOf.map((variant) => variant.properties.accountType.const);
 

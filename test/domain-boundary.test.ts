@@ -1,0 +1,48 @@
+// The domain (actors/) stands alone: it may use the engine's ids and StateMachine types,
+// and nothing else of src/. The HTTP front maps the domain's errors to statuses, never the
+// other way round, so no domain file imports from src/http.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** What a file under actors/ may import from src/: these two modules, nothing else. */
+const ALLOWED_FROM_SRC = new Set(['../src/engine/ids.js', '../src/engine/state-machine.js']);
+
+// Compiled tests run from dist/test/, sources are two levels up.
+const actorsDir = fileURLToPath(new URL('../../actors/', import.meta.url));
+
+/** Module specifiers of every static import, re-export and dynamic import in `source`. */
+function specifiers(source: string): string[] {
+  const found: string[] = [];
+  for (const pattern of [/\b(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g]) {
+    for (const match of source.matchAll(pattern)) found.push(match[1]!);
+  }
+  return found;
+}
+
+describe('domain boundary', () => {
+  it('files under actors/ import from src/ only the engine ids and StateMachine types', () => {
+    const files = readdirSync(actorsDir).filter((name) => name.endsWith('.ts'));
+    assert.ok(files.length >= 7, `found only ${files.length} domain files in ${actorsDir}`);
+    const offending: string[] = [];
+    for (const file of files) {
+      for (const spec of specifiers(readFileSync(actorsDir + file, 'utf8'))) {
+        const leavesActors = spec.startsWith('../') || spec.startsWith('/');
+        if (leavesActors && !ALLOWED_FROM_SRC.has(spec)) offending.push(`actors/${file} imports ${spec}`);
+      }
+    }
+    assert.deepEqual(offending, []);
+  });
+
+  it('the import scan sees every form of import', () => {
+    const source = [
+      "import { a } from '../src/http/errors.js';",
+      "import type {\n  B,\n} from '../src/http/schemas/account-info.js';",
+      "export { c } from './c.js';",
+      "import './side-effect.js';",
+      "const d = await import('../src/services.js');",
+    ].join('\n');
+    assert.deepEqual(specifiers(source).sort(), ['../src/http/errors.js', '../src/http/schemas/account-info.js', '../src/services.js', './c.js', './side-effect.js']);
+  });
+});
