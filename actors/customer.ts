@@ -6,6 +6,7 @@ import { DomainError, invalidField } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
+import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
 export const KYC_STATUSES: readonly KycStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
@@ -70,10 +71,9 @@ export interface CustomerPatch {
   address?: Address;
 }
 
-/** What deciding needs to know beyond the customer itself. */
+/** What deciding needs to know beyond the customer itself: the environment's UMA index. */
 export interface CustomerDirectory {
   umaOwner(envId: string, umaAddress: string): string | undefined;
-  referenceTaken(reference: string): boolean;
 }
 
 export const UMA_ADDRESS_PATTERN = '^\\$[A-Za-z0-9][A-Za-z0-9._-]{0,63}@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
@@ -105,8 +105,7 @@ export function decideCreateCustomer(
     createdAt: at,
     updatedAt: at,
   };
-  const accounts = provisionAccounts(env.id, id, currencies, at, (ref) => directory.referenceTaken(ref));
-  return [{ type: 'customer.created', customer, accounts }];
+  return [{ type: 'customer.created', customer, accounts: provisionAccounts(env.id, id, currencies, at) }];
 }
 
 export function decideUpdateCustomer(
@@ -134,7 +133,7 @@ export function decideUpdateCustomer(
     updatedAt: at,
   };
   const added = currencies.filter((c) => !existingCurrencies.has(c));
-  return [{ type: 'customer.updated', customer: updated, accounts: provisionAccounts(env.id, customer.id, added, at, (ref) => directory.referenceTaken(ref)) }];
+  return [{ type: 'customer.updated', customer: updated, accounts: provisionAccounts(env.id, customer.id, added, at) }];
 }
 
 export function decideDeleteCustomer(customer: Customer, at: number): CustomerEvent[] {
@@ -273,4 +272,69 @@ export function renderCustomer(c: Customer): CustomerView {
   if (c.nationality !== undefined) view.nationality = c.nationality;
   if (c.address !== undefined) view.address = { ...c.address };
   return view;
+}
+
+/**
+ * The customers. The UMA index is the environment actor's: a decision that reads it
+ * (create, or an address change) holds the environment. The per-environment id list only
+ * serves listings; no decision reads it.
+ */
+export class Customers implements RecordKind<Customer, CustomerEvent> {
+  readonly idPrefix = 'Customer:';
+  readonly #customers = new Map<string, Customer>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly #umaOwners = new Map<string, string>();
+  readonly records: ReadonlyMap<string, Customer> = this.#customers;
+
+  readonly appliers: Appliers<CustomerEvent> = {
+    'customer.created': (event) => {
+      if (this.#customers.has(event.customer.id)) throw new Error(`customer.created for ${event.customer.id}, which exists`);
+      this.restore(event.customer);
+    },
+    'customer.updated': (event) => {
+      const previous = this.#customers.get(event.customer.id);
+      if (previous === undefined) throw new Error(`customer.updated for ${event.customer.id}, which does not exist`);
+      if (previous.umaAddress !== event.customer.umaAddress) this.#umaOwners.delete(umaKey(previous.envId, previous.umaAddress));
+      this.restore(event.customer);
+    },
+  };
+
+  restore(customer: Customer): void {
+    this.#customers.set(customer.id, customer);
+    bucket(this.#byEnv, customer.envId).insert(customer.id);
+    this.#umaOwners.set(umaKey(customer.envId, customer.umaAddress), customer.id);
+  }
+
+  checkInvariants(): string[] {
+    const problems: string[] = [];
+    const seenUma = new Set<string>();
+    for (const c of this.#customers.values()) {
+      const key = umaKey(c.envId, c.umaAddress);
+      if (seenUma.has(key)) problems.push(`UMA address ${c.umaAddress} is held twice`);
+      seenUma.add(key);
+    }
+    return problems;
+  }
+
+  get(id: string): Customer | undefined {
+    return this.#customers.get(id);
+  }
+
+  /** A customer of `envId`, or undefined: customers of other environments do not exist for it. */
+  inEnv(envId: string, id: string): Customer | undefined {
+    const c = this.#customers.get(id);
+    return c?.envId === envId ? c : undefined;
+  }
+
+  idsIn(envId: string): readonly string[] {
+    return this.#byEnv.get(envId)?.ids ?? [];
+  }
+
+  umaOwner(envId: string, umaAddress: string): string | undefined {
+    return this.#umaOwners.get(umaKey(envId, umaAddress));
+  }
+}
+
+function umaKey(envId: string, umaAddress: string): string {
+  return `${envId} ${umaAddress.toLowerCase()}`;
 }

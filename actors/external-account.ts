@@ -7,6 +7,7 @@ import type { AccountInfo } from './account-info.js';
 import { DomainError, invalidInput } from './errors.js';
 import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
+import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 
 export type ExternalAccountStatus = 'PENDING' | 'ACTIVE' | 'UNDER_REVIEW' | 'INACTIVE';
 export interface ExternalAccount {
@@ -119,4 +120,64 @@ export function renderExternalAccount(a: ExternalAccount): ExternalAccountView {
   if (a.beneficiaryVerifiedData !== undefined) view.beneficiaryVerifiedData = { ...a.beneficiaryVerifiedData };
   if (a.cryptoNetwork !== undefined) view.cryptoNetwork = a.cryptoNetwork;
   return view;
+}
+
+/**
+ * The external accounts. A customer's default UMA deposit account is the customer actor's
+ * state (read by decisions that hold the customer); the lists per environment and per
+ * customer only serve listings.
+ */
+export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAccountEvent> {
+  readonly idPrefix = 'ExternalAccount:';
+  readonly #accounts = new Map<string, ExternalAccount>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly #byCustomer = new Map<string, SortedIds>();
+  readonly #defaultDeposit = new Map<string, string>();
+  readonly records: ReadonlyMap<string, ExternalAccount> = this.#accounts;
+
+  readonly appliers: Appliers<ExternalAccountEvent> = {
+    'externalAccount.created': (event, at) => {
+      if (event.replacesDefault !== undefined) {
+        const old = this.#accounts.get(event.replacesDefault);
+        if (old !== undefined) this.#accounts.set(old.id, { ...old, defaultUmaDepositAccount: false, updatedAt: at });
+      }
+      this.restore(event.account);
+    },
+  };
+
+  restore(account: ExternalAccount): void {
+    this.#accounts.set(account.id, account);
+    bucket(this.#byEnv, account.envId).insert(account.id);
+    if (account.customerId !== null) {
+      bucket(this.#byCustomer, account.customerId).insert(account.id);
+      if (account.defaultUmaDepositAccount) this.#defaultDeposit.set(account.customerId, account.id);
+    }
+  }
+
+  /** At most one default UMA deposit account per customer. */
+  checkInvariants(): string[] {
+    const defaults = new Map<string, number>();
+    for (const e of this.#accounts.values()) {
+      if (e.customerId !== null && e.defaultUmaDepositAccount) defaults.set(e.customerId, (defaults.get(e.customerId) ?? 0) + 1);
+    }
+    const problems: string[] = [];
+    for (const [customerId, n] of defaults) if (n > 1) problems.push(`${customerId} has ${n} default UMA deposit accounts`);
+    return problems;
+  }
+
+  get(id: string): ExternalAccount | undefined {
+    return this.#accounts.get(id);
+  }
+
+  /** The environment's accounts, or one customer's. */
+  idsIn(envId: string, customerId?: string): readonly string[] {
+    if (customerId !== undefined) return this.#byCustomer.get(customerId)?.ids ?? [];
+    return this.#byEnv.get(envId)?.ids ?? [];
+  }
+
+  defaultDepositAccount(customerId: string): ExternalAccount | undefined {
+    const id = this.#defaultDeposit.get(customerId);
+    const account = id === undefined ? undefined : this.#accounts.get(id);
+    return account?.defaultUmaDepositAccount === true ? account : undefined;
+  }
 }

@@ -5,9 +5,11 @@
 // `inflow` and `outflow` count what entered and left the service through this account
 // (funding, payouts); transfers between accounts move balance without touching them, so
 // per environment and currency the balances always sum to inflow minus outflow.
-import { invalidField } from './errors.js';
 import { newId } from '../src/engine/ids.js';
+import type { CustomerEvent } from './customer.js';
+import { invalidField } from './errors.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
+import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'];
@@ -35,14 +37,18 @@ export interface InternalAccount {
   readonly outflow: number;
   /**
    * Fiat accounts: the reference that routes a deposit into the pooled account to this
-   * one. The funding instructions are rendered from it; only it is stored and logged.
+   * one, an encoding of the account's own id (see fundingReference). The funding
+   * instructions are rendered from it; only it is stored and logged.
    */
   readonly fundingReference?: string;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
 
-export type InternalAccountEvent = { type: 'account.funded'; accountId: string; amount: number };
+export type InternalAccountEvent =
+  | { type: 'account.funded'; accountId: string; amount: number }
+  /** The platform's own accounts, one per supported currency; made under the environment actor. */
+  | { type: 'platform.accounts.created'; accounts: InternalAccount[] };
 
 /** The largest amount one sandbox funding may add (SERVICE_SPEC part 8). */
 export const MAX_FUND_AMOUNT = 1_000_000_000_000;
@@ -63,17 +69,8 @@ export function accountTypeFor(currency: string, ownedByCustomer: boolean): Inte
   return isCrypto(currency) ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT';
 }
 
-/**
- * A new account record. Fiat accounts get a funding reference unique in the store;
- * `referenceTaken` lets the caller check its index.
- */
-export function provisionAccount(
-  envId: string,
-  customerId: string,
-  currency: string,
-  at: number,
-  referenceTaken: (reference: string) => boolean,
-): InternalAccount {
+/** A new account record; fiat accounts get their funding reference. */
+export function provisionAccount(envId: string, customerId: string, currency: string, at: number): InternalAccount {
   const id = newId('InternalAccount', at);
   const type = accountTypeFor(currency, customerId !== '');
   const account: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
@@ -88,43 +85,38 @@ export function provisionAccount(
     createdAt: at,
     updatedAt: at,
   };
-  if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) {
-    let reference = fundingReference(id, 0);
-    for (let attempt = 1; referenceTaken(reference); attempt++) reference = fundingReference(id, attempt);
-    account.fundingReference = reference;
-  }
+  if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) account.fundingReference = fundingReference(id);
   return account;
 }
 
-/** One account per currency; references handed out in the same decision count as taken. */
-export function provisionAccounts(
-  envId: string,
-  customerId: string,
-  currencies: readonly string[],
-  at: number,
-  referenceTaken: (reference: string) => boolean,
-): InternalAccount[] {
-  const fresh = new Set<string>();
-  const accounts: InternalAccount[] = [];
-  for (const currency of currencies) {
-    const account = provisionAccount(envId, customerId, currency, at, (ref) => fresh.has(ref) || referenceTaken(ref));
-    if (account.fundingReference !== undefined) fresh.add(account.fundingReference);
-    accounts.push(account);
-  }
-  return accounts;
+/** One account per currency. */
+export function provisionAccounts(envId: string, customerId: string, currencies: readonly string[], at: number): InternalAccount[] {
+  return currencies.map((currency) => provisionAccount(envId, customerId, currency, at));
 }
 
 const BASE32 = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
-/** A short reference from the id's 48 random low bits; `attempt` perturbs it on a collision. */
-function fundingReference(id: string, attempt: number): string {
-  let n = Number.parseInt(id.slice(-12), 16) + attempt * 7919;
+/**
+ * `UMA` and the 128 bits of the account's UUID in base32 (26 characters). The reference is
+ * unique because the id is, in every environment of every platform at once (the pooled
+ * account is shared), so no store-wide index and no actor is needed to hand one out, and
+ * a deposit's reference names the one account (actor) it is for.
+ */
+function fundingReference(id: string): string {
+  const hex = id.slice(id.indexOf(':') + 1).replaceAll('-', '');
   let out = 'UMA';
-  for (let i = 0; i < 10; i++) {
-    out += BASE32[n % 32];
-    n = Math.floor(n / 32);
+  let bits = 0;
+  let pending = 0;
+  for (let i = 0; i < hex.length; i++) {
+    pending = (pending << 4) | Number.parseInt(hex[i]!, 16);
+    bits += 4;
+    if (bits >= 5) {
+      bits -= 5;
+      out += BASE32[(pending >>> bits) & 31];
+      pending &= (1 << bits) - 1;
+    }
   }
-  return out;
+  return bits > 0 ? out + BASE32[(pending << (5 - bits)) & 31] : out;
 }
 
 export function decideFund(account: InternalAccount, amount: number): InternalAccountEvent[] {
@@ -134,19 +126,85 @@ export function decideFund(account: InternalAccount, amount: number): InternalAc
   return [{ type: 'account.funded', accountId: account.id, amount }];
 }
 
-export function applyInternalAccountEvent(account: InternalAccount, event: InternalAccountEvent, at: number): InternalAccount {
-  switch (event.type) {
-    case 'account.funded': {
-      const balance = account.balance + event.amount;
-      assertBalance(account.id, balance);
-      return { ...account, balance, inflow: account.inflow + event.amount, updatedAt: at };
-    }
+function assertBalance(accountId: string, balance: number): void {
+  if (!Number.isSafeInteger(balance) || balance < 0) {
+    throw new Error(`balance of ${accountId} would become ${balance}`);
   }
 }
 
-export function assertBalance(accountId: string, balance: number): void {
-  if (!Number.isSafeInteger(balance) || balance < 0) {
-    throw new Error(`balance of ${accountId} would become ${balance}`);
+/**
+ * The internal accounts, and the ledger invariant. Each account is an actor; the index by
+ * owner (a customer, or the environment for the platform's accounts) changes only under
+ * that owner's actor, which creates the accounts. The per-environment list only serves
+ * listings; no decision reads it.
+ */
+export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent> {
+  readonly idPrefix = 'InternalAccount:';
+  readonly #accounts = new Map<string, InternalAccount>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly #byOwner = new Map<string, SortedIds>();
+  readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
+
+  readonly appliers: Appliers<InternalAccountEvent | CustomerEvent> = {
+    'account.funded': (event, at) => {
+      const account = this.#accounts.get(event.accountId);
+      if (account === undefined) throw new Error(`no account ${event.accountId}`);
+      const balance = account.balance + event.amount;
+      assertBalance(account.id, balance);
+      this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
+    },
+    'platform.accounts.created': (event) => this.#putAll(event.accounts),
+    'customer.created': (event) => this.#putAll(event.accounts),
+    'customer.updated': (event) => this.#putAll(event.accounts),
+  };
+
+  #putAll(accounts: readonly InternalAccount[]): void {
+    for (let i = 0; i < accounts.length; i++) this.restore(accounts[i]!);
+  }
+
+  restore(account: InternalAccount): void {
+    this.#accounts.set(account.id, account);
+    bucket(this.#byEnv, account.envId).insert(account.id);
+    bucket(this.#byOwner, account.customerId === '' ? account.envId : account.customerId).insert(account.id);
+  }
+
+  /** No negative or unsafe balances; per environment and currency, balances sum to inflow minus outflow. */
+  checkInvariants(lookup: RecordLookup): string[] {
+    const problems: string[] = [];
+    const flows = new Map<string, { balance: number; net: number }>();
+    for (const a of this.#accounts.values()) {
+      if (!Number.isSafeInteger(a.balance) || a.balance < 0) problems.push(`${a.id} has balance ${a.balance}`);
+      if (!lookup.has(a.envId)) problems.push(`${a.id} belongs to unknown environment ${a.envId}`);
+      if (a.customerId !== '' && !lookup.has(a.customerId)) problems.push(`${a.id} belongs to unknown customer ${a.customerId}`);
+      const key = `${a.envId} ${a.currency}`;
+      const f = flows.get(key) ?? { balance: 0, net: 0 };
+      f.balance += a.balance;
+      f.net += a.inflow - a.outflow;
+      flows.set(key, f);
+    }
+    for (const [key, f] of flows) {
+      if (f.balance !== f.net) problems.push(`${key}: balances sum to ${f.balance} but inflow minus outflow is ${f.net}`);
+    }
+    return problems;
+  }
+
+  get(id: string): InternalAccount | undefined {
+    return this.#accounts.get(id);
+  }
+
+  /** An account of `envId`, or undefined: accounts of other environments do not exist for it. */
+  inEnv(envId: string, id: string): InternalAccount | undefined {
+    const a = this.#accounts.get(id);
+    return a?.envId === envId ? a : undefined;
+  }
+
+  idsIn(envId: string): readonly string[] {
+    return this.#byEnv.get(envId)?.ids ?? [];
+  }
+
+  /** The accounts of a customer, or (given an environment id) the platform's own. */
+  idsOwnedBy(ownerId: string): readonly string[] {
+    return this.#byOwner.get(ownerId)?.ids ?? [];
   }
 }
 

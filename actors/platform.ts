@@ -5,6 +5,7 @@
 import { newId } from '../src/engine/ids.js';
 import { invalidField } from './errors.js';
 import { CURRENCIES } from './reference.js';
+import type { Appliers, RecordKind } from './registry.js';
 
 export type Environment = 'sandbox' | 'production';
 export const ENVIRONMENTS: readonly Environment[] = ['sandbox', 'production'];
@@ -168,14 +169,44 @@ function checkWebhookUrl(value: string): void {
   if (url.username !== '' || url.password !== '') throw invalidField('webhookEndpoint', 'must not carry credentials');
 }
 
-export function applyPlatformEvent(env: PlatformEnv | undefined, event: PlatformEvent): PlatformEnv {
-  switch (event.type) {
-    case 'platform.env.created':
-      if (env !== undefined) throw new Error(`environment ${event.env.id} exists already`);
-      return event.env;
-    case 'config.updated':
+/** The platform environments, and the API-token index authentication reads. */
+export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
+  readonly idPrefix = 'Platform:';
+  readonly #envs = new Map<string, PlatformEnv>();
+  readonly #tokens = new Map<string, { envId: string; secretHash: string }>();
+  readonly records: ReadonlyMap<string, PlatformEnv> = this.#envs;
+
+  readonly appliers: Appliers<PlatformEvent> = {
+    'platform.env.created': (event) => {
+      if (this.#envs.has(event.env.id)) throw new Error(`environment ${event.env.id} exists already`);
+      this.restore(event.env);
+    },
+    'config.updated': (event) => {
+      const env = this.#envs.get(event.envId);
       if (env === undefined) throw new Error(`no environment ${event.envId}`);
-      return { ...env, config: event.config };
+      this.#envs.set(env.id, { ...env, config: event.config });
+    },
+  };
+
+  restore(env: PlatformEnv): void {
+    this.#envs.set(env.id, env);
+    for (const t of env.tokens) this.#tokens.set(t.tokenId, { envId: env.id, secretHash: t.secretHash });
+  }
+
+  checkInvariants(): string[] {
+    return [];
+  }
+
+  get(id: string): PlatformEnv | undefined {
+    return this.#envs.get(id);
+  }
+
+  get size(): number {
+    return this.#envs.size;
+  }
+
+  token(tokenId: string): { envId: string; secretHash: string } | undefined {
+    return this.#tokens.get(tokenId);
   }
 }
 

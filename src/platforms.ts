@@ -30,7 +30,10 @@ export async function createPlatform(services: Services, options: NewPlatform = 
   const platformId = newId('Platform', services.engine.clock.now());
   const issued = { sandbox: issueToken('sandbox'), production: issueToken('production') };
   const keys = { sandbox: generateP256KeyPair(), production: generateP256KeyPair() };
-  await services.engine.exec([], (at) => {
+  const envIds = ENVIRONMENTS.map((environment) => envIdOf(platformId, environment));
+  // The new environments' actors: nothing can reach them before this entry, but a decision
+  // holds every actor whose state it writes.
+  await services.engine.exec(envIds, (at) => {
     const events: DomainEvent[] = [];
     const envs: PlatformEnv[] = ENVIRONMENTS.map((environment: Environment) => {
       const envId = envIdOf(platformId, environment);
@@ -50,7 +53,7 @@ export async function createPlatform(services: Services, options: NewPlatform = 
     });
     for (const env of envs) events.push({ type: 'platform.env.created', env });
     const accounts = envs.flatMap((env) =>
-      provisionAccounts(env.id, '', env.config.supportedCurrencies.map((s) => s.currencyCode), at, (ref) => services.world.referenceTaken(ref)),
+      provisionAccounts(env.id, '', env.config.supportedCurrencies.map((s) => s.currencyCode), at),
     );
     events.push({ type: 'platform.accounts.created', accounts });
     return { events, reply: () => undefined };

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
 import { startTestService, type TestService } from './support/service.js';
+import { createPlatform } from '../src/platforms.js';
 import {
   DEFAULT_CURRENCIES,
   ID_RE,
@@ -12,6 +13,7 @@ import {
   assertInvalid,
   assertStatus,
   createCustomer,
+  heldActors,
   read,
   setCurrencies,
   supportedCurrency,
@@ -211,6 +213,14 @@ describe('config', () => {
     } finally {
       await setCurrencies(svc, DEFAULT_CURRENCIES);
     }
+  });
+
+  it('creating a platform holds the actors of both its new environments', async () => {
+    let platformId = '';
+    const calls = await heldActors(svc, async () => {
+      platformId = (await createPlatform(svc.service.services)).platformId;
+    });
+    assert.deepEqual(calls.map((actors) => [...actors].sort()), [[`${platformId}#production`, `${platformId}#sandbox`]]);
   });
 
   it('production has its own configuration', async () => {

@@ -14,6 +14,8 @@ import {
   assertStatus,
   createCustomer,
   customerAccounts,
+  envActor,
+  heldActors,
   read,
   setCurrencies,
   totalCount,
@@ -23,6 +25,15 @@ import {
 } from './support/assertions.js';
 
 const long = (n: number): string => 'x'.repeat(n);
+
+/** Reads a funding reference back: `UMA`, then 128 bits in the service's base32 alphabet. */
+function uuidOfReference(reference: string): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  let bits = '';
+  for (const c of reference.slice(3)) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  const hex = BigInt(`0b${bits.slice(0, 128)}`).toString(16).padStart(32, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 describe('customers', () => {
   let svc: TestService;
@@ -116,6 +127,17 @@ describe('customers', () => {
       }
       assert.ok(references.length >= 8, `only ${references.length} references`);
       assert.equal(new Set(references).size, references.length, `duplicate references: ${references.join(', ')}`);
+    });
+
+    it("a funding reference is its account's id in base32, so it names one account in the whole store", async () => {
+      await setCurrencies(svc, DEFAULT_CURRENCIES);
+      for (const env of ['sandbox', 'production'] as const) {
+        const c = await createCustomer(svc, {}, env);
+        const usd = (await customerAccounts(svc, c.id, env)).find((a) => a.balance.currency.code === 'USD');
+        const reference: string = usd.fundingPaymentInstructions[0].accountOrWalletInfo.reference;
+        assert.match(reference, /^UMA[A-HJ-NP-Z2-9]{26}$/);
+        assert.equal(uuidOfReference(reference), usd.id.slice('InternalAccount:'.length));
+      }
     });
 
     it('echoes the profile it was given', async () => {
@@ -363,6 +385,17 @@ describe('customers', () => {
   });
 
   describe('PATCH /customers/{customerId}', () => {
+    it("adding a currency holds the environment, whose configuration it reads and whose currencies it depends on", async () => {
+      await setCurrencies(svc, DEFAULT_CURRENCIES);
+      const c = await createCustomer(svc, { currencies: ['USD'] });
+      const calls = await heldActors(svc, async () => {
+        const res = await svc.request('PATCH', `/customers/${c.id}`, { body: { customerType: 'INDIVIDUAL', currencies: ['USD', 'USDC'] } });
+        assertStatus(res, 200);
+      });
+      assert.deepEqual(calls.map((actors) => [...actors].sort()), [[envActor(svc), c.id].sort()]);
+      assert.deepEqual((await customerAccounts(svc, c.id)).map((a) => a.balance.currency.code).sort(), ['USD', 'USDC']);
+    });
+
     it('updates the profile, kycStatus and UMA address; the change reads back', async () => {
       const c = await createCustomer(svc, { fullName: 'Old Name', email: 'old@example.com' });
       const umaAddress = `$${unique('new.')}@sandbox.uma.test`;

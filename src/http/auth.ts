@@ -42,7 +42,7 @@ export class Authenticator {
   authenticate(authorization: string): PlatformEnv {
     const known = this.#verified.get(authorization);
     if (known !== undefined) {
-      const token = this.world.token(known.tokenId);
+      const token = this.world.envs.token(known.tokenId);
       const env = token !== undefined && token.secretHash === known.secretHash ? this.world.envs.get(token.envId) : undefined;
       if (env !== undefined) return env;
       this.#verified.delete(authorization);
@@ -55,7 +55,7 @@ export class Authenticator {
     if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
     const tokenId = decoded.slice(0, colon);
     const secret = decoded.slice(colon + 1);
-    const token = this.world.token(tokenId);
+    const token = this.world.envs.token(tokenId);
     // Hash even for unknown tokens, so timing does not tell which token ids exist.
     const presented = Buffer.from(hashSecret(secret), 'hex');
     const expected = Buffer.from(token?.secretHash ?? '0'.repeat(64), 'hex');

@@ -277,3 +277,31 @@ export function clabeEndingWith(suffix: string): string {
   }
   throw new Error('unreachable: weight 7 reaches every residue');
 }
+
+// --- what the engine is asked to hold --------------------------------------------------
+
+/**
+ * Records the actors of every `engine.exec` while `during` runs: a decision must hold
+ * every actor whose state it reads or writes.
+ */
+export async function heldActors(svc: TestService, during: () => Promise<unknown>): Promise<string[][]> {
+  const engine = svc.service.services.engine;
+  const original = engine.exec;
+  const calls: string[][] = [];
+  const recording = (...args: Parameters<typeof original>) => {
+    calls.push([...args[0]]);
+    return original.apply(engine, args);
+  };
+  engine.exec = recording as typeof original;
+  try {
+    await during();
+  } finally {
+    engine.exec = original;
+  }
+  return calls;
+}
+
+/** The id of an environment actor of the test service's default platform. */
+export function envActor(svc: TestService, environment: 'sandbox' | 'production' = 'sandbox'): string {
+  return `${svc.credentials.platformId}#${environment}`;
+}

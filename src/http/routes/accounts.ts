@@ -51,7 +51,7 @@ const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 
 function internalAccountOf(services: Services, env: PlatformEnv, id: string): InternalAccount {
-  const account = services.world.internalAccountIn(env.id, id);
+  const account = services.world.internalAccounts.inEnv(env.id, id);
   if (account === undefined) throw notFound('internal account', id);
   return account;
 }
@@ -66,7 +66,7 @@ interface InternalFilter {
 async function listInternal(services: Services, env: PlatformEnv, filter: InternalFilter, page: { limit?: number; cursor?: string }): Promise<Reply> {
   await services.engine.settled();
   if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
-  const ids = filter.customerId !== undefined ? services.world.customerAccountIds(filter.customerId) : services.world.internalAccountIds(env.id);
+  const ids = filter.customerId !== undefined ? services.world.internalAccounts.idsOwnedBy(filter.customerId) : services.world.internalAccounts.idsIn(env.id);
   const body = paginate(
     ids,
     page,
@@ -102,7 +102,7 @@ function createExternal(
     let currentDefault: ExternalAccount | undefined;
     if (customerId !== undefined) {
       assertActive(customerOf(services, env, customerId));
-      currentDefault = services.world.defaultDepositAccount(customerId);
+      currentDefault = services.world.externalAccounts.defaultDepositAccount(customerId);
     }
     const events = decideCreateExternalAccount(
       env.id,
@@ -127,7 +127,7 @@ async function listExternal(services: Services, env: PlatformEnv, filter: { plat
   await services.engine.settled();
   if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
   const body = paginate(
-    services.world.externalAccountIds(env.id, filter.customerId),
+    services.world.externalAccounts.idsIn(env.id, filter.customerId),
     page,
     (id) => {
       const a = services.world.externalAccounts.get(id)!;

@@ -43,15 +43,11 @@ export const configRoutes: Route[] = [
         const current = services.world.envs.get(env.id)!;
         const config = patchedConfig(current.config, body, at);
         const events: DomainEvent[] = [{ type: 'config.updated', envId: env.id, config }];
-        const held = new Set(
-          services.world
-            .internalAccountIds(env.id)
-            .map((id) => services.world.internalAccounts.get(id)!)
-            .filter((a) => a.customerId === '')
-            .map((a) => a.currency),
-        );
+        // The platform's accounts are made only here and at platform creation, both under
+        // the environment actor; a currency is immutable once the account exists.
+        const held = new Set(services.world.internalAccounts.idsOwnedBy(env.id).map((id) => services.world.internalAccounts.get(id)!.currency));
         const added = config.supportedCurrencies.map((c) => c.currencyCode).filter((code) => !held.has(code));
-        const accounts = provisionAccounts(env.id, '', added, at, (ref) => services.world.referenceTaken(ref));
+        const accounts = provisionAccounts(env.id, '', added, at);
         if (accounts.length > 0) events.push({ type: 'platform.accounts.created', accounts });
         return { events, reply: () => ({ status: 200, body: renderConfig(services.world.envs.get(env.id)!) }) };
       });

@@ -87,7 +87,7 @@ function checkProfile(input: { birthDate?: string; nationality?: string; region?
 }
 
 export function customerOf(services: Services, env: PlatformEnv, id: string): Customer {
-  const customer = services.world.customerIn(env.id, id);
+  const customer = services.world.customers.inEnv(env.id, id);
   if (customer === undefined) throw notFound('customer', id);
   return customer;
 }
@@ -97,7 +97,7 @@ function createCustomer(ctx: RouteContext<unknown, unknown>, input: CustomerInpu
   checkProfile(input, services.engine.clock.now());
   return ctx.exec([env.id], (at) => {
     const current = services.world.envs.get(env.id)!;
-    const events = decideCreateCustomer(current, input, services.world, at);
+    const events = decideCreateCustomer(current, input, services.world.customers, at);
     const created = events[0]!.customer;
     return { events, reply: () => ({ status: 201, body: renderCustomer(services.world.customers.get(created.id)!) }) };
   });
@@ -143,7 +143,7 @@ export const customerRoutes: Route[] = [
       await services.engine.settled();
       const uma = query.umaAddress?.toLowerCase();
       const page = paginate(
-        services.world.customerIds(env.id),
+        services.world.customers.idsIn(env.id),
         query,
         (id) => {
           const c = services.world.customers.get(id)!;
@@ -184,12 +184,12 @@ export const customerRoutes: Route[] = [
       const { customerId } = CustomerIdParam.parse(ctx.params);
       customerOf(services, env, customerId);
       checkProfile(body, services.engine.clock.now());
-      // The environment actor guards UMA uniqueness, so an address change holds it too.
-      const actors = body.umaAddress !== undefined ? [env.id, customerId] : [customerId];
-      return ctx.exec(actors, (at) => {
+      // The decision reads the environment's configuration (which currencies are offered)
+      // and its UMA index, so it holds the environment as well as the customer.
+      return ctx.exec([env.id, customerId], (at) => {
         const customer = customerOf(services, env, customerId);
-        const held = new Set(services.world.customerAccountIds(customerId).map((id) => services.world.internalAccounts.get(id)!.currency));
-        const events = decideUpdateCustomer(services.world.envs.get(env.id)!, customer, body, held, services.world, at);
+        const held = new Set(services.world.internalAccounts.idsOwnedBy(customerId).map((id) => services.world.internalAccounts.get(id)!.currency));
+        const events = decideUpdateCustomer(services.world.envs.get(env.id)!, customer, body, held, services.world.customers, at);
         return { events, reply: () => ({ status: 200, body: renderCustomer(services.world.customers.get(customerId)!) }) };
       });
     },
