@@ -108,7 +108,8 @@ function fundingReference(id: string): string {
   let bits = 0;
   let pending = 0;
   for (let i = 0; i < hex.length; i++) {
-    pending = (pending << 4) | Number.parseInt(hex[i]!, 16);
+    const c = hex.charCodeAt(i);
+    pending = (pending << 4) | (c <= 57 ? c - 48 : c - 87); // lower-case hex digit
     bits += 4;
     if (bits >= 5) {
       bits -= 5;
