@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { ManualClock } from '../src/engine/clock.js';
 import { MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { TIMERS_PER_TURN } from '../src/engine/timers.js';
+import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor } from './support/counter-machine.js';
 
 /** Lets the microtasks of the current turn run, and nothing else (no I/O, no timers, no immediates). */
@@ -121,6 +122,30 @@ describe('engine timers', () => {
     await engine.exec(['x'], () => ({ events: [engine.cancelTimer('never-set'), add('x', 1)], reply: () => undefined }));
     assert.equal(counters.values.get('x'), 1);
     assert.equal(engine.pendingTimers, 0);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('defers a timer whose actor is overloaded without counting it as a failed attempt', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const { engine, counters, reports } = await openCounterEngine(dir, clock);
+    await engine.exec([], (at) => ({ events: [engine.timer(at + 1000, ['hot'], { type: 'bonus', id: 'hot', n: 1 }, at, 'on-hot')], reply: () => undefined }));
+    let release!: () => void;
+    const held = engine.exec(['hot'], async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return { events: [], reply: () => undefined };
+    });
+    const queued = Array.from({ length: MAILBOX_CAPACITY }, () => engine.exec(['hot'], () => ({ events: [], reply: () => undefined })));
+    clock.advance(1000);
+    await waitFor(() => reports.some((line) => line.startsWith('timer on-hot deferred: mailbox of hot is full')), 'deferred');
+    release();
+    await Promise.all([held, ...queued]);
+    assert.equal(engine.pendingTimers, 1);
+    clock.advance(retryDelayMs(1));
+    await waitFor(() => engine.pendingTimers === 0, 'fired once the actor had room');
+    assert.equal(counters.values.get('hot'), 1);
+    assert.ok(!reports.some((line) => line.includes('failed (attempt')), reports.join('\n'));
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -496,9 +496,24 @@ export class Engine<E extends DomainEvent, T> {
     }).catch((err: unknown) => this.#timerFailed(timer, asError(err)));
   }
 
-  /** Logs a failed delivery (retry with backoff, or dead past MAX_ATTEMPTS). */
+  /**
+   * A failed delivery is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload
+   * (a full mailbox or log) is not the handler's failure: the timer is tried again after
+   * the first backoff step without counting an attempt; it is still pending in the log.
+   */
   #timerFailed(timer: Timer<T>, err: Error): void {
     if (this.#closed) return;
+    const retryLater = (why: Error): void => {
+      if (this.#closed) return;
+      this.#opts.report(`timer ${timer.id} deferred: ${why.message}`);
+      this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
+        if (this.#timers.get(timer.id) === timer) this.#fireTimer(timer);
+      });
+    };
+    if (isOverload(err)) {
+      retryLater(err);
+      return;
+    }
     const attempt = (timer.attempt ?? 0) + 1;
     this.exec([], (at) => {
       if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
@@ -507,15 +522,7 @@ export class Engine<E extends DomainEvent, T> {
           ? { type: '$timer.dead', timer, error: err.message }
           : { type: '$timer.retry', id: timer.id, attempt, due: at + retryDelayMs(attempt), error: err.message };
       return { events: [event], reply: () => undefined };
-    }).catch((logErr: unknown) => {
-      // Not even the failure could be logged (overload): try the timer again after the
-      // backoff without a record; it is still pending in the log, so nothing is lost.
-      if (this.#closed) return;
-      this.#opts.report(`timer ${timer.id} deferred: ${asError(logErr).message}`);
-      this.clock.schedule(this.clock.now() + retryDelayMs(attempt), () => {
-        if (this.#timers.get(timer.id) === timer) this.#fireTimer(timer);
-      });
-    });
+    }).catch((logErr: unknown) => retryLater(asError(logErr)));
   }
 
   /** Queues a durable effect to run at its due time. */
@@ -563,9 +570,24 @@ export class Engine<E extends DomainEvent, T> {
     }
   }
 
-  /** Logs a failed run (retry with backoff, or dead past MAX_ATTEMPTS). */
+  /**
+   * A failed run is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload while
+   * logging the outcome is not the run's failure: it runs again after the first backoff
+   * step without counting an attempt (effects are at least once); it is still pending.
+   */
   async #effectFailed(effect: Effect, err: Error): Promise<void> {
     if (this.#closed) return;
+    const retryLater = (why: Error): void => {
+      if (this.#closed) return;
+      this.#opts.report(`effect ${effect.id} deferred: ${why.message}`);
+      this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
+        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
+      });
+    };
+    if (isOverload(err)) {
+      retryLater(err);
+      return;
+    }
     const attempt = effect.attempt + 1;
     try {
       await this.exec([], (at) => {
@@ -577,13 +599,7 @@ export class Engine<E extends DomainEvent, T> {
         return { events: [event], reply: () => undefined };
       });
     } catch (logErr) {
-      // Not even the failure could be logged (overload): run again after the backoff
-      // without a record; the effect is still pending in the log, so nothing is lost.
-      if (this.#closed) return;
-      this.#opts.report(`effect ${effect.id} deferred: ${asError(logErr).message}`);
-      this.clock.schedule(this.clock.now() + retryDelayMs(attempt), () => {
-        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
-      });
+      retryLater(asError(logErr));
     }
   }
 
@@ -653,6 +669,11 @@ export class Engine<E extends DomainEvent, T> {
 
 function exitOnFatal(): void {
   process.exit(70);
+}
+
+/** Refusals of the moment, not failures of the work itself. */
+function isOverload(err: Error): boolean {
+  return err instanceof MailboxFullError || err instanceof LogFullError || err instanceof EffectsFullError;
 }
 
 function asError(err: unknown): Error {
