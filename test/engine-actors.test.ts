@@ -145,4 +145,22 @@ describe('engine actors', () => {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('refuses the messages that were waiting for their actor when a fatal failure happened', async () => {
+    const dir = tempDir();
+    const { engine, counters, fatal } = await openCounterEngine(dir, new ManualClock());
+    const failing = engine.exec(['x'], async () => ({
+      events: [add('x', 1)],
+      reply: () => {
+        throw new Error('reply rendering failed');
+      },
+    }));
+    const waiting = engine.exec(['x'], () => ({ events: [add('x', 10)], reply: () => counters.values.get('x') }));
+    await assert.rejects(failing);
+    await assert.rejects(waiting, EngineClosedError);
+    assert.deepEqual(fatal, ['a decision failed after it was applied']);
+    assert.equal(engine.lastSeq, 0);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -240,6 +240,8 @@ export class Engine<E extends DomainEvent, T> {
     let seq = 0;
     let reply: R;
     try {
+      // The engine may have closed (or failed) while this message waited for its actors.
+      if (this.#closed) throw new EngineClosedError();
       // Read only once every mailbox is held: the decision sees time after its wait.
       const at = this.clock.now();
       // A synchronous decision is applied in the same turn it was made, so checks against
