@@ -113,7 +113,8 @@ export class Engine<E extends DomainEvent, T> {
   readonly #timers: TimerTable<T>;
   /** Insertion-ordered by time, so expiry and eviction trim from the front. */
   readonly #idempotency = new Map<string, IdempotencyRecord>();
-  #idempotencyEvicted = 0;
+  /** Evicting records before their 24 hours is reported once per process. */
+  #evictionReported = false;
   readonly #effects = new Map<string, Effect>();
   readonly #runners = new Map<string, EffectRunner<E, never, unknown>>();
   /** Ids of durable effects whose time has come, waiting for a free run slot (bounded by #maxEffects). */
@@ -471,10 +472,9 @@ export class Engine<E extends DomainEvent, T> {
     for (const [key, record] of this.#idempotency) {
       if (record.at + IDEMPOTENCY_TTL_MS > at && this.#idempotency.size <= this.#maxIdempotency) break;
       this.#idempotency.delete(key);
-      if (record.at + IDEMPOTENCY_TTL_MS > at) {
-        if (this.#idempotencyEvicted++ === 0 && this.#live()) {
-          this.#opts.report(`idempotency records at their limit of ${this.#maxIdempotency}: the oldest are forgotten before 24 hours`);
-        }
+      if (record.at + IDEMPOTENCY_TTL_MS > at && !this.#evictionReported && this.#live()) {
+        this.#evictionReported = true;
+        this.#opts.report(`idempotency records at their limit of ${this.#maxIdempotency}: the oldest are forgotten before 24 hours`);
       }
     }
   }
