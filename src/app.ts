@@ -11,7 +11,8 @@ import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js'
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
-import { claimDataDir, operatorKey, recordOwner, releaseDataDir } from './data-dir.js';
+import { checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
+import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoPool, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Obj, Str, validator } from './http/validation.js';
@@ -52,6 +53,27 @@ function numberFrom(value: string | undefined, fallback: number, name: string): 
   return n;
 }
 
+/**
+ * CRYPTO_ROUTES: comma-separated `operation=inline|pool` pairs moving operations off the
+ * defaults (DEFAULT_ROUTES, chosen from bench/crypto.bench.ts; see docs/crypto.md).
+ */
+export function cryptoRoutesFrom(value: string | undefined): Partial<Record<CryptoOp, CryptoRoute>> {
+  const routes: Partial<Record<CryptoOp, CryptoRoute>> = {};
+  if (value === undefined || value.trim() === '') return routes;
+  const ops = Object.keys(DEFAULT_ROUTES) as CryptoOp[];
+  for (const pair of value.split(',')) {
+    const [name, route, ...rest] = pair.split('=').map((part) => part.trim());
+    const op = ops.find((candidate) => candidate === name);
+    if (op === undefined || rest.length > 0 || (route !== 'inline' && route !== 'pool')) {
+      throw new Error(
+        `CRYPTO_ROUTES: "${pair.trim()}" is not operation=inline|pool (operations: ${ops.join(', ')}), in ${JSON.stringify(value)}`,
+      );
+    }
+    routes[op] = route;
+  }
+  return routes;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = {}): ServiceConfig {
   const host = options.host ?? env.HOST ?? '127.0.0.1';
   const port = options.port ?? numberFrom(env.PORT, 8080, 'PORT');
@@ -63,50 +85,97 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     baseUrl: `http://${host}:${port}/${API_VERSION}`,
     snapshotEveryEntries: options.snapshotEveryEntries ?? numberFrom(env.SNAPSHOT_EVERY_ENTRIES, 100_000, 'SNAPSHOT_EVERY_ENTRIES'),
     snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? numberFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS')),
+    drainTimeoutMs: 1000 * numberFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS'),
+    cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
   };
 }
 
-/** Opens the store, recovers, and returns services without serving HTTP (for commands). */
+/**
+ * Takes the data directory's lock, checks the store, opens and recovers it, and returns
+ * services without serving HTTP (for commands). Rejects with DataDirInUseError when another
+ * process holds the directory. Nothing is left open or locked when it rejects.
+ */
 export async function openServices(options: ServiceOptions = {}): Promise<Services> {
   const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const config = configFromEnv(options.env ?? process.env, options);
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env, options);
   mkdirSync(config.dataDir, { recursive: true });
-  claimDataDir(config.dataDir);
-  const world = new World();
-  const engine = new Engine<DomainEvent, TimerMessage>({
-    dataDir: config.dataDir,
-    clock: options.clock ?? systemClock,
-    machine: world,
-    snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
-    snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
-    report,
-  });
-  await engine.open();
-  const masterKey = loadMasterKey(config.dataDir, options.env ?? process.env);
-  return { config, engine, world, masterKey };
+  const lock = await lockDataDir(config.dataDir);
+  // What is open so far, closed again if a later step fails.
+  let engine: Engine<DomainEvent, TimerMessage> | undefined;
+  let crypto: CryptoPool | undefined;
+  try {
+    checkStoreBeforeOpen(config.dataDir);
+    const world = new World();
+    const opened = new Engine<DomainEvent, TimerMessage>({
+      dataDir: config.dataDir,
+      clock: options.clock ?? systemClock,
+      machine: world,
+      snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
+      snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
+      report,
+    });
+    await opened.open();
+    engine = opened;
+    const masterKey = loadMasterKey(config.dataDir, env);
+    const pool = createCryptoPool({ routes: config.cryptoRoutes });
+    crypto = pool;
+    let closing: Promise<void> | undefined;
+    return {
+      config,
+      engine: opened,
+      world,
+      masterKey,
+      crypto: pool,
+      close: () => {
+        closing ??= (async () => {
+          try {
+            await opened.close();
+            await pool.close();
+          } finally {
+            forgetOwner(config.dataDir);
+            await lock.release();
+          }
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await crypto?.close();
+    await engine?.close();
+    await lock.release();
+    throw err;
+  }
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
   const services = await openServices({ ...options, report });
-  const { path: credentialsPath } = await ensureDefaultPlatform(services);
-  const http = await startHttpServer(
-    services,
-    routes,
-    {
-      healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
-      openapi: () => openApiDocument(routes, services.config.baseUrl),
-      operator: {
-        keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
-        handle: async (path, body) => {
-          if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
-          const input = NewPlatformBody.parse(body);
-          return { status: 201, body: await createPlatform(services, input) };
+  let credentialsPath: string;
+  let http: HttpServer;
+  try {
+    credentialsPath = (await ensureDefaultPlatform(services)).path;
+    http = await startHttpServer(
+      services,
+      routes,
+      {
+        healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
+        openapi: () => openApiDocument(routes, services.config.baseUrl),
+        operator: {
+          keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
+          handle: async (path, body) => {
+            if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
+            const input = NewPlatformBody.parse(body);
+            return { status: 201, body: await createPlatform(services, input) };
+          },
         },
       },
-    },
-    report,
-  );
+      report,
+    );
+  } catch (err) {
+    await services.close();
+    throw err;
+  }
   // With port 0 the OS picked one: the base URL names the real port.
   services.config.port = http.port;
   services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;
@@ -119,9 +188,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     credentialsPath,
     close: () => {
       closing ??= (async () => {
-        await http.drain();
-        await services.engine.close();
-        releaseDataDir(services.config.dataDir);
+        await http.drain(services.config.drainTimeoutMs);
+        await services.close();
       })();
       return closing;
     },

@@ -7,7 +7,8 @@
 // them as ONE log entry, lets the next message in, and answers once the entry is durable.
 // A handler that throws changes nothing.
 import { mkdirSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
+import { openStore } from './store.js';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
@@ -102,7 +103,7 @@ export class Engine<E extends DomainEvent, T> {
   async open(): Promise<RecoveryReport> {
     const started = performance.now();
     mkdirSync(this.#opts.dataDir, { recursive: true });
-    this.#root = open({ path: this.#opts.dataDir, overlappingSync: true, separateFlushed: true });
+    this.#root = openStore(this.#opts.dataDir);
     this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal(err, 'log commit failed'));
     this.#snapshots = new SnapshotStore<T>(this.#root);
 
