@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openServices, configFromEnv } from '../src/app.js';
-import { DataDirInUseError, recordedOwner, OPERATOR_KEY_FILE } from '../src/data-dir.js';
+import { DataDirInUseError, recordedOwner, OPERATOR_KEY_FILE, OWNER_FILE } from '../src/data-dir.js';
 import { createPlatform, type NewPlatform, type PlatformCredentials } from '../src/platforms.js';
 import type { Services } from '../src/services.js';
 
@@ -26,6 +26,31 @@ function parseArgs(argv: string[]): NewPlatform {
   return options;
 }
 
+/** How long the running service may take to answer before the command gives up. */
+const OPERATOR_TIMEOUT_MS = 30_000;
+
+/** Asks the service holding the data directory's lock, at the origin it recorded in service.json. */
+async function createThroughService(dataDir: string, options: NewPlatform, inUse: DataDirInUseError): Promise<PlatformCredentials> {
+  const owner = recordedOwner(dataDir);
+  if (owner === undefined) throw new Error(`${inUse.message}; it has not recorded an operator endpoint (${join(dataDir, OWNER_FILE)})`);
+  const key = readFileSync(join(dataDir, OPERATOR_KEY_FILE), 'utf8').trim();
+  let res: Response;
+  try {
+    res = await fetch(`${owner.origin}/_operator/platforms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(options),
+      signal: AbortSignal.timeout(OPERATOR_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+    throw new Error(`${inUse.message}; its operator endpoint ${owner.origin} did not answer (${cause})`);
+  }
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`the running service refused (${res.status}): ${text}`);
+  return JSON.parse(text) as PlatformCredentials;
+}
+
 async function main(): Promise<void> {
   let options: NewPlatform;
   try {
@@ -40,7 +65,7 @@ async function main(): Promise<void> {
     services = await openServices({ report: (line) => process.stderr.write(`${line}\n`) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
-    const credentials = await createThroughService(dataDir, err);
+    const credentials = await createThroughService(dataDir, options, err);
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
     return;
   }
@@ -49,26 +74,6 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
   } finally {
     await services.close();
-  }
-
-  async function createThroughService(dir: string, inUse: DataDirInUseError): Promise<PlatformCredentials> {
-    const owner = recordedOwner(dir);
-    if (owner === undefined) throw new Error(`${inUse.message}; it has not recorded an operator endpoint (${dir}/service.json)`);
-    const key = readFileSync(join(dir, OPERATOR_KEY_FILE), 'utf8').trim();
-    let res: Response;
-    try {
-      res = await fetch(`${owner.origin}/_operator/platforms`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(options),
-      });
-    } catch (err) {
-      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-      throw new Error(`${inUse.message}; its operator endpoint ${owner.origin} did not answer (${cause})`);
-    }
-    const text = await res.text();
-    if (res.status !== 201) throw new Error(`the running service refused (${res.status}): ${text}`);
-    return JSON.parse(text) as PlatformCredentials;
   }
 }
 

@@ -12,7 +12,7 @@ import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
 import { checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
-import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoPool, type CryptoRoute } from './crypto/pool.js';
+import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Obj, Str, validator } from './http/validation.js';
@@ -46,10 +46,18 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** A configuration value the service cannot start with; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
 function numberFrom(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got ${value}`);
   return n;
 }
 
@@ -65,7 +73,7 @@ export function cryptoRoutesFrom(value: string | undefined): Partial<Record<Cryp
     const [name, route, ...rest] = pair.split('=').map((part) => part.trim());
     const op = ops.find((candidate) => candidate === name);
     if (op === undefined || rest.length > 0 || (route !== 'inline' && route !== 'pool')) {
-      throw new Error(
+      throw new ConfigError(
         `CRYPTO_ROUTES: "${pair.trim()}" is not operation=inline|pool (operations: ${ops.join(', ')}), in ${JSON.stringify(value)}`,
       );
     }
@@ -101,9 +109,8 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   const config = configFromEnv(env, options);
   mkdirSync(config.dataDir, { recursive: true });
   const lock = await lockDataDir(config.dataDir);
-  // What is open so far, closed again if a later step fails.
+  // Once open, closed again if a later step fails.
   let engine: Engine<DomainEvent, TimerMessage> | undefined;
-  let crypto: CryptoPool | undefined;
   try {
     checkStoreBeforeOpen(config.dataDir);
     const world = new World();
@@ -119,7 +126,6 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     engine = opened;
     const masterKey = loadMasterKey(config.dataDir, env);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
-    crypto = pool;
     let closing: Promise<void> | undefined;
     return {
       config,
@@ -141,9 +147,11 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       },
     };
   } catch (err) {
-    await crypto?.close();
-    await engine?.close();
-    await lock.release();
+    try {
+      await engine?.close();
+    } finally {
+      await lock.release();
+    }
     throw err;
   }
 }

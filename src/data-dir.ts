@@ -35,6 +35,14 @@ export class DataDirInUseError extends Error {
   }
 }
 
+/** The directory held a store that is no longer there (see checkStoreBeforeOpen). */
+export class StoreGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreGoneError';
+  }
+}
+
 export interface DataDirLock {
   readonly dataDir: string;
   /** Frees the lock; another process may then open the directory. */
@@ -86,7 +94,7 @@ export function checkStoreBeforeOpen(dataDir: string): void {
   const dataPath = join(dataDir, DATA_FILE);
   const evidence = credentials ? join(dataDir, CREDENTIALS_FILE) : join(dataDir, MASTER_KEY_FILE);
   const refuse = (state: string): never => {
-    throw new Error(
+    throw new StoreGoneError(
       `${dataPath} ${state}, but ${evidence} exists: this directory held a store that is gone; ` +
         'refusing to start a new one over it (restore data.mdb from a backup, or move the directory aside for a fresh start)',
     );
