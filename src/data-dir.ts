@@ -8,9 +8,11 @@
 // real path: the kernel frees it when the process dies, kill -9 included, and a second
 // bind fails with EADDRINUSE, so no stale state can block a restart and no pid is trusted
 // (a pid may have been reused by an unrelated process). flock(2) would also do, but Node has
-// no binding for it and a native addon means a compiler at every install; this needs
-// nothing. Limit: abstract sockets belong to a network namespace, so two containers with
-// separate network namespaces sharing one volume would not see each other's lock.
+// no binding for it, and an addon means a compiler and Node's headers (fetched from
+// nodejs.org unless preinstalled) at every `npm install`; this needs nothing. Limits: abstract
+// sockets are Linux only (elsewhere the service refuses to start, saying so), and they belong
+// to a network namespace, so two containers with separate network namespaces sharing one
+// volume would not see each other's lock.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -50,14 +52,17 @@ export interface DataDirLock {
 }
 
 /** The abstract socket name for a directory: same directory, same name, however it is spelled. */
-export function lockName(dataDir: string): string {
+function lockName(dataDir: string): string {
   const digest = createHash('sha256').update(realpathSync(dataDir)).digest('hex').slice(0, 32);
   return `\0payments-wallet-data-dir-${digest}`;
 }
 
 /** Takes the directory's lock (it must exist), or rejects with DataDirInUseError. */
-export function lockDataDir(dataDir: string): Promise<DataDirLock> {
-  const server: Server = createServer((socket) => socket.destroy());
+export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+  if (process.platform !== 'linux') {
+    throw new Error(`the data directory lock needs Linux (abstract Unix sockets); this is ${process.platform}`);
+  }
+  const server: Server = createServer();
   // Nobody talks to the lock: a connection is closed at once, and none wait.
   server.maxConnections = 0;
   return new Promise((resolve, reject) => {

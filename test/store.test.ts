@@ -3,7 +3,7 @@
 // and the configuration read with the store (crypto routes, drain limit).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv, startService } from '../src/app.js';
@@ -62,6 +62,14 @@ describe('one writer per data directory', { timeout: SUITE_TIMEOUT_MS }, () => {
         assert.ok(err.message.includes(svc.dataDir));
         return true;
       });
+      // The same directory reached through a symbolic link is the same directory.
+      const link = join(tempDir('lock-link-'), 'db');
+      symlinkSync(svc.dataDir, link);
+      try {
+        await assert.rejects(startService({ ...quiet, dataDir: link }), DataDirInUseError);
+      } finally {
+        rmSync(join(link, '..'), { recursive: true, force: true });
+      }
       assert.equal((await svc.request('GET', '/customers')).status, 200, 'the first service still serves');
     } finally {
       await svc.stop();
