@@ -11,7 +11,7 @@ import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js'
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
-import { checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
+import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -124,6 +124,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     });
     await opened.open();
     engine = opened;
+    checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadMasterKey(config.dataDir, env);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
     let closing: Promise<void> | undefined;

@@ -109,6 +109,20 @@ export function checkStoreBeforeOpen(dataDir: string): void {
   if (contents.kind === 'empty' && credentials) refuse('holds no records');
 }
 
+/**
+ * After recovery: a store holding no platform beside credentials.json is not the store those
+ * credentials belong to (data.mdb was replaced by a fresh one); starting would overwrite them.
+ */
+export function checkRecoveredStore(dataDir: string, platforms: number): void {
+  const credentials = join(dataDir, CREDENTIALS_FILE);
+  if (platforms === 0 && existsSync(credentials)) {
+    throw new StoreGoneError(
+      `${join(dataDir, DATA_FILE)} holds no platform, but ${credentials} exists: this directory held a store that is gone; ` +
+        'refusing to start a new one over it (restore data.mdb from a backup, or move the directory aside for a fresh start)',
+    );
+  }
+}
+
 /** Where the service owning `dataDir` listens, as it recorded it; undefined if never recorded. */
 export function recordedOwner(dataDir: string): Owner | undefined {
   const path = join(dataDir, OWNER_FILE);

@@ -3,11 +3,11 @@
 // and the configuration read with the store (crypto routes, drain limit).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv, startService } from '../src/app.js';
-import { DataDirInUseError, OWNER_FILE } from '../src/data-dir.js';
+import { configFromEnv, openServices, startService } from '../src/app.js';
+import { DataDirInUseError, lockDataDir, OWNER_FILE, StoreGoneError } from '../src/data-dir.js';
 import { basicHeader, startTestService } from './support/service.js';
 import { killAll, spawnRefusedService, spawnService } from './support/service-process.js';
 
@@ -197,6 +197,28 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
       assert.equal(existsSync(join(dataDir, 'credentials.json')), false);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('data.mdb replaced by a fresh store beside credentials.json: refused, credentials unchanged', async () => {
+    const dataDir = await populatedStore('replaced-');
+    const fresh = tempDir('replacement-');
+    try {
+      await (await openServices({ ...quiet, dataDir: fresh })).close();
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(fresh, file), join(dataDir, file));
+      const credentialsBefore = readFileSync(join(dataDir, 'credentials.json'));
+      await assert.rejects(startService({ ...quiet, dataDir }), (err: Error) => {
+        assert.ok(err instanceof StoreGoneError);
+        assert.ok(err.message.includes(join(dataDir, 'data.mdb')));
+        assert.match(err.message, /holds no platform/);
+        return true;
+      });
+      assert.deepEqual(readFileSync(join(dataDir, 'credentials.json')), credentialsBefore);
+      // Refused cleanly: the directory's lock was released.
+      await (await lockDataDir(dataDir)).release();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(fresh, { recursive: true, force: true });
     }
   });
 
