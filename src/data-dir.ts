@@ -72,6 +72,10 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
     server.listen({ path: lockName(dataDir), backlog: 1 }, () => {
       // Held for the life of the process, but it must not keep the process alive.
       server.unref();
+      // Once bound, the only errors are failed accepts (EMFILE from a stray client): the
+      // socket stays bound and the lock held, so they change nothing and must not crash.
+      server.removeAllListeners('error');
+      server.on('error', () => undefined);
       let released: Promise<void> | undefined;
       resolve({
         dataDir,

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv, openServices, startService } from '../src/app.js';
 import { DataDirInUseError, lockDataDir, OWNER_FILE, StoreGoneError } from '../src/data-dir.js';
+import { StoreDamagedError } from '../src/engine/store.js';
 import { basicHeader, startTestService } from './support/service.js';
 import { killAll, spawnRefusedService, spawnService } from './support/service-process.js';
 
@@ -180,6 +181,21 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
       assert.ok(refused.stderr.includes(path), refused.stderr);
       assert.match(refused.stderr, /is truncated/);
       assert.equal(statSync(path).size, Math.floor(size / 2), 'the store was not touched');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('data.mdb that is not an LMDB file: refused, naming it', async () => {
+    const dataDir = await populatedStore('garbage-');
+    try {
+      const path = join(dataDir, 'data.mdb');
+      writeFileSync(path, Buffer.alloc(8192, 0x5a));
+      await assert.rejects(startService({ ...quiet, dataDir }), (err: Error) => {
+        assert.ok(err instanceof StoreDamagedError);
+        assert.equal(err.message.startsWith(`${path} is not an LMDB data file`), true, err.message);
+        return true;
+      });
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -38,8 +38,8 @@ const META = {
   txnId: 128,
   end: 136,
 } as const;
-/** Smallest page size LMDB uses; enough to read meta page 0 and learn the real one. */
-const MIN_PAGE_BYTES = 4096;
+/** Bytes read for a meta page: its header and MDB_meta fit in far less. */
+const META_READ_BYTES = 4096;
 
 export class StoreDamagedError extends Error {
   constructor(readonly path: string, detail: string) {
@@ -69,8 +69,11 @@ function readMeta(page: Buffer): Meta | undefined {
   if (page.length < m + META.end) return undefined;
   if (page.readUInt32LE(m + META.magic) !== MDB_MAGIC) return undefined;
   if ((page.readUInt32LE(m + META.version) & 0xffff) !== MDB_DATA_VERSION) return undefined;
+  const pageSize = page.readUInt32LE(m + META.pageSize);
+  // LMDB pages are a power of two, at least 512 bytes, at most 64 KiB.
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
   return {
-    pageSize: page.readUInt32LE(m + META.pageSize),
+    pageSize,
     lastPage: page.readBigUInt64LE(m + META.lastPage),
     txnId: page.readBigUInt64LE(m + META.txnId),
     mainEntries: page.readBigUInt64LE(m + META.mainEntries),
@@ -95,9 +98,9 @@ export function inspectStore(dataDir: string): StoreContents {
   const fd = openSync(path, 'r');
   let metas: Meta[];
   try {
-    const first = readMeta(readAt(fd, MIN_PAGE_BYTES, 0));
+    const first = readMeta(readAt(fd, META_READ_BYTES, 0));
     if (first === undefined) throw new StoreDamagedError(path, 'is not an LMDB data file of this version (meta page 0 is invalid)');
-    const second = readMeta(readAt(fd, MIN_PAGE_BYTES, first.pageSize));
+    const second = readMeta(readAt(fd, META_READ_BYTES, first.pageSize));
     metas = second === undefined ? [first] : [first, second];
   } finally {
     closeSync(fd);
