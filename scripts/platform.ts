@@ -32,7 +32,7 @@ const OPERATOR_TIMEOUT_MS = 30_000;
 /** Asks the service holding the data directory's lock, at the origin it recorded in service.json. */
 async function createThroughService(dataDir: string, options: NewPlatform, inUse: DataDirInUseError): Promise<PlatformCredentials> {
   const owner = recordedOwner(dataDir);
-  if (owner === undefined) throw new Error(`${inUse.message}; it has not recorded an operator endpoint (${join(dataDir, OWNER_FILE)})`);
+  if (owner === undefined) throw new Error(`${inUse.message}; it has not recorded an operator endpoint yet (${join(dataDir, OWNER_FILE)}): is it still starting?`);
   const key = readFileSync(join(dataDir, OPERATOR_KEY_FILE), 'utf8').trim();
   let res: Response;
   try {

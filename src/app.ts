@@ -113,6 +113,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   let engine: Engine<DomainEvent, TimerMessage> | undefined;
   try {
     checkStoreBeforeOpen(config.dataDir);
+    forgetOwner(config.dataDir);
     const world = new World();
     const opened = new Engine<DomainEvent, TimerMessage>({
       dataDir: config.dataDir,

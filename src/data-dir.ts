@@ -142,10 +142,12 @@ export function recordOwner(dataDir: string, origin: string): void {
   writeFileSync(join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, origin } satisfies Owner) + '\n', { mode: 0o600 });
 }
 
-/** Removes service.json if this process wrote it (called while still holding the lock). */
+/**
+ * Removes service.json. Only the lock holder calls it (on opening and on closing): whatever
+ * the file says then is stale or its own, and a command must not be sent to a dead origin.
+ */
 export function forgetOwner(dataDir: string): void {
-  const owner = recordedOwner(dataDir);
-  if (owner === undefined || owner.pid === process.pid) rmSync(join(dataDir, OWNER_FILE), { force: true });
+  rmSync(join(dataDir, OWNER_FILE), { force: true });
 }
 
 /** The operator key, created (0600) on first use. */

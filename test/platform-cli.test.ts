@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { startService } from '../src/app.js';
+import { lockDataDir } from '../src/data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +102,27 @@ describe('platform command', { timeout: 120_000 }, () => {
       assert.equal((await svc.request('GET', '/customers')).status, 200, 'the service is untouched');
     } finally {
       await svc.stop();
+    }
+  });
+
+  it('is refused while another process holds the directory and has not recorded where it listens', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-locked-'));
+    // What a service looks like while it recovers: the lock taken, no service.json yet.
+    const lock = await lockDataDir(dataDir);
+    try {
+      await assert.rejects(
+        run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } }),
+        (err: { code?: number; stderr?: string }) => {
+          assert.equal(err.code, 1);
+          assert.match(err.stderr ?? '', /is in use by another process/);
+          assert.match(err.stderr ?? '', /has not recorded an operator endpoint yet/);
+          return true;
+        },
+      );
+      assert.equal(existsSync(join(dataDir, 'data.mdb')), false, 'the store was not opened');
+    } finally {
+      await lock.release();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
