@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
-import { EFFECT_CONCURRENCY, EffectsFullError, MAX_ATTEMPTS, defaultOpenStore, retryDelayMs } from '../src/engine/engine.js';
+import { EFFECT_CONCURRENCY, EffectsFullError, MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { decodeEntry } from '../src/engine/log.js';
+import { openStore } from '../src/engine/store.js';
 import type { EngineEvent } from '../src/engine/state-machine.js';
 import { add, openCounterEngine, tempDir, waitFor, type CounterEvent } from './support/counter-machine.js';
 
@@ -25,7 +26,7 @@ function gate(): { open: () => void; opened: Promise<void> } {
 /** A store whose log flushes (fsyncs) are held back until `release` is opened. */
 function heldFlushes(release: Promise<void>): (dir: string) => RootDatabase {
   return (dir) => {
-    const root = defaultOpenStore(dir);
+    const root = openStore(dir);
     return new Proxy(root, {
       get(target, prop, receiver) {
         if (prop !== 'openDB') return Reflect.get(target, prop, receiver) as unknown;

@@ -8,9 +8,10 @@
 // entry, lets the next message in, and answers once the entry is durable. A handler that
 // throws changes nothing; a throw after the first event is applied stops the process.
 import { mkdirSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import type { Clock } from './clock.js';
 import { StoreCorruptError } from './format.js';
+import { openStore } from './store.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
 import { Mailbox, MailboxFullError } from './mailbox.js';
@@ -57,7 +58,7 @@ export interface EngineOptions<E extends DomainEvent, T> {
   snapshotEveryMs: number;
   /** Progress and warnings go here (stderr in the service). */
   report: (line: string) => void;
-  /** Opens the lmdb environment (default: a plain `open` of `dataDir`). */
+  /** Opens the lmdb environment (default: `openStore`, with its safety checks). */
   openStore?: (dataDir: string) => RootDatabase;
   /**
    * Called once memory may be ahead of the log (after the `fatal:` report line). Default:
@@ -90,10 +91,6 @@ export const MAX_ATTEMPTS = 8;
 /** Backoff after the n-th failure: 1 s, 2 s, 4 s ... capped at 5 minutes. */
 export function retryDelayMs(failures: number): number {
   return Math.min(1000 * 2 ** (failures - 1), 5 * 60_000);
-}
-
-export function defaultOpenStore(dataDir: string): RootDatabase {
-  return open({ path: dataDir, overlappingSync: true, separateFlushed: true });
 }
 
 type Entry<E> = LogEntry<E | EngineEvent<unknown>>;
@@ -172,7 +169,7 @@ export class Engine<E extends DomainEvent, T> {
   async open(): Promise<RecoveryReport> {
     const started = performance.now();
     mkdirSync(this.#opts.dataDir, { recursive: true });
-    this.#root = (this.#opts.openStore ?? defaultOpenStore)(this.#opts.dataDir);
+    this.#root = (this.#opts.openStore ?? openStore)(this.#opts.dataDir);
     this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal('log commit failed', err));
     this.#snapshots = new SnapshotStore<T>(this.#root);
 

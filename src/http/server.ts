@@ -48,7 +48,7 @@ interface Incoming {
 
 export interface HttpServer {
   /** Stops accepting, waits for requests in flight. */
-  drain(): Promise<void>;
+  drain(timeoutMs: number): Promise<void>;
   readonly port: number;
 }
 

@@ -4,7 +4,8 @@
 // engine must stop the process (exit 70) before acknowledging anything after the failure.
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import { systemClock } from '../../src/engine/clock.js';
-import { Engine, defaultOpenStore } from '../../src/engine/engine.js';
+import { Engine } from '../../src/engine/engine.js';
+import { openStore } from '../../src/engine/store.js';
 import { Counters, add, type CounterEvent, type CounterTimer } from './counter-machine.js';
 
 type Written = Promise<boolean> & { flushed?: Promise<boolean> };
@@ -31,8 +32,8 @@ function failingLog(db: Database): Database {
   });
 }
 
-function openStore(dir: string): RootDatabase {
-  const root = defaultOpenStore(dir);
+function openFailingStore(dir: string): RootDatabase {
+  const root = openStore(dir);
   return new Proxy(root, {
     get(target, prop, receiver) {
       if (prop !== 'openDB') return Reflect.get(target, prop, receiver) as unknown;
@@ -52,7 +53,7 @@ const engine = new Engine<CounterEvent, CounterTimer>({
   snapshotEveryEntries: 1_000_000,
   snapshotEveryMs: 3_600_000,
   report: (line) => process.stderr.write(`${line}\n`),
-  openStore,
+  openStore: openFailingStore,
 });
 await engine.open();
 const bump = (n: number): Promise<void> =>
