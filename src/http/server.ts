@@ -5,7 +5,8 @@
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, unauthorized, type ErrorBody } from './errors.js';
+import { ApiError, invalidField, unauthorized, type ErrorBody } from './errors.js';
+import { checkJsonShape } from './validation.js';
 import { Authenticator } from './auth.js';
 import { IdempotencyKeys, requestHash } from './idempotency.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
@@ -306,15 +307,30 @@ async function handle(
   return serialise(await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) }));
 }
 
-/** An absent or empty body reads as `{}`; schemas then say what is missing. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An absent or empty body reads as `{}`; schemas then say what is missing. Bytes that are
+ * not UTF-8 are refused rather than replaced, and the parsed value passes checkJsonShape
+ * before anything else (hashing, validation) walks it.
+ */
 function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   if (raw === undefined || raw.length === 0) return {};
   if (!isJson(contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  let text: string;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    text = utf8.decode(raw);
   } catch {
-    throw new ApiError(400, 'INVALID_INPUT', 'the body is not valid JSON', [{ field: 'body', message: 'malformed JSON' }]);
+    throw invalidField('body', 'must be UTF-8');
   }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw invalidField('body', 'malformed JSON');
+  }
+  checkJsonShape(json);
+  return json;
 }
 
 function checkOperator(keyHash: Buffer, incoming: Incoming): void {

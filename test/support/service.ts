@@ -28,6 +28,8 @@ export interface TestService {
   dataDir: string;
   credentials: PlatformCredentials;
   baseUrl: string;
+  /** Every line the service reported (its log), in order. */
+  reportLines: readonly string[];
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
   basic(environment: 'sandbox' | 'production'): string;
   /** Closes the service (final commit) and, unless kept, removes the data directory. */
@@ -74,6 +76,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
     dataDir,
     credentials,
     baseUrl: service.baseUrl,
+    reportLines: lines,
     request,
     basic,
     stop: async ({ keepData = false } = {}) => {
