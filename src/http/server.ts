@@ -91,6 +91,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     };
     const idem = req.getHeader('idempotency-key');
     if (idem !== '') incoming.headers.idempotencyKey = idem;
+    else if (incoming.method === 'POST' && hasHeader(req, 'idempotency-key')) incoming.headers.idempotencyKey = '';
     const requestId = req.getHeader('request-id');
     if (requestId !== '') incoming.headers.requestId = requestId;
     const signature = req.getHeader('service-wallet-signature');
@@ -297,7 +298,7 @@ async function handle(
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
   if (key !== undefined) {
-    const scoped = idempotency.scope(env.id, route.method, incoming.path, key);
+    const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
     const outcome = await idempotency.run(scoped, hash, (remember) =>
       route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide, remember) }),
     );
@@ -331,6 +332,28 @@ function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   }
   checkJsonShape(json);
   return json;
+}
+
+/**
+ * uWebSockets.js reads an absent header as ''; a header sent empty, or made only of bytes
+ * it trims (from 0x80 up, at either end), is told apart by its presence.
+ */
+function hasHeader(req: uWS.HttpRequest, name: string): boolean {
+  let found = false;
+  req.forEach((key) => {
+    if (key === name) found = true;
+  });
+  return found;
+}
+
+/**
+ * Idempotency keys belong to the route a request reaches, with its decoded parameters,
+ * however the path was spelled (`//fund`, `/fund/`, percent-encoding). `%` and `/` in a
+ * parameter are escaped so that two parameter lists cannot render the same.
+ */
+function scopePath(route: Route, params: Readonly<Record<string, string>>): string {
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (params[name] ?? '').replaceAll('%', '%25').replaceAll('/', '%2F'));
+  return `/${API_VERSION}${path}`;
 }
 
 function checkOperator(keyHash: Buffer, incoming: Incoming): void {

@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
 
@@ -84,4 +85,52 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface RawResponse {
+  status: number;
+  /** Header names lower-case. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Writes `payload` (one or more HTTP/1.1 requests) on one connection and reads one
+ * response per entry of `expect`, for what fetch will not send (non-ASCII header bytes,
+ * pipelined keep-alive requests). A response to HEAD has no body whatever its
+ * Content-Length says, so `head` tells the reader not to wait for one.
+ */
+export function rawExchange(port: number, payload: string | Buffer, expect: ReadonlyArray<{ head?: boolean }>): Promise<RawResponse[]> {
+  return new Promise((resolve, reject) => {
+    const responses: RawResponse[] = [];
+    let buffered = Buffer.alloc(0);
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(payload));
+    const parse = (): void => {
+      while (responses.length < expect.length) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const lines = buffered.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(lines[0]!.split(' ')[1]);
+        const headers: Record<string, string> = {};
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        const length = expect[responses.length]!.head === true ? 0 : Number(headers['content-length'] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        responses.push({ status, headers, body: buffered.subarray(end + 4, end + 4 + length).toString('utf8') });
+        buffered = buffered.subarray(end + 4 + length);
+      }
+      sock.destroy();
+      resolve(responses);
+    };
+    sock.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      parse();
+    });
+    sock.on('error', reject);
+    sock.on('close', () => {
+      if (responses.length < expect.length) reject(new Error(`connection closed after ${responses.length} of ${expect.length} responses; unread: ${buffered.toString('latin1')}`));
+    });
+  });
 }
