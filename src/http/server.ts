@@ -120,6 +120,13 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
         for (const [k, v] of headers) res.writeHeader(k, v);
         if (status === 204) {
           res.endWithoutBody();
+        } else if (incoming.method === 'HEAD') {
+          // What GET would send, without the body: a keep-alive client reads no body after
+          // HEAD. (This uWS closes the connection when endWithoutBody is given a length, so
+          // the header is written by hand.)
+          res.writeHeader('Content-Type', 'application/json');
+          res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+          res.endWithoutBody();
         } else {
           res.writeHeader('Content-Type', 'application/json');
           res.end(body);
@@ -130,7 +137,8 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       const apiError = toApiError(err, log);
       const headers: Array<[string, string]> = [];
       if (apiError.retryAfter !== undefined) headers.push(['Retry-After', String(apiError.retryAfter)]);
-      if (apiError.status === 405 && Array.isArray(apiError.details)) headers.push(['Allow', (apiError.details as string[]).join(', ')]);
+      if (apiError instanceof MethodNotAllowed) headers.push(['Allow', apiError.allowed.join(', ')]);
+      if (apiError.status === 401) headers.push(['WWW-Authenticate', incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
       send(apiError.status, JSON.stringify(apiError.toBody() satisfies ErrorBody), headers);
     };
 
@@ -144,7 +152,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     let expectsBody: boolean;
     try {
       if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
-        if (incoming.method !== 'GET') throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: GET`, ['GET']);
+        if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
         if (incoming.path === '/healthz') {
           send(200, JSON.stringify(extras.healthz()));
         } else {
@@ -260,10 +268,11 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
   } catch {
     throw new ApiError(400, 'INVALID_INPUT', 'the path is not valid percent-encoding', [{ field: 'path', message: 'malformed percent-encoding' }]);
   }
-  const match = router.match(incoming.method, decoded);
+  // HEAD is GET without the body (send() leaves it out).
+  const match = router.match(incoming.method === 'HEAD' ? 'GET' : incoming.method, decoded);
   if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.method} ${incoming.path}`);
   if (match.kind === 'wrong-method') {
-    throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: ${match.allowed.join(', ')}`, match.allowed);
+    throw new MethodNotAllowed(incoming.method, match.allowed);
   }
   const env = auth.authenticate(incoming.authorization);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
@@ -357,7 +366,7 @@ function scopePath(route: Route, params: Readonly<Record<string, string>>): stri
 }
 
 function checkOperator(keyHash: Buffer, incoming: Incoming): void {
-  if (incoming.method !== 'POST') throw new ApiError(405, 'METHOD_NOT_ALLOWED', 'operator endpoints take POST', ['POST']);
+  if (incoming.method !== 'POST') throw new MethodNotAllowed(incoming.method, ['POST']);
   const m = /^Bearer\s+(\S{1,512})$/.exec(incoming.authorization);
   const presented = createHash('sha256').update(m?.[1] ?? '').digest();
   if (m === null || !timingSafeEqual(presented, keyHash)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
@@ -372,6 +381,17 @@ function parseQuery(query: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v;
   return out;
+}
+
+/** 405: `details` names the method like any field; the Allow header lists the methods. */
+class MethodNotAllowed extends ApiError {
+  constructor(
+    method: string,
+    readonly allowed: readonly string[],
+  ) {
+    const message = `${method} is not allowed here; allowed: ${allowed.join(', ')}`;
+    super(405, 'METHOD_NOT_ALLOWED', message, [{ field: 'method', message }]);
+  }
 }
 
 function shuttingDown(): ApiError {
