@@ -47,9 +47,16 @@ interface Incoming {
   headers: RequestHeaders;
 }
 
+/** How long drain() waits for requests in flight by default (DRAIN_TIMEOUT_SECONDS). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+
 export interface HttpServer {
-  /** Stops accepting, waits for requests in flight. */
-  drain(): Promise<void>;
+  /**
+   * Stops accepting, waits up to `timeoutMs` for requests in flight, then closes the
+   * connections of those still running (a slow upload cannot hold shutdown) and resolves.
+   * Calling it again returns the same promise.
+   */
+  drain(timeoutMs?: number): Promise<void>;
   readonly port: number;
 }
 
@@ -68,14 +75,17 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
   const idempotency = new IdempotencyKeys(services);
   const auth = new Authenticator(services.world);
   const app = uWS.App();
-  let inFlight = 0;
+  // Responses not yet finished, so drain() can close them when its time is up; bounded
+  // by the connections uWS accepts.
+  const inFlight = new Set<uWS.HttpResponse>();
   let draining = false;
+  let drained: Promise<void> | undefined;
   let onIdle: (() => void) | undefined;
   let openapiJson: string | undefined;
 
-  const finish = (): void => {
-    inFlight--;
-    if (inFlight === 0 && onIdle !== undefined) onIdle();
+  const finish = (res: uWS.HttpResponse): void => {
+    inFlight.delete(res);
+    if (inFlight.size === 0 && onIdle !== undefined) onIdle();
   };
 
   app.any('/*', (res, req) => {
@@ -97,7 +107,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const signature = req.getHeader('service-wallet-signature');
     if (signature !== '') incoming.headers.walletSignature = signature;
 
-    inFlight++;
+    inFlight.add(res);
     let aborted = false;
     let finished = false;
     // Once the body is complete, the handler's completion finishes the request; before
@@ -107,7 +117,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const finishRequest = (): void => {
       if (finished) return;
       finished = true;
-      finish();
+      finish(res);
     };
     res.onAborted(() => {
       aborted = true;
@@ -232,13 +242,30 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       const port = uWS.us_socket_local_port(socket);
       resolve({
         port,
-        drain: () => {
-          draining = true;
-          uWS.us_listen_socket_close(socket);
-          if (inFlight === 0) return Promise.resolve();
-          return new Promise<void>((done) => {
-            onIdle = done;
+        drain: (timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS) => {
+          drained ??= new Promise<void>((done) => {
+            draining = true;
+            uWS.us_listen_socket_close(socket);
+            if (inFlight.size === 0) {
+              done();
+              return;
+            }
+            const timer = setTimeout(() => {
+              onIdle = undefined;
+              const left = [...inFlight];
+              log(`drain: closing ${left.length} request(s) still in flight after ${timeoutMs} ms`);
+              // Closing runs each one's onAborted; a handler still deciding finishes
+              // unanswered (its send() sees the abort).
+              for (const res of left) res.close();
+              inFlight.clear();
+              done();
+            }, timeoutMs);
+            onIdle = () => {
+              clearTimeout(timer);
+              done();
+            };
           });
+          return drained;
         },
       });
     });
@@ -278,7 +305,9 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new ApiError(403, 'SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
-  const expectsBody = match.route.body !== undefined;
+  // Routes without a body schema (execute, approve) still read what is sent: nothing, an
+  // empty body or JSON is fine (and ignored), anything else is 415.
+  const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
     throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
