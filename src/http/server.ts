@@ -8,7 +8,8 @@ import type { Services } from '../services.js';
 import { ApiError, invalidField, unauthorized, type ErrorBody } from './errors.js';
 import { checkJsonShape } from './validation.js';
 import { Authenticator } from './auth.js';
-import { IdempotencyKeys, requestHash } from './idempotency.js';
+import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
+import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
 import { EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
@@ -73,6 +74,7 @@ type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: st
 export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
+  const cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   const auth = new Authenticator(services.world);
   const app = uWS.App();
   // Responses not yet finished, so drain() can close them when its time is up; bounded
@@ -179,7 +181,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       } else {
         const prepared = prepare(auth, router, incoming);
         expectsBody = prepared.expectsBody;
-        processBody = (raw) => handle(services, idempotency, prepared, incoming, raw);
+        processBody = (raw) => handle(services, idempotency, cursors, prepared, incoming, raw);
       }
     } catch (err) {
       fail(err);
@@ -322,6 +324,7 @@ function isJson(contentType: string): boolean {
 async function handle(
   services: Services,
   idempotency: IdempotencyKeys,
+  cursors: CursorCodec,
   prepared: Prepared,
   incoming: Incoming,
   raw: Buffer | undefined,
@@ -332,7 +335,9 @@ async function handle(
   // Hashed before validation, which drops unknown properties in place.
   const hash = key === undefined ? '' : requestHash(json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
-  const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const list = pagedList(env.id, route, params, parsedQuery);
+  const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
   if (key !== undefined) {
@@ -343,7 +348,34 @@ async function handle(
     if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
     return serialise(outcome.reply);
   }
-  return serialise(await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) }));
+  const reply = await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) });
+  return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply));
+}
+
+type PageRequest = Record<string, unknown> & { cursor?: string };
+
+/**
+ * A paged route's list identity: environment, route with its parameters, and the filters
+ * (the query without `cursor` and `limit`, which may change from page to page).
+ */
+function pagedList(envId: string, route: Route, params: Readonly<Record<string, string>>, query: unknown): string | undefined {
+  const properties = route.query?.schema.properties as Record<string, unknown> | undefined;
+  if (properties?.cursor === undefined || query === null || typeof query !== 'object') return undefined;
+  const filters: Record<string, unknown> = { ...(query as Record<string, unknown>) };
+  delete filters.cursor;
+  delete filters.limit;
+  return `${envId} ${scopePath(route, params)} ${canonicalJson(filters)}`;
+}
+
+/** The route sees the position id the client's cursor stands for (pagination.ts). */
+function openCursor(cursors: CursorCodec, list: string, query: PageRequest): PageRequest {
+  return query.cursor === undefined ? query : { ...query, cursor: cursors.open(list, query.cursor) };
+}
+
+function sealNextCursor(cursors: CursorCodec, list: string, reply: Reply): Reply {
+  const page = reply.body as { nextCursor?: unknown } | null;
+  if (page === null || typeof page !== 'object' || typeof page.nextCursor !== 'string') return reply;
+  return { ...reply, body: { ...page, nextCursor: cursors.seal(list, page.nextCursor) } };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
