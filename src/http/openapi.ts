@@ -21,6 +21,22 @@ function plain(schema: TSchema): unknown {
   return JSON.parse(JSON.stringify(schema));
 }
 
+/**
+ * A response schema as published: every object lists all the properties it may carry
+ * (`additionalProperties: false`), so a client can rely on the document and the tests
+ * that hold responses to it catch a property nobody documented.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, closed(v)])) : closed(value);
+  }
+  if (out.type === 'object' && out.properties !== undefined) out.additionalProperties = false;
+  return out;
+}
+
 export function openApiDocument(routes: readonly Route[], baseUrl: string): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -35,7 +51,7 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
       tags: [r.tag],
       parameters,
       responses: {
-        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: plain(r.response) } } },
+        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: closed(plain(r.response)) } } },
         default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };

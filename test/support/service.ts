@@ -5,8 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
+import assert from 'node:assert/strict';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
+import { schemaErrors, type JsonSchema } from './json-schema.js';
+
+const API_PREFIX = '/2025-10-13';
 
 export interface Response<T = unknown> {
   status: number;
@@ -31,10 +35,37 @@ export interface TestService {
   baseUrl: string;
   /** Every line the service reported (its log), in order. */
   reportLines: readonly string[];
+  /** `METHOD /template` of every route that has answered a success conforming to the published schema. */
+  conformed: ReadonlySet<string>;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
   basic(environment: 'sandbox' | 'production'): string;
   /** Closes the service (final commit) and, unless kept, removes the data directory. */
   stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: JsonSchema }> }> }>>;
+}
+
+/**
+ * The document's path template a request path falls under, matched as the router does:
+ * segment by segment, `{param}` matching any segment, the most literal template winning.
+ */
+function templateOf(doc: OpenApi, pathname: string): string | undefined {
+  const parts = pathname.split('/').filter((p) => p !== '');
+  let best: { template: string; literals: number } | undefined;
+  for (const template of Object.keys(doc.paths)) {
+    const segments = template.split('/').filter((p) => p !== '');
+    if (segments.length !== parts.length) continue;
+    let literals = 0;
+    const matches = segments.every((segment, i) => {
+      if (segment.startsWith('{')) return true;
+      literals++;
+      return segment === decodeURIComponent(parts[i]!);
+    });
+    if (matches && (best === undefined || literals > best.literals)) best = { template, literals };
+  }
+  return best?.template;
 }
 
 export function basicHeader(tokenId: string, secret: string): string {
@@ -48,6 +79,25 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
   const credentials = JSON.parse(readFileSync(service.credentialsPath, 'utf8')) as PlatformCredentials;
   const basic = (environment: 'sandbox' | 'production'): string =>
     basicHeader(credentials[environment].tokenId, credentials[environment].clientSecret);
+  const conformed = new Set<string>();
+  let published: Promise<OpenApi> | undefined;
+  // Every success `request` sees is held to the schema GET /openapi.json publishes for
+  // its method, path template and status, so every suite is a conformance check.
+  const conform = async (method: string, path: string, status: number, body: unknown): Promise<void> => {
+    const pathname = path.split('?', 1)[0]!;
+    if (method === 'HEAD' || pathname === '/healthz' || !pathname.startsWith(`${API_PREFIX}/`) || pathname === `${API_PREFIX}/openapi.json`) return;
+    published ??= fetch(`http://127.0.0.1:${service.http.port}${API_PREFIX}/openapi.json`).then((r) => r.json() as Promise<OpenApi>);
+    const doc = await published;
+    const template = templateOf(doc, pathname);
+    const operation = template === undefined ? undefined : doc.paths[template]?.[method.toLowerCase()];
+    const where = `${method} ${template ?? pathname} answered ${status}`;
+    if (operation === undefined) throw new assert.AssertionError({ message: `${where}, but the OpenAPI document publishes no such operation` });
+    const schema = operation.responses[String(status)]?.content?.['application/json']?.schema;
+    if (schema === undefined) throw new assert.AssertionError({ message: `${where}, but the document publishes no JSON schema for ${status}` });
+    const errors = schemaErrors(schema, body, doc);
+    if (errors.length > 0) throw new assert.AssertionError({ message: `${where} with a body that does not conform to the published schema:\n${errors.slice(0, 10).join('\n')}` });
+    conformed.add(`${method} ${template!.slice(API_PREFIX.length)}`);
+  };
   const request = async <T>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const auth = opts.auth ?? 'sandbox';
@@ -60,7 +110,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
       headers['content-type'] ??= 'application/json';
     }
     const url = path.startsWith('/2') || path.startsWith('/healthz') ? `http://127.0.0.1:${service.http.port}${path}` : `${service.baseUrl}${path}`;
-    const res = await fetch(url, { method, headers, body: typeof body === "string" || body === undefined ? body : Buffer.from(body) });
+    const res = await fetch(url, { method, headers, body: typeof body === 'string' || body === undefined ? body : Buffer.from(body) });
     const text = await res.text();
     let parsed: unknown = undefined;
     if (text !== '') {
@@ -70,6 +120,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
         parsed = text;
       }
     }
+    if (res.status >= 200 && res.status < 300 && res.status !== 204) await conform(method, new URL(url).pathname, res.status, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
   return {
@@ -78,6 +129,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
     credentials,
     baseUrl: service.baseUrl,
     reportLines: lines,
+    conformed,
     request,
     basic,
     stop: async ({ keepData = false } = {}) => {
