@@ -12,7 +12,11 @@ const ERROR_SCHEMA = {
     code: { type: 'string' },
     message: { type: 'string' },
     reason: { type: 'string', description: 'on 401: the check that failed' },
-    details: { description: 'the offending field paths' },
+    details: {
+      description: 'the offending fields, as dotted paths into the request',
+      type: 'array',
+      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 
