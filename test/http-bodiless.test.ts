@@ -28,8 +28,21 @@ describe('POST without a body schema', () => {
         return { status: 200, body: { executed: params.id } };
       },
     });
+    const approve = route({
+      method: 'POST',
+      path: '/things/{id}/approve',
+      summary: 'a bodiless action that honours Idempotency-Key',
+      tag: 'Test',
+      response: Type.Object({ approval: Type.Integer() }, { required: ['approval'] }),
+      status: 200,
+      idempotent: true,
+      handle: async (ctx) => {
+        calls++;
+        return ctx.exec([], () => ({ events: [], reply: () => ({ status: 200, body: { approval: calls } }) }));
+      },
+    });
     const services = svc.service.services;
-    http = await startHttpServer({ ...services, config: { ...services.config, port: 0 } }, [execute], { healthz: () => ({}), openapi: () => ({}), operator: { keyHash: Buffer.alloc(32), handle: async () => ({ status: 404, body: {} }) } }, () => undefined);
+    http = await startHttpServer({ ...services, config: { ...services.config, port: 0 } }, [execute, approve], { healthz: () => ({}), openapi: () => ({}), operator: { keyHash: Buffer.alloc(32), handle: async () => ({ status: 404, body: {} }) } }, () => undefined);
   });
   after(async () => {
     await http.drain(1000);
@@ -68,5 +81,20 @@ describe('POST without a body schema', () => {
       assert.equal(JSON.parse(res!.body).code, 'UNSUPPORTED_MEDIA_TYPE');
     }
     assert.equal(calls, before);
+  });
+
+  it('with one Idempotency-Key, no body, an empty body and any JSON body are the same request', async () => {
+    const before = calls;
+    const key = `approve-${process.pid}-${Date.now()}`;
+    const approve = (headers: string, body = ''): string =>
+      `POST /${VERSION}/things/t1/approve HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${svc.basic('sandbox')}\r\nIdempotency-Key: ${key}\r\n${headers}\r\n${body}`;
+    const bodies: string[] = [];
+    for (const request of [approve(''), approve('Content-Length: 0\r\n'), approve('Content-Type: application/json\r\nContent-Length: 2\r\n', '{}'), approve('Content-Type: application/json\r\nContent-Length: 10\r\n', '{"note":1}')]) {
+      const [res] = await rawExchange(http.port, request, [{}]);
+      assert.equal(res!.status, 200, res!.body);
+      bodies.push(res!.body);
+    }
+    assert.equal(new Set(bodies).size, 1, bodies.join(' '));
+    assert.equal(calls, before + 1);
   });
 });

@@ -49,7 +49,7 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
     const queryProps = (r.query?.schema.properties ?? {}) as Record<string, TSchema>;
     const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: plain(schema) });
-    if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: '^[!-~]{1,255}$', description: 'printable ASCII without spaces' } });
     const operation: Record<string, unknown> = {
       summary: r.summary,
       tags: [r.tag],

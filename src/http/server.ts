@@ -332,8 +332,9 @@ async function handle(
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
   const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
-  // Hashed before validation, which drops unknown properties in place.
-  const hash = key === undefined ? '' : requestHash(json);
+  // Hashed before validation, which drops unknown properties in place. A route without a
+  // body ignores whatever was sent, so that is not part of the request either.
+  const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
   const list = pagedList(env.id, route, params, parsedQuery);
