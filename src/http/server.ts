@@ -1,7 +1,8 @@
 // The HTTP front on uWebSockets.js. Each request goes through, in order: version segment
-// and route (404/405), authentication (401), environment (403 SANDBOX_ONLY), media type
-// (415), size (413), JSON and schema (400), idempotency, then the route's handler. The
-// reply leaves only after the handler's log entry is durable.
+// and route (404/405; HEAD is GET without the body), authentication (401), environment
+// (403 SANDBOX_ONLY), media type (415), size (413), UTF-8, JSON, nesting depth, Unicode
+// and schema (400), list cursor (400), idempotency, then the route's handler. The reply
+// leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
