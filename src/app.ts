@@ -11,7 +11,8 @@ import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js'
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
-import { claimDataDir, operatorKey, recordOwner, releaseDataDir } from './data-dir.js';
+import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
+import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Obj, Str, validator } from './http/validation.js';
@@ -45,11 +46,40 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** A configuration value the service cannot start with; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
 function numberFrom(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got ${value}`);
   return n;
+}
+
+/**
+ * CRYPTO_ROUTES: comma-separated `operation=inline|pool` pairs moving operations off the
+ * defaults (DEFAULT_ROUTES, chosen from bench/crypto.bench.ts; see docs/crypto.md).
+ */
+export function cryptoRoutesFrom(value: string | undefined): Partial<Record<CryptoOp, CryptoRoute>> {
+  const routes: Partial<Record<CryptoOp, CryptoRoute>> = {};
+  if (value === undefined || value.trim() === '') return routes;
+  const ops = Object.keys(DEFAULT_ROUTES) as CryptoOp[];
+  for (const pair of value.split(',')) {
+    const [name, route, ...rest] = pair.split('=').map((part) => part.trim());
+    const op = ops.find((candidate) => candidate === name);
+    if (op === undefined || rest.length > 0 || (route !== 'inline' && route !== 'pool')) {
+      throw new ConfigError(
+        `CRYPTO_ROUTES: "${pair.trim()}" is not operation=inline|pool (operations: ${ops.join(', ')}), in ${JSON.stringify(value)}`,
+      );
+    }
+    routes[op] = route;
+  }
+  return routes;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = {}): ServiceConfig {
@@ -63,50 +93,99 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     baseUrl: `http://${host}:${port}/${API_VERSION}`,
     snapshotEveryEntries: options.snapshotEveryEntries ?? numberFrom(env.SNAPSHOT_EVERY_ENTRIES, 100_000, 'SNAPSHOT_EVERY_ENTRIES'),
     snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? numberFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS')),
+    drainTimeoutMs: 1000 * numberFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS'),
+    cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
   };
 }
 
-/** Opens the store, recovers, and returns services without serving HTTP (for commands). */
+/**
+ * Takes the data directory's lock, checks the store, opens and recovers it, and returns
+ * services without serving HTTP (for commands). Rejects with DataDirInUseError when another
+ * process holds the directory. Nothing is left open or locked when it rejects.
+ */
 export async function openServices(options: ServiceOptions = {}): Promise<Services> {
   const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const config = configFromEnv(options.env ?? process.env, options);
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env, options);
   mkdirSync(config.dataDir, { recursive: true });
-  claimDataDir(config.dataDir);
-  const world = new World();
-  const engine = new Engine<DomainEvent, TimerMessage>({
-    dataDir: config.dataDir,
-    clock: options.clock ?? systemClock,
-    machine: world,
-    snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
-    snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
-    report,
-  });
-  await engine.open();
-  const masterKey = loadMasterKey(config.dataDir, options.env ?? process.env);
-  return { config, engine, world, masterKey };
+  const lock = await lockDataDir(config.dataDir);
+  // Once open, closed again if a later step fails.
+  let engine: Engine<DomainEvent, TimerMessage> | undefined;
+  try {
+    checkStoreBeforeOpen(config.dataDir);
+    forgetOwner(config.dataDir);
+    const world = new World();
+    const opened = new Engine<DomainEvent, TimerMessage>({
+      dataDir: config.dataDir,
+      clock: options.clock ?? systemClock,
+      machine: world,
+      snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
+      snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
+      report,
+    });
+    await opened.open();
+    engine = opened;
+    checkRecoveredStore(config.dataDir, world.envs.size);
+    const masterKey = loadMasterKey(config.dataDir, env);
+    const pool = createCryptoPool({ routes: config.cryptoRoutes });
+    let closing: Promise<void> | undefined;
+    return {
+      config,
+      engine: opened,
+      world,
+      masterKey,
+      crypto: pool,
+      close: () => {
+        closing ??= (async () => {
+          try {
+            await opened.close();
+            await pool.close();
+          } finally {
+            forgetOwner(config.dataDir);
+            await lock.release();
+          }
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    try {
+      await engine?.close();
+    } finally {
+      await lock.release();
+    }
+    throw err;
+  }
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
   const services = await openServices({ ...options, report });
-  const { path: credentialsPath } = await ensureDefaultPlatform(services);
-  const http = await startHttpServer(
-    services,
-    routes,
-    {
-      healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
-      openapi: () => openApiDocument(routes, services.config.baseUrl),
-      operator: {
-        keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
-        handle: async (path, body) => {
-          if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
-          const input = NewPlatformBody.parse(body);
-          return { status: 201, body: await createPlatform(services, input) };
+  let credentialsPath: string;
+  let http: HttpServer;
+  try {
+    credentialsPath = (await ensureDefaultPlatform(services)).path;
+    http = await startHttpServer(
+      services,
+      routes,
+      {
+        healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
+        openapi: () => openApiDocument(routes, services.config.baseUrl),
+        operator: {
+          keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
+          handle: async (path, body) => {
+            if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
+            const input = NewPlatformBody.parse(body);
+            return { status: 201, body: await createPlatform(services, input) };
+          },
         },
       },
-    },
-    report,
-  );
+      report,
+    );
+  } catch (err) {
+    await services.close();
+    throw err;
+  }
   // With port 0 the OS picked one: the base URL names the real port.
   services.config.port = http.port;
   services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;
@@ -119,9 +198,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     credentialsPath,
     close: () => {
       closing ??= (async () => {
-        await http.drain();
-        await services.engine.close();
-        releaseDataDir(services.config.dataDir);
+        await http.drain(services.config.drainTimeoutMs);
+        await services.close();
       })();
       return closing;
     },

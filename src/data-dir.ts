@@ -1,10 +1,25 @@
-// Ownership of a data directory. One process writes a store: the service records its pid
-// and address in `service.json`, and a second service, or an offline command, refuses to
-// open a directory whose owner is alive. A file left by a killed process is taken over.
-// The operator key lets commands reach a running service's operator endpoint.
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Ownership of a data directory. One process writes a store: the service and the offline
+// platform command alike hold an OS lock on the directory for as long as they run, and a
+// second writer is refused. `service.json` only tells commands where the running service
+// listens (its origin), so they can ask it through its operator endpoint; it decides nothing.
+// The operator key lets commands reach that endpoint.
+//
+// The lock is an abstract Unix socket (Linux) whose name is derived from the directory's
+// real path: the kernel frees it when the process dies, kill -9 included, and a second
+// bind fails with EADDRINUSE, so no stale state can block a restart and no pid is trusted
+// (a pid may have been reused by an unrelated process). flock(2) would also do, but Node has
+// no binding for it, and an addon means a compiler and Node's headers (fetched from
+// nodejs.org unless preinstalled) at every `npm install`; this needs nothing. Limits: abstract
+// sockets are Linux only (elsewhere the service refuses to start, saying so), and they belong
+// to a network namespace, so two containers with separate network namespaces sharing one
+// volume would not see each other's lock.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { DATA_FILE, inspectStore } from './engine/store.js';
+import { MASTER_KEY_FILE } from './crypto/master-key.js';
+import { CREDENTIALS_FILE } from './platforms.js';
 
 export const OWNER_FILE = 'service.json';
 export const OPERATOR_KEY_FILE = 'operator.key';
@@ -15,46 +30,124 @@ export interface Owner {
   origin: string;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+export class DataDirInUseError extends Error {
+  constructor(readonly dataDir: string) {
+    super(`${dataDir} is in use by another process (one writer per data directory); stop it first`);
+    this.name = 'DataDirInUseError';
   }
 }
 
-/** The live process that owns `dataDir`, if any. */
-export function currentOwner(dataDir: string): Owner | undefined {
+/** The directory held a store that is no longer there (see checkStoreBeforeOpen). */
+export class StoreGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreGoneError';
+  }
+}
+
+export interface DataDirLock {
+  readonly dataDir: string;
+  /** Frees the lock; another process may then open the directory. */
+  release(): Promise<void>;
+}
+
+/** The abstract socket name for a directory: same directory, same name, however it is spelled. */
+function lockName(dataDir: string): string {
+  const digest = createHash('sha256').update(realpathSync(dataDir)).digest('hex').slice(0, 32);
+  return `\0payments-wallet-data-dir-${digest}`;
+}
+
+/** Takes the directory's lock (it must exist), or rejects with DataDirInUseError. */
+export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+  if (process.platform !== 'linux') {
+    throw new Error(`the data directory lock needs Linux (abstract Unix sockets); this is ${process.platform}`);
+  }
+  const server: Server = createServer();
+  // Nobody talks to the lock: a connection is closed at once, and none wait.
+  server.maxConnections = 0;
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new DataDirInUseError(dataDir) : err);
+    });
+    server.listen({ path: lockName(dataDir), backlog: 1 }, () => {
+      // Held for the life of the process, but it must not keep the process alive.
+      server.unref();
+      // Once bound, the only errors are failed accepts (EMFILE from a stray client): the
+      // socket stays bound and the lock held, so they change nothing and must not crash.
+      server.removeAllListeners('error');
+      server.on('error', () => undefined);
+      let released: Promise<void> | undefined;
+      resolve({
+        dataDir,
+        release: () => {
+          released ??= new Promise<void>((done, fail) => server.close((err) => (err === undefined ? done() : fail(err))));
+          return released;
+        },
+      });
+    });
+  });
+}
+
+/**
+ * Refuses, changing nothing, a directory that once held a store (credentials or a master
+ * key file are there) whose `data.mdb` is now missing or zero bytes: opening it would
+ * start a new platform and overwrite credentials.json. A valid store with no records is
+ * refused only when credentials.json exists: a master key alone is also what a first start
+ * leaves when it stops before the default platform is committed. Throws StoreDamagedError
+ * (store.ts) for a truncated data.mdb.
+ */
+export function checkStoreBeforeOpen(dataDir: string): void {
+  const contents = inspectStore(dataDir);
+  const credentials = existsSync(join(dataDir, CREDENTIALS_FILE));
+  const masterKey = existsSync(join(dataDir, MASTER_KEY_FILE));
+  const dataPath = join(dataDir, DATA_FILE);
+  const evidence = credentials ? join(dataDir, CREDENTIALS_FILE) : join(dataDir, MASTER_KEY_FILE);
+  const refuse = (state: string): never => {
+    throw new StoreGoneError(
+      `${dataPath} ${state}, but ${evidence} exists: this directory held a store that is gone; ` +
+        'refusing to start a new one over it (restore data.mdb from a backup, or move the directory aside for a fresh start)',
+    );
+  };
+  if (contents.kind === 'missing' && (credentials || masterKey)) refuse('is missing');
+  if (contents.kind === 'zero-length' && (credentials || masterKey)) refuse('is empty (0 bytes)');
+  if (contents.kind === 'empty' && credentials) refuse('holds no records');
+}
+
+/**
+ * After recovery: a store holding no platform beside credentials.json is not the store those
+ * credentials belong to (data.mdb was replaced by a fresh one); starting would overwrite them.
+ */
+export function checkRecoveredStore(dataDir: string, platforms: number): void {
+  const credentials = join(dataDir, CREDENTIALS_FILE);
+  if (platforms === 0 && existsSync(credentials)) {
+    throw new StoreGoneError(
+      `${join(dataDir, DATA_FILE)} holds no platform, but ${credentials} exists: this directory held a store that is gone; ` +
+        'refusing to start a new one over it (restore data.mdb from a backup, or move the directory aside for a fresh start)',
+    );
+  }
+}
+
+/** Where the service owning `dataDir` listens, as it recorded it; undefined if never recorded. */
+export function recordedOwner(dataDir: string): Owner | undefined {
   const path = join(dataDir, OWNER_FILE);
   if (!existsSync(path)) return undefined;
-  let owner: Owner;
   try {
-    owner = JSON.parse(readFileSync(path, 'utf8')) as Owner;
+    return JSON.parse(readFileSync(path, 'utf8')) as Owner;
   } catch {
     return undefined;
   }
-  return owner.pid !== process.pid && alive(owner.pid) ? owner : undefined;
-}
-
-export function claimDataDir(dataDir: string): void {
-  const owner = currentOwner(dataDir);
-  if (owner !== undefined) throw new Error(`${dataDir} is in use by process ${owner.pid} (${owner.origin})`);
 }
 
 export function recordOwner(dataDir: string, origin: string): void {
   writeFileSync(join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, origin } satisfies Owner) + '\n', { mode: 0o600 });
 }
 
-export function releaseDataDir(dataDir: string): void {
-  const path = join(dataDir, OWNER_FILE);
-  if (!existsSync(path)) return;
-  try {
-    const owner = JSON.parse(readFileSync(path, 'utf8')) as Owner;
-    if (owner.pid === process.pid) rmSync(path, { force: true });
-  } catch {
-    rmSync(path, { force: true });
-  }
+/**
+ * Removes service.json. Only the lock holder calls it (on opening and on closing): whatever
+ * the file says then is stale or its own, and a command must not be sent to a dead origin.
+ */
+export function forgetOwner(dataDir: string): void {
+  rmSync(join(dataDir, OWNER_FILE), { force: true });
 }
 
 /** The operator key, created (0600) on first use. */

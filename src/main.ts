@@ -1,9 +1,17 @@
 // `npm start`: the service on HOST:PORT with its store in DATA_DIR. SIGTERM (or SIGINT)
 // stops accepting, drains requests in flight, makes the final commit and exits 0.
-import { startService } from './app.js';
+import { ConfigError, startService } from './app.js';
+import { DataDirInUseError, StoreGoneError } from './data-dir.js';
+import { StoreDamagedError } from './engine/store.js';
+
+/** Refusals whose message says all there is to say; anything else is a bug and shows its stack. */
+function isRefusal(err: unknown): err is Error {
+  return err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError;
+}
 
 const service = await startService().catch((err: unknown) => {
-  process.stderr.write(`cannot start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  const detail = isRefusal(err) ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(`cannot start: ${detail}\n`);
   process.exit(1);
 });
 

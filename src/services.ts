@@ -1,8 +1,9 @@
 // What routes can reach: the engine (to decide and log), the world (to read), the
-// clock, and the secrets the service keeps. Built once in `openService`.
+// clock, the secrets the service keeps and the crypto pool. Built once in `openServices`.
 import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
+import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
 
 export interface ServiceConfig {
   host: string;
@@ -12,6 +13,10 @@ export interface ServiceConfig {
   baseUrl: string;
   snapshotEveryEntries: number;
   snapshotEveryMs: number;
+  /** How long SIGTERM waits for requests in flight before closing what is left. */
+  drainTimeoutMs: number;
+  /** Operations moved off the defaults (CRYPTO_ROUTES). */
+  cryptoRoutes: Partial<Record<CryptoOp, CryptoRoute>>;
 }
 
 export interface Services {
@@ -19,4 +24,8 @@ export interface Services {
   engine: Engine<DomainEvent, TimerMessage>;
   world: World;
   masterKey: MasterKey;
+  /** Wallet cryptography, inline or on worker threads per operation. */
+  crypto: CryptoPool;
+  /** Final commit, then stops the crypto workers and frees the data directory's lock. */
+  close(): Promise<void>;
 }

@@ -5,46 +5,15 @@
 // and at most the one that was in flight.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { basicHeader } from './support/service.js';
+import { killAll, spawnService, type ServiceChild as Child } from './support/service-process.js';
 
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const WRITERS = 8;
-
-interface Child {
-  proc: ChildProcess;
-  baseUrl: string;
-  stderr: string[];
-  exited: Promise<number | null>;
-}
-
-async function spawnService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Child> {
-  const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const stderr: string[] = [];
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), 20_000);
-    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const m = /listening on (\S+)/.exec(out);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr.join('')}`)));
-  });
-  return { proc, baseUrl, stderr, exited };
-}
+/** Both tests together take under 20 s on 2 cores; a hang fails the suite instead of blocking it. */
+const SUITE_TIMEOUT_MS = 180_000;
 
 interface Credentials {
   sandbox: { tokenId: string; clientSecret: string };
@@ -111,11 +80,13 @@ async function runRound(dataDir: string, round: number, writers: WriterState[], 
       }
     }
   });
+  // Settled from the start, so a writer that fails early is reported here, not as unhandled.
+  const outcomes = Promise.allSettled(loops);
   await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 450)));
   killed = true;
   child.proc.kill('SIGKILL');
   await child.exited;
-  await Promise.all(loops);
+  for (const outcome of await outcomes) if (outcome.status === 'rejected') throw outcome.reason;
   return child;
 }
 
@@ -176,7 +147,7 @@ async function stop(child: Child): Promise<void> {
   assert.equal(await child.exited, 0);
 }
 
-describe('crash recovery under SIGKILL', () => {
+describe('crash recovery under SIGKILL', { timeout: SUITE_TIMEOUT_MS }, () => {
   it('keeps every acknowledged write and half-applies nothing, over several rounds', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crash-'));
     try {
@@ -187,6 +158,8 @@ describe('crash recovery under SIGKILL', () => {
       }
       assert.ok(writers.some((w) => w.acknowledged > 0), 'the rounds funded something');
     } finally {
+      // An assertion that failed mid-round leaves a service running: kill it before the next test.
+      await killAll();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
@@ -206,6 +179,8 @@ describe('crash recovery under SIGKILL', () => {
       }
       assert.ok(snapshots > 0, 'snapshots were written while writes were in flight');
     } finally {
+      // An assertion that failed mid-round leaves a service running: kill it before the next test.
+      await killAll();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -14,7 +14,8 @@ import { hex, toHexString } from './support/crypto-fixtures.js';
 const CLI = fileURLToPath(new URL('../scripts/wallet.js', import.meta.url));
 
 function wallet(args: readonly string[], stdin?: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { input: stdin ?? '', encoding: 'utf8' });
+  // A command that hangs is killed (status null) rather than hanging the suite.
+  const r = spawnSync(process.execPath, [CLI, ...args], { input: stdin ?? '', encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -28,7 +29,7 @@ function genKeypair(): { publicKey: string; publicKeyCompressed: string; private
   return JSON.parse(ok(['gen-keypair'])) as { publicKey: string; publicKeyCompressed: string; privateKey: string };
 }
 
-describe('wallet CLI', () => {
+describe('wallet CLI', { timeout: 120_000 }, () => {
   it('gen-keypair prints a consistent key pair usable as clientPublicKey', () => {
     const pair = genKeypair();
     assert.match(pair.publicKey, /^04[0-9a-f]{128}$/);

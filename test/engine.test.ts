@@ -2,41 +2,14 @@
 // recovery and durable timers, with time moved by a manual clock.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Engine, MailboxFullError } from '../src/engine/engine.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
-import { Counters, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
+import { add, openCounterEngine, tempDir, waitFor, type OpenedCounters } from './support/counter-machine.js';
 
-interface Opened {
-  engine: Engine<CounterEvent, CounterTimer>;
-  counters: Counters;
-  reports: string[];
-}
-
-async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<Opened> {
-  const counters = new Counters();
-  const reports: string[] = [];
-  const engine = new Engine<CounterEvent, CounterTimer>({
-    dataDir,
-    clock,
-    machine: counters,
-    snapshotEveryEntries,
-    snapshotEveryMs: 3_600_000,
-    report: (line) => reports.push(line),
-  });
-  await engine.open();
-  return { engine, counters, reports };
-}
-
-function add(id: string, n: number): CounterEvent {
-  return { type: 'add', id, n };
-}
-
-function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'engine-test-'));
+async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<OpenedCounters> {
+  return openCounterEngine(dataDir, clock, { snapshotEveryEntries });
 }
 
 describe('engine', () => {
@@ -186,7 +159,8 @@ describe('engine', () => {
     const dir = tempDir();
     const { engine } = await openEngine(dir, new ManualClock(), 10);
     for (let i = 0; i < 25; i++) await engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
-    await engine.snapshot();
+    // No explicit snapshot: the automatic one (every 10 entries) runs in the background.
+    await waitFor(() => engine.snapshotSeq >= 20, 'an automatic snapshot at 20 or later');
     assert.ok(engine.snapshotSeq >= 20, `snapshot at ${engine.snapshotSeq}`);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
@@ -258,13 +232,31 @@ describe('engine', () => {
     await a.engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
-});
 
-/** Waits for timer-driven work, which runs on the event loop after the clock moves. */
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  assert.fail('condition not reached');
-}
+  it('keeps at most the configured number of idempotency records, forgetting the oldest, also on replay', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const record = (key: string, at: number) => ({
+      type: '$idempotency' as const,
+      record: { key, bodyHash: 'h', status: 201, body: key, at },
+    });
+    const remember = async (engine: OpenedCounters['engine'], key: string): Promise<void> => {
+      await engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }), (_r, at) => [record(key, at)]);
+    };
+    const kept = (engine: OpenedCounters['engine']): string[] =>
+      ['k1', 'k2', 'k3', 'k4', 'k5'].filter((key) => engine.idempotencyRecord(key) !== undefined);
+    const a = await openCounterEngine(dir, clock, { maxIdempotencyRecords: 3 });
+    await remember(a.engine, 'k1');
+    await remember(a.engine, 'k2');
+    await a.engine.snapshot();
+    for (const key of ['k3', 'k4', 'k5']) await remember(a.engine, key);
+    assert.deepEqual(kept(a.engine), ['k3', 'k4', 'k5']);
+    assert.equal(a.engine.idempotencyRecords, 3);
+    assert.ok(a.reports.some((line) => line.startsWith('idempotency records at their limit of 3')), a.reports.join('\n'));
+    await a.engine.close();
+    const b = await openCounterEngine(dir, clock, { maxIdempotencyRecords: 3 });
+    assert.deepEqual(kept(b.engine), ['k3', 'k4', 'k5']);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -2,8 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { startService } from '../src/app.js';
+import { lockDataDir } from '../src/data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,11 @@ import { promisify } from 'node:util';
 import { basicHeader, startTestService } from './support/service.js';
 
 const CLI = fileURLToPath(new URL('../scripts/platform.js', import.meta.url));
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+/** A command that hangs is killed rather than hanging the suite. */
+const COMMAND_TIMEOUT_MS = 30_000;
+const run = (file: string, args: readonly string[], options: { env: NodeJS.ProcessEnv }) =>
+  execFileAsync(file, args, { ...options, timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL' });
 
 interface Printed {
   platformId: string;
@@ -20,7 +25,7 @@ interface Printed {
   production: { tokenId: string; clientSecret: string };
 }
 
-describe('platform command', () => {
+describe('platform command', { timeout: 120_000 }, () => {
   it('creates a platform through the running service, usable at once and isolated from the first', async () => {
     const svc = await startTestService();
     try {
@@ -64,6 +69,59 @@ describe('platform command', () => {
         await service.close();
       }
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('creates a platform offline over a stale service.json naming a live, unrelated process', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-stale-'));
+    try {
+      writeFileSync(join(dataDir, 'service.json'), JSON.stringify({ pid: process.ppid, origin: 'http://127.0.0.1:9' }) + '\n');
+      const { stdout } = await run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+      assert.match((JSON.parse(stdout) as Printed).platformId, /^Platform:/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('is refused, naming the directory and the endpoint, when the running service cannot be reached', async () => {
+    const svc = await startTestService();
+    try {
+      // The service holds the lock, but what it recorded points nowhere.
+      writeFileSync(join(svc.dataDir, 'service.json'), JSON.stringify({ pid: process.pid, origin: 'http://127.0.0.1:9' }) + '\n');
+      await assert.rejects(
+        run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: svc.dataDir } }),
+        (err: { code?: number; stderr?: string }) => {
+          assert.equal(err.code, 1);
+          assert.match(err.stderr ?? '', /is in use by another process/);
+          assert.ok((err.stderr ?? '').includes(svc.dataDir));
+          assert.match(err.stderr ?? '', /operator endpoint http:\/\/127\.0\.0\.1:9 did not answer/);
+          return true;
+        },
+      );
+      assert.equal((await svc.request('GET', '/customers')).status, 200, 'the service is untouched');
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('is refused while another process holds the directory and has not recorded where it listens', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-locked-'));
+    // What a service looks like while it recovers: the lock taken, no service.json yet.
+    const lock = await lockDataDir(dataDir);
+    try {
+      await assert.rejects(
+        run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } }),
+        (err: { code?: number; stderr?: string }) => {
+          assert.equal(err.code, 1);
+          assert.match(err.stderr ?? '', /is in use by another process/);
+          assert.match(err.stderr ?? '', /has not recorded an operator endpoint yet/);
+          return true;
+        },
+      );
+      assert.equal(existsSync(join(dataDir, 'data.mdb')), false, 'the store was not opened');
+    } finally {
+      await lock.release();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -3,7 +3,7 @@
 // data directory that is created on first start. Secrets are sealed with AES-256-GCM;
 // the additional data binds a ciphertext to the record it belongs to, so a sealed
 // value copied onto another record does not open.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -19,6 +19,11 @@ export class MasterKey {
   constructor(key: Uint8Array) {
     if (key.length !== KEY_BYTES) throw new Error(`master key must be ${KEY_BYTES} bytes, got ${key.length}`);
     this.#key = Buffer.from(key);
+  }
+
+  /** A key for one purpose (HKDF-SHA256, info = purpose): the same master key derives the same key. */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), purpose, KEY_BYTES));
   }
 
   /** Sealed layout: version (1) | nonce (12) | ciphertext | tag (16). */

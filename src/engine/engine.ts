@@ -1,22 +1,25 @@
-// The engine: actors' mailboxes, the write-ahead log, snapshots, durable timers and
-// idempotency records, around a domain state machine.
+// The engine: actors' mailboxes, the write-ahead log, snapshots, durable timers, effects
+// after commit and idempotency records, around a domain state machine.
 //
 // A message is handled by `exec`: the engine holds the mailboxes of the actors the message
-// names (in id order, so two messages that need the same actors cannot deadlock), asks the
-// handler to decide with one clock reading, applies the resulting events to memory, appends
-// them as ONE log entry, lets the next message in, and answers once the entry is durable.
-// A handler that throws changes nothing.
+// names (in id order, so two messages that need the same actors cannot deadlock), reads the
+// clock once, asks the handler to decide (it may await; its actors stay held meanwhile and
+// other actors go on), applies the resulting events to memory, appends them as ONE log
+// entry, lets the next message in, and answers once the entry is durable. A handler that
+// throws changes nothing; a throw after the first event is applied stops the process.
 import { mkdirSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import type { Clock } from './clock.js';
+import { StoreCorruptError } from './format.js';
+import { openStore } from './store.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
 import { Mailbox, MailboxFullError } from './mailbox.js';
 import { SnapshotStore } from './snapshot.js';
 import { TimerTable } from './timers.js';
-import type { DomainEvent, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
+import type { DomainEvent, Effect, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
 
-export { LogFullError, MailboxFullError };
+export { LogFullError, MailboxFullError, StoreCorruptError };
 
 export class EngineClosedError extends Error {
   constructor() {
@@ -24,10 +27,25 @@ export class EngineClosedError extends Error {
   }
 }
 
+/** Too many effects wait to run: decisions that add more are refused (the HTTP front answers 429). */
+export class EffectsFullError extends Error {
+  constructor(readonly limit: number) {
+    super(`${limit} effects are pending; refusing to add more`);
+  }
+}
+
 export interface Decision<E, R> {
   events: Array<E | EngineEvent<unknown>>;
   /** Renders the answer from the state after the events are applied. */
   reply: () => R;
+}
+
+/** Runs the effects of one kind. */
+export interface EffectRunner<E, P, O> {
+  /** Does the work; `attempt` counts from 1. A throw (or rejection) is retried with backoff. */
+  run(payload: P, attempt: number): Promise<O>;
+  /** Domain events logged with the outcome, in one entry held on the effect's actors. */
+  settle?(effect: Effect, outcome: O, at: number): E[];
 }
 
 export interface EngineOptions<E extends DomainEvent, T> {
@@ -40,6 +58,17 @@ export interface EngineOptions<E extends DomainEvent, T> {
   snapshotEveryMs: number;
   /** Progress and warnings go here (stderr in the service). */
   report: (line: string) => void;
+  /** Opens the lmdb environment (default: `openStore`, with its safety checks). */
+  openStore?: (dataDir: string) => RootDatabase;
+  /**
+   * Called once memory may be ahead of the log (after the `fatal:` report line). Default:
+   * exit with status 70, so recovery restores exactly what was acknowledged.
+   */
+  onFatal?: (what: string, err: Error) => void;
+  /** Idempotency records kept (oldest evicted first); default IDEMPOTENCY_MAX_RECORDS. */
+  maxIdempotencyRecords?: number;
+  /** Pending effects past which decisions adding effects are refused; default MAX_PENDING_EFFECTS. */
+  maxPendingEffects?: number;
 }
 
 export interface RecoveryReport {
@@ -51,31 +80,61 @@ export interface RecoveryReport {
 
 /** How long idempotency records are honoured (CONTRACT.md: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Idempotency records kept at most; past it the oldest go first. */
+export const IDEMPOTENCY_MAX_RECORDS = 250_000;
+/** Effects recorded and not yet done (or dead); past it, decisions adding effects get EffectsFullError. */
+export const MAX_PENDING_EFFECTS = 10_000;
+/** Effects running at once. */
+export const EFFECT_CONCURRENCY = 16;
+/** Failed runs of an effect, or deliveries of a timer, before it is parked as dead. */
+export const MAX_ATTEMPTS = 8;
+/** Backoff after the n-th failure: 1 s, 2 s, 4 s ... capped at 5 minutes. */
+export function retryDelayMs(failures: number): number {
+  return Math.min(1000 * 2 ** (failures - 1), 5 * 60_000);
+}
 
 type Entry<E> = LogEntry<E | EngineEvent<unknown>>;
+type AnyEvent<E> = E | EngineEvent<unknown>;
+type Ev<K extends EngineEvent<unknown>['type']> = Extract<EngineEvent<unknown>, { type: K }>;
 
 export class Engine<E extends DomainEvent, T> {
   readonly clock: Clock;
   readonly #machine: StateMachine<E, T>;
   readonly #opts: EngineOptions<E, T>;
+  readonly #maxIdempotency: number;
+  readonly #maxEffects: number;
   #root!: RootDatabase;
-  #log!: WriteAheadLog<E | EngineEvent<unknown>>;
+  #log!: WriteAheadLog<AnyEvent<E>>;
   #snapshots!: SnapshotStore<T>;
   readonly #mailboxes = new Map<string, Mailbox>();
   readonly #timers: TimerTable<T>;
-  /** Insertion-ordered by time, so expiry trims from the front. */
+  /** Insertion-ordered by time, so expiry and eviction trim from the front. */
   readonly #idempotency = new Map<string, IdempotencyRecord>();
+  /** Evicting records before their 24 hours is reported once per process. */
+  #evictionReported = false;
+  readonly #effects = new Map<string, Effect>();
+  readonly #runners = new Map<string, EffectRunner<E, never, unknown>>();
+  /** Ids of durable effects whose time has come, waiting for a free run slot (bounded by #maxEffects). */
+  #effectQueue: string[] = [];
+  #effectsRunning = 0;
   #snapshotSeq = 0;
   #snapshotting: Promise<void> | undefined;
   #snapshotTicker: (() => void) | undefined;
+  /** No new work is accepted (closing, or failed). */
   #closed = false;
+  #failed = false;
+  #storeClosed = false;
   #recovering = false;
 
   constructor(opts: EngineOptions<E, T>) {
     this.#opts = opts;
     this.clock = opts.clock;
     this.#machine = opts.machine;
-    this.#timers = new TimerTable<T>(opts.clock, (due) => this.#fireTimers(due));
+    this.#maxIdempotency = opts.maxIdempotencyRecords ?? IDEMPOTENCY_MAX_RECORDS;
+    this.#maxEffects = opts.maxPendingEffects ?? MAX_PENDING_EFFECTS;
+    this.#timers = new TimerTable<T>(opts.clock, (due) => {
+      for (const timer of due) this.#fireTimer(timer);
+    });
   }
 
   get lastSeq(): number {
@@ -94,24 +153,35 @@ export class Engine<E extends DomainEvent, T> {
     return this.#timers.size;
   }
 
+  get pendingEffects(): number {
+    return this.#effects.size;
+  }
+
+  get idempotencyRecords(): number {
+    return this.#idempotency.size;
+  }
+
   get logStats(): { flushes: number; entries: number } {
     return { flushes: this.#log.flushes, entries: this.#log.flushedEntries };
   }
 
-  /** Opens the store and rebuilds state: latest snapshot, then the log tail. */
+  /** Opens the store and rebuilds state: latest snapshot, then the log tail, all verified. */
   async open(): Promise<RecoveryReport> {
     const started = performance.now();
     mkdirSync(this.#opts.dataDir, { recursive: true });
-    this.#root = open({ path: this.#opts.dataDir, overlappingSync: true, separateFlushed: true });
-    this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal(err, 'log commit failed'));
+    this.#root = (this.#opts.openStore ?? openStore)(this.#opts.dataDir);
+    this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal('log commit failed', err));
     this.#snapshots = new SnapshotStore<T>(this.#root);
 
     this.#recovering = true;
+    const leftovers = await this.#snapshots.removeLeftovers();
+    if (leftovers > 0) this.#opts.report(`recovery: removed ${leftovers} values of an abandoned snapshot`);
     const image = this.#snapshots.load();
     let expected = 1;
     if (image !== undefined) {
       this.#machine.restore(image.records);
       for (const timer of image.timers) this.#timers.add(timer);
+      for (const effect of image.effects) this.#effects.set(effect.id, effect);
       for (const record of image.idempotency) this.#idempotency.set(record.key, record);
       this.#snapshotSeq = image.seq;
       expected = image.seq + 1;
@@ -122,7 +192,9 @@ export class Engine<E extends DomainEvent, T> {
     let replayed = 0;
     let lastReport = performance.now();
     for (const entry of this.#log.readAfter(this.#snapshotSeq)) {
-      if (entry.seq !== expected) throw new Error(`log gap: expected entry ${expected}, found ${entry.seq}`);
+      if (entry.seq !== expected) {
+        throw new StoreCorruptError(`log entry ${expected}`, `missing (the log goes on at ${entry.seq})`);
+      }
       this.#applyEntry(entry);
       expected++;
       replayed++;
@@ -138,6 +210,7 @@ export class Engine<E extends DomainEvent, T> {
 
     this.#recovering = false;
     this.#timers.arm();
+    for (const effect of this.#effects.values()) this.#scheduleEffect(effect);
     this.#startSnapshotTicker();
     const ms = Math.round(performance.now() - started);
     if (replayed > 0 || image !== undefined) {
@@ -165,20 +238,44 @@ export class Engine<E extends DomainEvent, T> {
     let seq = 0;
     let reply: R;
     try {
+      // The engine may have closed (or failed) while this message waited for its actors.
+      if (this.#closed) throw new EngineClosedError();
+      // Read only once every mailbox is held: the decision sees time after its wait.
       const at = this.clock.now();
       // A synchronous decision is applied in the same turn it was made, so checks against
       // shared indexes (unique addresses, references) cannot be overtaken in between.
       const decided = decide(at);
-      const decision = decided instanceof Promise ? await decided : decided;
-      const events = decision.events;
-      this.#applyDecided(events, at);
-      reply = decision.reply();
-      if (extra !== undefined) {
-        const more = extra(reply, at);
-        this.#applyDecided(more, at);
-        for (const event of more) events.push(event);
+      let decision: Decision<E, R>;
+      if (decided instanceof Promise) {
+        decision = await decided;
+        if (this.#closed) throw new EngineClosedError();
+      } else {
+        decision = decided;
       }
-      if (events.length > 0) seq = this.#log.append(at, events);
+      const events = decision.events;
+      if (this.#effects.size + events.length > this.#maxEffects) this.#checkEffectRoom(events);
+      let applied = false;
+      try {
+        // From the first apply until the append, memory is ahead of the log: a throw in
+        // between (an event, the reply, the extra events) would let a later snapshot make an
+        // unlogged change durable, so it stops the process instead.
+        for (const event of events) {
+          applied = true;
+          this.#applyEvent(event, at);
+        }
+        reply = decision.reply();
+        if (extra !== undefined) {
+          for (const event of extra(reply, at)) {
+            applied = true;
+            this.#applyEvent(event, at);
+            events.push(event);
+          }
+        }
+        if (events.length > 0) seq = this.#log.append(at, events);
+      } catch (err) {
+        if (applied) throw this.#fatal('a decision failed after it was applied', asError(err));
+        throw err;
+      }
     } finally {
       for (const mailbox of held) this.#leave(mailbox);
     }
@@ -191,28 +288,39 @@ export class Engine<E extends DomainEvent, T> {
     return reply;
   }
 
-  /**
-   * Applies events that a handler decided. They cannot fail for valid decisions; if one
-   * does, memory may be half changed, so the process stops before anything is answered
-   * and recovery rebuilds the acknowledged state.
-   */
-  #applyDecided(events: Array<E | EngineEvent<unknown>>, at: number): void {
-    try {
-      for (const event of events) this.#applyEvent(event, at);
-    } catch (err) {
-      this.#fatal(err instanceof Error ? err : new Error(String(err)), 'applying a decided event failed');
-    }
-  }
-
   /** Reads see only durable state: wait until everything applied so far is on disk. */
   settled(): Promise<void> {
     return this.#log.whenDurable(this.#log.lastSeq);
   }
 
-  /** An engine event that sets a durable timer; put it in a decision's events. */
-  timer(due: number, actors: string[], message: T, at: number): EngineEvent<unknown> {
-    const timer: Timer<T> = { id: newId('Timer', at), due, actors, message };
+  /**
+   * An engine event that sets a durable timer; put it in a decision's events. With a `key`
+   * the timer's id is that key: setting it again replaces the timer, `cancelTimer(key)`
+   * removes it.
+   */
+  timer(due: number, actors: string[], message: T, at: number, key?: string): EngineEvent<T> {
+    const timer: Timer<T> = { id: key ?? newId('Timer', at), due, actors, message };
     return { type: '$timer.set', timer };
+  }
+
+  /** An engine event that cancels the timer set with `key` (nothing if it is not pending). */
+  cancelTimer(key: string): EngineEvent<T> {
+    return { type: '$timer.cancel', id: key };
+  }
+
+  /**
+   * An engine event that records an effect in the decision's entry. It runs (through the
+   * runner registered for `kind`) once that entry is durable, and again after a restart
+   * until its outcome is logged.
+   */
+  effect<P>(kind: string, actors: string[], payload: P, at: number): EngineEvent<T> {
+    const effect: Effect = { id: newId('Effect', at), kind, actors, payload, attempt: 0, due: at };
+    return { type: '$effect.add', effect };
+  }
+
+  /** Registers the runner of one effect kind; do it before `open`, so resumed effects find it. */
+  onEffect<P, O>(kind: string, runner: EffectRunner<E, P, O>): void {
+    this.#runners.set(kind, runner as EffectRunner<E, never, unknown>);
   }
 
   idempotencyRecord(key: string): IdempotencyRecord | undefined {
@@ -223,6 +331,7 @@ export class Engine<E extends DomainEvent, T> {
 
   /** Takes a snapshot now (also used by tests and on shutdown). */
   snapshot(): Promise<void> {
+    if (this.#failed) return Promise.reject(new EngineClosedError());
     if (this.#snapshotting !== undefined) return this.#snapshotting;
     const seq = this.#log.lastSeq;
     if (seq === this.#snapshotSeq) return Promise.resolve();
@@ -231,6 +340,7 @@ export class Engine<E extends DomainEvent, T> {
       at: this.clock.now(),
       records: this.#machine.capture(),
       timers: [...this.#timers.values()],
+      effects: [...this.#effects.values()],
       idempotency: [...this.#idempotency.values()],
     };
     this.#snapshotting = (async () => {
@@ -241,7 +351,8 @@ export class Engine<E extends DomainEvent, T> {
         this.#snapshotSeq = seq;
         const trimmed = await this.#log.trimThrough(seq);
         this.#opts.report(
-          `snapshot at ${seq}: ${image.records.length} records, ${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
+          `snapshot at ${seq}: ${image.records.length} records, ${image.idempotency.length} idempotency records, ` +
+            `${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
         );
       } finally {
         this.#snapshotting = undefined;
@@ -252,11 +363,15 @@ export class Engine<E extends DomainEvent, T> {
 
   /** Final commit: waits for pending entries and a running snapshot, then closes the store. */
   async close(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#storeClosed) return;
+    this.#storeClosed = true;
     this.#closed = true;
     this.#snapshotTicker?.();
     this.#timers.stop();
-    await this.#log.drain();
+    await this.#log.drain().catch((err: unknown) => {
+      // After a fatal failure there is nothing more to commit; the store is closed anyway.
+      if (!this.#failed) throw err;
+    });
     if (this.#snapshotting !== undefined) await this.#snapshotting.catch(() => undefined);
     await this.#root.close();
   }
@@ -265,22 +380,72 @@ export class Engine<E extends DomainEvent, T> {
     for (const event of entry.events) this.#applyEvent(event, entry.at);
   }
 
-  #applyEvent(event: E | EngineEvent<unknown>, at: number): void {
+  #applyEvent(event: AnyEvent<E>, at: number): void {
     switch (event.type) {
       case '$timer.set': {
-        const { timer } = event as Extract<EngineEvent<T>, { type: '$timer.set' }>;
-        this.#timers.add(timer);
-        if (!this.#recovering && !this.#closed) this.#timers.arm();
+        this.#timers.add((event as Ev<'$timer.set'>).timer as Timer<T>);
+        this.#armTimers();
         return;
       }
       case '$timer.done':
-        this.#timers.remove((event as Extract<EngineEvent<T>, { type: '$timer.done' }>).id);
+      case '$timer.cancel':
+        this.#timers.remove((event as Ev<'$timer.done'>).id);
         return;
+      case '$timer.retry': {
+        const { id, attempt, due, error } = event as Ev<'$timer.retry'>;
+        const timer = this.#timers.get(id);
+        if (timer === undefined) return;
+        this.#timers.add({ ...timer, attempt, due });
+        this.#armTimers();
+        if (this.#live()) {
+          this.#opts.report(`timer ${id} failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${new Date(due).toISOString()}`);
+        }
+        return;
+      }
+      case '$timer.dead': {
+        const { timer, error } = event as Ev<'$timer.dead'>;
+        this.#timers.remove(timer.id);
+        if (this.#live()) this.#opts.report(`timer ${timer.id} parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`);
+        return;
+      }
+      case '$effect.add': {
+        const { effect } = event as Ev<'$effect.add'>;
+        this.#effects.set(effect.id, effect);
+        // Applied just before its entry is appended: it runs once that entry is durable.
+        if (this.#live()) {
+          this.#log.whenDurable(this.#log.lastSeq + 1).then(
+            () => this.#scheduleEffect(effect),
+            () => undefined, // the log failed: the process stops
+          );
+        }
+        return;
+      }
+      case '$effect.done':
+        this.#effects.delete((event as Ev<'$effect.done'>).id);
+        return;
+      case '$effect.retry': {
+        const { id, attempt, due, error } = event as Ev<'$effect.retry'>;
+        const effect = this.#effects.get(id);
+        if (effect === undefined) return;
+        const next: Effect = { ...effect, attempt, due };
+        this.#effects.set(id, next);
+        if (this.#live()) {
+          this.#opts.report(`effect ${id} (${effect.kind}) failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${new Date(due).toISOString()}`);
+          this.#scheduleEffect(next);
+        }
+        return;
+      }
+      case '$effect.dead': {
+        const { effect, error } = event as Ev<'$effect.dead'>;
+        this.#effects.delete(effect.id);
+        if (this.#live()) this.#opts.report(`effect ${effect.id} (${effect.kind}) parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`);
+        return;
+      }
       case '$idempotency': {
-        const { record } = event as Extract<EngineEvent<T>, { type: '$idempotency' }>;
+        const { record } = event as Ev<'$idempotency'>;
         this.#idempotency.delete(record.key);
         this.#idempotency.set(record.key, record);
-        this.#expireIdempotency(at);
+        this.#trimIdempotency(at);
         return;
       }
       default:
@@ -288,28 +453,152 @@ export class Engine<E extends DomainEvent, T> {
     }
   }
 
-  /** Deterministic expiry: driven by entry time, so replay drops the same records. */
-  #expireIdempotency(at: number): void {
+  #live(): boolean {
+    return !this.#recovering && !this.#closed;
+  }
+
+  #armTimers(): void {
+    if (this.#live()) this.#timers.arm();
+  }
+
+  /**
+   * Deterministic expiry and eviction: driven by entry time and count, so replay drops the
+   * same records (given the same limit).
+   */
+  #trimIdempotency(at: number): void {
     for (const [key, record] of this.#idempotency) {
-      if (record.at + IDEMPOTENCY_TTL_MS > at) break;
+      if (record.at + IDEMPOTENCY_TTL_MS > at && this.#idempotency.size <= this.#maxIdempotency) break;
       this.#idempotency.delete(key);
+      if (record.at + IDEMPOTENCY_TTL_MS > at && !this.#evictionReported && this.#live()) {
+        this.#evictionReported = true;
+        this.#opts.report(`idempotency records at their limit of ${this.#maxIdempotency}: the oldest are forgotten before 24 hours`);
+      }
     }
   }
 
-  #fireTimers(due: Timer<T>[]): void {
+  #checkEffectRoom(events: ReadonlyArray<AnyEvent<E>>): void {
+    let adding = 0;
+    for (const event of events) if (event.type === '$effect.add') adding++;
+    if (adding > 0 && this.#effects.size + adding > this.#maxEffects) throw new EffectsFullError(this.#maxEffects);
+  }
+
+  #fireTimer(timer: Timer<T>): void {
     if (this.#closed) return;
-    for (const timer of due) {
-      this.exec(timer.actors, (at) => {
-        // A timer done by another path in the meantime does nothing.
-        if (!this.#timers.has(timer.id)) return { events: [], reply: () => undefined };
-        const events: Array<E | EngineEvent<unknown>> = [{ type: '$timer.done', id: timer.id }];
-        for (const event of this.#machine.onTimer(timer.message, at)) events.push(event);
-        return { events, reply: () => undefined };
-      }).catch((err: unknown) => {
-        // Overload: try again shortly rather than lose the timer (it is still pending).
-        this.#opts.report(`timer ${timer.id} deferred: ${err instanceof Error ? err.message : String(err)}`);
-        this.clock.schedule(this.clock.now() + 100, () => this.#fireTimers([timer]));
+    this.exec(timer.actors, async (at) => {
+      // Cancelled, replaced or done by another path in the meantime: nothing to do.
+      if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
+      const produced = await this.#machine.onTimer(timer.message, at);
+      if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
+      const events: Array<AnyEvent<E>> = [{ type: '$timer.done', id: timer.id }];
+      for (const event of produced) events.push(event);
+      return { events, reply: () => undefined };
+    }).catch((err: unknown) => this.#timerFailed(timer, asError(err)));
+  }
+
+  /**
+   * A failed delivery is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload
+   * (a full mailbox or log) is not the handler's failure: the timer is tried again after
+   * the first backoff step without counting an attempt; it is still pending in the log.
+   */
+  #timerFailed(timer: Timer<T>, err: Error): void {
+    if (this.#closed) return;
+    const retryLater = (why: Error): void => {
+      if (this.#closed) return;
+      this.#opts.report(`timer ${timer.id} deferred: ${why.message}`);
+      this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
+        if (this.#timers.get(timer.id) === timer) this.#fireTimer(timer);
       });
+    };
+    if (isOverload(err)) {
+      retryLater(err);
+      return;
+    }
+    const attempt = (timer.attempt ?? 0) + 1;
+    this.exec([], (at) => {
+      if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
+      const event: EngineEvent<T> =
+        attempt >= MAX_ATTEMPTS
+          ? { type: '$timer.dead', timer, error: err.message }
+          : { type: '$timer.retry', id: timer.id, attempt, due: at + retryDelayMs(attempt), error: err.message };
+      return { events: [event], reply: () => undefined };
+    }).catch((logErr: unknown) => retryLater(asError(logErr)));
+  }
+
+  /** Queues a durable effect to run at its due time. */
+  #scheduleEffect(effect: Effect): void {
+    if (this.#closed) return;
+    if (effect.due <= this.clock.now()) {
+      this.#effectQueue.push(effect.id);
+      this.#pumpEffects();
+    } else {
+      this.clock.schedule(effect.due, () => {
+        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
+      });
+    }
+  }
+
+  #pumpEffects(): void {
+    while (this.#effectsRunning < EFFECT_CONCURRENCY && this.#effectQueue.length > 0 && !this.#closed) {
+      const effect = this.#effects.get(this.#effectQueue.shift()!);
+      if (effect === undefined) continue;
+      const runner = this.#runners.get(effect.kind);
+      if (runner === undefined) {
+        // Stays pending (and resumes after a restart that registers the runner).
+        this.#opts.report(`effect ${effect.id}: no runner registered for kind ${effect.kind}`);
+        continue;
+      }
+      this.#effectsRunning++;
+      this.#runEffect(effect, runner).finally(() => {
+        this.#effectsRunning--;
+        this.#pumpEffects();
+      });
+    }
+  }
+
+  async #runEffect(effect: Effect, runner: EffectRunner<E, never, unknown>): Promise<void> {
+    try {
+      const outcome = await runner.run(effect.payload as never, effect.attempt + 1);
+      await this.exec(effect.actors, (at) => {
+        if (this.#effects.get(effect.id) !== effect) return { events: [], reply: () => undefined };
+        const events: Array<AnyEvent<E>> = [{ type: '$effect.done', id: effect.id, outcome }];
+        if (runner.settle !== undefined) for (const event of runner.settle(effect, outcome, at)) events.push(event);
+        return { events, reply: () => undefined };
+      });
+    } catch (err) {
+      await this.#effectFailed(effect, asError(err));
+    }
+  }
+
+  /**
+   * A failed run is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload while
+   * logging the outcome is not the run's failure: it runs again after the first backoff
+   * step without counting an attempt (effects are at least once); it is still pending.
+   */
+  async #effectFailed(effect: Effect, err: Error): Promise<void> {
+    if (this.#closed) return;
+    const retryLater = (why: Error): void => {
+      if (this.#closed) return;
+      this.#opts.report(`effect ${effect.id} deferred: ${why.message}`);
+      this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
+        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
+      });
+    };
+    if (isOverload(err)) {
+      retryLater(err);
+      return;
+    }
+    const attempt = effect.attempt + 1;
+    try {
+      await this.exec([], (at) => {
+        if (this.#effects.get(effect.id) !== effect) return { events: [], reply: () => undefined };
+        const event: EngineEvent<T> =
+          attempt >= MAX_ATTEMPTS
+            ? { type: '$effect.dead', effect, error: err.message }
+            : { type: '$effect.retry', id: effect.id, attempt, due: at + retryDelayMs(attempt), error: err.message };
+        return { events: [event], reply: () => undefined };
+      });
+    } catch (logErr) {
+      retryLater(asError(logErr));
     }
   }
 
@@ -346,7 +635,7 @@ export class Engine<E extends DomainEvent, T> {
 
   #backgroundSnapshot(): void {
     this.snapshot().catch((err: unknown) => {
-      this.#opts.report(`snapshot failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.#opts.report(`snapshot failed: ${asError(err).message}`);
     });
   }
 
@@ -359,9 +648,33 @@ export class Engine<E extends DomainEvent, T> {
     this.#snapshotTicker = this.clock.schedule(this.clock.now() + this.#opts.snapshotEveryMs, tick);
   }
 
-  #fatal(err: Error, what: string): never {
-    // Memory is ahead of disk: stop, and let recovery restore what was acknowledged.
-    this.#opts.report(`fatal: ${what}: ${err.stack ?? err.message}`);
-    process.exit(70);
+  /**
+   * Memory may be ahead of disk: refuse everything from now on and stop (by default the
+   * process exits 70), so recovery restores what was acknowledged. Returns the error for
+   * the caller to throw when an injected `onFatal` returns.
+   */
+  #fatal(what: string, err: Error): Error {
+    if (!this.#failed) {
+      this.#failed = true;
+      this.#closed = true;
+      this.#snapshotTicker?.();
+      this.#timers.stop();
+      this.#opts.report(`fatal: ${what}: ${err.stack ?? err.message}`);
+      (this.#opts.onFatal ?? exitOnFatal)(what, err);
+    }
+    return new EngineClosedError();
   }
+}
+
+function exitOnFatal(): void {
+  process.exit(70);
+}
+
+/** Refusals of the moment, not failures of the work itself. */
+function isOverload(err: Error): boolean {
+  return err instanceof MailboxFullError || err instanceof LogFullError || err instanceof EffectsFullError;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

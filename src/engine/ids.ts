@@ -69,7 +69,8 @@ export type IdKind =
   | 'Platform'
   | 'Webhook'
   | 'Verification'
-  | 'Timer';
+  | 'Timer'
+  | 'Effect';
 
 export function newId(kind: IdKind, ms: number): string {
   return `${kind}:${uuidv7(ms)}`;

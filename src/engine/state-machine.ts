@@ -7,15 +7,44 @@
 export type EngineEvent<T> =
   | { type: '$timer.set'; timer: Timer<T> }
   | { type: '$timer.done'; id: string }
+  | { type: '$timer.cancel'; id: string }
+  /** The handler failed: try again at `due` (attempt counts the failures so far). */
+  | { type: '$timer.retry'; id: string; attempt: number; due: number; error: string }
+  /** Failed too often: removed from the pending set, kept here in the log for inspection. */
+  | { type: '$timer.dead'; timer: Timer<T>; error: string }
+  | { type: '$effect.add'; effect: Effect }
+  | { type: '$effect.done'; id: string; outcome: unknown }
+  | { type: '$effect.retry'; id: string; attempt: number; due: number; error: string }
+  | { type: '$effect.dead'; effect: Effect; error: string }
   | { type: '$idempotency'; record: IdempotencyRecord };
 
 export interface Timer<T> {
+  /** Generated, or the key the domain chose (so that it can cancel or replace the timer). */
   id: string;
   /** Clock reading (ms) at which the message is delivered. */
   due: number;
   /** The actors the message needs, held while it is handled. */
   actors: string[];
   message: T;
+  /** Failed deliveries so far (absent: none). */
+  attempt?: number;
+}
+
+/**
+ * Work outside the state (a webhook, a mail, a sandbox outcome) caused by a change: recorded
+ * in the same entry as the change, run only once that entry is durable, its outcome logged.
+ */
+export interface Effect {
+  id: string;
+  /** Selects the runner registered with `Engine.onEffect`. */
+  kind: string;
+  /** Held while the outcome is logged (with the events the runner's `settle` returns). */
+  actors: string[];
+  payload: unknown;
+  /** Failed runs so far. */
+  attempt: number;
+  /** Clock reading (ms) from which it may run (again). */
+  due: number;
 }
 
 export interface IdempotencyRecord {
@@ -45,6 +74,6 @@ export interface StateMachine<E extends DomainEvent, T> {
   restore(image: DomainImage): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
-  /** Decides what a due timer's message does now. */
-  onTimer(message: T, at: number): E[];
+  /** Decides what a due timer's message does now; a throw (or rejection) is retried with backoff. */
+  onTimer(message: T, at: number): E[] | Promise<E[]>;
 }

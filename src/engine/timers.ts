@@ -1,14 +1,21 @@
 // Durable timers: a timer is written to the log when set and when done, so the pending
 // set is part of the recovered state and re-arms after a restart. One clock callback is
-// armed at a time, for the earliest due timer; a min-heap keeps the order.
+// armed at a time, for the earliest due timer; a min-heap keeps the order. Firing is
+// paced: at most TIMERS_PER_TURN are started per event-loop turn, the rest on the next
+// turns, so thousands that fell due during an outage do not start in one storm.
 import type { Clock } from './clock.js';
 import type { Timer } from './state-machine.js';
+
+/** Timers started per event-loop turn when many are due at once. */
+export const TIMERS_PER_TURN = 100;
 
 export class TimerTable<T> {
   readonly #pending = new Map<string, Timer<T>>();
   #heap: Timer<T>[] = [];
   #cancelArmed: (() => void) | undefined;
   #armedAt = Infinity;
+  /** Set while the next paced batch waits for its turn. */
+  #nextBatch: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -33,12 +40,13 @@ export class TimerTable<T> {
     this.#pending.delete(id);
   }
 
-  has(id: string): boolean {
-    return this.#pending.has(id);
+  get(id: string): Timer<T> | undefined {
+    return this.#pending.get(id);
   }
 
   /** Arms the clock for the earliest pending timer (after recovery, and after each change). */
   arm(): void {
+    if (this.#nextBatch !== undefined) return;
     const next = this.#peek();
     if (next === undefined) {
       this.#disarm();
@@ -56,6 +64,8 @@ export class TimerTable<T> {
 
   stop(): void {
     this.#disarm();
+    if (this.#nextBatch !== undefined) clearImmediate(this.#nextBatch);
+    this.#nextBatch = undefined;
   }
 
   #disarm(): void {
@@ -65,14 +75,21 @@ export class TimerTable<T> {
   }
 
   #fireDue(): void {
+    this.#nextBatch = undefined;
     const now = this.clock.now();
     const due: Timer<T>[] = [];
-    for (let next = this.#peek(); next !== undefined && next.due <= now; next = this.#peek()) {
+    let next = this.#peek();
+    for (; next !== undefined && next.due <= now && due.length < TIMERS_PER_TURN; next = this.#peek()) {
       this.#pop();
       due.push(next);
     }
     if (due.length > 0) this.fire(due);
-    this.arm();
+    if (next !== undefined && next.due <= now) {
+      this.#disarm();
+      this.#nextBatch = setImmediate(() => this.#fireDue());
+    } else {
+      this.arm();
+    }
   }
 
   /** The earliest live timer, dropping stale heap entries on the way. */

@@ -66,11 +66,45 @@ export function requestHash(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+/**
+ * JSON with object keys sorted, without recursion: the body has passed checkJsonShape, but
+ * the hash must not depend on that to stay off the stack. Work items are values to render
+ * or literal text; the stack holds at most the body's values.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  const work: Array<{ value: unknown } | string> = [{ value }];
+  for (let item = work.pop(); item !== undefined; item = work.pop()) {
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const v = item.value;
+    if (v === null || typeof v !== 'object') {
+      out.push(JSON.stringify(v) ?? 'null');
+      continue;
+    }
+    // Pushed in reverse, so they pop in order.
+    const parts: Array<{ value: unknown } | string> = [];
+    if (Array.isArray(v)) {
+      parts.push('[');
+      v.forEach((element, i) => {
+        if (i > 0) parts.push(',');
+        parts.push({ value: element });
+      });
+      parts.push(']');
+    } else {
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, e]) => e !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      parts.push('{');
+      entries.forEach(([k, e], i) => {
+        parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`);
+        parts.push({ value: e });
+      });
+      parts.push('}');
+    }
+    for (let i = parts.length - 1; i >= 0; i--) work.push(parts[i]!);
+  }
+  return out.join('');
 }

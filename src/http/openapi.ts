@@ -12,13 +12,33 @@ const ERROR_SCHEMA = {
     code: { type: 'string' },
     message: { type: 'string' },
     reason: { type: 'string', description: 'on 401: the check that failed' },
-    details: { description: 'the offending field paths' },
+    details: {
+      description: 'the offending fields, as dotted paths into the request',
+      type: 'array',
+      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 
 /** JSON Schema without typebox's symbols and with plain `type`s. */
 function plain(schema: TSchema): unknown {
   return JSON.parse(JSON.stringify(schema));
+}
+
+/**
+ * A response schema as published: every object lists all the properties it may carry
+ * (`additionalProperties: false`), so a client can rely on the document and the tests
+ * that hold responses to it catch a property nobody documented.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, closed(v)])) : closed(value);
+  }
+  if (out.type === 'object' && out.properties !== undefined) out.additionalProperties = false;
+  return out;
 }
 
 export function openApiDocument(routes: readonly Route[], baseUrl: string): unknown {
@@ -29,13 +49,13 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
     const queryProps = (r.query?.schema.properties ?? {}) as Record<string, TSchema>;
     const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: plain(schema) });
-    if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: '^[!-~]{1,255}$', description: 'printable ASCII without spaces' } });
     const operation: Record<string, unknown> = {
       summary: r.summary,
       tags: [r.tag],
       parameters,
       responses: {
-        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: plain(r.response) } } },
+        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: closed(plain(r.response)) } } },
         default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };

@@ -1,6 +1,7 @@
 // The list envelope of SERVICE_SPEC part 2: newest first, an opaque cursor, `limit` 1 to
 // 100 (default 20) and `totalCount` over all matches. Ids are UUIDv7, so an id index in
-// ascending order is creation order and the cursor is the last id handed out.
+// ascending order is creation order and the cursor stands for the last id handed out.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { lowerBound } from '../engine/ids.js';
 import { invalidField } from './errors.js';
@@ -22,20 +23,44 @@ export interface Page<V> {
 }
 
 const ID_PATTERN = /^[A-Za-z]+:[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const TAG_BYTES = 16;
 
-function encodeCursor(id: string): string {
-  return Buffer.from(id, 'utf8').toString('base64url');
-}
+/**
+ * Cursors are opaque and authenticated: base64url of the position id followed by a
+ * truncated HMAC-SHA256 over the list's identity (environment, route, filters) and the
+ * id, so a cursor opens only on the list that issued it. The key is derived from the
+ * master key, so cursors outlive a restart.
+ */
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
 
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!ID_PATTERN.test(id) || encodeCursor(id) !== cursor) throw invalidField('cursor', 'not a cursor this service issued');
-  return id;
+  seal(list: string, id: string): string {
+    return Buffer.concat([Buffer.from(id, 'utf8'), this.#tag(list, id)]).toString('base64url');
+  }
+
+  /** The position id, or a 400 naming `cursor`. */
+  open(list: string, cursor: string): string {
+    const bytes = Buffer.from(cursor, 'base64url');
+    const id = bytes.subarray(0, Math.max(0, bytes.length - TAG_BYTES)).toString('utf8');
+    const valid =
+      bytes.length > TAG_BYTES &&
+      bytes.toString('base64url') === cursor &&
+      ID_PATTERN.test(id) &&
+      timingSafeEqual(bytes.subarray(bytes.length - TAG_BYTES), this.#tag(list, id));
+    if (!valid) throw invalidField('cursor', 'not a cursor this service issued for this list');
+    return id;
+  }
+
+  #tag(list: string, id: string): Buffer {
+    return createHmac('sha256', this.key).update(list).update('\0').update(id).digest().subarray(0, TAG_BYTES);
+  }
 }
 
 /**
  * Walks `ids` (ascending) from the newest, keeping the records `select` returns, and
- * renders one page. Counting every match is what `totalCount` costs.
+ * renders one page. Counting every match is what `totalCount` costs. Here `cursor` and
+ * `nextCursor` are position ids: the HTTP front opens the cursor a client sends before
+ * the route runs and seals `nextCursor` in the reply (CursorCodec).
  */
 export function paginate<R, V>(
   ids: readonly string[],
@@ -46,7 +71,7 @@ export function paginate<R, V>(
   const limit = query.limit ?? DEFAULT_LIMIT;
   let start = ids.length - 1;
   // The page starts at the last id older than the cursor.
-  if (query.cursor !== undefined) start = lowerBound(ids, decodeCursor(query.cursor)) - 1;
+  if (query.cursor !== undefined) start = lowerBound(ids, query.cursor) - 1;
   const data: V[] = [];
   let hasMore = false;
   let lastId = '';
@@ -65,6 +90,6 @@ export function paginate<R, V>(
     }
   }
   const page: Page<V> = { data, hasMore, totalCount };
-  if (hasMore) page.nextCursor = encodeCursor(lastId);
+  if (hasMore) page.nextCursor = lastId;
   return page;
 }

@@ -1,16 +1,19 @@
 // The HTTP front on uWebSockets.js. Each request goes through, in order: version segment
-// and route (404/405), authentication (401), environment (403 SANDBOX_ONLY), media type
-// (415), size (413), JSON and schema (400), idempotency, then the route's handler. The
-// reply leaves only after the handler's log entry is durable.
+// and route (404/405; HEAD is GET without the body), authentication (401), environment
+// (403 SANDBOX_ONLY), media type (415), size (413), UTF-8, JSON, nesting depth, Unicode
+// and schema (400), list cursor (400), idempotency, then the route's handler. The reply
+// leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, fromDomainError, unauthorized, type ErrorBody } from './errors.js';
+import { ApiError, fromDomainError, invalidField, unauthorized, type ErrorBody } from './errors.js';
+import { checkJsonShape } from './validation.js';
 import { Authenticator } from './auth.js';
-import { IdempotencyKeys, requestHash } from './idempotency.js';
+import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
+import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
-import { EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
+import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError } from '../../actors/errors.js';
 
@@ -48,8 +51,12 @@ interface Incoming {
 }
 
 export interface HttpServer {
-  /** Stops accepting, waits for requests in flight. */
-  drain(): Promise<void>;
+  /**
+   * Stops accepting, waits up to `timeoutMs` for requests in flight, then closes the
+   * connections of those still running (a slow upload cannot hold shutdown) and resolves.
+   * Calling it again returns the same promise.
+   */
+  drain(timeoutMs: number): Promise<void>;
   readonly port: number;
 }
 
@@ -66,16 +73,20 @@ type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: st
 export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
+  const cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   const auth = new Authenticator(services.world);
   const app = uWS.App();
-  let inFlight = 0;
+  // Responses not yet finished, so drain() can close them when its time is up; bounded
+  // by the connections uWS accepts.
+  const inFlight = new Set<uWS.HttpResponse>();
   let draining = false;
+  let drained: Promise<void> | undefined;
   let onIdle: (() => void) | undefined;
   let openapiJson: string | undefined;
 
-  const finish = (): void => {
-    inFlight--;
-    if (inFlight === 0 && onIdle !== undefined) onIdle();
+  const finish = (res: uWS.HttpResponse): void => {
+    inFlight.delete(res);
+    if (inFlight.size === 0 && onIdle !== undefined) onIdle();
   };
 
   app.any('/*', (res, req) => {
@@ -91,12 +102,13 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     };
     const idem = req.getHeader('idempotency-key');
     if (idem !== '') incoming.headers.idempotencyKey = idem;
+    else if (incoming.method === 'POST' && hasHeader(req, 'idempotency-key')) incoming.headers.idempotencyKey = '';
     const requestId = req.getHeader('request-id');
     if (requestId !== '') incoming.headers.requestId = requestId;
     const signature = req.getHeader('service-wallet-signature');
     if (signature !== '') incoming.headers.walletSignature = signature;
 
-    inFlight++;
+    inFlight.add(res);
     let aborted = false;
     let finished = false;
     // Once the body is complete, the handler's completion finishes the request; before
@@ -106,7 +118,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const finishRequest = (): void => {
       if (finished) return;
       finished = true;
-      finish();
+      finish(res);
     };
     res.onAborted(() => {
       aborted = true;
@@ -119,6 +131,13 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
         for (const [k, v] of headers) res.writeHeader(k, v);
         if (status === 204) {
           res.endWithoutBody();
+        } else if (incoming.method === 'HEAD') {
+          // What GET would send, without the body: a keep-alive client reads no body after
+          // HEAD. (This uWS closes the connection when endWithoutBody is given a length, so
+          // the header is written by hand.)
+          res.writeHeader('Content-Type', 'application/json');
+          res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+          res.endWithoutBody();
         } else {
           res.writeHeader('Content-Type', 'application/json');
           res.end(body);
@@ -129,7 +148,8 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       const apiError = toApiError(err, log);
       const headers: Array<[string, string]> = [];
       if (apiError.retryAfter !== undefined) headers.push(['Retry-After', String(apiError.retryAfter)]);
-      if (apiError.status === 405 && Array.isArray(apiError.details)) headers.push(['Allow', (apiError.details as string[]).join(', ')]);
+      if (apiError instanceof MethodNotAllowed) headers.push(['Allow', apiError.allowed.join(', ')]);
+      if (apiError.status === 401) headers.push(['WWW-Authenticate', incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
       send(apiError.status, JSON.stringify(apiError.toBody() satisfies ErrorBody), headers);
     };
 
@@ -143,7 +163,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     let expectsBody: boolean;
     try {
       if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
-        if (incoming.method !== 'GET') throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: GET`, ['GET']);
+        if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
         if (incoming.path === '/healthz') {
           send(200, JSON.stringify(extras.healthz()));
         } else {
@@ -160,7 +180,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       } else {
         const prepared = prepare(auth, router, incoming);
         expectsBody = prepared.expectsBody;
-        processBody = (raw) => handle(services, idempotency, prepared, incoming, raw);
+        processBody = (raw) => handle(services, idempotency, cursors, prepared, incoming, raw);
       }
     } catch (err) {
       fail(err);
@@ -223,13 +243,30 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       const port = uWS.us_socket_local_port(socket);
       resolve({
         port,
-        drain: () => {
-          draining = true;
-          uWS.us_listen_socket_close(socket);
-          if (inFlight === 0) return Promise.resolve();
-          return new Promise<void>((done) => {
-            onIdle = done;
+        drain: (timeoutMs: number) => {
+          drained ??= new Promise<void>((done) => {
+            draining = true;
+            uWS.us_listen_socket_close(socket);
+            if (inFlight.size === 0) {
+              done();
+              return;
+            }
+            const timer = setTimeout(() => {
+              onIdle = undefined;
+              const left = [...inFlight];
+              log(`drain: closing ${left.length} request(s) still in flight after ${timeoutMs} ms`);
+              // Closing runs each one's onAborted; a handler still deciding finishes
+              // unanswered (its send() sees the abort).
+              for (const res of left) res.close();
+              inFlight.clear();
+              done();
+            }, timeoutMs);
+            onIdle = () => {
+              clearTimeout(timer);
+              done();
+            };
           });
+          return drained;
         },
       });
     });
@@ -259,16 +296,19 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
   } catch {
     throw new ApiError(400, 'INVALID_INPUT', 'the path is not valid percent-encoding', [{ field: 'path', message: 'malformed percent-encoding' }]);
   }
-  const match = router.match(incoming.method, decoded);
+  // HEAD is GET without the body (send() leaves it out).
+  const match = router.match(incoming.method === 'HEAD' ? 'GET' : incoming.method, decoded);
   if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.method} ${incoming.path}`);
   if (match.kind === 'wrong-method') {
-    throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${incoming.method} is not allowed here; allowed: ${match.allowed.join(', ')}`, match.allowed);
+    throw new MethodNotAllowed(incoming.method, match.allowed);
   }
   const env = auth.authenticate(incoming.authorization);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new ApiError(403, 'SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
-  const expectsBody = match.route.body !== undefined;
+  // Routes without a body schema (execute, approve) still read what is sent: nothing, an
+  // empty body or JSON is fine (and ignored), anything else is 415.
+  const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
     throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
@@ -283,6 +323,7 @@ function isJson(contentType: string): boolean {
 async function handle(
   services: Services,
   idempotency: IdempotencyKeys,
+  cursors: CursorCodec,
   prepared: Prepared,
   incoming: Incoming,
   raw: Buffer | undefined,
@@ -290,36 +331,103 @@ async function handle(
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
   const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
-  // Hashed before validation, which drops unknown properties in place.
-  const hash = key === undefined ? '' : requestHash(json);
+  // Hashed before validation, which drops unknown properties in place. A route without a
+  // body ignores whatever was sent, so that is not part of the request either.
+  const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
-  const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const list = pagedList(env.id, route, params, parsedQuery);
+  const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
   if (key !== undefined) {
-    const scoped = idempotency.scope(env.id, route.method, incoming.path, key);
+    const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
     const outcome = await idempotency.run(scoped, hash, (remember) =>
       route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide, remember) }),
     );
     if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
     return serialise(outcome.reply);
   }
-  return serialise(await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) }));
+  const reply = await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) });
+  return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply));
 }
 
-/** An absent or empty body reads as `{}`; schemas then say what is missing. */
+type PageRequest = Record<string, unknown> & { cursor?: string };
+
+/**
+ * A paged route's list identity: environment, route with its parameters, and the filters
+ * (the query without `cursor` and `limit`, which may change from page to page).
+ */
+function pagedList(envId: string, route: Route, params: Readonly<Record<string, string>>, query: unknown): string | undefined {
+  const properties = route.query?.schema.properties as Record<string, unknown> | undefined;
+  if (properties?.cursor === undefined || query === null || typeof query !== 'object') return undefined;
+  const filters: Record<string, unknown> = { ...(query as Record<string, unknown>) };
+  delete filters.cursor;
+  delete filters.limit;
+  return `${envId} ${scopePath(route, params)} ${canonicalJson(filters)}`;
+}
+
+/** The route sees the position id the client's cursor stands for (pagination.ts). */
+function openCursor(cursors: CursorCodec, list: string, query: PageRequest): PageRequest {
+  return query.cursor === undefined ? query : { ...query, cursor: cursors.open(list, query.cursor) };
+}
+
+function sealNextCursor(cursors: CursorCodec, list: string, reply: Reply): Reply {
+  const page = reply.body as { nextCursor?: unknown } | null;
+  if (page === null || typeof page !== 'object' || typeof page.nextCursor !== 'string') return reply;
+  return { ...reply, body: { ...page, nextCursor: cursors.seal(list, page.nextCursor) } };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An absent or empty body reads as `{}`; schemas then say what is missing. Bytes that are
+ * not UTF-8 are refused rather than replaced, and the parsed value passes checkJsonShape
+ * before anything else (hashing, validation) walks it.
+ */
 function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   if (raw === undefined || raw.length === 0) return {};
   if (!isJson(contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  let text: string;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    text = utf8.decode(raw);
   } catch {
-    throw new ApiError(400, 'INVALID_INPUT', 'the body is not valid JSON', [{ field: 'body', message: 'malformed JSON' }]);
+    throw invalidField('body', 'must be UTF-8');
   }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw invalidField('body', 'malformed JSON');
+  }
+  checkJsonShape(json);
+  return json;
+}
+
+/**
+ * uWebSockets.js reads an absent header as ''; a header sent empty, or made only of bytes
+ * it trims (from 0x80 up, at either end), is told apart by its presence.
+ */
+function hasHeader(req: uWS.HttpRequest, name: string): boolean {
+  let found = false;
+  req.forEach((key) => {
+    if (key === name) found = true;
+  });
+  return found;
+}
+
+/**
+ * Idempotency keys belong to the route a request reaches, with its decoded parameters,
+ * however the path was spelled (`//fund`, `/fund/`, percent-encoding). `%` and `/` in a
+ * parameter are escaped so that two parameter lists cannot render the same.
+ */
+function scopePath(route: Route, params: Readonly<Record<string, string>>): string {
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (params[name] ?? '').replaceAll('%', '%25').replaceAll('/', '%2F'));
+  return `/${API_VERSION}${path}`;
 }
 
 function checkOperator(keyHash: Buffer, incoming: Incoming): void {
-  if (incoming.method !== 'POST') throw new ApiError(405, 'METHOD_NOT_ALLOWED', 'operator endpoints take POST', ['POST']);
+  if (incoming.method !== 'POST') throw new MethodNotAllowed(incoming.method, ['POST']);
   const m = /^Bearer\s+(\S{1,512})$/.exec(incoming.authorization);
   const presented = createHash('sha256').update(m?.[1] ?? '').digest();
   if (m === null || !timingSafeEqual(presented, keyHash)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
@@ -334,6 +442,17 @@ function parseQuery(query: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v;
   return out;
+}
+
+/** 405: `details` names the method like any field; the Allow header lists the methods. */
+class MethodNotAllowed extends ApiError {
+  constructor(
+    method: string,
+    readonly allowed: readonly string[],
+  ) {
+    const message = `${method} is not allowed here; allowed: ${allowed.join(', ')}`;
+    super(405, 'METHOD_NOT_ALLOWED', message, [{ field: 'method', message }]);
+  }
 }
 
 function shuttingDown(): ApiError {
@@ -351,7 +470,7 @@ function toApiError(err: unknown, log: (line: string) => void): ApiError {
     return err;
   }
   if (err instanceof EngineClosedError) return shuttingDown();
-  if (err instanceof LogFullError || err instanceof MailboxFullError) {
+  if (err instanceof LogFullError || err instanceof MailboxFullError || err instanceof EffectsFullError) {
     return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
   const id = randomBytes(6).toString('hex');

@@ -81,3 +81,37 @@ function describe(message: string, schema: TSchema): string {
 export function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
   return Type.Union(values.map((v) => Type.Literal(v)), options);
 }
+
+/** Request bodies nest at most this deep (the body object itself is level 1). */
+export const MAX_DEPTH = 32;
+
+const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * One pass over a parsed body, without recursion (a deep body must not exhaust the stack
+ * here or in anything that walks it later): refuses nesting past MAX_DEPTH and strings or
+ * keys with lone surrogates, which UTF-8 storage would turn into U+FFFD, so recovery
+ * would not rebuild what was acknowledged. The pending stack holds at most the values of
+ * one body (1 MiB), so it is bounded by the body limit.
+ */
+export function checkJsonShape(body: unknown): void {
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, depth } = next;
+    if (typeof value === 'string') {
+      if (!isWellFormed(value)) throw invalidInput([{ field: path === '' ? 'body' : path, message: 'must be well-formed Unicode (no lone surrogates)' }]);
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_DEPTH) throw invalidInput([{ field: 'body', message: `must not nest deeper than ${MAX_DEPTH} levels` }]);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push({ value: value[i], path: path === '' ? String(i) : `${path}.${i}`, depth: depth + 1 });
+      continue;
+    }
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      const itemPath = path === '' ? key : `${path}.${key}`;
+      if (!isWellFormed(key)) throw invalidInput([{ field: path === '' ? 'body' : path, message: 'property names must be well-formed Unicode (no lone surrogates)' }]);
+      pending.push({ value: item, path: itemPath, depth: depth + 1 });
+    }
+  }
+}

@@ -4,8 +4,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
+import assert from 'node:assert/strict';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
+import { schemaErrors, type JsonSchema } from './json-schema.js';
+
+const API_PREFIX = '/2025-10-13';
 
 export interface Response<T = unknown> {
   status: number;
@@ -28,10 +33,44 @@ export interface TestService {
   dataDir: string;
   credentials: PlatformCredentials;
   baseUrl: string;
+  /** Every line the service reported (its log), in order. */
+  reportLines: readonly string[];
+  /** `METHOD /template` of every route that has answered a success conforming to the published schema. */
+  conformed: ReadonlySet<string>;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
   basic(environment: 'sandbox' | 'production'): string;
   /** Closes the service (final commit) and, unless kept, removes the data directory. */
   stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: JsonSchema }> }> }>>;
+}
+
+/**
+ * The document's path template a request path falls under, matched as the router does:
+ * segment by segment, `{param}` matching any segment, the most literal template winning.
+ */
+function templateOf(doc: OpenApi, pathname: string): string | undefined {
+  let parts: string[];
+  try {
+    parts = pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+  } catch {
+    return undefined; // broken percent-encoding reaches no route
+  }
+  let best: { template: string; literals: number } | undefined;
+  for (const template of Object.keys(doc.paths)) {
+    const segments = template.split('/').filter((p) => p !== '');
+    if (segments.length !== parts.length) continue;
+    let literals = 0;
+    const matches = segments.every((segment, i) => {
+      if (segment.startsWith('{')) return true;
+      literals++;
+      return segment === parts[i];
+    });
+    if (matches && (best === undefined || literals > best.literals)) best = { template, literals };
+  }
+  return best?.template;
 }
 
 export function basicHeader(tokenId: string, secret: string): string {
@@ -45,6 +84,31 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
   const credentials = JSON.parse(readFileSync(service.credentialsPath, 'utf8')) as PlatformCredentials;
   const basic = (environment: 'sandbox' | 'production'): string =>
     basicHeader(credentials[environment].tokenId, credentials[environment].clientSecret);
+  const conformed = new Set<string>();
+  let published: Promise<OpenApi> | undefined;
+  // Every response `request` sees is held to the schema GET /openapi.json publishes for
+  // its method, path template and status (errors to the default one), so every suite is
+  // a conformance check.
+  const conform = async (method: string, path: string, status: number, body: unknown): Promise<void> => {
+    const pathname = path.split('?', 1)[0]!;
+    if (method === 'HEAD' || pathname === '/healthz' || !pathname.startsWith(`${API_PREFIX}/`) || pathname === `${API_PREFIX}/openapi.json`) return;
+    published ??= fetch(`http://127.0.0.1:${service.http.port}${API_PREFIX}/openapi.json`).then((r) => r.json() as Promise<OpenApi>);
+    const doc = await published;
+    const template = templateOf(doc, pathname);
+    const operation = template === undefined ? undefined : doc.paths[template]?.[method.toLowerCase()];
+    const where = `${method} ${template ?? pathname} answered ${status}`;
+    const success = status >= 200 && status < 300;
+    // Errors are checked where the request reached a published operation (a 404 for a
+    // path nobody publishes has none to check against).
+    if (operation === undefined && !success) return;
+    if (operation === undefined) throw new assert.AssertionError({ message: `${where}, but the OpenAPI document publishes no such operation` });
+    const response = operation.responses[String(status)] ?? (success ? undefined : operation.responses.default);
+    const schema = response?.content?.['application/json']?.schema;
+    if (schema === undefined) throw new assert.AssertionError({ message: `${where}, but the document publishes no JSON schema for ${status}` });
+    const errors = schemaErrors(schema, body, doc);
+    if (errors.length > 0) throw new assert.AssertionError({ message: `${where} with a body that does not conform to the published schema:\n${errors.slice(0, 10).join('\n')}` });
+    if (success) conformed.add(`${method} ${template!.slice(API_PREFIX.length)}`);
+  };
   const request = async <T>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const auth = opts.auth ?? 'sandbox';
@@ -57,7 +121,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
       headers['content-type'] ??= 'application/json';
     }
     const url = path.startsWith('/2') || path.startsWith('/healthz') ? `http://127.0.0.1:${service.http.port}${path}` : `${service.baseUrl}${path}`;
-    const res = await fetch(url, { method, headers, body: typeof body === "string" || body === undefined ? body : Buffer.from(body) });
+    const res = await fetch(url, { method, headers, body: typeof body === 'string' || body === undefined ? body : Buffer.from(body) });
     const text = await res.text();
     let parsed: unknown = undefined;
     if (text !== '') {
@@ -67,6 +131,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
         parsed = text;
       }
     }
+    if (res.status !== 204) await conform(method, new URL(url).pathname, res.status, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
   return {
@@ -74,6 +139,8 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
     dataDir,
     credentials,
     baseUrl: service.baseUrl,
+    reportLines: lines,
+    conformed,
     request,
     basic,
     stop: async ({ keepData = false } = {}) => {
@@ -81,4 +148,52 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface RawResponse {
+  status: number;
+  /** Header names lower-case. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Writes `payload` (one or more HTTP/1.1 requests) on one connection and reads one
+ * response per entry of `expect`, for what fetch will not send (non-ASCII header bytes,
+ * pipelined keep-alive requests). A response to HEAD has no body whatever its
+ * Content-Length says, so `head` tells the reader not to wait for one.
+ */
+export function rawExchange(port: number, payload: string | Buffer, expect: ReadonlyArray<{ head?: boolean }>): Promise<RawResponse[]> {
+  return new Promise((resolve, reject) => {
+    const responses: RawResponse[] = [];
+    let buffered = Buffer.alloc(0);
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(payload));
+    const parse = (): void => {
+      while (responses.length < expect.length) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const lines = buffered.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(lines[0]!.split(' ')[1]);
+        const headers: Record<string, string> = {};
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        const length = expect[responses.length]!.head === true ? 0 : Number(headers['content-length'] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        responses.push({ status, headers, body: buffered.subarray(end + 4, end + 4 + length).toString('utf8') });
+        buffered = buffered.subarray(end + 4 + length);
+      }
+      sock.destroy();
+      resolve(responses);
+    };
+    sock.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      parse();
+    });
+    sock.on('error', reject);
+    sock.on('close', () => {
+      if (responses.length < expect.length) reject(new Error(`connection closed after ${responses.length} of ${expect.length} responses; unread: ${buffered.toString('latin1')}`));
+    });
+  });
 }

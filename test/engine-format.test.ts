@@ -1,0 +1,118 @@
+// The stored form: every log entry and snapshot chunk is versioned and checksummed and
+// verified on replay; gaps are refused; a snapshot abandoned by a crash is cleaned up.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { open, type Key, type RootDatabase } from 'lmdb';
+import { ManualClock } from '../src/engine/clock.js';
+import { encodeStored } from '../src/engine/format.js';
+import { add, openCounterEngine, tempDir } from './support/counter-machine.js';
+
+/** Writes `entries` single-counter entries (and optionally a snapshot after `snapshotAfter`). */
+async function storeWith(dir: string, clock: ManualClock, entries: number, snapshotAfter?: number): Promise<void> {
+  const { engine } = await openCounterEngine(dir, clock);
+  for (let i = 1; i <= entries; i++) {
+    await engine.exec(['name'], () => ({ events: [add('name', 1)], reply: () => undefined }));
+    if (i === snapshotAfter) await engine.snapshot();
+  }
+  await engine.close();
+}
+
+/** Opens the store directly, as an operator's tool (or a bad disk) would. */
+async function withStore(dir: string, change: (root: RootDatabase) => void): Promise<void> {
+  const root = open({ path: dir });
+  change(root);
+  await root.close();
+}
+
+function flipByte(bytes: Buffer, index: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[index] = copy[index]! ^ 0x01;
+  return copy;
+}
+
+describe('engine store format', () => {
+  it('refuses to start on a log entry with a flipped payload byte, naming its sequence', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await storeWith(dir, clock, 5);
+    await withStore(dir, (root) => {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      const stored = log.get(3)!;
+      log.putSync(3, flipByte(stored, stored.length - 2));
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /log entry 3: checksum mismatch/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a log entry of an unknown format version, naming its sequence', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await storeWith(dir, clock, 3);
+    await withStore(dir, (root) => {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      const stored = Buffer.from(log.get(2)!);
+      stored[0] = 9;
+      log.putSync(2, stored);
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /log entry 2: unknown format version 9/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a log with a missing entry, naming the gap', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await storeWith(dir, clock, 5);
+    await withStore(dir, (root) => {
+      root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' }).removeSync(3);
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /log entry 3: missing \(the log goes on at 4\)/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a snapshot chunk with a flipped byte, naming the snapshot and chunk', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await storeWith(dir, clock, 4, 3);
+    await withStore(dir, (root) => {
+      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
+      const key = [1, 'records', 0];
+      const stored = snapshot.get(key)!;
+      snapshot.putSync(key, flipByte(stored, stored.length - 1));
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), records chunk 0: checksum mismatch/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('removes at start a previous snapshot that a crash left behind after the new manifest', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock);
+    await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await a.engine.snapshot(); // generation 1
+    await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await a.engine.snapshot(); // generation 2, generation 1 dropped
+    await a.engine.close();
+    // The crash: generation 2's manifest is durable, generation 1's chunks were never removed.
+    const leaked: Key[] = [
+      [1, 'records', 0],
+      [1, 'idempotency', 0],
+    ];
+    await withStore(dir, (root) => {
+      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
+      for (const key of leaked) snapshot.putSync(key, encodeStored([['x', 1]]));
+    });
+
+    const b = await openCounterEngine(dir, clock);
+    assert.equal(b.counters.values.get('x'), 2);
+    assert.ok(b.reports.includes('recovery: removed 2 values of an abandoned snapshot'), b.reports.join('\n'));
+    await b.engine.close();
+    await withStore(dir, (root) => {
+      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
+      const generations = new Set<unknown>();
+      for (const key of snapshot.getKeys()) if (Array.isArray(key)) generations.add(key[0]);
+      assert.deepEqual([...generations], [2]);
+    });
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,61 @@
+// Response-schema conformance: test/support/service.ts holds every success to the schema
+// GET /openapi.json publishes for it. This walk reaches every route with a success, all
+// of them in every shape worth seeing (lists with a second page, every external account
+// variant), so the whole API is checked against its own document.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from './support/service.js';
+import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+import { routes } from '../src/http/routes/index.js';
+
+describe('responses conform to the published OpenAPI document', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it('every route answers a success that validates against its published schema', async () => {
+    const ok = async (method: string, path: string, body?: unknown): Promise<any> => {
+      const res = await svc.request(method, path, body === undefined ? {} : { body });
+      assert.ok(res.status >= 200 && res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res.body;
+    };
+    const customer = await createCustomer(svc, { fullName: 'Walk', address: { line1: '1 Main St', city: 'Springfield', postalCode: '12345', country: 'US' } });
+    await ok('POST', '/users', { userType: 'INDIVIDUAL' });
+    await createCustomer(svc);
+    const list = await ok('GET', '/customers?limit=1');
+    assert.equal(typeof list.nextCursor, 'string');
+    await ok('GET', `/customers?limit=1&cursor=${list.nextCursor}`);
+    await ok('GET', `/customers/${customer.id}`);
+    await ok('PATCH', `/customers/${customer.id}`, { customerType: 'INDIVIDUAL', fullName: 'Walked' });
+
+    const accounts = await customerAccounts(svc, customer.id);
+    await ok('GET', '/internal-accounts?limit=2');
+    await ok('GET', `/internal-accounts/${accounts[0].id}`);
+    await ok('GET', '/platform/internal-accounts');
+    await ok('POST', `/sandbox/internal-accounts/${accounts[0].id}/fund`, { amount: 500 });
+
+    for (const fixture of ACCOUNT_FIXTURES) {
+      const body: Record<string, unknown> = { customerId: customer.id, currency: fixture.currency, accountInfo: fixture.accountInfo };
+      if (fixture.cryptoNetwork !== undefined) body.cryptoNetwork = fixture.cryptoNetwork;
+      const res = await svc.request('POST', '/customers/external-accounts', { body });
+      assertStatus(res, 201);
+    }
+    const fixture = ACCOUNT_FIXTURES[0]!;
+    await ok('POST', '/platform/external-accounts', { currency: fixture.currency, accountInfo: fixture.accountInfo });
+    await ok('GET', '/customers/external-accounts?limit=100');
+    await ok('GET', `/customers/external-accounts?customerId=${customer.id}`);
+    await ok('GET', '/platform/external-accounts');
+
+    await ok('GET', '/config');
+    await ok('PATCH', '/config', { webhookEndpoint: 'http://127.0.0.1:9/hook' });
+    await ok('DELETE', `/customers/${customer.id}`);
+    await ok('GET', `/customers/${customer.id}`);
+
+    const missing = routes.map((r) => `${r.method} ${r.path}`).filter((r) => !svc.conformed.has(r));
+    assert.deepEqual(missing, [], 'routes never seen answering a conforming success');
+  });
+});

@@ -1,0 +1,84 @@
+// The service as a child process (`node dist/src/main.js`), for tests that kill it, restart
+// it, or expect it to refuse to start. Every child started here is remembered until it
+// exits, so a suite's `finally` (or `after`) can kill whatever an assertion left running.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+/** How long a child may take to print its listening line or to exit. */
+const START_TIMEOUT_MS = 20_000;
+
+export interface ServiceChild {
+  proc: ChildProcess;
+  baseUrl: string;
+  stderr: string[];
+  exited: Promise<number | null>;
+}
+
+export interface RefusedStart {
+  code: number | null;
+  stderr: string;
+}
+
+const running = new Set<ChildProcess>();
+
+function launch(dataDir: string, extraEnv: Record<string, string>): { proc: ChildProcess; stderr: string[]; exited: Promise<number | null> } {
+  const proc = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(proc);
+  const stderr: string[] = [];
+  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.on('exit', (code) => {
+      running.delete(proc);
+      resolve(code);
+    }),
+  );
+  return { proc, stderr, exited };
+}
+
+/** Starts the service and resolves once it listens; rejects if it exits or hangs first. */
+export async function spawnService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServiceChild> {
+  const { proc, stderr, exited } = launch(dataDir, extraEnv);
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), START_TIMEOUT_MS);
+    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const m = /listening on (\S+)/.exec(out);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}: ${stderr.join('')}`));
+    });
+  });
+  return { proc, baseUrl, stderr, exited };
+}
+
+/** Starts the service expecting it to refuse: resolves with its exit code and stderr. */
+export async function spawnRefusedService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<RefusedStart> {
+  const { proc, stderr, exited } = launch(dataDir, extraEnv);
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    if (/listening on/.test(chunk)) proc.kill('SIGKILL');
+  });
+  const timer = setTimeout(() => proc.kill('SIGKILL'), START_TIMEOUT_MS);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, stderr: stderr.join('') };
+}
+
+/** SIGKILLs every child still running; for a suite's `finally`. */
+export async function killAll(): Promise<void> {
+  const waits: Promise<void>[] = [];
+  for (const proc of running) {
+    waits.push(new Promise((resolve) => proc.once('exit', () => resolve())));
+    proc.kill('SIGKILL');
+  }
+  await Promise.all(waits);
+}
