@@ -18,7 +18,7 @@ const env = newPlatformEnv(
   Date.now(),
 );
 
-const emptyDirectory = { umaOwner: () => undefined, referenceTaken: () => false };
+const emptyDirectory = { umaOwner: () => undefined };
 
 export type SampleEvent = DomainEvent;
 
