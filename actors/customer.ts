@@ -25,6 +25,7 @@ export interface Address {
 export interface Customer {
   readonly id: string;
   readonly envId: string;
+  /** The platform's own id. Not unique (neither SERVICE_SPEC nor CONTRACT.md makes it so): no index, nothing to guard. */
   readonly platformCustomerId: string;
   readonly customerType: CustomerType;
   readonly umaAddress: string;
