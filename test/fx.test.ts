@@ -1,0 +1,145 @@
+// Pricing (actors/fx.ts, docs/money.md "Exchange rates and fees"): hand-computed examples
+// from data/fx-rates.json for both locked sides, and the refusals.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DomainError } from '../actors/errors.js';
+import { LOCKED_AMOUNT_LIMIT, priceTransfer, type PricedTransfer } from '../actors/fx.js';
+
+function assertClose(actual: number, expected: number): void {
+  assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * 1e-12, `${actual} is not ${expected}`);
+}
+
+function assertRefused(f: () => PricedTransfer, message: RegExp): void {
+  assert.throws(f, (e: unknown) => {
+    assert.ok(e instanceof DomainError);
+    assert.equal(e.code, 'INVALID_INPUT');
+    assert.equal(e.fields?.[0]?.field, 'lockedCurrencyAmount');
+    assert.match(e.message, message);
+    return true;
+  });
+}
+
+describe('priceTransfer: hand-computed examples', () => {
+  it('USD -> EUR, SENDING 100.00 USD: fees 0.50 + 0.3% rounded up, receiver rounded down', () => {
+    // p = floor((10000 - 50) / 1.003) = 9920; variable fee ceil(9920 × 0.003) = ceil(29.76) = 30
+    // applied rate 0.86 × 0.995 = 0.8557 cent per cent: floor(9920 × 0.8557) = floor(8488.544)
+    const { exchangeRate, ...q } = priceTransfer('USD', 'EUR', 'SENDING', 10_000);
+    assertClose(exchangeRate, 1 / 0.8557);
+    assert.deepEqual(q, {
+      sendingCurrency: 'USD',
+      receivingCurrency: 'EUR',
+      principal: 9920,
+      feesIncluded: 80,
+      totalSendingAmount: 10_000,
+      totalReceivingAmount: 8488,
+      rateDetails: {
+        counterpartyMultiplier: 0.86,
+        counterpartyFixedFee: 0,
+        serviceApiMultiplier: 0.995,
+        serviceApiFixedFee: 50,
+        serviceApiVariableFeeRate: 0.003,
+        serviceApiVariableFeeAmount: 30,
+      },
+    });
+  });
+
+  it('USD -> EUR, RECEIVING 100.00 EUR: principal rounded up, fees on it rounded up', () => {
+    // p = ceil(10000 / 0.8557) = ceil(11686.34) = 11687; fees 50 + ceil(35.061) = 86
+    const q = priceTransfer('USD', 'EUR', 'RECEIVING', 10_000);
+    assert.equal(q.principal, 11_687);
+    assert.equal(q.feesIncluded, 86);
+    assert.equal(q.rateDetails.serviceApiVariableFeeAmount, 36);
+    assert.equal(q.totalSendingAmount, 11_773);
+    assert.equal(q.totalReceivingAmount, 10_000);
+  });
+
+  it('USD -> BTC (8 decimals), SENDING 1,000.00 USD', () => {
+    // p = floor(99950 / 1.005) = 99452; variable fee: the rest, 548 - 50 = 498 = ceil(497.26)
+    // applied rate 0.00001111111111 BTC/USD × 0.99 = 10.9999999989 sat per cent:
+    // 99452 × 10.9999999989 = 1093971.99989..., rounded down
+    const q = priceTransfer('USD', 'BTC', 'SENDING', 100_000);
+    assert.equal(q.principal, 99_452);
+    assert.equal(q.feesIncluded, 548);
+    assert.equal(q.rateDetails.serviceApiVariableFeeAmount, 498);
+    assert.equal(q.totalReceivingAmount, 1_093_971);
+    assert.equal(q.rateDetails.counterpartyMultiplier, 11.11111111);
+    // USD per BTC
+    assertClose(q.exchangeRate, 1 / (0.00001111111111 * 0.99));
+  });
+
+  it('BTC -> USD, RECEIVING 1,000.00 USD', () => {
+    // applied rate 90000 × 0.99 USD/BTC = 0.0891 cent per sat: p = ceil(100000 / 0.0891) = 1122335
+    // fees 556 + ceil(1122335 × 0.005) = 556 + ceil(5611.675) = 6168
+    const q = priceTransfer('BTC', 'USD', 'RECEIVING', 100_000);
+    assert.equal(q.principal, 1_122_335);
+    assert.equal(q.feesIncluded, 6168);
+    assert.equal(q.totalSendingAmount, 1_128_503);
+    assert.equal(q.totalReceivingAmount, 100_000);
+    // BTC per USD
+    assertClose(q.exchangeRate, 1 / 89_100);
+    assert.equal(q.rateDetails.counterpartyMultiplier, 0.09);
+  });
+
+  it('USDC -> USDB at par, SENDING 1 USDC: the unit the fee rounding leaves over is fee, not a gift', () => {
+    // p = floor(1000000 / 1.001) = 999000 (999001 + ceil(999.001) would pass 1000000)
+    const q = priceTransfer('USDC', 'USDB', 'SENDING', 1_000_000);
+    assert.equal(q.principal, 999_000);
+    assert.equal(q.feesIncluded, 1000);
+    assert.equal(q.rateDetails.serviceApiVariableFeeAmount, 1000);
+    assert.equal(q.totalReceivingAmount, 999_000);
+    assert.equal(q.exchangeRate, 1);
+  });
+
+  it('same currency: rate 1, no fees, both sides exact', () => {
+    for (const side of ['SENDING', 'RECEIVING'] as const) {
+      for (const code of ['USD', 'BTC', 'USDB']) {
+        const q = priceTransfer(code, code, side, 12_345);
+        assert.equal(q.principal, 12_345);
+        assert.equal(q.feesIncluded, 0);
+        assert.equal(q.totalSendingAmount, 12_345);
+        assert.equal(q.totalReceivingAmount, 12_345);
+        assert.equal(q.exchangeRate, 1);
+        assert.deepEqual(q.rateDetails, {
+          counterpartyMultiplier: 1,
+          counterpartyFixedFee: 0,
+          serviceApiMultiplier: 1,
+          serviceApiFixedFee: 0,
+          serviceApiVariableFeeRate: 0,
+          serviceApiVariableFeeAmount: 0,
+        });
+      }
+    }
+    const top = priceTransfer('INR', 'INR', 'SENDING', LOCKED_AMOUNT_LIMIT);
+    assert.equal(top.totalReceivingAmount, LOCKED_AMOUNT_LIMIT);
+  });
+
+  it('BTC -> USD, SENDING 1000 sats: 39 cents after the fixed fee of 556 sats', () => {
+    // p = floor(444 / 1.005) = 441; floor(441 × 0.0891) = floor(39.29)
+    const q = priceTransfer('BTC', 'USD', 'SENDING', 1000);
+    assert.equal(q.principal, 441);
+    assert.equal(q.feesIncluded, 559);
+    assert.equal(q.totalReceivingAmount, 39);
+  });
+
+  it('refuses amounts it cannot price, naming lockedCurrencyAmount', () => {
+    assertRefused(() => priceTransfer('USD', 'EUR', 'SENDING', 50), /too small.*fees/);
+    // 52 leaves a principal of 1 cent, which converts to 0.8557 euro cent
+    assertRefused(() => priceTransfer('USD', 'EUR', 'SENDING', 51), /too small.*fees/);
+    assertRefused(() => priceTransfer('USD', 'EUR', 'SENDING', 52), /too small.*less than one/);
+    assertRefused(() => priceTransfer('USD', 'BTC', 'SENDING', 51), /too small/);
+    assertRefused(() => priceTransfer('USD', 'INR', 'SENDING', LOCKED_AMOUNT_LIMIT), /too large: the receiving amount/);
+    assertRefused(() => priceTransfer('INR', 'BTC', 'RECEIVING', LOCKED_AMOUNT_LIMIT), /too large: the sending amount/);
+    for (const bad of [0, -1, 1.5, LOCKED_AMOUNT_LIMIT + 1, Number.NaN]) {
+      assertRefused(() => priceTransfer('USD', 'USD', 'SENDING', bad), /must be an integer/);
+    }
+  });
+
+  it('refuses a currency outside the table as INVALID_CURRENCY_COMBINATION', () => {
+    assert.throws(() => priceTransfer('USD', 'JPY', 'SENDING', 100), (e: unknown) => {
+      assert.ok(e instanceof DomainError);
+      assert.equal(e.code, 'INVALID_CURRENCY_COMBINATION');
+      assert.equal(e.fields?.[0]?.field, 'receivingCurrency');
+      return true;
+    });
+  });
+});
