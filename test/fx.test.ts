@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { DomainError } from '../actors/errors.js';
-import { LOCKED_AMOUNT_LIMIT, priceTransfer, type PricedTransfer } from '../actors/fx.js';
+import { LOCKED_AMOUNT_LIMIT, priceTransfer, priceableSendingRange, type PricedTransfer } from '../actors/fx.js';
 
 function assertClose(actual: number, expected: number): void {
   assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * 1e-12, `${actual} is not ${expected}`);
@@ -305,5 +305,20 @@ describe('priceTransfer: properties', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('priceableSendingRange', () => {
+  it('is exactly the interval of SENDING amounts priceTransfer accepts, for every pair', () => {
+    for (const [sending, receiving] of PAIRS) {
+      const { min, max } = priceableSendingRange(sending, receiving);
+      assert.ok(min >= 1 && min <= max && max <= LOCKED_AMOUNT_LIMIT, `${sending}->${receiving} [${min}, ${max}]`);
+      assert.ok(priceTransfer(sending, receiving, 'SENDING', min).totalReceivingAmount >= 1);
+      assert.ok(priceTransfer(sending, receiving, 'SENDING', max).totalReceivingAmount <= LOCKED_AMOUNT_LIMIT);
+      if (min > 1) assert.throws(() => priceTransfer(sending, receiving, 'SENDING', min - 1), isAmountRefusal);
+      if (max < LOCKED_AMOUNT_LIMIT) assert.throws(() => priceTransfer(sending, receiving, 'SENDING', max + 1), isAmountRefusal);
+    }
+    assert.deepEqual(priceableSendingRange('USD', 'EUR'), { min: 53, max: LOCKED_AMOUNT_LIMIT });
+    assert.deepEqual(priceableSendingRange('EUR', 'EUR'), { min: 1, max: LOCKED_AMOUNT_LIMIT });
   });
 });
