@@ -165,7 +165,7 @@ function tooLarge(what: string): DomainError {
   return invalidField('lockedCurrencyAmount', `too large: the ${what} would exceed ${LOCKED_AMOUNT_LIMIT}`);
 }
 
-/** Smallest principal plus its fees: p + fixedFee + ceil(p × variableFeeRate). */
+/** What a principal costs the sender: p + fixedFee + ceil(p × variableFeeRate). */
 function totalFor(pair: PairRate, principal: bigint): bigint {
   return principal + BigInt(pair.fixedFee) + ceilDiv(principal * pair.variableFeeRate.num, pair.variableFeeRate.den);
 }
