@@ -10,7 +10,10 @@ export type DomainErrorCode =
   | 'INSUFFICIENT_BALANCE'
   | 'NOT_FOUND'
   | 'CONFLICT'
-  | 'SIMULATED_ERROR';
+  | 'SIMULATED_ERROR'
+  | 'CREDENTIAL_EXISTS'
+  | 'LAST_CREDENTIAL'
+  | 'UNAUTHORIZED';
 
 /** One offending field: a dotted path into the request, and what is wrong; codes may add facts. */
 export interface FieldProblem {
@@ -24,6 +27,8 @@ export class DomainError extends Error {
     readonly code: DomainErrorCode,
     message: string,
     readonly fields?: readonly FieldProblem[],
+    /** UNAUTHORIZED: the check that failed, in the API's `reason` words. */
+    readonly reason?: string,
   ) {
     super(message);
     this.name = 'DomainError';
@@ -37,4 +42,9 @@ export function invalidInput(fields: readonly FieldProblem[]): DomainError {
 
 export function invalidField(field: string, message: string): DomainError {
   return invalidInput([{ field, message }]);
+}
+
+/** A refused wallet authorisation: `reason` names the failed check; `message` may say more. */
+export function unauthorized(reason: string, message: string = reason): DomainError {
+  return new DomainError('UNAUTHORIZED', message, undefined, reason);
 }

@@ -8,17 +8,19 @@ import { ExternalAccounts, type ExternalAccountEvent } from './external-account.
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { Registry } from './registry.js';
+import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | WalletEvent;
 
 /** Messages that durable timers deliver. The payment issues add theirs here. */
-export type TimerMessage = never;
+export type TimerMessage = WalletTimerMessage;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
   readonly customers = new Customers();
   readonly internalAccounts = new InternalAccounts();
   readonly externalAccounts = new ExternalAccounts();
+  readonly wallets = new Wallets();
 
   constructor() {
     super();
@@ -26,11 +28,11 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.customers);
     this.register(this.internalAccounts);
     this.register(this.externalAccounts);
+    this.register(this.wallets);
   }
 
-  onTimer(message: TimerMessage): DomainEvent[] {
-    // No timer messages exist yet: this is unreachable until a payment issue adds one.
-    const none: never = message;
-    return none;
+  onTimer(message: TimerMessage, at: number): DomainEvent[] {
+    // Session and signed-request expiry, held on the wallet's account.
+    return decideTimer(this.wallets.get(walletIdOf(message.accountId)), message, at);
   }
 }

@@ -64,6 +64,8 @@ export type IdKind =
   | 'Transaction'
   | 'AuthMethod'
   | 'Session'
+  | 'Request'
+  | 'Wallet'
   | 'PlatformConfig'
   | 'Lookup'
   | 'Platform'

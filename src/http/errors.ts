@@ -28,7 +28,9 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
   | 'SIMULATED_ERROR'
-  | 'SERVICE_UNAVAILABLE';
+  | 'SERVICE_UNAVAILABLE'
+  | 'CREDENTIAL_EXISTS'
+  | 'LAST_CREDENTIAL';
 
 export interface ErrorBody {
   status: number;
@@ -69,10 +71,13 @@ const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   SIMULATED_ERROR: 500,
+  CREDENTIAL_EXISTS: 409,
+  LAST_CREDENTIAL: 400,
+  UNAUTHORIZED: 401,
 };
 
 export function fromDomainError(err: DomainError): ApiError {
-  return new ApiError(DOMAIN_STATUS[err.code], err.code, err.message, err.fields);
+  return new ApiError(DOMAIN_STATUS[err.code], err.code, err.message, err.fields, err.reason);
 }
 
 export function invalidInput(errors: FieldError[], message?: string): ApiError {
