@@ -6,6 +6,7 @@ import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
 import { loadMasterKey } from './crypto/master-key.js';
+import { loadOrCreateServiceKey } from './crypto/signer-key.js';
 import { ensureDefaultPlatform } from './platforms.js';
 import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
@@ -127,6 +128,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     engine = opened;
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadMasterKey(config.dataDir, env);
+    const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
     let closing: Promise<void> | undefined;
     return {
@@ -135,6 +137,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       world,
       masterKey,
       crypto: pool,
+      exportSigner,
       close: () => {
         closing ??= (async () => {
           try {

@@ -4,6 +4,7 @@ import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
+import type { P256KeyPair } from './crypto/p256.js';
 
 export interface ServiceConfig {
   host: string;
@@ -26,6 +27,8 @@ export interface Services {
   masterKey: MasterKey;
   /** Wallet cryptography, inline or on worker threads per operation. */
   crypto: CryptoPool;
+  /** Signs production wallet exports (`enclaveQuorumPublic` is its public key). */
+  exportSigner: P256KeyPair;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }

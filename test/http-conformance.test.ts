@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { routes } from '../src/http/routes/index.js';
+import { newKeyPairHex } from './support/crypto-fixtures.js';
 
 describe('responses conform to the published OpenAPI document', () => {
   let svc: TestService;
@@ -53,6 +54,34 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');
     await ok('PATCH', '/config', { webhookEndpoint: 'http://127.0.0.1:9/hook' });
+    // Embedded wallet: credentials, sessions, signed retries (sandbox literal) and export.
+    const wallet = accounts.find((a) => a.type === 'EMBEDDED_WALLET');
+    const clientPublicKey = newKeyPairHex().publicKey;
+    const otp = await ok('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.id, email: 'walk@example.com' });
+    await ok('GET', `/auth/credentials?accountId=${wallet.id}`);
+    const session = await ok('POST', `/auth/credentials/${otp.id}/verify`, { otp: '000000', clientPublicKey });
+    await ok('GET', `/auth/sessions?accountId=${wallet.id}`);
+    const retry = async (method: string, path: string, body?: unknown): Promise<any> => {
+      const challenge = await ok(method, path, body);
+      const res = await svc.request(method, path, {
+        ...(body === undefined ? {} : { body }),
+        headers: { 'Service-Wallet-Signature': 'sandbox-valid-signature', 'Request-Id': challenge.requestId },
+      });
+      assert.ok(res.status >= 200 && res.status < 300, `${method} ${path} retry: ${res.status} ${res.text}`);
+      return res.body;
+    };
+    const passkey = await retry('POST', '/auth/credentials', {
+      type: 'PASSKEY',
+      accountId: wallet.id,
+      nickname: 'walk',
+      challenge: 'c',
+      attestation: { credentialId: 'k', clientDataJson: 'e30', attestationObject: 'o2M' },
+    });
+    await ok('POST', `/auth/credentials/${passkey.id}/challenge`, { clientPublicKey });
+    await retry('POST', `/internal-accounts/${wallet.id}/export`, { clientPublicKey });
+    await retry('DELETE', `/auth/sessions/${session.id}`);
+    await retry('DELETE', `/auth/credentials/${passkey.id}`);
+
     await ok('DELETE', `/customers/${customer.id}`);
     await ok('GET', `/customers/${customer.id}`);
 

@@ -50,14 +50,18 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
     const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: plain(schema) });
     if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: '^[!-~]{1,255}$', description: 'printable ASCII without spaces' } });
+    const responses: Record<string, unknown> = {
+      [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: closed(plain(r.response)) } } },
+    };
+    for (const other of r.alsoAnswers ?? []) {
+      responses[String(other.status)] = { description: 'success', content: other.response === undefined ? undefined : { 'application/json': { schema: closed(plain(other.response)) } } };
+    }
+    responses.default = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     const operation: Record<string, unknown> = {
       summary: r.summary,
       tags: [r.tag],
       parameters,
-      responses: {
-        [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: closed(plain(r.response)) } } },
-        default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-      },
+      responses,
     };
     if (r.sandboxOnly === true) operation.description = 'Sandbox only: production tokens get 403 SANDBOX_ONLY.';
     if (r.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body.schema) } } };

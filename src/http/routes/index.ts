@@ -1,8 +1,9 @@
 // Every route the service serves, in one list: the router and the OpenAPI document both read it.
 import type { Route } from '../route.js';
 import { accountRoutes } from './accounts.js';
+import { authRoutes } from './auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes, ...authRoutes];

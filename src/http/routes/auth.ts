@@ -1,0 +1,512 @@
+// Embedded-wallet credentials and sessions (SERVICE_SPEC part 4 "Credentials and sessions",
+// part 5; CONTRACT.md "Embedded-wallet API") and the wallet export. Every decision holds
+// the wallet's internal account (and, to create a credential, its customer); cryptography
+// runs here and its results go into the wallet's events (actors/wallet.ts).
+//
+// Sandbox checks the magic values of SERVICE_SPEC 5.8 and accepts real stamps and seals
+// real keys as well. Production verification (OTP mail, OIDC, WebAuthn) needs the
+// platform's embeddedWalletConfig; without it production create, challenge and verify are
+// refused with 400 rather than accepted unverified.
+import { randomBytes } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import { assertActive } from '../../../actors/customer.js';
+import { unauthorized } from '../../../actors/errors.js';
+import type { InternalAccount } from '../../../actors/internal-account.js';
+import type { PlatformEnv } from '../../../actors/platform.js';
+import {
+  assertNotLast,
+  assertTypeFree,
+  challengeRetryAfter,
+  changed,
+  CREDENTIAL_TYPES,
+  credentialOf,
+  DEFAULT_SESSION_LIFETIME_MS,
+  renderAuthMethod,
+  renderSession,
+  replaceCredential,
+  revokeCredential,
+  revokeSession,
+  sessionOf,
+  sessionRetryAfter,
+  SIGNED_REQUEST_WINDOW_MS,
+  walletOf,
+  withCredential,
+  withSession,
+  type Credential,
+  type Wallet,
+  type WalletSession,
+} from '../../../actors/wallet.js';
+import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
+import { checkClientPublicKey } from '../../crypto/p256.js';
+import { generateMnemonic, openWalletMnemonic, sealWalletMnemonic } from '../../crypto/wallet-secrets.js';
+import { newId, uuidv7 } from '../../engine/ids.js';
+import type { EngineEvent } from '../../engine/state-machine.js';
+import type { Services } from '../../services.js';
+import { acceptSignedRequest, isRetry, openSignedRequest, type SignedRequestSpec } from '../../wallet/signed-request.js';
+import { invalidField, notFound, rateLimited } from '../errors.js';
+import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { Email, IdOf } from '../schemas/resources.js';
+import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { API_VERSION } from '../server.js';
+
+/** OIDC issuers a sandbox OAUTH create accepts without configuration (CONTRACT.md). */
+const SANDBOX_OIDC_ISSUERS = ['https://accounts.google.com', 'https://appleid.apple.com'];
+const SANDBOX_OTP = '000000';
+const SANDBOX_PASSKEY_SIGNATURE = 'sandbox-valid-passkey-signature';
+const SANDBOX_OIDC_TOKEN = 'sandbox-valid-oidc-token';
+
+const Timestamp = Str({ format: 'date-time' });
+const CredentialTypeSchema = StringEnum(CREDENTIAL_TYPES);
+const AuthMethodView = Obj({
+  id: Str(),
+  accountId: Str(),
+  type: CredentialTypeSchema,
+  nickname: Str(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+const PasskeyAuthChallengeView = Obj({ ...AuthMethodView.properties, challenge: Str(), requestId: Str(), expiresAt: Timestamp });
+const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp });
+const SessionView = Obj({ ...SessionListItem.properties, encryptedSessionSigningKey: Type.String({ description: 'base58check HPKE bundle of the session private key; only here' }) });
+const SignedRequestChallengeView = Obj({
+  payloadToSign: Type.String({ description: 'sign these exact bytes' }),
+  requestId: Str(),
+  expiresAt: Timestamp,
+  type: Type.Optional(CredentialTypeSchema),
+});
+const ExportView = Obj({ id: Str(), encryptedWalletCredentials: Type.String({ description: 'JSON: version, data, dataSignature, enclaveQuorumPublic' }) });
+
+const ClientPublicKey = Str({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
+const Token = Str({ minLength: 1, maxLength: 8192 });
+const Attestation = Obj({
+  credentialId: Str({ minLength: 1 }),
+  clientDataJson: Str({ minLength: 1, maxLength: 8192 }),
+  attestationObject: Str({ minLength: 1, maxLength: 16384 }),
+  transports: Type.Optional(List(Str({ maxLength: 32 }), { maxItems: 10 })),
+});
+const Assertion = Obj({
+  credentialId: Str({ minLength: 1 }),
+  clientDataJson: Str({ minLength: 1, maxLength: 8192 }),
+  authenticatorData: Str({ minLength: 1, maxLength: 8192 }),
+  signature: Str({ minLength: 1 }),
+  userHandle: Type.Optional(Str()),
+});
+
+const CreateCredential = Obj({
+  type: CredentialTypeSchema,
+  accountId: IdOf('InternalAccount'),
+  email: Type.Optional(Email),
+  oidcToken: Type.Optional(Token),
+  nickname: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+  challenge: Type.Optional(Str({ minLength: 1 })),
+  attestation: Type.Optional(Attestation),
+});
+const ChallengeBody = Obj({ clientPublicKey: Type.Optional(ClientPublicKey) });
+const VerifyBody = Obj({
+  otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+  oidcToken: Type.Optional(Token),
+  assertion: Type.Optional(Assertion),
+  clientPublicKey: Type.Optional(ClientPublicKey),
+});
+const ExportBody = Obj({ clientPublicKey: ClientPublicKey });
+const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
+const CredentialIdParam = validator(Obj({ id: IdOf('AuthMethod') }));
+const SessionIdParam = validator(Obj({ id: IdOf('Session') }));
+const AccountIdParam = validator(Obj({ id: IdOf('InternalAccount') }));
+
+type Events = Array<DomainEvent | EngineEvent<TimerMessage>>;
+
+function accountOf(services: Services, env: PlatformEnv, id: string, field = 'accountId'): InternalAccount {
+  const account = services.world.internalAccounts.inEnv(env.id, id);
+  if (account === undefined) throw notFound('internal account', id);
+  if (account.type !== 'EMBEDDED_WALLET') throw invalidField(field, `${id} is an ${account.type} account; only EMBEDDED_WALLET accounts take credentials`);
+  return account;
+}
+
+/** The wallet holding a credential or session id of this environment, else 404. */
+function walletHolding(services: Services, env: PlatformEnv, id: string, what: string): Wallet {
+  const wallet = services.world.wallets.holding(id);
+  if (wallet === undefined || wallet.envId !== env.id) throw notFound(what, id);
+  return wallet;
+}
+
+/** Production verifiers arrive with embeddedWalletConfig; until then production refuses rather than trusts. */
+function productionNotConfigured(): never {
+  throw invalidField('type', 'production verification not configured: set embeddedWalletConfig with PATCH /config');
+}
+
+function versioned(path: string): string {
+  return `/${API_VERSION}${path}`;
+}
+
+function requireClientPublicKey(value: string | undefined): string {
+  const check = checkClientPublicKey(value);
+  if (!check.ok) throw invalidField('clientPublicKey', check.reason);
+  return value!;
+}
+
+/** Decodes one JWT segment to a JSON object, or undefined. */
+function jwtSegment(segment: string): Record<string, unknown> | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(segment)) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Sandbox OAUTH create: a structurally valid JWT (header.payload.signature, both JSON)
+ * whose `iss` is a recognised issuer and which names a subject. The signature is not
+ * checked (SERVICE_SPEC 5.8).
+ */
+function sandboxOidcClaims(token: string): { issuer: string; subject: string; email?: string } {
+  const parts = token.split('.');
+  const header = parts.length === 3 && parts[2] !== '' ? jwtSegment(parts[0]!) : undefined;
+  const claims = header === undefined ? undefined : jwtSegment(parts[1]!);
+  if (claims === undefined) throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: not a JWT (header.payload.signature)');
+  const { iss, sub, email } = claims;
+  if (typeof iss !== 'string' || !SANDBOX_OIDC_ISSUERS.includes(iss)) throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: iss is not a recognised issuer');
+  if (typeof sub !== 'string' || sub === '') throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: no sub claim');
+  return typeof email === 'string' ? { issuer: iss, subject: sub, email } : { issuer: iss, subject: sub };
+}
+
+type CreateInput = Static<typeof CreateCredential>;
+
+/** The new credential as the body describes it (checks of its type run here). */
+function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateInput, at: number): Credential {
+  const base = { id: newId('AuthMethod', at), type: input.type, createdAt: at, updatedAt: at };
+  if (env.environment === 'production') productionNotConfigured();
+  switch (input.type) {
+    case 'EMAIL_OTP': {
+      const email = input.email ?? services.world.customers.get(account.customerId)?.email;
+      if (email === undefined) throw invalidField('email', 'required: the customer record has no email address');
+      // Sandbox sends no mail; the OTP is the magic value. It counts as the first challenge.
+      return { ...base, nickname: email, email, lastChallengeAt: at };
+    }
+    case 'OAUTH': {
+      if (input.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      const claims = sandboxOidcClaims(input.oidcToken);
+      return { ...base, nickname: claims.email ?? claims.subject, oauth: { issuer: claims.issuer, subject: claims.subject } };
+    }
+    case 'PASSKEY': {
+      if (input.nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
+      if (input.challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
+      if (input.attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
+      // Sandbox stores the attestation unverified (nothing in sandbox verifies its key).
+      return {
+        ...base,
+        nickname: input.nickname,
+        passkey: { credentialId: input.attestation.credentialId, publicKey: '', counter: 0, transports: input.attestation.transports ?? [] },
+      };
+    }
+  }
+}
+
+function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Reply> {
+  const { services, env, body, headers } = ctx;
+  const account = accountOf(services, env, body.accountId);
+  const spec: SignedRequestSpec = {
+    action: 'ADD_CREDENTIAL',
+    method: 'POST',
+    path: versioned('/auth/credentials'),
+    body,
+    credentialType: body.type,
+  };
+  return ctx.exec([account.customerId, account.id], async (at) => {
+    assertActive(services.world.customers.get(account.customerId)!);
+    let wallet = walletOf(services.world.wallets.ofAccount(account.id), account, at);
+    if (wallet.credentials.length > 0) {
+      if (!isRetry(headers)) {
+        assertTypeFree(wallet, body.type);
+        const opened = openSignedRequest(services, wallet, spec, at);
+        return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
+      }
+      wallet = (await acceptSignedRequest(services, env.environment, wallet, headers, spec, at)).wallet;
+    }
+    const credential = newCredential(services, env, account, body, at);
+    const next = withCredential(wallet, credential);
+    return { events: [changed(next, at)], reply: () => ({ status: 201, body: renderAuthMethod(next, credential) }) };
+  });
+}
+
+function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): Promise<Reply> {
+  const { services, env, body } = ctx;
+  const { id } = CredentialIdParam.parse(ctx.params);
+  const { accountId } = walletHolding(services, env, id, 'credential');
+  return ctx.exec([accountId], (at) => {
+    const wallet = walletHolding(services, env, id, 'credential');
+    const credential = credentialOf(wallet, id)!;
+    const wait = challengeRetryAfter(credential, at);
+    if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than 30 seconds ago`, wait);
+    if (env.environment === 'production' && credential.type !== 'OAUTH') productionNotConfigured();
+    if (credential.type !== 'PASSKEY') {
+      // EMAIL_OTP: sandbox sends no mail (the OTP is the magic value); OAUTH has nothing to issue.
+      const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at });
+      return { events: [changed(next, at)], reply: () => ({ status: 200, body: renderAuthMethod(next, credentialOf(next, id)!) }) };
+    }
+    const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
+    const passkeyChallenge = {
+      requestId: uuidv7(at),
+      challenge: randomBytes(32).toString('base64url'),
+      clientPublicKey: clientPublicKey.toLowerCase(),
+      expiresAt: at + SIGNED_REQUEST_WINDOW_MS,
+    };
+    const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at, passkeyChallenge });
+    return {
+      events: [changed(next, at)],
+      reply: () => ({
+        status: 200,
+        body: {
+          ...renderAuthMethod(next, credentialOf(next, id)!),
+          challenge: passkeyChallenge.challenge,
+          requestId: passkeyChallenge.requestId,
+          expiresAt: new Date(passkeyChallenge.expiresAt).toISOString(),
+        },
+      }),
+    };
+  });
+}
+
+/** Sandbox proof of possession for one credential type; returns the credential as it is after use. */
+function sandboxVerify(credential: Credential, body: Static<typeof VerifyBody>, requestId: string | undefined, clientPublicKey: string, at: number): Credential {
+  switch (credential.type) {
+    case 'EMAIL_OTP':
+      if (body.otp === undefined) throw invalidField('otp', 'required for EMAIL_OTP');
+      if (body.otp !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
+      return credential;
+    case 'OAUTH':
+      if (body.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      if (body.oidcToken !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
+      return credential;
+    case 'PASSKEY': {
+      if (body.assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
+      const issued = credential.passkeyChallenge;
+      if (requestId === undefined) throw unauthorized('Request-Id missing', 'PASSKEY verify needs the Request-Id of the challenge');
+      if (issued === undefined || issued.requestId !== requestId) throw unauthorized('Invalid passkey challenge', 'Request-Id names no challenge issued for this credential');
+      if (issued.expiresAt <= at) throw unauthorized('Passkey challenge expired');
+      if (issued.clientPublicKey !== clientPublicKey.toLowerCase()) throw unauthorized('clientPublicKey differs from the one bound into the challenge');
+      if (body.assertion.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized('Invalid passkey signature');
+      // A challenge answers one verify.
+      const { passkeyChallenge: _used, ...rest } = credential;
+      return rest;
+    }
+  }
+}
+
+function verify(ctx: RouteContext<Static<typeof VerifyBody>, undefined>): Promise<Reply> {
+  const { services, env, body, headers } = ctx;
+  const { id } = CredentialIdParam.parse(ctx.params);
+  const { accountId } = walletHolding(services, env, id, 'credential');
+  const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
+  return ctx.exec([accountId], async (at) => {
+    const wallet = walletHolding(services, env, id, 'credential');
+    const credential = credentialOf(wallet, id)!;
+    if (env.environment === 'production') productionNotConfigured();
+    const used = sandboxVerify(credential, body, headers.requestId, clientPublicKey, at);
+    const wait = sessionRetryAfter(wallet, at);
+    if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
+    const issued = await services.crypto.issueSessionKey(clientPublicKey);
+    const session: WalletSession = {
+      id: newId('Session', at),
+      credentialId: id,
+      publicKey: issued.sessionPublicKey,
+      createdAt: at,
+      expiresAt: at + DEFAULT_SESSION_LIFETIME_MS,
+    };
+    const next = withSession(replaceCredential(wallet, used), session, at);
+    return {
+      events: [
+        changed(next, at),
+        services.engine.timer(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id),
+      ],
+      reply: () => ({ status: 200, body: { ...renderSession(next, session), encryptedSessionSigningKey: issued.encryptedSessionSigningKey } }),
+    };
+  });
+}
+
+function revokeCredentialRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
+  const { services, env, headers } = ctx;
+  const { id } = CredentialIdParam.parse(ctx.params);
+  const { accountId } = walletHolding(services, env, id, 'credential');
+  return ctx.exec([accountId], async (at) => {
+    const wallet = walletHolding(services, env, id, 'credential');
+    const credential = credentialOf(wallet, id)!;
+    assertNotLast(wallet, id);
+    const spec: SignedRequestSpec = {
+      action: 'REVOKE_CREDENTIAL',
+      method: 'DELETE',
+      path: versioned(`/auth/credentials/${id}`),
+      body: {},
+      credentialType: credential.type,
+      binds: { credentialId: id },
+    };
+    if (!isRetry(headers)) {
+      const opened = openSignedRequest(services, wallet, spec, at);
+      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
+    }
+    const accepted = await acceptSignedRequest(services, env.environment, wallet, headers, spec, at);
+    if (accepted.signer.credentialId === id) {
+      throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
+    }
+    const ending = wallet.sessions.filter((s) => s.credentialId === id);
+    const events: Events = [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => services.engine.cancelTimer(s.id))];
+    return { events, reply: () => ({ status: 204, body: undefined }) };
+  });
+}
+
+function revokeSessionRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
+  const { services, env, headers } = ctx;
+  const { id } = SessionIdParam.parse(ctx.params);
+  const { accountId } = walletHolding(services, env, id, 'session');
+  return ctx.exec([accountId], async (at) => {
+    const wallet = walletHolding(services, env, id, 'session');
+    const session = sessionOf(wallet, id)!;
+    const spec: SignedRequestSpec = {
+      action: 'REVOKE_SESSION',
+      method: 'DELETE',
+      path: versioned(`/auth/sessions/${id}`),
+      body: {},
+      credentialType: credentialOf(wallet, session.credentialId)!.type,
+      binds: { sessionId: id },
+    };
+    if (!isRetry(headers)) {
+      const opened = openSignedRequest(services, wallet, spec, at);
+      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
+    }
+    // The signing session may be this one (self-logout).
+    const accepted = await acceptSignedRequest(services, env.environment, wallet, headers, spec, at);
+    return {
+      events: [changed(revokeSession(accepted.wallet, id, at), at), services.engine.cancelTimer(id)],
+      reply: () => ({ status: 204, body: undefined }),
+    };
+  });
+}
+
+function exportWallet(ctx: RouteContext<Static<typeof ExportBody>, undefined>): Promise<Reply> {
+  const { services, env, body, headers } = ctx;
+  const { id } = AccountIdParam.parse(ctx.params);
+  const account = accountOf(services, env, id, 'id');
+  const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
+  const spec: SignedRequestSpec = { action: 'EXPORT_WALLET', method: 'POST', path: versioned(`/internal-accounts/${id}/export`), body, clientPublicKey: clientPublicKey.toLowerCase() };
+  return ctx.exec([account.id], async (at) => {
+    const existing = services.world.wallets.ofAccount(account.id);
+    if (!isRetry(headers)) {
+      const opened = openSignedRequest(services, walletOf(existing, account, at), spec, at);
+      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
+    }
+    const accepted = await acceptSignedRequest(services, env.environment, existing, headers, spec, at);
+    let wallet = accepted.wallet;
+    let mnemonic: string;
+    if (wallet.sealedMnemonic === undefined) {
+      // Made on first need; only the sealed form is logged.
+      mnemonic = generateMnemonic();
+      wallet = { ...wallet, sealedMnemonic: sealWalletMnemonic(services.masterKey, account.id, mnemonic) };
+    } else {
+      mnemonic = openWalletMnemonic(services.masterKey, account.id, wallet.sealedMnemonic);
+    }
+    const encryptedWalletCredentials = await services.crypto.createExportBundle({
+      clientPublicKey,
+      mnemonic,
+      organizationId: account.id,
+      signer: env.environment === 'production' ? services.exportSigner : null,
+    });
+    return { events: [changed(wallet, at)], reply: () => ({ status: 200, body: { id: account.id, encryptedWalletCredentials } }) };
+  });
+}
+
+export const authRoutes: Route[] = [
+  route<CreateInput>({
+    method: 'POST',
+    path: '/auth/credentials',
+    summary: "Register a credential on an embedded wallet: 201 for the account's first, else 202 then 201 on the signed retry",
+    tag: 'Credentials and sessions',
+    body: validator(CreateCredential),
+    response: AuthMethodView,
+    status: 201,
+    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    handle: createCredential,
+  }),
+  route<undefined, Static<typeof AccountQuery>>({
+    method: 'GET',
+    path: '/auth/credentials',
+    summary: "List an embedded wallet's credentials (not paginated)",
+    tag: 'Credentials and sessions',
+    query: validator(AccountQuery, { coerce: true }),
+    response: Obj({ data: List(AuthMethodView) }),
+    status: 200,
+    handle: async ({ services, env, query }) => {
+      const account = accountOf(services, env, query.accountId);
+      await services.engine.settled();
+      const wallet = services.world.wallets.ofAccount(account.id);
+      return { status: 200, body: { data: wallet === undefined ? [] : wallet.credentials.map((c) => renderAuthMethod(wallet, c)) } };
+    },
+  }),
+  route<Static<typeof ChallengeBody>>({
+    method: 'POST',
+    path: '/auth/credentials/{id}/challenge',
+    summary: 'Re-issue a challenge: a new OTP (EMAIL_OTP) or a PasskeyAuthChallenge bound to clientPublicKey; one per 30 s',
+    tag: 'Credentials and sessions',
+    body: validator(ChallengeBody),
+    response: Type.Union([AuthMethodView, PasskeyAuthChallengeView]),
+    status: 200,
+    handle: challenge,
+  }),
+  route<Static<typeof VerifyBody>>({
+    method: 'POST',
+    path: '/auth/credentials/{id}/verify',
+    summary: 'Verify a credential and open a session whose signing key is sealed to clientPublicKey',
+    tag: 'Credentials and sessions',
+    body: validator(VerifyBody),
+    response: SessionView,
+    status: 200,
+    handle: verify,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/auth/credentials/{id}',
+    summary: "Revoke a credential and its sessions (signed retry by another credential's session: 202, then 204)",
+    tag: 'Credentials and sessions',
+    status: 204,
+    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    handle: revokeCredentialRoute,
+  }),
+  route<undefined, Static<typeof AccountQuery>>({
+    method: 'GET',
+    path: '/auth/sessions',
+    summary: "List an embedded wallet's active sessions",
+    tag: 'Credentials and sessions',
+    query: validator(AccountQuery, { coerce: true }),
+    response: Obj({ data: List(SessionListItem) }),
+    status: 200,
+    handle: async ({ services, env, query }) => {
+      const account = accountOf(services, env, query.accountId);
+      await services.engine.settled();
+      const now = services.engine.clock.now();
+      const wallet = services.world.wallets.ofAccount(account.id);
+      const live = wallet === undefined ? [] : wallet.sessions.filter((s) => s.expiresAt > now);
+      return { status: 200, body: { data: live.map((s) => renderSession(wallet!, s)) } };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/auth/sessions/{id}',
+    summary: 'Revoke a session (signed retry, self-logout allowed: 202, then 204)',
+    tag: 'Credentials and sessions',
+    status: 204,
+    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    handle: revokeSessionRoute,
+  }),
+  route<Static<typeof ExportBody>>({
+    method: 'POST',
+    path: '/internal-accounts/{id}/export',
+    summary: "Export an embedded wallet's mnemonic sealed to clientPublicKey (signed retry: 202, then 200)",
+    tag: 'Internal accounts',
+    body: validator(ExportBody),
+    response: ExportView,
+    status: 200,
+    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    handle: exportWallet,
+  }),
+];
