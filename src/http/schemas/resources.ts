@@ -100,6 +100,63 @@ export const SupportedCurrencyInput = Obj({
   providerRequiredCounterpartyCustomerFields: Type.Optional(SupportedCurrencySchema.properties.providerRequiredCounterpartyCustomerFields),
 });
 
+const PublicJwkSchema = Obj(
+  {
+    kty: Str({ maxLength: 16 }),
+    kid: Type.Optional(Str({ maxLength: 256 })),
+    alg: Type.Optional(Str({ maxLength: 16 })),
+    use: Type.Optional(Str({ maxLength: 16 })),
+    crv: Type.Optional(Str({ maxLength: 16 })),
+    x: Type.Optional(Str()),
+    y: Type.Optional(Str()),
+    n: Type.Optional(Str()),
+    e: Type.Optional(Str({ maxLength: 16 })),
+  },
+  { description: 'public members of a JSON Web Key; others (private ones included) are dropped' },
+);
+
+const OidcIssuerSchema = Obj({
+  issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
+  jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
+  jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: 20 }) })),
+  audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
+});
+
+const WebauthnSchema = Obj({
+  rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
+  rpName: Str({ maxLength: 256 }),
+  origins: List(Str({ maxLength: 512 }), { maxItems: 20, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
+});
+
+export const EmbeddedWalletConfigView = Obj({
+  appName: Str(),
+  otpLength: Type.Integer(),
+  expirationSeconds: Type.Integer(),
+  sendFromEmailAddress: Str(),
+  sendFromEmailSenderName: Str(),
+  sessionLifetimeSeconds: Type.Integer(),
+  oidcIssuers: List(OidcIssuerSchema),
+  webauthn: WebauthnSchema,
+});
+
+/** PATCH input: every member optional; omitted ones keep their values. */
+export const EmbeddedWalletConfigInput = Obj({
+  appName: Type.Optional(Str({ minLength: 1, maxLength: 128 })),
+  otpLength: Type.Optional(Type.Integer({ minimum: 4, maximum: 12, description: 'default 6' })),
+  expirationSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 3600, description: 'OTP validity; default 600' })),
+  sendFromEmailAddress: Type.Optional(Email),
+  sendFromEmailSenderName: Type.Optional(Str({ minLength: 1, maxLength: 128, pattern: '^[^\\r\\n]*$' })),
+  sessionLifetimeSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, description: 'default 900' })),
+  oidcIssuers: Type.Optional(List(OidcIssuerSchema, { maxItems: 10 })),
+  webauthn: Type.Optional(
+    Obj({
+      rpId: Type.Optional(WebauthnSchema.properties.rpId),
+      rpName: Type.Optional(Str({ minLength: 1, maxLength: 256 })),
+      origins: Type.Optional(WebauthnSchema.properties.origins),
+    }),
+  ),
+});
+
 export const PlatformConfigView = Obj({
   id: Str(),
   umaDomain: Str(),
@@ -108,6 +165,7 @@ export const PlatformConfigView = Obj({
   supportedCurrencies: List(SupportedCurrencySchema),
   isRegulatedFinancialInstitution: Type.Boolean(),
   webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
+  embeddedWalletConfig: EmbeddedWalletConfigView,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
