@@ -7,6 +7,10 @@ import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { loadOrCreateServiceKey } from './crypto/signer-key.js';
+import type { MasterKey } from './crypto/master-key.js';
+import { registerOtpMail } from './wallet-auth/mail.js';
+import { OidcVerifier } from './wallet-auth/oidc.js';
+import { OtpHasher } from './wallet-auth/otp.js';
 import { ensureDefaultPlatform } from './platforms.js';
 import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
@@ -138,10 +142,22 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
       report,
     });
+    // The master key is loaded once the store is known to be this service's (below); an
+    // OTP mail resumed by recovery runs only after open, by which time it is there.
+    let masterKeyLoaded: MasterKey | undefined;
+    registerOtpMail(opened, {
+      dataDir: config.dataDir,
+      smtpUrl: config.smtpUrl,
+      masterKey: () => {
+        if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
+        return masterKeyLoaded;
+      },
+    });
     await opened.open();
     engine = opened;
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadMasterKey(config.dataDir, env);
+    masterKeyLoaded = masterKey;
     const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
     let closing: Promise<void> | undefined;
@@ -152,6 +168,8 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       masterKey,
       crypto: pool,
       exportSigner,
+      otpHasher: new OtpHasher(masterKey),
+      oidc: new OidcVerifier(),
       close: () => {
         closing ??= (async () => {
           try {

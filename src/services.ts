@@ -5,6 +5,8 @@ import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
 import type { P256KeyPair } from './crypto/p256.js';
+import type { OidcVerifier } from './wallet-auth/oidc.js';
+import type { OtpHasher } from './wallet-auth/otp.js';
 
 export interface ServiceConfig {
   host: string;
@@ -31,6 +33,10 @@ export interface Services {
   crypto: CryptoPool;
   /** Signs production wallet exports (`enclaveQuorumPublic` is its public key). */
   exportSigner: P256KeyPair;
+  /** Keyed hashes of OTP codes (the codes are never stored). */
+  otpHasher: OtpHasher;
+  /** Production OAUTH: tokens checked against the environment's issuers (JWKS cached). */
+  oidc: OidcVerifier;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }

@@ -327,15 +327,6 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assertInvalid(await svc.request('POST', `/internal-accounts/${usd.id}/export`, { body: { clientPublicKey: client.publicKey } }), 'id');
     assertInvalid(await svc.request('POST', `/internal-accounts/${accountId}/export`, { body: { clientPublicKey: 'nope' } }), 'clientPublicKey');
   });
-
-  it('production refuses credentials until embeddedWalletConfig is set', async () => {
-    const customer = await createCustomer(svc, { email: 'prod@example.com' }, 'production');
-    const wallet = (await customerAccounts(svc, customer.id, 'production')).find((a) => a.type === 'EMBEDDED_WALLET');
-    assert.ok(wallet);
-    const res = await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId: wallet.id }, auth: 'production' });
-    assertInvalid(res, 'type');
-    assert.deepEqual((await svc.request('GET', `/auth/credentials?accountId=${wallet.id}`, { auth: 'production' })).body.data, []);
-  });
 });
 
 describe('embedded wallet state survives a restart', () => {

@@ -4,15 +4,15 @@
 // runs here and its results go into the wallet's events (actors/wallet.ts).
 //
 // Sandbox checks the magic values of SERVICE_SPEC 5.8 and accepts real stamps and seals
-// real keys as well. Production verification (OTP mail, OIDC, WebAuthn) needs the
-// platform's embeddedWalletConfig; without it production create, challenge and verify are
-// refused with 400 rather than accepted unverified.
+// real keys as well. Production verifies for real (src/wallet-auth/): OTP codes mailed by
+// an effect and kept as keyed hashes, OIDC tokens against the environment's issuers,
+// WebAuthn registrations and assertions for its relying party (embeddedWalletConfig).
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { assertActive } from '../../../actors/customer.js';
 import { unauthorized } from '../../../actors/errors.js';
 import type { InternalAccount } from '../../../actors/internal-account.js';
-import type { PlatformEnv } from '../../../actors/platform.js';
+import { embeddedWalletConfigOf, type EmbeddedWalletConfig, type PlatformEnv } from '../../../actors/platform.js';
 import {
   assertNotLast,
   assertTypeFree,
@@ -20,7 +20,6 @@ import {
   changed,
   CREDENTIAL_TYPES,
   credentialOf,
-  DEFAULT_SESSION_LIFETIME_MS,
   renderAuthMethod,
   renderSession,
   replaceCredential,
@@ -33,6 +32,7 @@ import {
   withCredential,
   withSession,
   type Credential,
+  type OtpState,
   type Wallet,
   type WalletSession,
 } from '../../../actors/wallet.js';
@@ -48,9 +48,12 @@ import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { API_VERSION } from '../server.js';
+import { WalletAuthError } from '../../wallet-auth/errors.js';
+import { OTP_MAIL_EFFECT, otpMail } from '../../wallet-auth/mail.js';
+import { parseSandboxOidc } from '../../wallet-auth/oidc.js';
+import { newOtp, OTP_TRIES, otpMatches } from '../../wallet-auth/otp.js';
+import { verifyPasskeyAssertion, verifyPasskeyRegistration } from '../../wallet-auth/webauthn.js';
 
-/** OIDC issuers a sandbox OAUTH create accepts without configuration (CONTRACT.md). */
-const SANDBOX_OIDC_ISSUERS = ['https://accounts.google.com', 'https://appleid.apple.com'];
 const SANDBOX_OTP = '000000';
 const SANDBOX_PASSKEY_SIGNATURE = 'sandbox-valid-passkey-signature';
 const SANDBOX_OIDC_TOKEN = 'sandbox-valid-oidc-token';
@@ -130,11 +133,6 @@ function walletHolding(services: Services, env: PlatformEnv, id: string, what: s
   return wallet;
 }
 
-/** Production verifiers arrive with embeddedWalletConfig; until then production refuses rather than trusts. */
-function productionNotConfigured(): never {
-  throw invalidField('type', 'production verification not configured: set embeddedWalletConfig with PATCH /config');
-}
-
 function versioned(path: string): string {
   return `/${API_VERSION}${path}`;
 }
@@ -145,61 +143,67 @@ function requireClientPublicKey(value: string | undefined): string {
   return value!;
 }
 
-/** Decodes one JWT segment to a JSON object, or undefined. */
-function jwtSegment(segment: string): Record<string, unknown> | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(segment)) return undefined;
+/** A production check's refusal as the API's 401 (its detail names the check; it stays out of the answer). */
+async function walletAuth<T>(check: () => Promise<T> | T): Promise<T> {
   try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
+    return await check();
+  } catch (err) {
+    if (err instanceof WalletAuthError) throw unauthorized(err.reason);
+    throw err;
   }
 }
 
-/**
- * Sandbox OAUTH create: a structurally valid JWT (header.payload.signature, both JSON)
- * whose `iss` is a recognised issuer and which names a subject. The signature is not
- * checked (SERVICE_SPEC 5.8).
- */
-function sandboxOidcClaims(token: string): { issuer: string; subject: string; email?: string } {
-  const parts = token.split('.');
-  const header = parts.length === 3 && parts[2] !== '' ? jwtSegment(parts[0]!) : undefined;
-  const claims = header === undefined ? undefined : jwtSegment(parts[1]!);
-  if (claims === undefined) throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: not a JWT (header.payload.signature)');
-  const { iss, sub, email } = claims;
-  if (typeof iss !== 'string' || !SANDBOX_OIDC_ISSUERS.includes(iss)) throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: iss is not a recognised issuer');
-  if (typeof sub !== 'string' || sub === '') throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: no sub claim');
-  return typeof email === 'string' ? { issuer: iss, subject: sub, email } : { issuer: iss, subject: sub };
+function walletConfig(env: PlatformEnv): EmbeddedWalletConfig {
+  return embeddedWalletConfigOf(env.config);
+}
+
+/** A fresh OTP for `email`: its hash to keep, and the effect that mails the code (sealed) once the entry is durable. */
+function issueOtp(services: Services, env: PlatformEnv, accountId: string, email: string, at: number): { otp: OtpState; mail: EngineEvent<TimerMessage> } {
+  const config = walletConfig(env);
+  const { code, codeHash } = newOtp(config.otpLength, services.otpHasher);
+  const expiresAt = at + config.expirationSeconds * 1000;
+  return {
+    otp: { codeHash, expiresAt, triesLeft: OTP_TRIES },
+    mail: services.engine.effect(OTP_MAIL_EFFECT, [accountId], otpMail({ to: email, code, expiresAt, config }, services.masterKey), at),
+  };
 }
 
 type CreateInput = Static<typeof CreateCredential>;
 
-/** The new credential as the body describes it (checks of its type run here). */
-function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateInput, at: number): Credential {
+/** The new credential as the body describes it, checked for its type, and the effects it causes (the OTP mail). */
+async function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateInput, at: number): Promise<{ credential: Credential; effects: Events }> {
   const base = { id: newId('AuthMethod', at), type: input.type, createdAt: at, updatedAt: at };
-  if (env.environment === 'production') productionNotConfigured();
+  const production = env.environment === 'production';
+  const config = walletConfig(env);
   switch (input.type) {
     case 'EMAIL_OTP': {
       const email = input.email ?? services.world.customers.get(account.customerId)?.email;
       if (email === undefined) throw invalidField('email', 'required: the customer record has no email address');
-      // Sandbox sends no mail; the OTP is the magic value. It counts as the first challenge.
-      return { ...base, nickname: email, email, lastChallengeAt: at };
+      // The OTP sent with the credential counts as its first challenge. Sandbox sends none (the OTP is the magic value).
+      const credential: Credential = { ...base, nickname: email, email, lastChallengeAt: at };
+      if (!production) return { credential, effects: [] };
+      const issued = issueOtp(services, env, account.id, email, at);
+      return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail] };
     }
     case 'OAUTH': {
-      if (input.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
-      const claims = sandboxOidcClaims(input.oidcToken);
-      return { ...base, nickname: claims.email ?? claims.subject, oauth: { issuer: claims.issuer, subject: claims.subject } };
+      const token = input.oidcToken;
+      if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      const claims = production
+        ? await walletAuth(() => services.oidc.verify(token, config.oidcIssuers, at))
+        : await walletAuth(() => parseSandboxOidc(token, config.oidcIssuers.map((i) => i.issuer)));
+      const subject = claims.subject ?? '';
+      return { credential: { ...base, nickname: claims.email ?? (subject || claims.issuer), oauth: { issuer: claims.issuer, subject } }, effects: [] };
     }
     case 'PASSKEY': {
-      if (input.nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
-      if (input.challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
-      if (input.attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
-      // Sandbox stores the attestation unverified (nothing in sandbox verifies its key).
-      return {
-        ...base,
-        nickname: input.nickname,
-        passkey: { credentialId: input.attestation.credentialId, publicKey: '', counter: 0, transports: input.attestation.transports ?? [] },
-      };
+      const { nickname, challenge, attestation } = input;
+      if (nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
+      if (challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
+      if (attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
+      // Sandbox stores the attestation as given: nothing in sandbox verifies with its key.
+      const passkey = production
+        ? await walletAuth(() => verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: config.webauthn }))
+        : { credentialId: attestation.credentialId, publicKey: '', counter: 0, transports: attestation.transports ?? [] };
+      return { credential: { ...base, nickname, passkey }, effects: [] };
     }
   }
 }
@@ -225,9 +229,9 @@ function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Re
       }
       wallet = (await acceptSignedRequest(services, env.environment, wallet, headers, spec, at)).wallet;
     }
-    const credential = newCredential(services, env, account, body, at);
+    const { credential, effects } = await newCredential(services, env, account, body, at);
     const next = withCredential(wallet, credential);
-    return { events: [changed(next, at)], reply: () => ({ status: 201, body: renderAuthMethod(next, credential) }) };
+    return { events: [changed(next, at), ...effects], reply: () => ({ status: 201, body: renderAuthMethod(next, credential) }) };
   });
 }
 
@@ -240,11 +244,17 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
     const credential = credentialOf(wallet, id)!;
     const wait = challengeRetryAfter(credential, at);
     if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than 30 seconds ago`, wait);
-    if (env.environment === 'production' && credential.type !== 'OAUTH') productionNotConfigured();
     if (credential.type !== 'PASSKEY') {
-      // EMAIL_OTP: sandbox sends no mail (the OTP is the magic value); OAUTH has nothing to issue.
-      const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at });
-      return { events: [changed(next, at)], reply: () => ({ status: 200, body: renderAuthMethod(next, credentialOf(next, id)!) }) };
+      // EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue.
+      let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };
+      const events: Events = [];
+      if (credential.type === 'EMAIL_OTP' && env.environment === 'production') {
+        const issued = issueOtp(services, env, accountId, credential.email!, at);
+        renewed = { ...renewed, otp: issued.otp };
+        events.push(issued.mail);
+      }
+      const next = replaceCredential(wallet, renewed);
+      return { events: [changed(next, at), ...events], reply: () => ({ status: 200, body: renderAuthMethod(next, credentialOf(next, id)!) }) };
     }
     const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
     const passkeyChallenge = {
@@ -269,42 +279,85 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
   });
 }
 
-/** Sandbox proof of possession for one credential type; returns the credential as it is after use. */
-function sandboxVerify(credential: Credential, body: Static<typeof VerifyBody>, requestId: string | undefined, clientPublicKey: string, at: number): Credential {
+type VerifyInput = Static<typeof VerifyBody>;
+
+/** A wrong production OTP: the try is spent (and logged), and the answer is still 401. */
+interface WrongOtp {
+  wrongOtp: Credential;
+}
+
+/**
+ * Proof of possession of a credential: the sandbox magic values, or in production the
+ * OTP, the OIDC token of the same issuer and subject, or the passkey assertion over the
+ * challenge. Returns the credential as it is after use (an OTP or passkey challenge
+ * answers once; a passkey's counter moves).
+ */
+async function prove(services: Services, env: PlatformEnv, credential: Credential, body: VerifyInput, requestId: string | undefined, clientPublicKey: string, at: number): Promise<Credential | WrongOtp> {
+  const production = env.environment === 'production';
   switch (credential.type) {
-    case 'EMAIL_OTP':
+    case 'EMAIL_OTP': {
       if (body.otp === undefined) throw invalidField('otp', 'required for EMAIL_OTP');
-      if (body.otp !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
+      if (!production) {
+        if (body.otp !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
+        return credential;
+      }
+      const { otp, ...rest } = credential;
+      if (otp === undefined || otp.expiresAt <= at) throw unauthorized('Invalid OTP code', 'Invalid OTP code: no code is live; request a new one with /challenge');
+      if (otpMatches(otp.codeHash, body.otp, services.otpHasher)) return { ...rest, updatedAt: at };
+      // Five tries per code: the last wrong one spends it.
+      return { wrongOtp: otp.triesLeft > 1 ? { ...credential, otp: { ...otp, triesLeft: otp.triesLeft - 1 } } : rest };
+    }
+    case 'OAUTH': {
+      const token = body.oidcToken;
+      if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      if (!production) {
+        if (token !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
+        return credential;
+      }
+      const claims = await walletAuth(() => services.oidc.verify(token, walletConfig(env).oidcIssuers, at));
+      if (claims.issuer !== credential.oauth?.issuer || claims.subject !== credential.oauth.subject) {
+        throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: it names another user than the credential');
+      }
       return credential;
-    case 'OAUTH':
-      if (body.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
-      if (body.oidcToken !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
-      return credential;
+    }
     case 'PASSKEY': {
-      if (body.assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
+      const assertion = body.assertion;
+      if (assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
       const issued = credential.passkeyChallenge;
       if (requestId === undefined) throw unauthorized('Request-Id missing', 'PASSKEY verify needs the Request-Id of the challenge');
       if (issued === undefined || issued.requestId !== requestId) throw unauthorized('Invalid passkey challenge', 'Request-Id names no challenge issued for this credential');
       if (issued.expiresAt <= at) throw unauthorized('Passkey challenge expired');
       if (issued.clientPublicKey !== clientPublicKey.toLowerCase()) throw unauthorized('clientPublicKey differs from the one bound into the challenge');
-      if (body.assertion.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized('Invalid passkey signature');
       // A challenge answers one verify.
-      const { passkeyChallenge: _used, ...rest } = credential;
-      return rest;
+      const { passkeyChallenge: _answered, ...rest } = credential;
+      if (!production) {
+        if (assertion.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized('Invalid passkey signature');
+        return rest;
+      }
+      const stored = credential.passkey!;
+      const { newCounter } = await walletAuth(() =>
+        verifyPasskeyAssertion({ assertion, expectedChallenge: issued.challenge, webauthn: walletConfig(env).webauthn, credential: stored }),
+      );
+      return { ...rest, passkey: { ...stored, counter: newCounter }, updatedAt: at };
     }
   }
 }
 
-function verify(ctx: RouteContext<Static<typeof VerifyBody>, undefined>): Promise<Reply> {
+function verify(ctx: RouteContext<VerifyInput, undefined>): Promise<Reply> {
   const { services, env, body, headers } = ctx;
   const { id } = CredentialIdParam.parse(ctx.params);
   const { accountId } = walletHolding(services, env, id, 'credential');
   const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
   return ctx.exec([accountId], async (at) => {
     const wallet = walletHolding(services, env, id, 'credential');
-    const credential = credentialOf(wallet, id)!;
-    if (env.environment === 'production') productionNotConfigured();
-    const used = sandboxVerify(credential, body, headers.requestId, clientPublicKey, at);
+    const proven = await prove(services, env, credentialOf(wallet, id)!, body, headers.requestId, clientPublicKey, at);
+    if ('wrongOtp' in proven) {
+      const refusal = unauthorized('Invalid OTP code');
+      return {
+        events: [changed(replaceCredential(wallet, proven.wrongOtp), at)],
+        reply: () => ({ status: 401, body: { status: 401, code: refusal.code, message: refusal.message, reason: refusal.reason } }),
+      };
+    }
     const wait = sessionRetryAfter(wallet, at);
     if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
     const issued = await services.crypto.issueSessionKey(clientPublicKey);
@@ -313,9 +366,9 @@ function verify(ctx: RouteContext<Static<typeof VerifyBody>, undefined>): Promis
       credentialId: id,
       publicKey: issued.sessionPublicKey,
       createdAt: at,
-      expiresAt: at + DEFAULT_SESSION_LIFETIME_MS,
+      expiresAt: at + walletConfig(env).sessionLifetimeSeconds * 1000,
     };
-    const next = withSession(replaceCredential(wallet, used), session, at);
+    const next = withSession(replaceCredential(wallet, proven), session, at);
     return {
       events: [
         changed(next, at),
@@ -453,7 +506,7 @@ export const authRoutes: Route[] = [
     status: 200,
     handle: challenge,
   }),
-  route<Static<typeof VerifyBody>>({
+  route<VerifyInput>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
     summary: 'Verify a credential and open a session whose signing key is sealed to clientPublicKey',
