@@ -243,11 +243,15 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assert.equal(assertError(elsewhere, 401, 'UNAUTHORIZED').reason, 'Request-Id was issued for another request');
     assert.equal((await credentials(mine.accountId)).length, 1);
 
-    // The retry still works with the right stamp until the window closes, then never.
-    const late = await signed('POST', '/auth/credentials', body, mine.session.key);
+    // Refused retries spent nothing: the right stamp still goes through.
+    const stamp = await turnkeyStamp(first.challenge.payloadToSign, mine.session.key);
+    assertStatus(await first.retry({ headers: { 'Service-Wallet-Signature': stamp } }), 201);
+    assert.equal((await credentials(mine.accountId)).length, 2);
+
+    // A request id is good until its window closes, then never.
+    const late = await signed('POST', `/internal-accounts/${mine.accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, mine.session.key);
     clock.advance(300_000);
     assert.equal(assertError(await late.retry(), 401, 'UNAUTHORIZED').reason, 'Request-Id expired');
-    assert.equal((await credentials(mine.accountId)).length, 1);
   });
 
   it('revoke credential: 202 then 204 by another credential\'s session; own session refused; last credential 400', async () => {
@@ -284,6 +288,29 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assertError(await svc.request('DELETE', `/auth/sessions/${session.id}`), 404, 'NOT_FOUND');
     const next = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
     assert.equal(assertError(await next.retry(), 401, 'UNAUTHORIZED').reason, 'Session revoked');
+  });
+
+  it('revoke-session refusals leave the session live; other environments see nothing; limits answer 429', async () => {
+    const mine = await walletWithSession();
+    const theirs = await walletWithSession();
+    const attempt = await signed('DELETE', `/auth/sessions/${mine.session.id}`, undefined, theirs.session.key);
+    assert.equal(assertError(await attempt.retry(), 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
+    assert.deepEqual((await sessions(mine.accountId)).map((s) => s.id), [mine.session.id]);
+    assertError(await svc.request('DELETE', `/auth/sessions/${mine.session.id}`, { auth: 'production' }), 404, 'NOT_FOUND');
+    assertError(await svc.request('GET', `/auth/credentials?accountId=${mine.accountId}`, { auth: 'production' }), 404, 'NOT_FOUND');
+    assertInvalid(await svc.request('GET', '/auth/sessions?accountId=Customer:x'), 'accountId');
+
+    // At most 16 signed requests pending per wallet.
+    for (let i = 0; i < 15; i++) assertStatus(await svc.request('DELETE', `/auth/sessions/${mine.session.id}`), 202);
+    const full = await svc.request('DELETE', `/auth/sessions/${mine.session.id}`);
+    assertError(full, 429, 'RATE_LIMITED');
+    assert.equal(full.headers.get('retry-after'), '300');
+
+    // At most 20 live sessions per wallet.
+    for (let i = 0; i < 19; i++) await verifyEmail(theirs.credentialId);
+    const tooMany = await svc.request('POST', `/auth/credentials/${theirs.credentialId}/verify`, { body: { otp: '000000', clientPublicKey: newKeyPairHex().publicKey } });
+    assertError(tooMany, 429, 'RATE_LIMITED');
+    assert.equal((await sessions(theirs.accountId)).length, 20);
   });
 
   it('sessions expire by durable timer: listed no more, their stamps refused as expired', async () => {

@@ -37,13 +37,14 @@ export interface WalletSigner {
 
 /**
  * Verifies a `Service-Wallet-Signature` over `payload` (the service's own copy) against
- * the wallet's live sessions at `at`; throws 401 with the failed check as `reason`.
- * Call it inside a decision holding `wallet.accountId`.
+ * the live sessions of the embedded wallet `accountId` at `at`; throws 401 with the failed
+ * check as `reason`. Call it inside a decision holding `accountId` (quote execution does,
+ * with the quote's payloadToSign), so no revocation or expiry can slip in between.
  */
 export async function verifyWalletStamp(
   services: Services,
   environment: Environment,
-  wallet: Wallet,
+  accountId: string,
   header: string | undefined,
   payload: string,
   at: number,
@@ -52,6 +53,8 @@ export async function verifyWalletStamp(
   if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return {};
   const result = await services.crypto.verifyStamp({ header, payload });
   if (!result.ok) throw unauthorized('Invalid Service-Wallet-Signature', `Invalid Service-Wallet-Signature: ${result.error.reason}`);
+  const wallet = services.world.wallets.ofAccount(accountId);
+  if (wallet === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'the wallet has no sessions');
   const session = sessionForKey(wallet, result.publicKey, at);
   return { sessionId: session.id, credentialId: session.credentialId };
 }
@@ -151,6 +154,6 @@ export async function acceptSignedRequest(
     at,
     idTimestamp(requestId),
   );
-  const signer = await verifyWalletStamp(services, environment, wallet, headers.walletSignature, request.payloadToSign, at);
+  const signer = await verifyWalletStamp(services, environment, wallet.accountId, headers.walletSignature, request.payloadToSign, at);
   return { request, signer, wallet: markUsed(wallet, request.id) };
 }
