@@ -183,6 +183,9 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assertInvalid(await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId: usd.id } }), 'accountId');
     assertStatus(await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId } }), 201);
     assertError(await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId, email: 'other@example.com' } }), 409, 'CREDENTIAL_EXISTS');
+    // A body missing its type's fields is a 400 before any signed-retry challenge.
+    assertInvalid(await svc.request('POST', '/auth/credentials', { body: { type: 'PASSKEY', accountId, challenge: 'c' } }), 'nickname');
+    assertInvalid(await svc.request('POST', '/auth/credentials', { body: { type: 'OAUTH', accountId } }), 'oidcToken');
     assertError(await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId: 'InternalAccount:00000000-0000-7000-8000-000000000000' } }), 404, 'NOT_FOUND');
     assert.equal((await credentials(accountId)).length, 1);
 

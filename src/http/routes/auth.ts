@@ -169,9 +169,31 @@ function issueOtp(services: Services, env: PlatformEnv, accountId: string, email
 }
 
 type CreateInput = Static<typeof CreateCredential>;
+type Attestation = Static<typeof Attestation>;
 
-/** The new credential as the body describes it, checked for its type, and the effects it causes (the OTP mail). */
-async function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateInput, at: number): Promise<{ credential: Credential; effects: Events }> {
+/** A create body with the fields its type needs (checked before anything is decided, so a missing field is a 400 even where a 202 would follow). */
+type CreateRequest =
+  | { type: 'EMAIL_OTP'; email?: string }
+  | { type: 'OAUTH'; oidcToken: string }
+  | { type: 'PASSKEY'; nickname: string; challenge: string; attestation: Attestation };
+
+function createRequestOf(input: CreateInput): CreateRequest {
+  switch (input.type) {
+    case 'EMAIL_OTP':
+      return input.email === undefined ? { type: 'EMAIL_OTP' } : { type: 'EMAIL_OTP', email: input.email };
+    case 'OAUTH':
+      if (input.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      return { type: 'OAUTH', oidcToken: input.oidcToken };
+    case 'PASSKEY':
+      if (input.nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
+      if (input.challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
+      if (input.attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
+      return { type: 'PASSKEY', nickname: input.nickname, challenge: input.challenge, attestation: input.attestation };
+  }
+}
+
+/** The new credential, checked for its type, and the effects it causes (the OTP mail). */
+async function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateRequest, at: number): Promise<{ credential: Credential; effects: Events }> {
   const base = { id: newId('AuthMethod', at), type: input.type, createdAt: at, updatedAt: at };
   const production = env.environment === 'production';
   const config = walletConfig(env);
@@ -187,7 +209,6 @@ async function newCredential(services: Services, env: PlatformEnv, account: Inte
     }
     case 'OAUTH': {
       const token = input.oidcToken;
-      if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
       const claims = production
         ? await walletAuth(() => services.oidc.verify(token, config.oidcIssuers, at))
         : await walletAuth(() => parseSandboxOidc(token, config.oidcIssuers.map((i) => i.issuer)));
@@ -196,9 +217,6 @@ async function newCredential(services: Services, env: PlatformEnv, account: Inte
     }
     case 'PASSKEY': {
       const { nickname, challenge, attestation } = input;
-      if (nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
-      if (challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
-      if (attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
       // Sandbox stores the attestation as given: nothing in sandbox verifies with its key.
       const passkey = production
         ? await walletAuth(() => verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: config.webauthn }))
@@ -211,6 +229,7 @@ async function newCredential(services: Services, env: PlatformEnv, account: Inte
 function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Reply> {
   const { services, env, body, headers } = ctx;
   const account = accountOf(services, env, body.accountId);
+  const request = createRequestOf(body);
   const spec: SignedRequestSpec = {
     action: 'ADD_CREDENTIAL',
     method: 'POST',
@@ -229,7 +248,7 @@ function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Re
       }
       wallet = (await acceptSignedRequest(services, env.environment, wallet, headers, spec, at)).wallet;
     }
-    const { credential, effects } = await newCredential(services, env, account, body, at);
+    const { credential, effects } = await newCredential(services, env, account, request, at);
     const next = withCredential(wallet, credential);
     return { events: [changed(next, at), ...effects], reply: () => ({ status: 201, body: renderAuthMethod(next, credential) }) };
   });
