@@ -7,7 +7,7 @@
 // real keys as well. Production verifies for real (src/wallet-auth/): OTP codes mailed by
 // an effect and kept as keyed hashes, OIDC tokens against the environment's issuers,
 // WebAuthn registrations and assertions for its relying party (embeddedWalletConfig).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { assertActive } from '../../../actors/customer.js';
 import { unauthorized } from '../../../actors/errors.js';
@@ -261,9 +261,10 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
   return ctx.exec([accountId], (at) => {
     const wallet = walletHolding(services, env, id, 'credential');
     const credential = credentialOf(wallet, id)!;
+    const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(body.clientPublicKey).toLowerCase() : undefined;
     const wait = challengeRetryAfter(credential, at);
     if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than 30 seconds ago`, wait);
-    if (credential.type !== 'PASSKEY') {
+    if (clientPublicKey === undefined) {
       // EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue.
       let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };
       const events: Events = [];
@@ -275,13 +276,19 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
       const next = replaceCredential(wallet, renewed);
       return { events: [changed(next, at), ...events], reply: () => ({ status: 200, body: renderAuthMethod(next, credentialOf(next, id)!) }) };
     }
-    const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
-    const passkeyChallenge = {
-      requestId: uuidv7(at),
-      challenge: randomBytes(32).toString('base64url'),
-      clientPublicKey: clientPublicKey.toLowerCase(),
-      expiresAt: at + SIGNED_REQUEST_WINDOW_MS,
-    };
+    // The WebAuthn challenge is the hash of the session-creation payload, which names the
+    // clientPublicKey: the authenticator's signature commits to the key the session goes to.
+    const requestId = uuidv7(at);
+    const expiresAt = at + SIGNED_REQUEST_WINDOW_MS;
+    const sessionPayload = JSON.stringify({
+      action: 'CREATE_SESSION',
+      credentialId: id,
+      clientPublicKey,
+      requestId,
+      nonce: randomBytes(16).toString('hex'),
+      expiresAt: new Date(expiresAt).toISOString(),
+    });
+    const passkeyChallenge = { requestId, challenge: createHash('sha256').update(sessionPayload).digest('base64url'), clientPublicKey, expiresAt };
     const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at, passkeyChallenge });
     return {
       events: [changed(next, at)],
