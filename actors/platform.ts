@@ -99,7 +99,7 @@ export const OTP_LENGTH = { min: 4, max: 12, default: 6 } as const;
 export const OTP_EXPIRATION_SECONDS = { min: 60, max: 3600, default: 600 } as const;
 export const SESSION_LIFETIME_SECONDS = { min: 60, max: 86_400, default: 900 } as const;
 export const DEFAULT_APP_NAME = 'Embedded Wallet';
-/** Inline keys per issuer and issuers per environment: each is checked on every OIDC login. */
+/** Sizes of the embedded-wallet settings: they ride in every configuration read, and logins search them. */
 export const MAX_OIDC_ISSUERS = 10;
 export const MAX_INLINE_JWKS = 20;
 export const MAX_WEBAUTHN_ORIGINS = 20;

@@ -8,6 +8,7 @@
 // Keyed, the stored value says nothing without the master key.
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { MasterKey } from '../crypto/master-key.js';
+import { OTP_LENGTH } from '../../actors/platform.js';
 
 /** Wrong codes a code survives before it is spent (CONTRACT.md "Embedded-wallet cryptography"). */
 export const OTP_TRIES = 5;
@@ -38,7 +39,9 @@ export interface NewOtp {
 
 /** `length` decimal digits, each drawn uniformly (randomInt rejects biased draws). */
 export function newOtp(length: number, hasher: OtpHasher): NewOtp {
-  if (!Number.isInteger(length) || length < 4 || length > 12) throw new RangeError(`OTP length must be 4 to 12, got ${length}`);
+  if (!Number.isInteger(length) || length < OTP_LENGTH.min || length > OTP_LENGTH.max) {
+    throw new RangeError(`OTP length must be ${OTP_LENGTH.min} to ${OTP_LENGTH.max}, got ${length}`);
+  }
   let code = '';
   for (let i = 0; i < length; i++) code += String(randomInt(0, 10));
   return { code, codeHash: hasher.hash(code) };

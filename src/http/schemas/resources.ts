@@ -3,6 +3,14 @@
 import { Type, type TSchema, type TString } from '@sinclair/typebox';
 import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
+import {
+  MAX_INLINE_JWKS,
+  MAX_OIDC_ISSUERS,
+  MAX_WEBAUTHN_ORIGINS,
+  OTP_EXPIRATION_SECONDS,
+  OTP_LENGTH,
+  SESSION_LIFETIME_SECONDS,
+} from '../../../actors/platform.js';
 import { Country, DateString, List, Obj, Str, StringEnum } from '../validation.js';
 import { AccountInfoSchema } from './account-info.js';
 
@@ -118,14 +126,14 @@ const PublicJwkSchema = Obj(
 const OidcIssuerSchema = Obj({
   issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
   jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
-  jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: 20 }) })),
+  jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
   audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
 });
 
 const WebauthnSchema = Obj({
   rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
   rpName: Str({ maxLength: 256 }),
-  origins: List(Str({ maxLength: 512 }), { maxItems: 20, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
+  origins: List(Str({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
 });
 
 export const EmbeddedWalletConfigView = Obj({
@@ -142,12 +150,16 @@ export const EmbeddedWalletConfigView = Obj({
 /** PATCH input: every member optional; omitted ones keep their values. */
 export const EmbeddedWalletConfigInput = Obj({
   appName: Type.Optional(Str({ minLength: 1, maxLength: 128 })),
-  otpLength: Type.Optional(Type.Integer({ minimum: 4, maximum: 12, description: 'default 6' })),
-  expirationSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 3600, description: 'OTP validity; default 600' })),
+  otpLength: Type.Optional(Type.Integer({ minimum: OTP_LENGTH.min, maximum: OTP_LENGTH.max, description: `default ${OTP_LENGTH.default}` })),
+  expirationSeconds: Type.Optional(
+    Type.Integer({ minimum: OTP_EXPIRATION_SECONDS.min, maximum: OTP_EXPIRATION_SECONDS.max, description: `OTP validity; default ${OTP_EXPIRATION_SECONDS.default}` }),
+  ),
   sendFromEmailAddress: Type.Optional(Email),
   sendFromEmailSenderName: Type.Optional(Str({ minLength: 1, maxLength: 128, pattern: '^[^\\r\\n]*$' })),
-  sessionLifetimeSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, description: 'default 900' })),
-  oidcIssuers: Type.Optional(List(OidcIssuerSchema, { maxItems: 10 })),
+  sessionLifetimeSeconds: Type.Optional(
+    Type.Integer({ minimum: SESSION_LIFETIME_SECONDS.min, maximum: SESSION_LIFETIME_SECONDS.max, description: `default ${SESSION_LIFETIME_SECONDS.default}` }),
+  ),
+  oidcIssuers: Type.Optional(List(OidcIssuerSchema, { maxItems: MAX_OIDC_ISSUERS })),
   webauthn: Type.Optional(
     Obj({
       rpId: Type.Optional(WebauthnSchema.properties.rpId),
