@@ -10,7 +10,8 @@
 //
 // Bounds: one credential of each type (3); MAX_ACTIVE_SESSIONS live sessions; the last
 // MAX_ENDED_SESSIONS ended sessions kept (public key only) so a stamp of a revoked or
-// expired session is refused as such; MAX_PENDING_REQUESTS signed requests open at once.
+// expired session is refused as such; MAX_PENDING_REQUESTS signed requests open at once,
+// and the ids of the last MAX_ENDED_REQUESTS expired ones.
 // Sessions and requests are removed by durable timers at their expiry.
 import { DomainError, unauthorized } from './errors.js';
 import type { InternalAccount } from './internal-account.js';
@@ -22,6 +23,7 @@ export const CREDENTIAL_TYPES: readonly CredentialType[] = ['OAUTH', 'EMAIL_OTP'
 export const MAX_ACTIVE_SESSIONS = 20;
 export const MAX_ENDED_SESSIONS = 20;
 export const MAX_PENDING_REQUESTS = 16;
+export const MAX_ENDED_REQUESTS = 32;
 /** How long a signed-retry requestId (and a passkey challenge) stays valid. */
 export const SIGNED_REQUEST_WINDOW_MS = 5 * 60_000;
 /** At most one challenge per credential in this long (CONTRACT.md). */
@@ -112,6 +114,8 @@ export interface Wallet {
   readonly sessions: readonly WalletSession[];
   readonly ended: readonly EndedSession[];
   readonly requests: readonly PendingRequest[];
+  /** Ids of the last MAX_ENDED_REQUESTS requests whose window closed, so a late retry hears "expired". */
+  readonly expiredRequests: readonly string[];
   /** The BIP-39 mnemonic sealed under the master key, made on first export. */
   readonly sealedMnemonic?: string;
   readonly createdAt: number;
@@ -138,7 +142,7 @@ export function walletOf(existing: Wallet | undefined, account: InternalAccount,
       { field: 'accountId', message: 'must be an EMBEDDED_WALLET internal account' },
     ]);
   }
-  return existing ?? { id: walletIdOf(account.id), accountId: account.id, envId: account.envId, credentials: [], sessions: [], ended: [], requests: [], createdAt: at, updatedAt: at };
+  return existing ?? { id: walletIdOf(account.id), accountId: account.id, envId: account.envId, credentials: [], sessions: [], ended: [], requests: [], expiredRequests: [], createdAt: at, updatedAt: at };
 }
 
 export function changed(wallet: Wallet, at: number): WalletEvent {
@@ -226,8 +230,14 @@ export function requestRetryAfter(wallet: Wallet, at: number): number | undefine
   return Math.max(1, Math.ceil((Math.min(...open.map((r) => r.expiresAt)) - at) / 1000));
 }
 
+/** Adds a pending request; requests past their window whose timer has not fired yet end here. */
 export function withRequest(wallet: Wallet, request: PendingRequest, at: number): Wallet {
-  return { ...wallet, requests: [...wallet.requests.filter((r) => r.expiresAt > at), request] };
+  const closed = wallet.requests.filter((r) => r.expiresAt <= at).map((r) => r.id);
+  return {
+    ...wallet,
+    requests: [...wallet.requests.filter((r) => r.expiresAt > at), request],
+    expiredRequests: closed.length === 0 ? wallet.expiredRequests : [...wallet.expiredRequests, ...closed].slice(-MAX_ENDED_REQUESTS),
+  };
 }
 
 /** What the retry presents, to be compared with what the first request bound. */
@@ -241,14 +251,11 @@ export interface RetryPresented {
 }
 
 /** The pending request the retry names, once it is known, unused, in time and repeated exactly; else 401. */
-export function pendingRequest(wallet: Wallet, presented: RetryPresented, at: number, idTimestamp: number | undefined): PendingRequest {
+export function pendingRequest(wallet: Wallet, presented: RetryPresented, at: number): PendingRequest {
   const request = wallet.requests.find((r) => r.id === presented.requestId);
   if (request === undefined) {
-    // Its timer removed it, or it never belonged to this account.
-    if (idTimestamp !== undefined && idTimestamp + SIGNED_REQUEST_WINDOW_MS <= at && idTimestamp <= at) {
-      throw unauthorized('Request-Id expired', `Request-Id ${presented.requestId} is no longer pending for this account`);
-    }
-    throw unauthorized('Request-Id unknown', `Request-Id ${presented.requestId} was not issued for this request's account`);
+    if (wallet.expiredRequests.includes(presented.requestId)) throw unauthorized('Request-Id expired');
+    throw unauthorized('Request-Id unknown', `Request-Id ${presented.requestId} is not pending for this request's account`);
   }
   if (request.used) throw unauthorized('Request-Id already used');
   if (request.expiresAt <= at) throw unauthorized('Request-Id expired');
@@ -291,7 +298,9 @@ export function decideTimer(wallet: Wallet | undefined, message: WalletTimerMess
     return due.length === 0 ? [] : [changed(endSessions(wallet, due, 'expired', at), at)];
   }
   if (!wallet.requests.some((r) => r.id === message.requestId && r.expiresAt <= at)) return [];
-  return [changed({ ...wallet, requests: wallet.requests.filter((r) => r.id !== message.requestId) }, at)];
+  const requests = wallet.requests.filter((r) => r.id !== message.requestId);
+  const expiredRequests = [...wallet.expiredRequests, message.requestId].slice(-MAX_ENDED_REQUESTS);
+  return [changed({ ...wallet, requests, expiredRequests }, at)];
 }
 
 /**
@@ -329,6 +338,7 @@ export class Wallets implements RecordKind<Wallet, WalletEvent> {
       if (w.sessions.length > MAX_ACTIVE_SESSIONS) problems.push(`${w.id} holds ${w.sessions.length} sessions`);
       if (w.ended.length > MAX_ENDED_SESSIONS) problems.push(`${w.id} keeps ${w.ended.length} ended sessions`);
       if (w.requests.length > MAX_PENDING_REQUESTS) problems.push(`${w.id} holds ${w.requests.length} pending requests`);
+      if (w.expiredRequests.length > MAX_ENDED_REQUESTS) problems.push(`${w.id} remembers ${w.expiredRequests.length} expired requests`);
     }
     return problems;
   }

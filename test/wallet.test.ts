@@ -237,6 +237,10 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assert.equal(assertError(malformed, 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
     const overPayload = await turnkeyStamp('{"something":"else"}', mine.session.key);
     assert.equal(assertError(await first.retry({ headers: { 'Service-Wallet-Signature': overPayload } }), 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
+    const onlyStamp = await svc.request('POST', '/auth/credentials', { body, headers: { 'Service-Wallet-Signature': 'sandbox-valid-signature' } });
+    assert.equal(assertError(onlyStamp, 401, 'UNAUTHORIZED').reason, 'Request-Id missing');
+    const stranger = await first.retry({ headers: { 'Request-Id': `Request:${crypto.randomUUID()}` } });
+    assert.equal(assertError(stranger, 401, 'UNAUTHORIZED').reason, 'Request-Id unknown');
     const onlyId = await svc.request('POST', '/auth/credentials', { body, headers: { 'Request-Id': first.challenge.requestId } });
     assert.equal(assertError(onlyId, 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
     // The request id of one route presented on another.
@@ -370,13 +374,28 @@ describe('embedded wallet state survives a restart', () => {
     const client = newKeyPairHex();
     const verified = await first.request('POST', `/auth/credentials/${created.body.id}/verify`, { body: { otp: '000000', clientPublicKey: client.publicKey } });
     assertStatus(verified, 200);
+    // A signed request used before the restart and one still pending across it.
+    const exportUrl = `/internal-accounts/${accountId}/export`;
+    const body = { clientPublicKey: newKeyPairHex().publicKey };
+    const used = await first.request('POST', exportUrl, { body });
+    const signature = { 'Service-Wallet-Signature': 'sandbox-valid-signature' };
+    assertStatus(await first.request('POST', exportUrl, { body, headers: { ...signature, 'Request-Id': used.body.requestId } }), 200);
+    const pending = await first.request('POST', exportUrl, { body });
+    assertStatus(pending, 202);
     await first.stop({ keepData: true });
 
     const second = await startTestService({ clock, dataDir });
     try {
       assert.equal((await second.request('GET', `/auth/credentials?accountId=${accountId}`)).body.data[0].id, created.body.id);
       assert.equal((await second.request('GET', `/auth/sessions?accountId=${accountId}`)).body.data[0].id, verified.body.id);
-      clock.advance(900_000);
+      const reused = await second.request('POST', exportUrl, { body, headers: { ...signature, 'Request-Id': used.body.requestId } });
+      assert.equal(assertError(reused, 401, 'UNAUTHORIZED').reason, 'Request-Id already used');
+      clock.advance(300_000);
+      await second.service.services.engine.settled();
+      const late = await second.request('POST', exportUrl, { body, headers: { ...signature, 'Request-Id': pending.body.requestId } });
+      assert.equal(assertError(late, 401, 'UNAUTHORIZED').reason, 'Request-Id expired');
+      assert.equal(second.service.services.world.wallets.ofAccount(accountId)!.requests.length, 0, 'the expiry timers removed both requests');
+      clock.advance(600_000);
       await second.service.services.engine.settled();
       assert.deepEqual((await second.request('GET', `/auth/sessions?accountId=${accountId}`)).body.data, []);
     } finally {

@@ -18,7 +18,7 @@ import {
 } from '../../actors/wallet.js';
 import type { WalletEvent } from '../../actors/wallet.js';
 import { changed } from '../../actors/wallet.js';
-import { newId, isId } from '../engine/ids.js';
+import { newId } from '../engine/ids.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { TimerMessage } from '../../actors/world.js';
 import type { RequestHeaders } from '../http/route.js';
@@ -124,13 +124,6 @@ export function isRetry(headers: RequestHeaders): boolean {
   return headers.requestId !== undefined || headers.walletSignature !== undefined;
 }
 
-/** The ms timestamp inside a `Request:<uuidv7>` id, if it is one. */
-function idTimestamp(requestId: string): number | undefined {
-  if (!isId('Request', requestId)) return undefined;
-  const hex = requestId.slice('Request:'.length).replace('-', '').slice(0, 12);
-  return parseInt(hex, 16);
-}
-
 /**
  * Step 2: the pending request the retry names (known, unused, in time, the same method,
  * path and body), the stamp over its payloadToSign verified, and the wallet with the
@@ -152,7 +145,6 @@ export async function acceptSignedRequest(
     wallet,
     { requestId, method: spec.method, path: spec.path, bodyHash: requestHash(spec.body), ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}) },
     at,
-    idTimestamp(requestId),
   );
   const signer = await verifyWalletStamp(services, environment, wallet.accountId, headers.walletSignature, request.payloadToSign, at);
   return { request, signer, wallet: markUsed(wallet, request.id) };
