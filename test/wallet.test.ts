@@ -320,6 +320,34 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assert.equal((await sessions(theirs.accountId)).length, 20);
   });
 
+  it('a stamp check and a concurrent revocation are serialised on the wallet account', async () => {
+    const { accountId, session } = await walletWithSession();
+    const revoke = await signed('DELETE', `/auth/sessions/${session.id}`, undefined, session.key);
+    const exporting = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
+    const crypto = svc.service.services.crypto;
+    const verifyStamp = crypto.verifyStamp;
+    let entered = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The revocation's stamp check waits at the gate inside its decision, holding the account.
+    crypto.verifyStamp = async (input) => {
+      entered = true;
+      await gate;
+      return verifyStamp.call(crypto, input);
+    };
+    try {
+      const revoked = revoke.retry();
+      while (!entered) await new Promise((resolve) => setImmediate(resolve));
+      const exported = exporting.retry();
+      release();
+      assertStatus(await revoked, 204);
+      // The export's check ran after the revocation committed: its session is gone.
+      assert.equal(assertError(await exported, 401, 'UNAUTHORIZED').reason, 'Session revoked');
+    } finally {
+      crypto.verifyStamp = verifyStamp;
+    }
+  });
+
   it('sessions expire by durable timer: listed no more, their stamps refused as expired', async () => {
     const { accountId, session } = await walletWithSession();
     const pending = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
