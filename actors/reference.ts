@@ -20,7 +20,7 @@ export interface Currency {
 }
 
 // Compiled files live in dist/actors/, sources in actors/: data/ is found from either.
-function dataFile(name: string): string {
+export function dataFile(name: string): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
   const root = here.includes('/dist/') ? new URL('../../', import.meta.url) : new URL('../', import.meta.url);
   return fileURLToPath(new URL(`data/${name}`, root));

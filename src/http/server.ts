@@ -4,6 +4,7 @@
 // and schema (400), list cursor (400), idempotency, then the route's handler. The reply
 // leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
+import type { TSchema } from '@sinclair/typebox';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
 import { ApiError, fromDomainError, invalidField, unauthorized, type ErrorBody } from './errors.js';
@@ -335,7 +336,7 @@ async function handle(
   // body ignores whatever was sent, so that is not part of the request either.
   const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
-  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
   const list = pagedList(env.id, route, params, parsedQuery);
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
@@ -437,10 +438,17 @@ function serialise(reply: Reply): { status: number; body: string; headers: Array
   return { status: reply.status, body: reply.status === 204 ? '' : JSON.stringify(reply.body), headers: [] };
 }
 
-/** Query strings become plain objects; a repeated parameter keeps its first value. */
-function parseQuery(query: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v;
+/** Query strings become plain objects; a repeated parameter keeps its first value, unless
+ *  the route's query schema makes it an array, which collects every value (bounded by the
+ *  schema's maxItems when validated, and by the URL length before that). */
+function parseQuery(query: string, schema: TSchema): Record<string, string | string[]> {
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) {
+    const seen = out[k];
+    if (properties[k]?.type === 'array') out[k] = Array.isArray(seen) ? [...seen, v] : [v];
+    else if (seen === undefined) out[k] = v;
+  }
   return out;
 }
 

@@ -3,5 +3,6 @@ import type { Route } from '../route.js';
 import { accountRoutes } from './accounts.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
+import { exchangeRateRoutes } from './exchange-rates.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes];
