@@ -6,10 +6,11 @@
 import { Customers, type CustomerEvent } from './customer.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
+import { Lookups, type LookupEvent } from './lookup.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { Registry } from './registry.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent;
 
 /** Messages that durable timers deliver. The payment issues add theirs here. */
 export type TimerMessage = never;
@@ -19,6 +20,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly customers = new Customers();
   readonly internalAccounts = new InternalAccounts();
   readonly externalAccounts = new ExternalAccounts();
+  readonly lookups = new Lookups();
 
   constructor() {
     super();
@@ -26,6 +28,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.customers);
     this.register(this.internalAccounts);
     this.register(this.externalAccounts);
+    this.register(this.lookups);
   }
 
   onTimer(message: TimerMessage): DomainEvent[] {

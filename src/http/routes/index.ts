@@ -4,5 +4,6 @@ import { accountRoutes } from './accounts.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
+import { receiverRoutes } from './receiver.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes, ...receiverRoutes];
