@@ -11,6 +11,7 @@ import {
   LOOKUP_RETENTION_MS,
   LOOKUP_TTL_MS,
   Lookups,
+  MAX_LOOKUPS_PER_ENV,
   requiredPayerDataFields,
   type Lookup,
   type LookupCurrency,
@@ -162,6 +163,10 @@ describe('decideUseLookup', () => {
 
 // --- HTTP -------------------------------------------------------------------------------------
 
+function lookupIn(svc: TestService, id: string): Lookup | undefined {
+  return svc.service.services.world.lookups.inEnv(envActor(svc), id);
+}
+
 describe('receiver lookup', () => {
   let svc: TestService;
   let clock: ManualClock;
@@ -172,7 +177,7 @@ describe('receiver lookup', () => {
   });
   after(() => svc.stop());
 
-  const lookupOf = (id: string): Lookup | undefined => svc.service.services.world.lookups.inEnv(envActor(svc), id);
+  const lookupOf = (id: string): Lookup | undefined => lookupIn(svc, id);
 
   it('finds a customer of the same environment, case-insensitively, on both paths', async () => {
     const address = `$${unique('ada.')}@${SANDBOX_DOMAIN}`;
@@ -318,6 +323,33 @@ describe('receiver lookup', () => {
     assertStatus(await svc.request('GET', path(address)), 200);
     assert.equal(lookupOf(first.body.lookupId), undefined);
     expectDomainError(() => use(clock.now()), 'INVALID_INPUT', ['lookupId']);
+  });
+});
+
+describe('receiver lookup limit', () => {
+  it(`an environment holding MAX_LOOKUPS_PER_ENV lookups answers 429 with Retry-After until the oldest is pruned`, async () => {
+    const clock = new ManualClock();
+    const svc = await startTestService({ clock });
+    try {
+      const lookups = svc.service.services.world.lookups;
+      const address = path(`$success.usd@${SANDBOX_DOMAIN}`);
+      const first = await svc.request('GET', address);
+      assertStatus(first, 200);
+      const template = lookupIn(svc, first.body.lookupId)!;
+      // Fill the environment as many lookups would, without making them one request at a time.
+      for (let i = lookups.heldAfterPrune(envActor(svc), clock.now()); i < MAX_LOOKUPS_PER_ENV; i++) {
+        lookups.restore({ ...template, id: `Lookup:0190d0a0-0000-7000-8000-${i.toString(16).padStart(12, '0')}` });
+      }
+      const refused = await svc.request('GET', address);
+      assertError(refused, 429, 'RATE_LIMITED');
+      assert.equal(refused.headers.get('retry-after'), String((LOOKUP_TTL_MS + LOOKUP_RETENTION_MS) / 1000));
+      assertError(await svc.request('GET', address, { auth: 'production' }), 404, 'NOT_FOUND');
+      clock.advance(LOOKUP_TTL_MS + LOOKUP_RETENTION_MS);
+      assertStatus(await svc.request('GET', address), 200);
+      assert.equal(lookups.heldAfterPrune(envActor(svc), clock.now()), 1);
+    } finally {
+      await svc.stop();
+    }
   });
 });
 
