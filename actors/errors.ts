@@ -13,7 +13,10 @@ export type DomainErrorCode =
   | 'SIMULATED_ERROR'
   | 'CREDENTIAL_EXISTS'
   | 'LAST_CREDENTIAL'
-  | 'UNAUTHORIZED';
+  | 'UNAUTHORIZED'
+  | 'LOOKUP_EXPIRED'
+  | 'LOOKUP_ALREADY_USED'
+  | 'MISSING_MANDATORY_PAYEE_DATA';
 
 /** One offending field: a dotted path into the request, and what is wrong; codes may add facts. */
 export interface FieldProblem {

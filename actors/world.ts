@@ -6,11 +6,12 @@
 import { Customers, type CustomerEvent } from './customer.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
+import { Lookups, type LookupEvent } from './lookup.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { Registry } from './registry.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | WalletEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | WalletEvent;
 
 /** Messages that durable timers deliver. The payment issues add theirs here. */
 export type TimerMessage = WalletTimerMessage;
@@ -21,6 +22,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly internalAccounts = new InternalAccounts();
   readonly externalAccounts = new ExternalAccounts();
   readonly wallets = new Wallets();
+  readonly lookups = new Lookups();
 
   constructor() {
     super();
@@ -29,6 +31,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.internalAccounts);
     this.register(this.externalAccounts);
     this.register(this.wallets);
+    this.register(this.lookups);
   }
 
   onTimer(message: TimerMessage, at: number): DomainEvent[] {

@@ -30,7 +30,10 @@ export type ErrorCode =
   | 'SIMULATED_ERROR'
   | 'SERVICE_UNAVAILABLE'
   | 'CREDENTIAL_EXISTS'
-  | 'LAST_CREDENTIAL';
+  | 'LAST_CREDENTIAL'
+  | 'LOOKUP_EXPIRED'
+  | 'LOOKUP_ALREADY_USED'
+  | 'MISSING_MANDATORY_PAYEE_DATA';
 
 export interface ErrorBody {
   status: number;
@@ -74,6 +77,9 @@ const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   CREDENTIAL_EXISTS: 409,
   LAST_CREDENTIAL: 400,
   UNAUTHORIZED: 401,
+  LOOKUP_EXPIRED: 400,
+  LOOKUP_ALREADY_USED: 409,
+  MISSING_MANDATORY_PAYEE_DATA: 400,
 };
 
 export function fromDomainError(err: DomainError): ApiError {

@@ -5,5 +5,6 @@ import { authRoutes } from './auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
+import { receiverRoutes } from './receiver.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes, ...authRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes, ...receiverRoutes, ...authRoutes];
