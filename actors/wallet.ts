@@ -28,7 +28,6 @@ export const MAX_ENDED_REQUESTS = 32;
 export const SIGNED_REQUEST_WINDOW_MS = 5 * 60_000;
 /** At most one challenge per credential in this long (CONTRACT.md). */
 export const CHALLENGE_INTERVAL_MS = 30_000;
-export const DEFAULT_SESSION_LIFETIME_MS = 900_000;
 
 export interface OtpState {
   /** Hash of the code; the code itself is never stored. */

@@ -5,6 +5,7 @@
 import { unauthorized } from '../../actors/errors.js';
 import type { Environment } from '../../actors/platform.js';
 import {
+  changed,
   markUsed,
   pendingRequest,
   requestRetryAfter,
@@ -15,9 +16,8 @@ import {
   type PendingRequest,
   type SignedAction,
   type Wallet,
+  type WalletEvent,
 } from '../../actors/wallet.js';
-import type { WalletEvent } from '../../actors/wallet.js';
-import { changed } from '../../actors/wallet.js';
 import { newId } from '../engine/ids.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { TimerMessage } from '../../actors/world.js';
