@@ -154,6 +154,19 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
     assert.ok(validateMnemonic(mnemonic));
   });
 
+  it('EMAIL_OTP: a code past expirationSeconds is refused', async () => {
+    const email = 'late-user@example.com';
+    const customer = await createCustomer(svc, { email }, 'production');
+    const accountId = (await customerAccounts(svc, customer.id, 'production')).find((a) => a.type === 'EMBEDDED_WALLET').id;
+    const created = await svc.request('POST', '/auth/credentials', { ...prod, body: { type: 'EMAIL_OTP', accountId } });
+    assertStatus(created, 201);
+    const code = await mailedCode(email, 0);
+    clock.advance(600_000);
+    const late = await svc.request('POST', `/auth/credentials/${created.body.id}/verify`, { ...prod, body: { otp: code, clientPublicKey: newKeyPairHex().publicKey } });
+    assert.equal(assertError(late, 401, 'UNAUTHORIZED').reason, 'Invalid OTP code');
+    assert.deepEqual((await svc.request('GET', `/auth/sessions?accountId=${accountId}`, prod)).body.data, []);
+  });
+
   it('OAUTH create refuses a stale token and the sandbox literal, and takes a fresh token of the configured issuer', async () => {
     const customer = await createCustomer(svc, {}, 'production');
     const accountId = (await customerAccounts(svc, customer.id, 'production')).find((a) => a.type === 'EMBEDDED_WALLET').id;
