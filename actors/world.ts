@@ -6,19 +6,28 @@
 import { Customers, type CustomerEvent } from './customer.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
+import { Ledger } from './ledger.js';
+import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
+import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
+import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
+import { WebhookEvents } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | MoneyEvent;
 
-/** Messages that durable timers deliver. The payment issues add theirs here. */
-export type TimerMessage = never;
+/** Messages that durable timers deliver. */
+export type TimerMessage = PaymentTimer;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
   readonly customers = new Customers();
-  readonly internalAccounts = new InternalAccounts();
+  readonly ledger = new Ledger();
+  readonly internalAccounts = new InternalAccounts(this.ledger);
   readonly externalAccounts = new ExternalAccounts();
+  readonly quotes = new Quotes();
+  readonly transactions = new Transactions();
+  readonly webhookEvents = new WebhookEvents();
 
   constructor() {
     super();
@@ -26,11 +35,21 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.customers);
     this.register(this.internalAccounts);
     this.register(this.externalAccounts);
+    this.register(this.ledger);
+    this.register(this.quotes);
+    this.register(this.transactions);
+    this.register(this.webhookEvents);
   }
 
-  onTimer(message: TimerMessage): DomainEvent[] {
-    // No timer messages exist yet: this is unreachable until a payment issue adds one.
-    const none: never = message;
-    return none;
+  /** Timers hold the quote's (or transaction's) source account: the actor that owns both records. */
+  onTimer(message: TimerMessage, at: number): DomainEvent[] {
+    switch (message.type) {
+      case 'quote.expire':
+        return decideExpireQuote(this.quotes.get(message.quoteId), at);
+      case 'payout.outcome': {
+        const tx = this.transactions.get(message.transactionId);
+        return decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+      }
+    }
   }
 }

@@ -3,5 +3,7 @@ import type { Route } from '../route.js';
 import { accountRoutes } from './accounts.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
+import { quoteRoutes } from './quotes.js';
+import { transactionRoutes } from './transactions.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...quoteRoutes, ...transactionRoutes];

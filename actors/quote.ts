@@ -1,0 +1,285 @@
+// Quotes (SERVICE_SPEC parts 2, 3 and 4; CONTRACT.md "Money"): a priced transfer from an
+// internal account to an internal or external account of the same environment, locked on
+// one side. A quote is a record owned by its source account's actor: it is created,
+// executed and expired under that mailbox, so "executes at most once" and "expired quotes
+// do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
+// the quote id expires it, and executing cancels that timer.
+import { newId } from '../src/engine/ids.js';
+import { assertActive, type Customer } from './customer.js';
+import { DomainError, invalidField } from './errors.js';
+import type { ExternalAccount } from './external-account.js';
+import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
+import type { InternalAccount } from './internal-account.js';
+import type { PlatformEnv } from './platform.js';
+import { currencyObject, type Currency } from './reference.js';
+import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import type { QuoteEvent, PaymentRecorded } from './transaction.js';
+
+export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
+export const QUOTE_STATUSES: readonly QuoteStatus[] = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'];
+export const LOCKED_SIDES: readonly LockedCurrencySide[] = ['SENDING', 'RECEIVING'];
+export const PURPOSES_OF_PAYMENT = [
+  'GIFT',
+  'SELF',
+  'GOODS_OR_SERVICES',
+  'EDUCATION',
+  'HEALTH_OR_MEDICAL',
+  'REAL_ESTATE_PURCHASE',
+  'TAX_PAYMENT',
+  'LOAN_PAYMENT',
+  'UTILITY_BILL',
+  'DONATION',
+  'TRAVEL',
+  'OTHER',
+] as const;
+export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
+
+/** CONTRACT.md: quotes expire 5 minutes after creation. */
+export const QUOTE_LIFETIME_MS = 5 * 60_000;
+
+export interface QuoteDestination {
+  readonly destinationType: 'ACCOUNT';
+  readonly accountId: string;
+  readonly paymentRail?: string;
+}
+
+export interface Quote {
+  readonly id: string;
+  readonly envId: string;
+  readonly status: QuoteStatus;
+  /** The internal account that pays, whose actor owns this quote. */
+  readonly sourceAccountId: string;
+  /** The source account's customer; '' for the platform's own account. */
+  readonly sourceCustomerId: string;
+  readonly destination: QuoteDestination;
+  readonly lockedCurrencySide: LockedCurrencySide;
+  readonly lockedCurrencyAmount: number;
+  readonly price: PricedTransfer;
+  readonly description?: string;
+  readonly purposeOfPayment?: PurposeOfPayment;
+  readonly senderCustomerInfo?: Readonly<Record<string, string>>;
+  /** What is known of the receiving party (the spec's FULL_NAME, BIRTH_DATE, NATIONALITY keys). */
+  readonly counterpartyInformation?: Readonly<Record<string, string>>;
+  readonly transactionId?: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly updatedAt: number;
+}
+
+export interface QuoteInput {
+  destination: { accountId: string; currency?: string; paymentRail?: string };
+  lockedCurrencySide: LockedCurrencySide;
+  lockedCurrencyAmount: number;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  senderCustomerInfo?: Record<string, string>;
+  immediatelyExecute?: boolean;
+}
+
+/** Where a quote pays to, resolved in the quote's environment. */
+export type Payee =
+  | { kind: 'INTERNAL'; account: InternalAccount; customer: Customer | undefined }
+  | { kind: 'EXTERNAL'; account: ExternalAccount; customer: Customer | undefined };
+
+/** The parties of a quote, resolved by the caller (which also holds their actors). */
+export interface QuoteParties {
+  env: PlatformEnv;
+  source: InternalAccount;
+  sourceCustomer: Customer | undefined;
+  payee: Payee;
+}
+
+/** Checks the parties may transact now: nothing new is made for a deleted customer (CONTRACT.md). */
+export function assertPartiesActive(parties: QuoteParties): void {
+  if (parties.sourceCustomer !== undefined) assertActive(parties.sourceCustomer);
+  if (parties.payee.customer !== undefined) assertActive(parties.payee.customer);
+}
+
+export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: number): Quote {
+  const { env, source, payee } = parties;
+  assertPartiesActive(parties);
+  if (payee.kind === 'INTERNAL' && payee.account.id === source.id) {
+    throw invalidField('destination.accountId', 'the destination is the source account');
+  }
+  if (input.destination.currency !== undefined && input.destination.currency !== payee.account.currency) {
+    throw invalidField('destination.currency', `the destination account holds ${payee.account.currency}, not ${input.destination.currency}`);
+  }
+  if (payee.kind === 'INTERNAL' && input.destination.paymentRail !== undefined) {
+    throw invalidField('destination.paymentRail', 'only a payout to an external account takes a payment rail');
+  }
+  if (input.immediatelyExecute === true && source.type === 'EMBEDDED_WALLET') {
+    throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
+  }
+  const price = priceTransfer(source.currency, payee.account.currency, input.lockedCurrencySide, input.lockedCurrencyAmount);
+  checkBounds(env, 'source.accountId', source.currency, price.totalSendingAmount);
+  checkBounds(env, 'destination.accountId', payee.account.currency, price.totalReceivingAmount);
+  const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
+    id: newId('Quote', at),
+    envId: env.id,
+    status: 'PENDING',
+    sourceAccountId: source.id,
+    sourceCustomerId: source.customerId,
+    destination: {
+      destinationType: 'ACCOUNT',
+      accountId: payee.account.id,
+      ...(input.destination.paymentRail !== undefined ? { paymentRail: input.destination.paymentRail } : {}),
+    },
+    lockedCurrencySide: input.lockedCurrencySide,
+    lockedCurrencyAmount: input.lockedCurrencyAmount,
+    price,
+    createdAt: at,
+    expiresAt: at + QUOTE_LIFETIME_MS,
+    updatedAt: at,
+  };
+  if (input.description !== undefined) quote.description = input.description;
+  if (input.purposeOfPayment !== undefined) quote.purposeOfPayment = input.purposeOfPayment;
+  if (input.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...input.senderCustomerInfo };
+  const counterparty = counterpartyOf(payee);
+  if (counterparty !== undefined) quote.counterpartyInformation = counterparty;
+  return quote;
+}
+
+/**
+ * The platform's per-currency bounds (PATCH /config) on what one quote sends or delivers;
+ * a currency the platform no longer supports cannot be quoted at all.
+ */
+function checkBounds(env: PlatformEnv, accountField: string, currency: string, amount: number): void {
+  const supported = env.config.supportedCurrencies.find((s) => s.currencyCode === currency);
+  if (supported === undefined) throw invalidField(accountField, `${currency} is not among the platform's supported currencies`);
+  if (amount < supported.minAmount) {
+    throw new DomainError('INVALID_INPUT', `lockedCurrencyAmount: the quote moves ${amount} ${currency}, below the platform's minAmount ${supported.minAmount}`, [
+      { field: 'lockedCurrencyAmount', message: `below minAmount ${supported.minAmount} ${currency}`, minAmount: supported.minAmount, currency },
+    ]);
+  }
+  if (amount > supported.maxAmount) {
+    throw new DomainError('INVALID_INPUT', `lockedCurrencyAmount: the quote moves ${amount} ${currency}, above the platform's maxAmount ${supported.maxAmount}`, [
+      { field: 'lockedCurrencyAmount', message: `above maxAmount ${supported.maxAmount} ${currency}`, maxAmount: supported.maxAmount, currency },
+    ]);
+  }
+}
+
+function counterpartyOf(payee: Payee): Record<string, string> | undefined {
+  const info: Record<string, string> = {};
+  if (payee.kind === 'EXTERNAL') {
+    const beneficiary = 'beneficiary' in payee.account.accountInfo ? payee.account.accountInfo.beneficiary : undefined;
+    if (beneficiary?.fullName !== undefined) info.FULL_NAME = beneficiary.fullName;
+    if (beneficiary?.birthDate !== undefined) info.BIRTH_DATE = beneficiary.birthDate;
+    if (beneficiary?.nationality !== undefined) info.NATIONALITY = beneficiary.nationality;
+  } else if (payee.customer !== undefined) {
+    if (payee.customer.fullName !== undefined) info.FULL_NAME = payee.customer.fullName;
+    if (payee.customer.birthDate !== undefined) info.BIRTH_DATE = payee.customer.birthDate;
+    if (payee.customer.nationality !== undefined) info.NATIONALITY = payee.customer.nationality;
+  }
+  return Object.keys(info).length > 0 ? info : undefined;
+}
+
+/** The expiry timer's decision: a quote still PENDING becomes EXPIRED; anything else stays. */
+export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEvent[] {
+  if (quote === undefined || quote.status !== 'PENDING') return [];
+  return [{ type: 'quote.changed', quote: { ...quote, status: 'EXPIRED', updatedAt: at } }];
+}
+
+/**
+ * The quotes. The per-environment list serves listings only; the quote itself changes
+ * only under its source account's actor.
+ */
+export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
+  readonly idPrefix = 'Quote:';
+  readonly #quotes = new Map<string, Quote>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly records: ReadonlyMap<string, Quote> = this.#quotes;
+
+  readonly appliers: Appliers<QuoteEvent | PaymentRecorded> = {
+    'quote.created': (event) => {
+      if (this.#quotes.has(event.quote.id)) throw new Error(`quote.created for ${event.quote.id}, which exists`);
+      this.restore(event.quote);
+    },
+    'quote.changed': (event) => this.#replace(event.quote),
+    'payment.recorded': (event) => {
+      if (event.quote !== undefined) this.#replace(event.quote);
+    },
+  };
+
+  #replace(quote: Quote): void {
+    if (!this.#quotes.has(quote.id)) throw new Error(`quote ${quote.id} does not exist`);
+    this.#quotes.set(quote.id, quote);
+  }
+
+  restore(quote: Quote): void {
+    this.#quotes.set(quote.id, quote);
+    bucket(this.#byEnv, quote.envId).insert(quote.id);
+  }
+
+  /** Every quote's amounts add up; an executed quote names its transaction. */
+  checkInvariants(lookup: { has(id: string): boolean }): string[] {
+    const problems: string[] = [];
+    for (const q of this.#quotes.values()) {
+      const p = q.price;
+      if (p.totalSendingAmount !== p.principal + p.feesIncluded) problems.push(`${q.id}: totalSendingAmount is not principal + feesIncluded`);
+      if (p.feesIncluded < 0) problems.push(`${q.id}: negative fees`);
+      const executed = q.status !== 'PENDING' && q.status !== 'EXPIRED';
+      if (executed !== (q.transactionId !== undefined)) problems.push(`${q.id} is ${q.status} with transaction ${q.transactionId ?? 'none'}`);
+      if (q.transactionId !== undefined && !lookup.has(q.transactionId)) problems.push(`${q.id} names unknown transaction ${q.transactionId}`);
+    }
+    return problems;
+  }
+
+  get(id: string): Quote | undefined {
+    return this.#quotes.get(id);
+  }
+
+  inEnv(envId: string, id: string): Quote | undefined {
+    const q = this.#quotes.get(id);
+    return q?.envId === envId ? q : undefined;
+  }
+}
+
+export interface QuoteView {
+  id: string;
+  status: QuoteStatus;
+  createdAt: string;
+  expiresAt: string;
+  source: { sourceType: 'ACCOUNT'; accountId: string; customerId?: string };
+  destination: { destinationType: 'ACCOUNT'; accountId: string; currency: string; paymentRail?: string };
+  sendingCurrency: Currency;
+  receivingCurrency: Currency;
+  totalSendingAmount: number;
+  totalReceivingAmount: number;
+  exchangeRate: number;
+  feesIncluded: number;
+  lockedCurrencySide: LockedCurrencySide;
+  lockedCurrencyAmount: number;
+  transactionId?: string;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  counterpartyInformation?: Record<string, string>;
+  rateDetails: RateDetails;
+}
+
+export function renderQuote(q: Quote): QuoteView {
+  const p = q.price;
+  const destination: QuoteView['destination'] = { destinationType: 'ACCOUNT', accountId: q.destination.accountId, currency: p.receivingCurrency };
+  if (q.destination.paymentRail !== undefined) destination.paymentRail = q.destination.paymentRail;
+  const view: QuoteView = {
+    id: q.id,
+    status: q.status,
+    createdAt: new Date(q.createdAt).toISOString(),
+    expiresAt: new Date(q.expiresAt).toISOString(),
+    source: q.sourceCustomerId === '' ? { sourceType: 'ACCOUNT', accountId: q.sourceAccountId } : { sourceType: 'ACCOUNT', accountId: q.sourceAccountId, customerId: q.sourceCustomerId },
+    destination,
+    sendingCurrency: currencyObject(p.sendingCurrency),
+    receivingCurrency: currencyObject(p.receivingCurrency),
+    totalSendingAmount: p.totalSendingAmount,
+    totalReceivingAmount: p.totalReceivingAmount,
+    exchangeRate: p.exchangeRate,
+    feesIncluded: p.feesIncluded,
+    lockedCurrencySide: q.lockedCurrencySide,
+    lockedCurrencyAmount: q.lockedCurrencyAmount,
+    rateDetails: { ...p.rateDetails },
+  };
+  if (q.transactionId !== undefined) view.transactionId = q.transactionId;
+  if (q.description !== undefined) view.description = q.description;
+  if (q.purposeOfPayment !== undefined) view.purposeOfPayment = q.purposeOfPayment;
+  if (q.counterpartyInformation !== undefined) view.counterpartyInformation = { ...q.counterpartyInformation };
+  return view;
+}

@@ -1,0 +1,186 @@
+// Quotes (SERVICE_SPEC part 4, CONTRACT.md "Money"): create (optionally executing at once),
+// read, execute. A quote's decisions hold its source account (the quote's owner), the
+// destination account when it is credited, and both parties' customers (whose deletion
+// stops new payments). The platform configuration is read, not held: it is one immutable
+// record, and a quote priced against the bounds in force when it is decided is ordered
+// before any later PATCH /config.
+import { Type, type Static } from '@sinclair/typebox';
+import type { Customer } from '../../../actors/customer.js';
+import { DomainError } from '../../../actors/errors.js';
+import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
+import { decideExecuteQuote, type ExecuteDecision } from '../../../actors/payment.js';
+import type { PlatformEnv } from '../../../actors/platform.js';
+import {
+  decideCreateQuote,
+  LOCKED_SIDES,
+  PURPOSES_OF_PAYMENT,
+  renderQuote,
+  type Payee,
+  type Quote,
+  type QuoteParties,
+} from '../../../actors/quote.js';
+import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
+import type { EngineEvent } from '../../engine/state-machine.js';
+import type { Services } from '../../services.js';
+import { notFound, unauthorized } from '../errors.js';
+import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { CurrencyCode, IdOf } from '../schemas/resources.js';
+import { QuoteView } from '../schemas/payments.js';
+import { Obj, Str, StringEnum, validator } from '../validation.js';
+
+const AccountRef = Str({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
+
+const CreateQuote = Obj({
+  source: Obj({ sourceType: StringEnum(['ACCOUNT'] as const), accountId: AccountRef }),
+  destination: Obj({
+    destinationType: StringEnum(['ACCOUNT'] as const),
+    accountId: AccountRef,
+    currency: Type.Optional(CurrencyCode),
+    paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
+  }),
+  lockedCurrencySide: StringEnum(LOCKED_SIDES),
+  lockedCurrencyAmount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT }),
+  description: Type.Optional(Str({ maxLength: 1024 })),
+  purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
+  senderCustomerInfo: Type.Optional(Type.Record(Str({ minLength: 1, maxLength: 64 }), Str(), { maxProperties: 50 })),
+  immediatelyExecute: Type.Optional(Type.Boolean()),
+});
+type CreateQuoteBody = Static<typeof CreateQuote>;
+
+const QuoteIdParam = validator(Obj({ quoteId: IdOf('Quote') }));
+
+function missing(field: string, what: string, id: string): DomainError {
+  return new DomainError('NOT_FOUND', `${what} ${id} not found`, [{ field, message: `no ${what} ${id} in this environment` }]);
+}
+
+/** The quote's source: an internal account of this environment. */
+function sourceOf(services: Services, env: PlatformEnv, id: string): QuoteParties['source'] {
+  if (id.startsWith('ExternalAccount:') && services.world.externalAccounts.get(id)?.envId === env.id) {
+    throw new DomainError('INVALID_INPUT', 'source.accountId: quotes pay from internal accounts; direct pull from an external account is not offered', [
+      { field: 'source.accountId', message: 'must be an internal account' },
+    ]);
+  }
+  const account = services.world.internalAccounts.inEnv(env.id, id);
+  if (account === undefined) throw missing('source.accountId', 'internal account', id);
+  return account;
+}
+
+function payeeOf(services: Services, env: PlatformEnv, id: string): Payee {
+  const internal = services.world.internalAccounts.inEnv(env.id, id);
+  if (internal !== undefined) return { kind: 'INTERNAL', account: internal, customer: customer(services, internal.customerId) };
+  const external = services.world.externalAccounts.get(id);
+  if (external !== undefined && external.envId === env.id) return { kind: 'EXTERNAL', account: external, customer: customer(services, external.customerId ?? '') };
+  throw missing('destination.accountId', 'account', id);
+}
+
+function customer(services: Services, id: string): Customer | undefined {
+  return id === '' ? undefined : services.world.customers.get(id);
+}
+
+function partiesOf(services: Services, env: PlatformEnv, sourceId: string, destinationId: string): QuoteParties {
+  const source = sourceOf(services, env, sourceId);
+  return { env, source, sourceCustomer: customer(services, source.customerId), payee: payeeOf(services, env, destinationId) };
+}
+
+/** Every actor a decision about these parties reads or writes. */
+function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
+  const actors = [parties.source.id];
+  if (parties.sourceCustomer !== undefined) actors.push(parties.sourceCustomer.id);
+  if (parties.payee.customer !== undefined && !actors.includes(parties.payee.customer.id)) actors.push(parties.payee.customer.id);
+  if (crediting && parties.payee.kind === 'INTERNAL') actors.push(parties.payee.account.id);
+  return actors;
+}
+
+/** An EMBEDDED_WALLET pays only on a request signed with a verified credential's session key. */
+function checkWalletSignature(ctx: RouteContext<unknown, unknown>, parties: QuoteParties): void {
+  if (parties.source.type !== 'EMBEDDED_WALLET') return;
+  if (ctx.headers.walletSignature === undefined) throw unauthorized('Service-Wallet-Signature is required to execute a quote from an EMBEDDED_WALLET');
+  // No credential has been verified on this wallet, so no session key exists that could have signed.
+  throw unauthorized('Service-Wallet-Signature does not verify with a session key of this wallet');
+}
+
+function engineEventsOf(services: Services, quote: Quote, decision: ExecuteDecision, at: number): Array<DomainEvent | EngineEvent<TimerMessage>> {
+  const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [services.engine.cancelTimer(quote.id), ...decision.events];
+  const t = decision.timer;
+  if (t !== undefined) events.push(services.engine.timer(t.due, t.actorIds, t.message, at, t.key));
+  return events;
+}
+
+function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Reply> {
+  const { services, env, body } = ctx;
+  const known = partiesOf(services, env, body.source.accountId, body.destination.accountId);
+  const execute = body.immediatelyExecute === true;
+  return ctx.exec(actorsOf(known, execute), (at) => {
+    // Read again now that the actors are held.
+    const parties = partiesOf(services, env, body.source.accountId, body.destination.accountId);
+    const quote = decideCreateQuote(parties, body, at);
+    const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [{ type: 'quote.created', quote }];
+    if (execute) {
+      const decision = decideExecuteQuote(quote, parties, at);
+      events.push(...decision.events);
+      const t = decision.timer;
+      if (t !== undefined) events.push(services.engine.timer(t.due, t.actorIds, t.message, at, t.key));
+    } else {
+      events.push(services.engine.timer(quote.expiresAt, [quote.sourceAccountId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id));
+    }
+    return { events, reply: () => ({ status: 201, body: renderQuote(services.world.quotes.get(quote.id)!) }) };
+  });
+}
+
+function quoteOf(services: Services, env: PlatformEnv, id: string): Quote {
+  const quote = services.world.quotes.inEnv(env.id, id);
+  if (quote === undefined) throw notFound('quote', id);
+  return quote;
+}
+
+function executeQuote(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
+  const { services, env } = ctx;
+  const { quoteId } = QuoteIdParam.parse(ctx.params);
+  const known = quoteOf(services, env, quoteId);
+  const knownParties = partiesOf(services, env, known.sourceAccountId, known.destination.accountId);
+  checkWalletSignature(ctx, knownParties);
+  return ctx.exec(actorsOf(knownParties, true), (at) => {
+    const quote = quoteOf(services, env, quoteId);
+    const parties = partiesOf(services, env, quote.sourceAccountId, quote.destination.accountId);
+    const decision = decideExecuteQuote(quote, parties, at);
+    return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };
+  });
+}
+
+export const quoteRoutes: Route[] = [
+  route<CreateQuoteBody>({
+    method: 'POST',
+    path: '/quotes',
+    summary: 'Create a quote from an internal account to an internal or external account (immediatelyExecute: execute it at once)',
+    tag: 'Quotes',
+    body: validator(CreateQuote),
+    response: QuoteView,
+    status: 201,
+    idempotent: true,
+    handle: (ctx) => createQuote(ctx),
+  }),
+  route({
+    method: 'GET',
+    path: '/quotes/{quoteId}',
+    summary: 'Read a quote',
+    tag: 'Quotes',
+    response: QuoteView,
+    status: 200,
+    handle: async ({ services, env, params }) => {
+      const { quoteId } = QuoteIdParam.parse(params);
+      await services.engine.settled();
+      return { status: 200, body: renderQuote(quoteOf(services, env, quoteId)) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/quotes/{quoteId}/execute',
+    summary: 'Execute a quote: moves the money and creates its transaction',
+    tag: 'Quotes',
+    response: QuoteView,
+    status: 200,
+    idempotent: true,
+    handle: (ctx) => executeQuote(ctx),
+  }),
+];
+
