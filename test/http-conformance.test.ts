@@ -68,6 +68,8 @@ describe('responses conform to the published OpenAPI document', () => {
     assert.equal(typeof transactions.nextCursor, 'string');
     await ok('GET', `/transactions?limit=1&cursor=${transactions.nextCursor}`);
     await ok('GET', `/transactions/${executed.transactionId}`);
+    const events = await ok('GET', '/webhooks/events?limit=1');
+    await ok('GET', `/webhooks/events/${events.data[0].id}`);
 
     await ok('GET', '/config');
     await ok('PATCH', '/config', { webhookEndpoint: 'http://127.0.0.1:9/hook' });

@@ -195,7 +195,8 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
 describe('payouts and quotes across a restart', () => {
   it('fires the timers of a pending quote and an in-flight payout after a restart; the ledger holds', async () => {
     const start = Date.UTC(2026, 5, 1);
-    const first = await startTestService({ clock: new ManualClock(start) });
+    // Snapshots every few entries, so recovery goes through a snapshot of the new kinds and a replay after it.
+    const first = await startTestService({ clock: new ManualClock(start), snapshotEveryEntries: 4 });
     const { customer, usd } = await fundedCustomer(first, FUNDS);
     const bob = await fundedCustomer(first, 0);
     const external = await externalUsd(first, customer.id, '003');
@@ -207,6 +208,7 @@ describe('payouts and quotes across a restart', () => {
     const clock = new ManualClock(start + 1_000);
     const svc = await startTestService({ clock, dataDir: first.dataDir });
     try {
+      assert.ok(svc.reportLines.some((line) => /recovery: snapshot at [1-9]/.test(line)), svc.reportLines.join('\n'));
       assertLedgerHolds(svc);
       assert.equal((await getJson(svc, `/quotes/${pending.id}`)).status, 'PENDING');
       assert.equal(await balanceOf(svc, usd.id), FUNDS - AMOUNT);

@@ -5,5 +5,6 @@ import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { quoteRoutes } from './quotes.js';
 import { transactionRoutes } from './transactions.js';
+import { webhookRoutes } from './webhooks.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...quoteRoutes, ...transactionRoutes];
+export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...quoteRoutes, ...transactionRoutes, ...webhookRoutes];
