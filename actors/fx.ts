@@ -165,6 +165,28 @@ function tooLarge(what: string): DomainError {
   return invalidField('lockedCurrencyAmount', `too large: the ${what} would exceed ${LOCKED_AMOUNT_LIMIT}`);
 }
 
+/** What a principal costs the sender: p + fixedFee + ceil(p × variableFeeRate). */
+function totalFor(pair: PairRate, principal: bigint): bigint {
+  return principal + BigInt(pair.fixedFee) + ceilDiv(principal * pair.variableFeeRate.num, pair.variableFeeRate.den);
+}
+
+/**
+ * The SENDING-locked amounts priceTransfer accepts for a pair, as the interval [min, max]:
+ * min buys one smallest unit of the receiving currency after fees; max is the largest
+ * total whose conversion stays within LOCKED_AMOUNT_LIMIT (and at most the limit itself).
+ */
+export function priceableSendingRange(sending: string, receiving: string): { min: number; max: number } {
+  const pair = requirePair(sending, receiving);
+  const { num: rn, den: rd } = pair.appliedUnitRate;
+  // The smallest principal converting to at least 1; the total that first fits it.
+  const min = totalFor(pair, ceilDiv(rd, rn));
+  // The largest principal converting to at most the limit; one unit short of the total
+  // that would fit the next principal.
+  const largest = ceilDiv((LIMIT + 1n) * rd, rn) - 1n;
+  const max = totalFor(pair, largest + 1n) - 1n;
+  return { min: Number(min), max: Number(max < LIMIT ? max : LIMIT) };
+}
+
 /**
  * Prices a transfer of `lockedAmount` smallest units of the locked side's currency.
  *

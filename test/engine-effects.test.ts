@@ -4,15 +4,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import { EFFECT_CONCURRENCY, EffectsFullError, MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { decodeEntry } from '../src/engine/log.js';
-import { openStore } from '../src/engine/store.js';
+import { storeWithLogPuts } from './support/log-store.js';
 import type { EngineEvent } from '../src/engine/state-machine.js';
 import { add, openCounterEngine, tempDir, waitFor, type CounterEvent } from './support/counter-machine.js';
 
-type Written = Promise<boolean> & { flushed?: Promise<boolean> };
 interface Mail {
   to: string;
 }
@@ -25,29 +24,11 @@ function gate(): { open: () => void; opened: Promise<void> } {
 
 /** A store whose log flushes (fsyncs) are held back until `release` is opened. */
 function heldFlushes(release: Promise<void>): (dir: string) => RootDatabase {
-  return (dir) => {
-    const root = openStore(dir);
-    return new Proxy(root, {
-      get(target, prop, receiver) {
-        if (prop !== 'openDB') return Reflect.get(target, prop, receiver) as unknown;
-        return (options: DatabaseOptions & { name: string }): Database => {
-          const db = target.openDB(options);
-          if (options.name !== 'log') return db;
-          return new Proxy(db, {
-            get(dbTarget, dbProp, dbReceiver) {
-              if (dbProp !== 'put') return Reflect.get(dbTarget, dbProp, dbReceiver) as unknown;
-              return (...args: Parameters<Database['put']>): Written => {
-                const written = dbTarget.put(...args) as Written;
-                const flushed = written.flushed ?? written;
-                written.flushed = release.then(() => flushed);
-                return written;
-              };
-            },
-          });
-        };
-      },
-    });
-  };
+  return storeWithLogPuts((written) => {
+    const flushed = written.flushed ?? written;
+    written.flushed = release.then(() => flushed);
+    return written;
+  });
 }
 
 /** Every logged engine event of one type, read from the store directly. */

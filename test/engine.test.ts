@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { Engine, MailboxFullError } from '../src/engine/engine.js';
+import { MailboxFullError } from '../src/engine/engine.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor, type OpenedCounters } from './support/counter-machine.js';

@@ -1,9 +1,12 @@
 // Pricing (actors/fx.ts, docs/money.md "Exchange rates and fees"): hand-computed examples
-// from data/fx-rates.json for both locked sides, and the refusals.
+// from data/fx-rates.json for both locked sides, the refusals, and fast-check properties
+// over every pair, side and amount.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { DomainError } from '../actors/errors.js';
-import { LOCKED_AMOUNT_LIMIT, priceTransfer, type PricedTransfer } from '../actors/fx.js';
+import { LOCKED_AMOUNT_LIMIT, priceTransfer, priceableSendingRange, type PricedTransfer } from '../actors/fx.js';
 
 function assertClose(actual: number, expected: number): void {
   assert.ok(Math.abs(actual - expected) <= Math.abs(expected) * 1e-12, `${actual} is not ${expected}`);
@@ -141,5 +144,181 @@ describe('priceTransfer: hand-computed examples', () => {
       assert.equal(e.fields?.[0]?.field, 'receivingCurrency');
       return true;
     });
+  });
+});
+
+// ---- Properties over every pair, both sides and amounts from 1 to the limit ----
+//
+// The model below reads data/fx-rates.json itself and states the guarantees as exact
+// rational inequalities, so it does not share code with actors/fx.ts.
+
+interface ModelPair {
+  fixed: bigint;
+  vn: bigint;
+  vd: bigint;
+  /** Receiving smallest units per sending smallest unit at the applied rate: an / ad. */
+  an: bigint;
+  ad: bigint;
+  /** Sending major units per receiving major unit. */
+  majorRate: number;
+}
+
+const MODEL: Map<string, ModelPair> = (() => {
+  const root = new URL('../../', import.meta.url);
+  const table = JSON.parse(readFileSync(new URL('data/fx-rates.json', root), 'utf8')) as {
+    pairs: Record<string, Record<string, { midRate: string; multiplier: string; fixedFee: number; variableFeeRate: string }>>;
+  };
+  const decimals = JSON.parse(readFileSync(new URL('data/currencies.json', root), 'utf8')) as Record<string, { decimals: number }>;
+  const ratio = (s: string): [bigint, bigint] => {
+    const dot = s.indexOf('.');
+    return dot < 0 ? [BigInt(s), 1n] : [BigInt(s.replace('.', '')), 10n ** BigInt(s.length - dot - 1)];
+  };
+  const model = new Map<string, ModelPair>();
+  for (const [s, row] of Object.entries(table.pairs)) {
+    for (const [r, p] of Object.entries(row)) {
+      const [mn, md] = ratio(p.midRate);
+      const [kn, kd] = ratio(p.multiplier);
+      const [vn, vd] = ratio(p.variableFeeRate);
+      model.set(`${s}->${r}`, {
+        fixed: BigInt(p.fixedFee),
+        vn,
+        vd,
+        an: mn * kn * 10n ** BigInt(decimals[r]!.decimals),
+        ad: md * kd * 10n ** BigInt(decimals[s]!.decimals),
+        majorRate: Number(md * kd) / Number(mn * kn),
+      });
+    }
+  }
+  return model;
+})();
+
+const LIMIT = BigInt(LOCKED_AMOUNT_LIMIT);
+const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+const PAIRS = [...MODEL.keys()].map((k) => k.split('->') as [string, string]);
+
+/** Amounts spread over every magnitude from 1 to LOCKED_AMOUNT_LIMIT, with both ends. */
+const amounts = fc.oneof(
+  fc.constantFrom(1, 2, LOCKED_AMOUNT_LIMIT - 1, LOCKED_AMOUNT_LIMIT),
+  fc.integer({ min: 0, max: 15 }).chain((k) => fc.bigInt({ min: 1n, max: 10n ** BigInt(k + 1) < LIMIT ? 10n ** BigInt(k + 1) : LIMIT }).map(Number)),
+);
+const cases = fc.tuple(fc.constantFrom(...PAIRS), fc.constantFrom('SENDING' as const, 'RECEIVING' as const), amounts);
+
+/** What the guarantees require for a SENDING-locked total T: the largest principal whose
+ *  fees fit in T (undefined when none does), and the receiver's floor of it converted. */
+function modelSending(m: ModelPair, total: bigint): { principal: bigint; received: bigint } | undefined {
+  const fits = (p: bigint): boolean => p + m.fixed + ceilDiv(p * m.vn, m.vd) <= total;
+  // Largest fitting p, by bisection over [0, total].
+  let lo = 0n;
+  let hi = total;
+  while (lo < hi) {
+    const mid = (lo + hi + 1n) / 2n;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1n;
+  }
+  if (lo < 1n) return undefined;
+  return { principal: lo, received: (lo * m.an) / m.ad };
+}
+
+function isAmountRefusal(e: unknown): boolean {
+  return e instanceof DomainError && e.code === 'INVALID_INPUT' && e.fields?.[0]?.field === 'lockedCurrencyAmount';
+}
+
+describe('priceTransfer: properties', () => {
+  it('every result is a whole, non-negative, in-limit split of the locked amount, rounded toward the platform; every refusal is justified', () => {
+    fc.assert(
+      fc.property(cases, ([[sending, receiving], side, amount]) => {
+        const m = MODEL.get(`${sending}->${receiving}`)!;
+        const locked = BigInt(amount);
+        let q: PricedTransfer;
+        try {
+          q = priceTransfer(sending, receiving, side, amount);
+        } catch (e) {
+          assert.ok(isAmountRefusal(e), String(e));
+          if (side === 'SENDING') {
+            // Refused only when no principal fits, or it buys nothing, or more than the limit.
+            const best = modelSending(m, locked);
+            assert.ok(best === undefined || best.received < 1n || best.received > LIMIT, `refused ${amount} ${sending}->${receiving}`);
+          } else {
+            // Refused only when the cheapest principal plus its fees passes the limit.
+            const p = ceilDiv(locked * m.ad, m.an);
+            assert.ok(p + m.fixed + ceilDiv(p * m.vn, m.vd) > LIMIT, `refused ${amount} ${sending}->${receiving}`);
+          }
+          return;
+        }
+        const amountsOf = [q.principal, q.feesIncluded, q.totalSendingAmount, q.totalReceivingAmount, q.rateDetails.serviceApiFixedFee, q.rateDetails.serviceApiVariableFeeAmount, q.rateDetails.counterpartyFixedFee];
+        for (const a of amountsOf) assert.ok(Number.isSafeInteger(a) && a >= 0 && a <= LOCKED_AMOUNT_LIMIT, `amount ${a}`);
+        assert.ok(q.principal >= 1 && q.totalReceivingAmount >= 1);
+        assert.equal(q.totalSendingAmount, q.principal + q.feesIncluded);
+        assert.equal(q.feesIncluded, q.rateDetails.counterpartyFixedFee + q.rateDetails.serviceApiFixedFee + q.rateDetails.serviceApiVariableFeeAmount);
+        assert.equal(BigInt(q.rateDetails.serviceApiFixedFee), m.fixed);
+        assert.ok(Math.abs(q.exchangeRate - m.majorRate) <= m.majorRate * 1e-12);
+
+        const p = BigInt(q.principal);
+        const received = BigInt(q.totalReceivingAmount);
+        const variableFee = BigInt(q.rateDetails.serviceApiVariableFeeAmount);
+        // Fees round up: the variable fee is at least the exact rate times the principal.
+        assert.ok(variableFee * m.vd >= p * m.vn);
+        // No unit created: the receiver gets at most the principal converted exactly.
+        assert.ok(received * m.ad <= p * m.an);
+        if (side === 'SENDING') {
+          assert.equal(q.totalSendingAmount, amount);
+          // No unit lost to the sender beyond rounding: the principal is the largest whose
+          // fees fit, and the receiver is short of the exact conversion by less than one unit.
+          assert.deepEqual(modelSending(m, locked), { principal: p, received });
+          assert.ok((received + 1n) * m.ad > p * m.an);
+        } else {
+          assert.equal(q.totalReceivingAmount, amount);
+          // The sender pays the smallest principal that buys the locked amount, and fees on it
+          // rounded up by less than one unit.
+          assert.ok((p - 1n) * m.an < received * m.ad);
+          assert.equal(variableFee, ceilDiv(p * m.vn, m.vd));
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('the two sides agree: locking the other side at the priced amount never does better for the sender', () => {
+    fc.assert(
+      fc.property(cases, ([[sending, receiving], side, amount]) => {
+        let q: PricedTransfer;
+        try {
+          q = priceTransfer(sending, receiving, side, amount);
+        } catch (e) {
+          assert.ok(isAmountRefusal(e), String(e));
+          return;
+        }
+        if (side === 'SENDING') {
+          const back = priceTransfer(sending, receiving, 'RECEIVING', q.totalReceivingAmount);
+          assert.ok(back.totalSendingAmount <= q.totalSendingAmount);
+          return;
+        }
+        let forth: PricedTransfer;
+        try {
+          forth = priceTransfer(sending, receiving, 'SENDING', q.totalSendingAmount);
+        } catch (e) {
+          // Near the limit the sending side may buy more than the limit allows.
+          assert.ok(isAmountRefusal(e) && /too large: the receiving amount/.test((e as Error).message), String(e));
+          return;
+        }
+        assert.ok(forth.totalReceivingAmount >= q.totalReceivingAmount);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('priceableSendingRange', () => {
+  it('is exactly the interval of SENDING amounts priceTransfer accepts, for every pair', () => {
+    for (const [sending, receiving] of PAIRS) {
+      const { min, max } = priceableSendingRange(sending, receiving);
+      assert.ok(min >= 1 && min <= max && max <= LOCKED_AMOUNT_LIMIT, `${sending}->${receiving} [${min}, ${max}]`);
+      assert.ok(priceTransfer(sending, receiving, 'SENDING', min).totalReceivingAmount >= 1);
+      assert.ok(priceTransfer(sending, receiving, 'SENDING', max).totalReceivingAmount <= LOCKED_AMOUNT_LIMIT);
+      if (min > 1) assert.throws(() => priceTransfer(sending, receiving, 'SENDING', min - 1), isAmountRefusal);
+      if (max < LOCKED_AMOUNT_LIMIT) assert.throws(() => priceTransfer(sending, receiving, 'SENDING', max + 1), isAmountRefusal);
+    }
+    assert.deepEqual(priceableSendingRange('USD', 'EUR'), { min: 53, max: LOCKED_AMOUNT_LIMIT });
+    assert.deepEqual(priceableSendingRange('EUR', 'EUR'), { min: 1, max: LOCKED_AMOUNT_LIMIT });
   });
 });

@@ -72,6 +72,7 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/webhooks/events/${events.data[0].id}`);
 
     await ok('GET', '/config');
+    await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');
     await ok('PATCH', '/config', { webhookEndpoint: 'http://127.0.0.1:9/hook' });
     await ok('DELETE', `/customers/${customer.id}`);
     await ok('GET', `/customers/${customer.id}`);

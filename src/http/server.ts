@@ -4,6 +4,7 @@
 // and schema (400), list cursor (400), idempotency, then the route's handler. The reply
 // leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
+import type { TSchema } from '@sinclair/typebox';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
 import { ApiError, fromDomainError, invalidField, unauthorized, type ErrorBody } from './errors.js';
@@ -76,17 +77,19 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
   const cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   const auth = new Authenticator(services.world);
   const app = uWS.App();
-  // Responses not yet finished, so drain() can close them when its time is up; bounded
-  // by the connections uWS accepts.
-  const inFlight = new Set<uWS.HttpResponse>();
+  let inFlight = 0;
+  // Requests whose body is still arriving: the only ones a client can hold open, so the
+  // ones drain() closes when its time is up. (Tracking every request in a set cost GETs a
+  // microsecond each.) Bounded by the connections uWS accepts.
+  const uploading = new Set<uWS.HttpResponse>();
   let draining = false;
   let drained: Promise<void> | undefined;
   let onIdle: (() => void) | undefined;
   let openapiJson: string | undefined;
 
-  const finish = (res: uWS.HttpResponse): void => {
-    inFlight.delete(res);
-    if (inFlight.size === 0 && onIdle !== undefined) onIdle();
+  const finish = (): void => {
+    inFlight--;
+    if (inFlight === 0 && onIdle !== undefined) onIdle();
   };
 
   app.any('/*', (res, req) => {
@@ -108,7 +111,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const signature = req.getHeader('service-wallet-signature');
     if (signature !== '') incoming.headers.walletSignature = signature;
 
-    inFlight.add(res);
+    inFlight++;
     let aborted = false;
     let finished = false;
     // Once the body is complete, the handler's completion finishes the request; before
@@ -118,7 +121,8 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const finishRequest = (): void => {
       if (finished) return;
       finished = true;
-      finish(res);
+      uploading.delete(res);
+      finish();
     };
     res.onAborted(() => {
       aborted = true;
@@ -219,6 +223,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
+    uploading.add(res);
     res.onData((chunk, isLast) => {
       if (refused) return;
       size += chunk.byteLength;
@@ -230,7 +235,10 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      if (isLast) {
+        uploading.delete(res);
+        run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      }
     });
   });
 
@@ -247,18 +255,18 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
           drained ??= new Promise<void>((done) => {
             draining = true;
             uWS.us_listen_socket_close(socket);
-            if (inFlight.size === 0) {
+            if (inFlight === 0) {
               done();
               return;
             }
             const timer = setTimeout(() => {
               onIdle = undefined;
-              const left = [...inFlight];
-              log(`drain: closing ${left.length} request(s) still in flight after ${timeoutMs} ms`);
-              // Closing runs each one's onAborted; a handler still deciding finishes
-              // unanswered (its send() sees the abort).
+              const left = [...uploading];
+              log(`drain: ${inFlight} request(s) still in flight after ${timeoutMs} ms; closing the ${left.length} still uploading`);
+              // Closing runs each one's onAborted. Requests past their upload are deciding or
+              // waiting for their entry, which the final commit makes durable.
               for (const res of left) res.close();
-              inFlight.clear();
+              uploading.clear();
               done();
             }, timeoutMs);
             onIdle = () => {
@@ -335,7 +343,7 @@ async function handle(
   // body ignores whatever was sent, so that is not part of the request either.
   const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
   const body = route.body === undefined ? undefined : route.body.parse(json);
-  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query));
+  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
   const list = pagedList(env.id, route, params, parsedQuery);
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
@@ -437,10 +445,17 @@ function serialise(reply: Reply): { status: number; body: string; headers: Array
   return { status: reply.status, body: reply.status === 204 ? '' : JSON.stringify(reply.body), headers: [] };
 }
 
-/** Query strings become plain objects; a repeated parameter keeps its first value. */
-function parseQuery(query: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v;
+/** Query strings become plain objects; a repeated parameter keeps its first value, unless
+ *  the route's query schema makes it an array, which collects every value (bounded by the
+ *  schema's maxItems when validated, and by the URL length before that). */
+function parseQuery(query: string, schema: TSchema): Record<string, string | string[]> {
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) {
+    const seen = out[k];
+    if (properties[k]?.type === 'array') out[k] = Array.isArray(seen) ? [...seen, v] : [v];
+    else if (seen === undefined) out[k] = v;
+  }
   return out;
 }
 

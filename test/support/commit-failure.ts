@@ -2,48 +2,24 @@
 // log commits start failing (lmdb's shape of that failure: the commit promise rejects,
 // `flushed` resolves). Prints one `acknowledged <n>` line per reply it receives; the
 // engine must stop the process (exit 70) before acknowledging anything after the failure.
-import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import { systemClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import { openStore } from '../../src/engine/store.js';
 import { Counters, add, type CounterEvent, type CounterTimer } from './counter-machine.js';
-
-type Written = Promise<boolean> & { flushed?: Promise<boolean> };
+import { storeWithLogPuts, type Written } from './log-store.js';
 
 const dataDir = process.argv[2];
 if (dataDir === undefined) throw new Error('usage: commit-failure.js <dataDir>');
 let failing = false;
 
-/** Wraps the log database so that, once `failing`, each put's commit promise rejects. */
-function failingLog(db: Database): Database {
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== 'put') return Reflect.get(target, prop, receiver) as unknown;
-      return (...args: Parameters<Database['put']>): Written => {
-        const written = target.put(...args) as Written;
-        if (!failing) return written;
-        const failed: Written = written.then(() => {
-          throw new Error('injected: MDB_MAP_FULL during commit');
-        });
-        failed.flushed = written.flushed;
-        return failed;
-      };
-    },
+/** Once `failing`, each log put's commit promise rejects while its fsync resolves. */
+const openFailingStore = storeWithLogPuts((written) => {
+  if (!failing) return written;
+  const failed: Written = written.then(() => {
+    throw new Error('injected: MDB_MAP_FULL during commit');
   });
-}
-
-function openFailingStore(dir: string): RootDatabase {
-  const root = openStore(dir);
-  return new Proxy(root, {
-    get(target, prop, receiver) {
-      if (prop !== 'openDB') return Reflect.get(target, prop, receiver) as unknown;
-      return (options: DatabaseOptions & { name: string }): Database => {
-        const db = target.openDB(options);
-        return options.name === 'log' ? failingLog(db) : db;
-      };
-    },
-  });
-}
+  failed.flushed = written.flushed;
+  return failed;
+});
 
 const counters = new Counters();
 const engine = new Engine<CounterEvent, CounterTimer>({

@@ -3,8 +3,17 @@ import type { Route } from '../route.js';
 import { accountRoutes } from './accounts.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
+import { exchangeRateRoutes } from './exchange-rates.js';
 import { quoteRoutes } from './quotes.js';
 import { transactionRoutes } from './transactions.js';
 import { webhookRoutes } from './webhooks.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...quoteRoutes, ...transactionRoutes, ...webhookRoutes];
+export const routes: readonly Route[] = [
+  ...customerRoutes,
+  ...accountRoutes,
+  ...configRoutes,
+  ...exchangeRateRoutes,
+  ...quoteRoutes,
+  ...transactionRoutes,
+  ...webhookRoutes,
+];
