@@ -2,7 +2,7 @@
 // the ledger invariant, all as an integrator (or, for the outbox and the invariant, the
 // in-process world) sees them.
 import assert from 'node:assert/strict';
-import { assertStatus, createCustomer, customerAccounts, usdAccount, type Auth } from './assertions.js';
+import { assertStatus, createCustomer, customerAccounts, type Auth } from './assertions.js';
 import type { TestService } from './service.js';
 
 export async function accountIn(svc: TestService, customerId: string, code: string, auth: Auth = 'sandbox'): Promise<any> {
@@ -32,7 +32,14 @@ export async function fundedCustomer(svc: TestService, amount: number, body: Rec
 
 /** An external USD bank account of `customerId` whose account number ends in `suffix`. */
 export async function externalUsd(svc: TestService, customerId: string, suffix: string, over: Record<string, unknown> = {}): Promise<any> {
-  const res = await svc.request('POST', '/customers/external-accounts', { body: usdAccount(`987654${suffix}`, { customerId, ...over }) });
+  const accountInfo = {
+    accountType: 'USD_ACCOUNT',
+    accountNumber: `987654${suffix}`,
+    routingNumber: '021000021',
+    bankAccountType: 'CHECKING',
+    beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Pat Payee' },
+  };
+  const res = await svc.request('POST', '/customers/external-accounts', { body: { currency: 'USD', accountInfo, customerId, ...over } });
   assertStatus(res, 201);
   return res.body;
 }
