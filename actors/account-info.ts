@@ -2,6 +2,9 @@
 // variant per `accountType`. The HTTP schema that validates requests
 // (src/http/schemas/account-info.ts) is checked at compile time to describe exactly these
 // types, so the two cannot drift apart.
+// Fiat bank rails that pay a named person (USD_ACCOUNT, US_ACCOUNT, CLABE, IBAN) require the
+// beneficiary (CONTRACT.md, Customers and accounts); the spec lists no beneficiary for
+// BRL_ACCOUNT, AED_ACCOUNT and UPI, so there it is optional.
 
 export type BankAccountType = 'CHECKING' | 'SAVINGS';
 
@@ -29,7 +32,7 @@ export interface UsdAccountInfo {
   bankAccountType?: BankAccountType;
   bankName?: string;
   platformAccountId?: string;
-  beneficiary?: Beneficiary;
+  beneficiary: Beneficiary;
 }
 
 export interface UsAccountInfo {
@@ -38,7 +41,7 @@ export interface UsAccountInfo {
   routingNumber: string;
   accountCategory?: BankAccountType;
   bankName?: string;
-  beneficiary?: Beneficiary;
+  beneficiary: Beneficiary;
 }
 
 export interface BrlAccountInfo {
@@ -46,19 +49,21 @@ export interface BrlAccountInfo {
   pixKey: string;
   pixKeyType: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'RANDOM';
   taxId?: string;
+  beneficiary?: Beneficiary;
 }
 
 export interface AedAccountInfo {
   accountType: 'AED_ACCOUNT';
   iban: string;
   swiftCode: string;
+  beneficiary?: Beneficiary;
 }
 
 export interface ClabeAccountInfo {
   accountType: 'CLABE';
   clabe: string;
   bankName?: string;
-  beneficiary?: Beneficiary;
+  beneficiary: Beneficiary;
 }
 
 export interface IbanAccountInfo {
@@ -66,12 +71,13 @@ export interface IbanAccountInfo {
   iban: string;
   swiftCode?: string;
   bankName?: string;
-  beneficiary?: Beneficiary;
+  beneficiary: Beneficiary;
 }
 
 export interface UpiAccountInfo {
   accountType: 'UPI';
   vpa: string;
+  beneficiary?: Beneficiary;
 }
 
 export interface WalletInfo<T extends string> {

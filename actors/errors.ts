@@ -12,7 +12,10 @@ export type DomainErrorCode =
   | 'QUOTE_ALREADY_EXECUTED'
   | 'NOT_FOUND'
   | 'CONFLICT'
-  | 'SIMULATED_ERROR';
+  | 'SIMULATED_ERROR'
+  | 'LOOKUP_EXPIRED'
+  | 'LOOKUP_ALREADY_USED'
+  | 'MISSING_MANDATORY_PAYEE_DATA';
 
 /** One offending field: a dotted path into the request, and what is wrong; codes may add facts. */
 export interface FieldProblem {

@@ -7,6 +7,7 @@ import { Customers, type CustomerEvent } from './customer.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger } from './ledger.js';
+import { Lookups, type LookupEvent } from './lookup.js';
 import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
@@ -14,7 +15,7 @@ import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
 import { WebhookEvents } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | MoneyEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer;
@@ -25,6 +26,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly ledger = new Ledger();
   readonly internalAccounts = new InternalAccounts(this.ledger);
   readonly externalAccounts = new ExternalAccounts();
+  readonly lookups = new Lookups();
   readonly quotes = new Quotes();
   readonly transactions = new Transactions();
   readonly webhookEvents = new WebhookEvents();
@@ -35,6 +37,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.customers);
     this.register(this.internalAccounts);
     this.register(this.externalAccounts);
+    this.register(this.lookups);
     this.register(this.ledger);
     this.register(this.quotes);
     this.register(this.transactions);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from './support/service.js';
 import {
   ACCOUNT_FIXTURES,
+  BENEFICIARY,
   DEFAULT_CURRENCIES,
   EIP55_ADDRESS,
   ID_RE,
@@ -361,6 +362,28 @@ describe('accounts', () => {
       });
     }
 
+    it('fiat bank accounts need the beneficiary: without one USD_ACCOUNT, US_ACCOUNT, CLABE and IBAN are 400; BRL_ACCOUNT is not', async () => {
+      const c = await createCustomer(svc);
+      const before = await totalCount(svc, `/customers/external-accounts?customerId=${c.id}`);
+      const nameless: Array<[string, Record<string, unknown>]> = [
+        ['USD', { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021' }],
+        ['USD', { accountType: 'US_ACCOUNT', accountNumber: '987654321', routingNumber: '011000015' }],
+        ['MXN', { accountType: 'CLABE', clabe: '032180000118359719' }],
+        ['EUR', { accountType: 'IBAN', iban: 'DE89370400440532013000' }],
+      ];
+      for (const [currency, accountInfo] of nameless) {
+        const res = await svc.request('POST', '/customers/external-accounts', { body: { currency, customerId: c.id, accountInfo } });
+        const error = assertInvalid(res, 'accountInfo.beneficiary');
+        assert.match(JSON.stringify(error.details), /is required/, String(accountInfo.accountType));
+      }
+      assert.equal(await totalCount(svc, `/customers/external-accounts?customerId=${c.id}`), before);
+      const brl = await svc.request('POST', '/customers/external-accounts', {
+        body: { currency: 'BRL', customerId: c.id, accountInfo: { accountType: 'BRL_ACCOUNT', pixKey: '52998224725', pixKeyType: 'CPF' } },
+      });
+      assertStatus(brl, 201);
+      assert.equal(brl.body.accountInfo.beneficiary, undefined);
+    });
+
     it('US bank accounts without bankAccountType or accountCategory default to CHECKING (CONTRACT.md)', async () => {
       const c = await createCustomer(svc);
       const beneficiary = { beneficiaryType: 'INDIVIDUAL', fullName: 'Grace Hopper' };
@@ -460,8 +483,8 @@ describe('accounts', () => {
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'INDIVIDUAL' } } }, 'accountInfo.beneficiary.fullName'],
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'COMPANY', fullName: 'X' } } }, 'accountInfo.beneficiary.beneficiaryType'],
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: '   ' } } }, 'accountInfo.beneficiary.fullName'],
-        [{ currency: 'EUR', customerId: c.id, accountInfo: { accountType: 'IBAN', iban: 'DE88370400440532013000' } }, 'accountInfo.iban'],
-        [{ currency: 'MXN', customerId: c.id, accountInfo: { accountType: 'CLABE', clabe: '032180000118359718' } }, 'accountInfo.clabe'],
+        [{ currency: 'EUR', customerId: c.id, accountInfo: { accountType: 'IBAN', iban: 'DE88370400440532013000', beneficiary: BENEFICIARY } }, 'accountInfo.iban'],
+        [{ currency: 'MXN', customerId: c.id, accountInfo: { accountType: 'CLABE', clabe: '032180000118359718', beneficiary: BENEFICIARY } }, 'accountInfo.clabe'],
         [{ currency: 'BRL', customerId: c.id, accountInfo: { accountType: 'BRL_ACCOUNT', pixKey: '52998224726', pixKeyType: 'CPF' } }, 'accountInfo.pixKey'],
         [{ currency: 'AED', customerId: c.id, accountInfo: { accountType: 'AED_ACCOUNT', iban: 'DE89370400440532013000', swiftCode: 'NBADAEAA' } }, 'accountInfo.iban'],
         [{ ...base, customerId: 'Customer:123' }, 'customerId'],
@@ -520,7 +543,7 @@ describe('accounts', () => {
       }
       // Every bank rail: a CLABE ending in 102 is NOT_MATCHED.
       const clabe = await svc.request('POST', '/customers/external-accounts', {
-        body: { customerId: c.id, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith('102') } },
+        body: { customerId: c.id, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith('102'), beneficiary: BENEFICIARY } },
       });
       assertStatus(clabe, 201);
       assert.equal(clabe.body.beneficiaryVerificationStatus, 'NOT_MATCHED');
@@ -548,7 +571,10 @@ describe('accounts', () => {
 
     it('production ignores the sandbox suffixes', async () => {
       const c = await createCustomer(svc, {}, 'production');
-      const plain = await svc.request('POST', '/customers/external-accounts', { body: usdAccount('555000105', { customerId: c.id }), auth: 'production' });
+      const plain = await svc.request('POST', '/customers/external-accounts', {
+        body: { customerId: c.id, currency: 'BRL', accountInfo: { accountType: 'BRL_ACCOUNT', pixKey: 'ana105@example.com', pixKeyType: 'EMAIL' } },
+        auth: 'production',
+      });
       assertStatus(plain, 201);
       assert.equal(plain.body.beneficiaryVerificationStatus, 'UNSUPPORTED');
       const named = usdAccount('555000109', { customerId: c.id });
@@ -630,7 +656,7 @@ describe('accounts', () => {
         made.push(res.body.id);
       }
       const eur = await svc.request('POST', '/customers/external-accounts', {
-        body: { customerId: c.id, currency: 'EUR', accountInfo: { accountType: 'IBAN', iban: 'DE89370400440532013000' } },
+        body: { customerId: c.id, currency: 'EUR', accountInfo: { accountType: 'IBAN', iban: 'DE89370400440532013000', beneficiary: BENEFICIARY } },
       });
       assertStatus(eur, 201);
       made.push(eur.body.id);
@@ -711,7 +737,7 @@ describe('accounts', () => {
         [{ currency: 'USDC', cryptoNetwork: 'ETHEREUM_MAINNET', accountInfo: { accountType: 'ETHEREUM_WALLET', address: '0xdeadbeef' } }, 'accountInfo.address'],
         [{ ...usdAccount(), platformAccountId: long(1025) }, 'platformAccountId'],
         [{ ...usdAccount(), cryptoNetwork: 'MOON_MAINNET' }, 'cryptoNetwork'],
-        [{ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', bankAccountType: 'CHECKING', bankName: long(1025) } }, 'accountInfo.bankName'],
+        [{ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', bankAccountType: 'CHECKING', bankName: long(1025), beneficiary: BENEFICIARY } }, 'accountInfo.bankName'],
       ];
       for (const [body, field] of cases) assertInvalid(await svc.request('POST', '/platform/external-accounts', { body }), field);
       assertInvalid(await svc.request('GET', '/platform/external-accounts?limit=101'), 'limit');

@@ -48,7 +48,10 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('POST', '/platform/external-accounts', { currency: fixture.currency, accountInfo: fixture.accountInfo });
     await ok('GET', '/customers/external-accounts?limit=100');
     await ok('GET', `/customers/external-accounts?customerId=${customer.id}`);
-    await ok('GET', '/platform/external-accounts');
+    const platformExternal = await ok('GET', '/platform/external-accounts');
+    await ok('GET', `/receiver/uma/${encodeURIComponent(customer.umaAddress)}?customerId=${customer.id}`);
+    await ok('GET', `/receiver/${encodeURIComponent('$success.eur@sandbox.uma.test')}`);
+    await ok('GET', `/receiver/external-account/${platformExternal.data[0].id}`);
 
     const usd = accounts.find((a) => a.balance.currency.code === 'USD');
     const payee = (await customerAccounts(svc, (await createCustomer(svc, { fullName: 'Payee' })).id)).find((a) => a.balance.currency.code === 'USD');

@@ -103,11 +103,15 @@ const BOLT11_REGTEST = bech32Encode('lnbcrt2500u', BOLT11_WORDS, 'bech32');
 const BOLT11_TESTNET = bech32Encode('lntb2500u', BOLT11_WORDS, 'bech32');
 const EIP55 = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
+/** USD_ACCOUNT, US_ACCOUNT, CLABE and IBAN require the beneficiary's type and name. */
+const BENEFICIARY = { beneficiaryType: 'INDIVIDUAL', fullName: 'Ada Lovelace' };
+
 const usd = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   accountType: 'USD_ACCOUNT',
   accountNumber: '123456789',
   routingNumber: '021000021',
   bankAccountType: 'CHECKING',
+  beneficiary: BENEFICIARY,
   ...over,
 });
 
@@ -162,7 +166,7 @@ describe('bank check digits', () => {
     fc.assert(
       fc.property(ibanOf(alnum), (iban) => {
         assert.equal(ibanProblem(iban), undefined, iban);
-        assert.ok(checkAccountInfo({ accountType: 'IBAN', iban }).ok);
+        assert.ok(checkAccountInfo({ accountType: 'IBAN', iban, beneficiary: BENEFICIARY }).ok);
       }),
     );
     fc.assert(
@@ -266,16 +270,16 @@ describe('checkAccountInfo', () => {
           address: { line1: '1 Main St', city: 'New York', state: 'NY', postalCode: '10001', country: 'US' },
         },
       }),
-      { accountType: 'US_ACCOUNT', accountNumber: '0001234', routingNumber: '011000015', accountCategory: 'SAVINGS' },
+      { accountType: 'US_ACCOUNT', accountNumber: '0001234', routingNumber: '011000015', accountCategory: 'SAVINGS', beneficiary: BENEFICIARY },
       { accountType: 'BRL_ACCOUNT', pixKey: '52998224725', pixKeyType: 'CPF', taxId: '11222333000181' },
       { accountType: 'BRL_ACCOUNT', pixKey: 'ana@example.com.br', pixKeyType: 'EMAIL' },
       { accountType: 'BRL_ACCOUNT', pixKey: '+5511987654321', pixKeyType: 'PHONE' },
       { accountType: 'BRL_ACCOUNT', pixKey: '123e4567-e89b-42d3-a456-426614174000', pixKeyType: 'RANDOM' },
       { accountType: 'BRL_ACCOUNT', pixKey: '11222333000181', pixKeyType: 'CNPJ' },
       { accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'EBILAEAD' },
-      { accountType: 'CLABE', clabe: '032180000118359719', bankName: 'BBVA' },
-      { accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFFXXX' },
-      { accountType: 'IBAN', iban: 'GB82WEST12345698765432' },
+      { accountType: 'CLABE', clabe: '032180000118359719', bankName: 'BBVA', beneficiary: BENEFICIARY },
+      { accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFFXXX', beneficiary: BENEFICIARY },
+      { accountType: 'IBAN', iban: 'GB82WEST12345698765432', beneficiary: BENEFICIARY },
       { accountType: 'UPI', vpa: 'ravi.kumar@okhdfcbank' },
       { accountType: 'SPARK_WALLET', address: SPARK_MAINNET },
       { accountType: 'LIGHTNING', address: 'satoshi@example.com' },
@@ -315,6 +319,34 @@ describe('checkAccountInfo', () => {
     assert.match(byField.get('accountInfo.beneficiary.address.country')!, /alpha-2/);
   });
 
+  it('requires the beneficiary on USD_ACCOUNT, US_ACCOUNT, CLABE and IBAN; optional on BRL_ACCOUNT, AED_ACCOUNT and UPI', () => {
+    const without = (info: Record<string, unknown>) => {
+      const { beneficiary: _dropped, ...rest } = info;
+      return rest;
+    };
+    const required: Record<string, unknown>[] = [
+      usd(),
+      { accountType: 'US_ACCOUNT', accountNumber: '0001234', routingNumber: '011000015', beneficiary: BENEFICIARY },
+      { accountType: 'CLABE', clabe: '032180000118359719', beneficiary: BENEFICIARY },
+      { accountType: 'IBAN', iban: 'DE89370400440532013000', beneficiary: BENEFICIARY },
+    ];
+    for (const info of required) {
+      accept(info);
+      rejectAt(without(info), 'accountInfo.beneficiary', /is required/);
+      rejectAt({ ...info, beneficiary: { beneficiaryType: 'INDIVIDUAL' } }, 'accountInfo.beneficiary.fullName', /is required/);
+    }
+    const optional: Record<string, unknown>[] = [
+      { accountType: 'BRL_ACCOUNT', pixKey: '52998224725', pixKeyType: 'CPF' },
+      { accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'EBILAEAD' },
+      { accountType: 'UPI', vpa: 'ravi.kumar@okhdfcbank' },
+    ];
+    for (const info of optional) {
+      assert.deepEqual(accept(info), info);
+      assert.deepEqual(accept({ ...info, beneficiary: BENEFICIARY }), { ...info, beneficiary: BENEFICIARY });
+      rejectAt({ ...info, beneficiary: { ...BENEFICIARY, nationality: 'XX' } }, 'accountInfo.beneficiary.nationality', /ISO 3166/);
+    }
+  });
+
   it('checks enums, lengths and patterns', () => {
     rejectAt(usd({ bankAccountType: 'MONEY_MARKET' }), 'accountInfo.bankAccountType', /one of CHECKING, SAVINGS/);
     rejectAt(usd({ accountNumber: '1'.repeat(18) }), 'accountInfo.accountNumber');
@@ -323,10 +355,10 @@ describe('checkAccountInfo', () => {
     rejectAt(usd({ bankName: null }), 'accountInfo.bankName', /string/);
     rejectAt(usd({ beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: '   ' } }), 'accountInfo.beneficiary.fullName', /blank/);
     rejectAt(usd({ beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'x'.repeat(1025) } }), 'accountInfo.beneficiary.fullName', /at most 1024/);
-    rejectAt({ accountType: 'CLABE', clabe: '1'.repeat(19) }, 'accountInfo.clabe', /18-digit CLABE/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE89 3704 0044 0532 0130 00' }, 'accountInfo.iban', /no spaces/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFFXX' }, 'accountInfo.swiftCode', /SWIFT/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: '1OBADEFF' }, 'accountInfo.swiftCode');
+    rejectAt({ accountType: 'CLABE', clabe: '1'.repeat(19), beneficiary: BENEFICIARY }, 'accountInfo.clabe', /18-digit CLABE/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE89 3704 0044 0532 0130 00', beneficiary: BENEFICIARY }, 'accountInfo.iban', /no spaces/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFFXX', beneficiary: BENEFICIARY }, 'accountInfo.swiftCode', /SWIFT/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: '1OBADEFF', beneficiary: BENEFICIARY }, 'accountInfo.swiftCode');
     rejectAt({ accountType: 'UPI', vpa: 'no-at-sign' }, 'accountInfo.vpa', /name@bank/);
     rejectAt({ accountType: 'ETHEREUM_WALLET', address: '5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }, 'accountInfo.address', /0x/);
     rejectAt({ accountType: 'SOLANA_WALLET', address: '0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl' }, 'accountInfo.address', /base58/);
@@ -336,11 +368,11 @@ describe('checkAccountInfo', () => {
 
   it('runs the check-digit and country checks after the schema', () => {
     rejectAt(usd({ routingNumber: '021000022' }), 'accountInfo.routingNumber', /ABA/);
-    rejectAt({ accountType: 'US_ACCOUNT', accountNumber: '1234', routingNumber: '123456789', accountCategory: 'CHECKING' }, 'accountInfo.routingNumber');
-    rejectAt({ accountType: 'CLABE', clabe: '032180000118359710' }, 'accountInfo.clabe', /CLABE checksum/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE88370400440532013000' }, 'accountInfo.iban', /mod-97/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE8937040044053201300099' }, 'accountInfo.iban', /22 characters/);
-    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBAQQFF' }, 'accountInfo.swiftCode', /QQ/);
+    rejectAt({ accountType: 'US_ACCOUNT', accountNumber: '1234', routingNumber: '123456789', accountCategory: 'CHECKING', beneficiary: BENEFICIARY }, 'accountInfo.routingNumber');
+    rejectAt({ accountType: 'CLABE', clabe: '032180000118359710', beneficiary: BENEFICIARY }, 'accountInfo.clabe', /CLABE checksum/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE88370400440532013000', beneficiary: BENEFICIARY }, 'accountInfo.iban', /mod-97/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE8937040044053201300099', beneficiary: BENEFICIARY }, 'accountInfo.iban', /22 characters/);
+    rejectAt({ accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBAQQFF', beneficiary: BENEFICIARY }, 'accountInfo.swiftCode', /QQ/);
     rejectAt({ accountType: 'AED_ACCOUNT', iban: 'DE89370400440532013000', swiftCode: 'EBILAEAD' }, 'accountInfo.iban', /UAE/);
     rejectAt({ accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456' }, 'accountInfo.swiftCode', /required/);
     rejectAt({ accountType: 'BRL_ACCOUNT', pixKey: '52998224726', pixKeyType: 'CPF' }, 'accountInfo.pixKey', /CPF/);
@@ -417,9 +449,9 @@ describe('checkAccountSemantics', () => {
   it('matches currency to account type', () => {
     assert.deepEqual(semantics(usd(), 'USD'), []);
     semanticError(usd(), 'EUR', undefined, 'currency', /USD_ACCOUNT accounts carry USD, not EUR/);
-    assert.deepEqual(semantics({ accountType: 'CLABE', clabe: '032180000118359719' }, 'MXN'), []);
-    for (const c of ['EUR', 'GBP', 'AED']) assert.deepEqual(semantics({ accountType: 'IBAN', iban: 'DE89370400440532013000' }, c), []);
-    semanticError({ accountType: 'IBAN', iban: 'DE89370400440532013000' }, 'USD', undefined, 'currency', /EUR or GBP or AED/);
+    assert.deepEqual(semantics({ accountType: 'CLABE', clabe: '032180000118359719', beneficiary: BENEFICIARY }, 'MXN'), []);
+    for (const c of ['EUR', 'GBP', 'AED']) assert.deepEqual(semantics({ accountType: 'IBAN', iban: 'DE89370400440532013000', beneficiary: BENEFICIARY }, c), []);
+    semanticError({ accountType: 'IBAN', iban: 'DE89370400440532013000', beneficiary: BENEFICIARY }, 'USD', undefined, 'currency', /EUR or GBP or AED/);
     assert.deepEqual(semantics({ accountType: 'UPI', vpa: 'a1@upi' }, 'INR'), []);
     assert.deepEqual(semantics({ accountType: 'BRL_ACCOUNT', pixKey: 'a@b.co', pixKeyType: 'EMAIL' }, 'BRL'), []);
     assert.deepEqual(semantics({ accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'EBILAEAD' }, 'AED'), []);
@@ -545,10 +577,10 @@ describe('primary identifier and sandbox suffix', () => {
   it('picks the identifier of each account type, username portion for domain identifiers', () => {
     const cases: [unknown, string][] = [
       [usd({ accountNumber: '000123456005' }), '000123456005'],
-      [{ accountType: 'US_ACCOUNT', accountNumber: '9876', routingNumber: '021000021', accountCategory: 'CHECKING' }, '9876'],
-      [{ accountType: 'IBAN', iban: 'DE89370400440532013000' }, 'DE89370400440532013000'],
+      [{ accountType: 'US_ACCOUNT', accountNumber: '9876', routingNumber: '021000021', accountCategory: 'CHECKING', beneficiary: BENEFICIARY }, '9876'],
+      [{ accountType: 'IBAN', iban: 'DE89370400440532013000', beneficiary: BENEFICIARY }, 'DE89370400440532013000'],
       [{ accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'EBILAEAD' }, 'AE070331234567890123456'],
-      [{ accountType: 'CLABE', clabe: '032180000118359719' }, '032180000118359719'],
+      [{ accountType: 'CLABE', clabe: '032180000118359719', beneficiary: BENEFICIARY }, '032180000118359719'],
       [{ accountType: 'BRL_ACCOUNT', pixKey: '52998224725', pixKeyType: 'CPF' }, '52998224725'],
       [{ accountType: 'BRL_ACCOUNT', pixKey: 'maria105@example.com.br', pixKeyType: 'EMAIL' }, 'maria105'],
       [{ accountType: 'UPI', vpa: 'ravi003@okaxis' }, 'ravi003'],
@@ -593,13 +625,22 @@ describe('beneficiaryVerification', () => {
   });
 
   it('sandbox: applies to every bank rail, with verified data only when a name was given', () => {
-    assert.deepEqual(beneficiaryVerification(accept(usd({ accountNumber: '1234567' })), 'sandbox'), { status: 'MATCHED' });
+    assert.deepEqual(beneficiaryVerification(accept(usd({ accountNumber: '1234567' })), 'sandbox'), {
+      status: 'MATCHED',
+      verifiedData: { fullName: 'Ada Lovelace' },
+    });
+    assert.deepEqual(beneficiaryVerification(accept({ accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'EBILAEAD' }), 'sandbox'), {
+      status: 'MATCHED',
+    });
     assert.deepEqual(beneficiaryVerification(accept({ accountType: 'UPI', vpa: 'ravi102@okaxis' }), 'sandbox'), { status: 'NOT_MATCHED' });
     const clabe = clabeEndingWith('107');
     assert.ok(isClabe(clabe) && clabe.endsWith('107'));
-    assert.deepEqual(beneficiaryVerification(accept({ accountType: 'CLABE', clabe }), 'sandbox'), { status: 'CHECKED_BY_RECEIVING_FI' });
+    assert.deepEqual(beneficiaryVerification(accept({ accountType: 'CLABE', clabe, beneficiary: BENEFICIARY }), 'sandbox'), { status: 'CHECKED_BY_RECEIVING_FI' });
     const iban = withIbanCheckDigits('DE', '370400440532013103');
-    assert.deepEqual(beneficiaryVerification(accept({ accountType: 'IBAN', iban }), 'sandbox'), { status: 'PARTIAL_MATCH' });
+    assert.deepEqual(beneficiaryVerification(accept({ accountType: 'IBAN', iban, beneficiary: BENEFICIARY }), 'sandbox'), {
+      status: 'PARTIAL_MATCH',
+      verifiedData: { fullName: 'Ada Lovelace' },
+    });
     assert.deepEqual(beneficiaryVerification(accept({ accountType: 'BRL_ACCOUNT', pixKey: 'ana104@example.com', pixKeyType: 'EMAIL' }), 'sandbox'), {
       status: 'PENDING',
     });
@@ -614,7 +655,10 @@ describe('beneficiaryVerification', () => {
 
   it('production: PENDING with a beneficiary, UNSUPPORTED without; suffixes do nothing', () => {
     assert.deepEqual(beneficiaryVerification(named('123456109'), 'production'), { status: 'PENDING' });
-    assert.deepEqual(beneficiaryVerification(accept(usd({ accountNumber: '123456105' })), 'production'), { status: 'UNSUPPORTED' });
+    assert.deepEqual(
+      beneficiaryVerification(accept({ accountType: 'BRL_ACCOUNT', pixKey: 'ana105@example.com', pixKeyType: 'EMAIL' }), 'production'),
+      { status: 'UNSUPPORTED' },
+    );
     assert.deepEqual(beneficiaryVerification(accept({ accountType: 'UPI', vpa: 'ravi@okaxis' }), 'production'), { status: 'UNSUPPORTED' });
   });
 });

@@ -30,7 +30,10 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
   | 'SIMULATED_ERROR'
-  | 'SERVICE_UNAVAILABLE';
+  | 'SERVICE_UNAVAILABLE'
+  | 'LOOKUP_EXPIRED'
+  | 'LOOKUP_ALREADY_USED'
+  | 'MISSING_MANDATORY_PAYEE_DATA';
 
 export interface ErrorBody {
   status: number;
@@ -73,6 +76,9 @@ const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   SIMULATED_ERROR: 500,
+  LOOKUP_EXPIRED: 400,
+  LOOKUP_ALREADY_USED: 409,
+  MISSING_MANDATORY_PAYEE_DATA: 400,
 };
 
 export function fromDomainError(err: DomainError): ApiError {

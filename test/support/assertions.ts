@@ -164,6 +164,9 @@ export const BOLT11_MAINNET =
 export const EIP55_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 export const SOLANA_ADDRESS = 'So11111111111111111111111111111111111111112';
 
+/** USD_ACCOUNT, US_ACCOUNT, CLABE and IBAN accounts require the beneficiary's type and name. */
+export const BENEFICIARY = { beneficiaryType: 'INDIVIDUAL', fullName: 'Ada Lovelace' };
+
 export interface AccountFixture {
   name: string;
   currency: string;
@@ -190,7 +193,7 @@ export const ACCOUNT_FIXTURES: readonly AccountFixture[] = [
   {
     name: 'US_ACCOUNT',
     currency: 'USD',
-    accountInfo: { accountType: 'US_ACCOUNT', accountNumber: '987654321', routingNumber: '011000015', accountCategory: 'SAVINGS', bankName: 'BoA' },
+    accountInfo: { accountType: 'US_ACCOUNT', accountNumber: '987654321', routingNumber: '011000015', accountCategory: 'SAVINGS', bankName: 'BoA', beneficiary: BENEFICIARY },
     verification: 'MATCHED',
   },
   {
@@ -205,8 +208,8 @@ export const ACCOUNT_FIXTURES: readonly AccountFixture[] = [
     accountInfo: { accountType: 'AED_ACCOUNT', iban: 'AE070331234567890123456', swiftCode: 'NBADAEAA' },
     verification: 'MATCHED',
   },
-  { name: 'CLABE', currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: '032180000118359719', bankName: 'BBVA' }, verification: 'MATCHED' },
-  { name: 'IBAN', currency: 'EUR', accountInfo: { accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFF' }, verification: 'MATCHED' },
+  { name: 'CLABE', currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: '032180000118359719', bankName: 'BBVA', beneficiary: BENEFICIARY }, verification: 'MATCHED' },
+  { name: 'IBAN', currency: 'EUR', accountInfo: { accountType: 'IBAN', iban: 'DE89370400440532013000', swiftCode: 'COBADEFF', beneficiary: BENEFICIARY }, verification: 'MATCHED' },
   { name: 'UPI', currency: 'INR', accountInfo: { accountType: 'UPI', vpa: 'ada.lovelace@okaxis' }, verification: 'MATCHED' },
   {
     name: 'SPARK_WALLET',
@@ -256,7 +259,7 @@ export const ACCOUNT_FIXTURES: readonly AccountFixture[] = [
 export function usdAccount(accountNumber = '123456789', over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     currency: 'USD',
-    accountInfo: { accountType: 'USD_ACCOUNT', accountNumber, routingNumber: '021000021', bankAccountType: 'CHECKING' },
+    accountInfo: { accountType: 'USD_ACCOUNT', accountNumber, routingNumber: '021000021', bankAccountType: 'CHECKING', beneficiary: BENEFICIARY },
     ...over,
   };
 }

@@ -5,6 +5,7 @@ import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
 import { quoteRoutes } from './quotes.js';
+import { receiverRoutes } from './receiver.js';
 import { transactionRoutes } from './transactions.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -13,6 +14,7 @@ export const routes: readonly Route[] = [
   ...accountRoutes,
   ...configRoutes,
   ...exchangeRateRoutes,
+  ...receiverRoutes,
   ...quoteRoutes,
   ...transactionRoutes,
   ...webhookRoutes,

@@ -3,8 +3,10 @@
 // AED_ACCOUNT and SPARK_WALLET but not which are required; CLABE, IBAN, UPI and the other
 // wallets are ours. Decisions:
 // - The identifying fields (account and routing numbers, IBAN, CLABE, pix key and type,
-//   VPA, wallet address) are required; bank names, beneficiary, taxId and platformAccountId
-//   are optional, and the bank account type (bankAccountType, accountCategory) defaults to
+//   VPA, wallet address) are required, and so is the beneficiary (type and full name) of
+//   USD_ACCOUNT, US_ACCOUNT, CLABE and IBAN (CONTRACT.md: fiat needs the beneficiary's type
+//   and name). BRL_ACCOUNT, AED_ACCOUNT and UPI, which the spec lists without one, accept
+//   an optional beneficiary. Bank names, taxId and platformAccountId are optional, and the bank account type (bankAccountType, accountCategory) defaults to
 //   CHECKING (CONTRACT.md). AED_ACCOUNT needs its swiftCode (the spec
 //   lists only iban and swiftCode); for IBAN it is optional, as SEPA does not need it.
 // - Numbers are in canonical form: digits only, IBAN in electronic format (upper case, no
@@ -17,7 +19,7 @@
 import { KindGuard, Type, type Static, type StringOptions, type TObject } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
-import type { AccountInfo, AccountInfoOf, AccountType } from '../../../actors/account-info.js';
+import type { AccountInfo, AccountInfoOf, AccountType, Beneficiary } from '../../../actors/account-info.js';
 import { ibanProblem, isAbaRoutingNumber, isClabe, isCnpj, isCpf } from '../../../actors/identifiers.js';
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
 import type { FieldError } from '../errors.js';
@@ -74,7 +76,7 @@ const UsdAccountSchema = Type.Object(
     bankAccountType: DefaultedBankAccountType,
     bankName: Type.Optional(text()),
     platformAccountId: Type.Optional(text()),
-    beneficiary: Type.Optional(BeneficiarySchema),
+    beneficiary: BeneficiarySchema,
   },
   { title: 'UsdAccountInfo', description: 'US bank account (ACH / wire), currency USD' },
 );
@@ -86,7 +88,7 @@ const UsAccountSchema = Type.Object(
     routingNumber: RoutingNumber,
     accountCategory: DefaultedBankAccountType,
     bankName: Type.Optional(text()),
-    beneficiary: Type.Optional(BeneficiarySchema),
+    beneficiary: BeneficiarySchema,
   },
   { title: 'UsAccountInfo', description: 'US bank account, currency USD' },
 );
@@ -98,6 +100,7 @@ const BrlAccountSchema = Type.Object(
     pixKey: text({ maxLength: 77 }),
     pixKeyType: Type.Union([Type.Literal('CPF'), Type.Literal('CNPJ'), Type.Literal('EMAIL'), Type.Literal('PHONE'), Type.Literal('RANDOM')]),
     taxId: Type.Optional(shaped('^(?:[0-9]{11}|[0-9]{14})$', 'a CPF (11 digits) or CNPJ (14 digits)', 14)),
+    beneficiary: Type.Optional(BeneficiarySchema),
   },
   { title: 'BrlAccountInfo', description: 'Brazilian PIX key, currency BRL' },
 );
@@ -107,6 +110,7 @@ const AedAccountSchema = Type.Object(
     accountType: Type.Literal('AED_ACCOUNT'),
     iban: Iban,
     swiftCode: SwiftCode,
+    beneficiary: Type.Optional(BeneficiarySchema),
   },
   { title: 'AedAccountInfo', description: 'UAE bank account (AE IBAN), currency AED' },
 );
@@ -116,7 +120,7 @@ const ClabeAccountSchema = Type.Object(
     accountType: Type.Literal('CLABE'),
     clabe: shaped('^[0-9]{18}$', 'an 18-digit CLABE', 18),
     bankName: Type.Optional(text()),
-    beneficiary: Type.Optional(BeneficiarySchema),
+    beneficiary: BeneficiarySchema,
   },
   { title: 'ClabeAccountInfo', description: 'Mexican bank account (SPEI), currency MXN' },
 );
@@ -127,7 +131,7 @@ const IbanAccountSchema = Type.Object(
     iban: Iban,
     swiftCode: Type.Optional(SwiftCode),
     bankName: Type.Optional(text()),
-    beneficiary: Type.Optional(BeneficiarySchema),
+    beneficiary: BeneficiarySchema,
   },
   { title: 'IbanAccountInfo', description: 'Bank account identified by IBAN (SEPA and others), currency EUR, GBP or AED' },
 );
@@ -136,6 +140,7 @@ const UpiAccountSchema = Type.Object(
   {
     accountType: Type.Literal('UPI'),
     vpa: shaped('^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9]{1,63}$', 'a UPI virtual payment address such as name@bank', 321),
+    beneficiary: Type.Optional(BeneficiarySchema),
   },
   { title: 'UpiAccountInfo', description: 'Indian UPI virtual payment address, currency INR' },
 );
@@ -294,7 +299,7 @@ function checkRouting(routingNumber: string, field: string, errors: FieldError[]
   }
 }
 
-function checkBeneficiary(beneficiary: AccountInfoOf<'USD_ACCOUNT'>['beneficiary'], path: string, errors: FieldError[]): void {
+function checkBeneficiary(beneficiary: Beneficiary | undefined, path: string, errors: FieldError[]): void {
   if (beneficiary === undefined) return;
   if (beneficiary.fullName.trim() === '') errors.push({ field: `${path}.fullName`, message: 'must not be blank' });
   if (beneficiary.birthDate !== undefined && !isCalendarDate(beneficiary.birthDate)) {
@@ -322,12 +327,14 @@ function semanticErrors(info: AccountInfo, path: string): FieldError[] {
       if (info.taxId !== undefined && !isCpf(info.taxId) && !isCnpj(info.taxId)) {
         errors.push({ field: `${path}.taxId`, message: 'must be a CPF (11 digits) or CNPJ (14 digits) with valid check digits' });
       }
+      checkBeneficiary(info.beneficiary, `${path}.beneficiary`, errors);
       break;
     }
     case 'AED_ACCOUNT':
       checkIban(info.iban, `${path}.iban`, errors);
       if (!info.iban.startsWith('AE')) errors.push({ field: `${path}.iban`, message: 'must be a UAE IBAN (starting with AE) for AED_ACCOUNT' });
       checkSwift(info.swiftCode, `${path}.swiftCode`, errors);
+      checkBeneficiary(info.beneficiary, `${path}.beneficiary`, errors);
       break;
     case 'CLABE':
       if (!isClabe(info.clabe)) errors.push({ field: `${path}.clabe`, message: 'check digit does not match (CLABE checksum failed)' });
@@ -339,6 +346,8 @@ function semanticErrors(info: AccountInfo, path: string): FieldError[] {
       checkBeneficiary(info.beneficiary, `${path}.beneficiary`, errors);
       break;
     case 'UPI':
+      checkBeneficiary(info.beneficiary, `${path}.beneficiary`, errors);
+      break;
     case 'SPARK_WALLET':
     case 'LIGHTNING':
     case 'SOLANA_WALLET':
