@@ -19,6 +19,7 @@ import {
   paymentReference,
   payoutPlan,
   renderTransaction,
+  umaTestPlan,
   withStatus,
   type PaymentRecorded,
   type PaymentTimer,
@@ -128,9 +129,9 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
     };
   }
 
-  const plan = payoutPlan(env.environment, payee.account);
+  const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
-    const failed = withStatus(outgoing, 'FAILED', at, { failureReason: 'QUOTE_EXECUTION_FAILED' });
+    const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
     return { events: [recorded(executed('FAILED'), failed, [], [], at)] };
   }
   const pending = plan.later === undefined ? undefined : { outcome: plan.later.outcome, due: at + plan.later.afterMs, ...(plan.later.failureReason !== undefined ? { failureReason: plan.later.failureReason } : {}) };

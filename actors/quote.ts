@@ -10,6 +10,7 @@ import { DomainError, invalidField } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
 import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
 import type { InternalAccount } from './internal-account.js';
+import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
@@ -37,11 +38,9 @@ export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
 /** CONTRACT.md: quotes expire 5 minutes after creation. */
 export const QUOTE_LIFETIME_MS = 5 * 60_000;
 
-export interface QuoteDestination {
-  readonly destinationType: 'ACCOUNT';
-  readonly accountId: string;
-  readonly paymentRail?: string;
-}
+export type QuoteDestination =
+  | { readonly destinationType: 'ACCOUNT'; readonly accountId: string; readonly paymentRail?: string }
+  | { readonly destinationType: 'UMA_ADDRESS'; readonly umaAddress: string };
 
 export interface Quote {
   readonly id: string;
@@ -52,6 +51,15 @@ export interface Quote {
   /** The source account's customer; '' for the platform's own account. */
   readonly sourceCustomerId: string;
   readonly destination: QuoteDestination;
+  /**
+   * Who is paid: the account credited or paid out to (the destination account, or the
+   * internal account of a local UMA receiver in the quoted currency), or, for a sandbox
+   * test UMA address, its scripted behaviour. Exactly one is set.
+   */
+  readonly payeeAccountId?: string;
+  readonly umaTestBehaviour?: SandboxReceiverBehaviour;
+  /** The receiver lookup an UMA quote used. */
+  readonly lookupId?: string;
   readonly lockedCurrencySide: LockedCurrencySide;
   readonly lockedCurrencyAmount: number;
   readonly price: PricedTransfer;
@@ -67,7 +75,8 @@ export interface Quote {
 }
 
 export interface QuoteInput {
-  destination: { accountId: string; currency?: string; paymentRail?: string };
+  destination: { currency?: string; paymentRail?: string; umaAddress?: string };
+  lookupId?: string;
   lockedCurrencySide: LockedCurrencySide;
   lockedCurrencyAmount: number;
   description?: string;
@@ -79,7 +88,13 @@ export interface QuoteInput {
 /** Where a quote pays to, resolved in the quote's environment. */
 export type Payee =
   | { kind: 'INTERNAL'; account: InternalAccount; customer: Customer | undefined }
-  | { kind: 'EXTERNAL'; account: ExternalAccount; customer: Customer | undefined };
+  | { kind: 'EXTERNAL'; account: ExternalAccount; customer: Customer | undefined }
+  /** A sandbox test UMA address: paid out of the service, as its behaviour scripts. */
+  | { kind: 'UMA_TEST'; umaAddress: string; currency: string; behaviour: SandboxReceiverBehaviour; customer: undefined };
+
+export function payeeCurrency(payee: Payee): string {
+  return payee.kind === 'UMA_TEST' ? payee.currency : payee.account.currency;
+}
 
 /** The parties of a quote, resolved by the caller (which also holds their actors). */
 export interface QuoteParties {
@@ -97,33 +112,43 @@ export function assertPartiesActive(parties: QuoteParties): void {
 
 export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: number): Quote {
   const { env, source, payee } = parties;
+  const uma = input.destination.umaAddress?.toLowerCase();
+  const destinationField = uma === undefined ? 'destination.accountId' : 'destination.umaAddress';
+  const receiving = payeeCurrency(payee);
   assertPartiesActive(parties);
   if (payee.kind === 'INTERNAL' && payee.account.id === source.id) {
-    throw invalidField('destination.accountId', 'the destination is the source account');
+    throw invalidField(destinationField, 'the destination is the source account');
   }
-  if (input.destination.currency !== undefined && input.destination.currency !== payee.account.currency) {
-    throw invalidField('destination.currency', `the destination account holds ${payee.account.currency}, not ${input.destination.currency}`);
+  if (input.destination.currency !== undefined && input.destination.currency !== receiving) {
+    throw invalidField('destination.currency', `the destination account holds ${receiving}, not ${input.destination.currency}`);
   }
-  if (payee.kind === 'INTERNAL' && input.destination.paymentRail !== undefined) {
+  if (payee.kind !== 'EXTERNAL' && input.destination.paymentRail !== undefined) {
     throw invalidField('destination.paymentRail', 'only a payout to an external account takes a payment rail');
   }
   if (input.immediatelyExecute === true && source.type === 'EMBEDDED_WALLET') {
     throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
   }
-  const price = priceTransfer(source.currency, payee.account.currency, input.lockedCurrencySide, input.lockedCurrencyAmount);
+  const price = priceTransfer(source.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
   checkBounds(env, 'source.accountId', source.currency, price.totalSendingAmount);
-  checkBounds(env, 'destination.accountId', payee.account.currency, price.totalReceivingAmount);
+  checkBounds(env, destinationField, receiving, price.totalReceivingAmount);
   const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
     id: newId('Quote', at),
     envId: env.id,
     status: 'PENDING',
     sourceAccountId: source.id,
     sourceCustomerId: source.customerId,
-    destination: {
-      destinationType: 'ACCOUNT',
-      accountId: payee.account.id,
-      ...(input.destination.paymentRail !== undefined ? { paymentRail: input.destination.paymentRail } : {}),
-    },
+    destination:
+      payee.kind === 'UMA_TEST'
+        ? { destinationType: 'UMA_ADDRESS', umaAddress: payee.umaAddress }
+        : uma !== undefined
+          ? { destinationType: 'UMA_ADDRESS', umaAddress: uma }
+          : {
+              destinationType: 'ACCOUNT',
+              accountId: payee.account.id,
+              ...(input.destination.paymentRail !== undefined ? { paymentRail: input.destination.paymentRail } : {}),
+            },
+    ...(payee.kind === 'UMA_TEST' ? { umaTestBehaviour: payee.behaviour } : { payeeAccountId: payee.account.id }),
+    ...(input.lookupId !== undefined ? { lookupId: input.lookupId } : {}),
     lockedCurrencySide: input.lockedCurrencySide,
     lockedCurrencyAmount: input.lockedCurrencyAmount,
     price,
@@ -160,6 +185,7 @@ function checkBounds(env: PlatformEnv, accountField: string, currency: string, a
 
 function counterpartyOf(payee: Payee): Record<string, string> | undefined {
   const info: Record<string, string> = {};
+  if (payee.kind === 'UMA_TEST') return undefined;
   if (payee.kind === 'EXTERNAL') {
     const beneficiary = 'beneficiary' in payee.account.accountInfo ? payee.account.accountInfo.beneficiary : undefined;
     if (beneficiary?.fullName !== undefined) info.FULL_NAME = beneficiary.fullName;
@@ -220,6 +246,7 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
       const executed = q.status !== 'PENDING' && q.status !== 'EXPIRED';
       if (executed !== (q.transactionId !== undefined)) problems.push(`${q.id} is ${q.status} with transaction ${q.transactionId ?? 'none'}`);
       if (q.transactionId !== undefined && !lookup.has(q.transactionId)) problems.push(`${q.id} names unknown transaction ${q.transactionId}`);
+      if ((q.payeeAccountId === undefined) === (q.umaTestBehaviour === undefined)) problems.push(`${q.id} must name exactly one payee`);
     }
     return problems;
   }
@@ -234,13 +261,24 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   }
 }
 
+export type DestinationView =
+  | { destinationType: 'ACCOUNT'; accountId: string; currency: string; paymentRail?: string }
+  | { destinationType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
+
+export function renderDestination(d: QuoteDestination, currency: string): DestinationView {
+  if (d.destinationType === 'UMA_ADDRESS') return { destinationType: 'UMA_ADDRESS', umaAddress: d.umaAddress, currency };
+  return d.paymentRail === undefined
+    ? { destinationType: 'ACCOUNT', accountId: d.accountId, currency }
+    : { destinationType: 'ACCOUNT', accountId: d.accountId, currency, paymentRail: d.paymentRail };
+}
+
 export interface QuoteView {
   id: string;
   status: QuoteStatus;
   createdAt: string;
   expiresAt: string;
   source: { sourceType: 'ACCOUNT'; accountId: string; customerId?: string };
-  destination: { destinationType: 'ACCOUNT'; accountId: string; currency: string; paymentRail?: string };
+  destination: DestinationView;
   sendingCurrency: Currency;
   receivingCurrency: Currency;
   totalSendingAmount: number;
@@ -258,8 +296,7 @@ export interface QuoteView {
 
 export function renderQuote(q: Quote): QuoteView {
   const p = q.price;
-  const destination: QuoteView['destination'] = { destinationType: 'ACCOUNT', accountId: q.destination.accountId, currency: p.receivingCurrency };
-  if (q.destination.paymentRail !== undefined) destination.paymentRail = q.destination.paymentRail;
+  const destination = renderDestination(q.destination, p.receivingCurrency);
   const view: QuoteView = {
     id: q.id,
     status: q.status,

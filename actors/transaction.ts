@@ -14,8 +14,9 @@ import { fundingReference, type Posting } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { LedgerDelta } from './ledger.js';
+import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
-import type { Quote } from './quote.js';
+import { renderDestination, type DestinationView, type Quote, type QuoteDestination } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { WebhookEvent } from './webhook-event.js';
@@ -47,12 +48,6 @@ export const FAILURE_REASONS: readonly FailureReason[] = [
 export interface AccountSource {
   readonly sourceType: 'ACCOUNT';
   readonly accountId: string;
-}
-
-export interface AccountDestination {
-  readonly destinationType: 'ACCOUNT';
-  readonly accountId: string;
-  readonly paymentRail?: string;
 }
 
 /** The spec's subset of rateDetails that a transaction shows. */
@@ -91,7 +86,7 @@ export interface Transaction {
   readonly customerId: string;
   readonly platformCustomerId: string;
   readonly source: AccountSource;
-  readonly destination: AccountDestination;
+  readonly destination: QuoteDestination;
   readonly sendingCurrency: string;
   /** Debited from the source, fees included. */
   readonly sentAmount: number;
@@ -141,6 +136,8 @@ export function paymentReference(transactionId: string): string {
 /** How a payout to an external account plays out: at once, and (maybe) when its timer fires. */
 export interface PayoutPlan {
   atExecute: 'FAIL' | 'COMPLETE' | 'PROCESS';
+  /** Why a FAIL at execute failed; QUOTE_EXECUTION_FAILED when absent. */
+  failureReason?: FailureReason;
   later?: { afterMs: number; outcome: PayoutOutcome; failureReason?: FailureReason };
 }
 
@@ -184,6 +181,23 @@ export function payoutPlan(environment: Environment, account: ExternalAccount): 
       return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_LOST', failureReason: 'OFFRAMP_FAILED' } };
     default:
       return { atExecute: 'COMPLETE' };
+  }
+}
+
+/**
+ * A payment to a sandbox test UMA address (SERVICE_SPEC part 3): `$success.*` completes at
+ * once; `$pending.long.usd` stays PROCESSING as long as the slowest bank payout (6 minutes)
+ * and then completes; `$fail.compliance.usd` fails at execute: the receiving side refuses
+ * the pay request on compliance grounds, and nothing moves.
+ */
+export function umaTestPlan(behaviour: SandboxReceiverBehaviour): PayoutPlan {
+  switch (behaviour) {
+    case 'SUCCESS':
+      return { atExecute: 'COMPLETE' };
+    case 'PENDING_LONG':
+      return { atExecute: 'PROCESS', later: { afterMs: LONG_PAYMENT_MS, outcome: 'SETTLE' } };
+    case 'FAIL_COMPLIANCE':
+      return { atExecute: 'FAIL', failureReason: 'PAY_REQUEST_FAILED' };
   }
 }
 
@@ -257,7 +271,7 @@ export interface TransactionView {
   type: TransactionType;
   direction: 'DEBIT' | 'CREDIT';
   source: { sourceType: 'ACCOUNT'; accountId: string; currency: string };
-  destination: { destinationType: 'ACCOUNT'; accountId: string; currency: string; paymentRail?: string };
+  destination: DestinationView;
   customerId: string;
   platformCustomerId: string;
   sentAmount?: AmountView;
@@ -275,8 +289,7 @@ export interface TransactionView {
 }
 
 export function renderTransaction(tx: Transaction): TransactionView {
-  const destination: TransactionView['destination'] = { destinationType: 'ACCOUNT', accountId: tx.destination.accountId, currency: tx.receivingCurrency };
-  if (tx.destination.paymentRail !== undefined) destination.paymentRail = tx.destination.paymentRail;
+  const destination = renderDestination(tx.destination, tx.receivingCurrency);
   const view: TransactionView = {
     id: tx.id,
     status: tx.status,

@@ -9,6 +9,7 @@ import type { Customer } from '../../../actors/customer.js';
 import { DomainError } from '../../../actors/errors.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { decideExecuteQuote, type ExecuteDecision } from '../../../actors/payment.js';
+import { decideUseLookup, type LookupUsed } from '../../../actors/lookup.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import {
   decideCreateQuote,
@@ -22,9 +23,9 @@ import {
 import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
 import type { EngineEvent } from '../../engine/state-machine.js';
 import type { Services } from '../../services.js';
-import { notFound, unauthorized } from '../errors.js';
+import { invalidField, notFound, unauthorized } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
-import { CurrencyCode, IdOf } from '../schemas/resources.js';
+import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
 import { Obj, Str, StringEnum, validator } from '../validation.js';
 
@@ -33,11 +34,13 @@ const AccountRef = Str({ minLength: 1, maxLength: 64, description: 'InternalAcco
 const CreateQuote = Obj({
   source: Obj({ sourceType: StringEnum(['ACCOUNT'] as const), accountId: AccountRef }),
   destination: Obj({
-    destinationType: StringEnum(['ACCOUNT'] as const),
-    accountId: AccountRef,
+    destinationType: StringEnum(['ACCOUNT', 'UMA_ADDRESS'] as const),
+    accountId: Type.Optional(AccountRef),
+    umaAddress: Type.Optional(UmaAddress),
     currency: Type.Optional(CurrencyCode),
     paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
   }),
+  lookupId: Type.Optional(IdOf('Lookup')),
   lockedCurrencySide: StringEnum(LOCKED_SIDES),
   lockedCurrencyAmount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT }),
   description: Type.Optional(Str({ maxLength: 1024 })),
@@ -77,9 +80,56 @@ function customer(services: Services, id: string): Customer | undefined {
   return id === '' ? undefined : services.world.customers.get(id);
 }
 
-function partiesOf(services: Services, env: PlatformEnv, sourceId: string, destinationId: string): QuoteParties {
+function partiesOf(services: Services, env: PlatformEnv, sourceId: string, payee: Payee): QuoteParties {
   const source = sourceOf(services, env, sourceId);
-  return { env, source, sourceCustomer: customer(services, source.customerId), payee: payeeOf(services, env, destinationId) };
+  return { env, source, sourceCustomer: customer(services, source.customerId), payee };
+}
+
+/**
+ * The payee of a new quote. An UMA address is paid through its receiver lookup, which the
+ * quote uses up (the lookup is the environment actor's record): a local customer is paid
+ * into its internal account of the chosen currency, a sandbox test address as it scripts.
+ */
+function payeeOfBody(services: Services, env: PlatformEnv, body: CreateQuoteBody, at: number): { payee: Payee; lookupUsed?: LookupUsed } {
+  const d = body.destination;
+  if (d.destinationType === 'ACCOUNT') {
+    if (d.umaAddress !== undefined) throw invalidField('destination.umaAddress', 'only an UMA_ADDRESS destination takes an umaAddress');
+    if (d.accountId === undefined) throw invalidField('destination.accountId', 'is required for an ACCOUNT destination');
+    return { payee: payeeOf(services, env, d.accountId) };
+  }
+  if (d.accountId !== undefined) throw invalidField('destination.accountId', 'an UMA_ADDRESS destination names no account');
+  if (d.umaAddress === undefined) throw invalidField('destination.umaAddress', 'is required for an UMA_ADDRESS destination');
+  if (body.lookupId === undefined) throw invalidField('lookupId', 'is required for an UMA_ADDRESS destination: look the receiver up first (GET /receiver/uma/{address})');
+  const used = decideUseLookup(
+    services.world.lookups.inEnv(env.id, body.lookupId),
+    {
+      lookupId: body.lookupId,
+      umaAddress: d.umaAddress,
+      ...(d.currency !== undefined ? { currency: d.currency } : {}),
+      ...(body.senderCustomerInfo !== undefined ? { senderCustomerInfo: body.senderCustomerInfo } : {}),
+      // The quote's id is only known once it is decided; the route sets it on the event.
+      quoteId: '',
+    },
+    at,
+  );
+  const currency = used.currency.currency;
+  const receiver = used.receiver;
+  if (receiver.kind === 'SANDBOX_TEST_ADDRESS') {
+    return { payee: { kind: 'UMA_TEST', umaAddress: receiver.umaAddress, currency, behaviour: receiver.behaviour, customer: undefined }, lookupUsed: used.event };
+  }
+  if (receiver.kind !== 'CUSTOMER') throw invalidField('destination.umaAddress', 'the lookup is not for an UMA address');
+  const accounts = services.world.internalAccounts;
+  const accountId = accounts.idsOwnedBy(receiver.customerId).find((id) => accounts.get(id)?.currency === currency);
+  if (accountId === undefined) throw invalidField('destination.currency', `${receiver.umaAddress} holds no ${currency} account`);
+  return { payee: { kind: 'INTERNAL', account: accounts.get(accountId)!, customer: customer(services, receiver.customerId) }, lookupUsed: used.event };
+}
+
+/** The payee of an existing quote. */
+function payeeOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payee {
+  if (quote.umaTestBehaviour !== undefined && quote.destination.destinationType === 'UMA_ADDRESS') {
+    return { kind: 'UMA_TEST', umaAddress: quote.destination.umaAddress, currency: quote.price.receivingCurrency, behaviour: quote.umaTestBehaviour, customer: undefined };
+  }
+  return payeeOf(services, env, quote.payeeAccountId!);
 }
 
 /** Every actor a decision about these parties reads or writes. */
@@ -87,7 +137,7 @@ function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
   const actors = [parties.source.id];
   if (parties.sourceCustomer !== undefined) actors.push(parties.sourceCustomer.id);
   if (parties.payee.customer !== undefined && !actors.includes(parties.payee.customer.id)) actors.push(parties.payee.customer.id);
-  if (crediting && parties.payee.kind === 'INTERNAL') actors.push(parties.payee.account.id);
+  if (crediting && parties.payee.kind === 'INTERNAL' && !actors.includes(parties.payee.account.id)) actors.push(parties.payee.account.id);
   return actors;
 }
 
@@ -108,13 +158,18 @@ function engineEventsOf(services: Services, quote: Quote, decision: ExecuteDecis
 
 function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Reply> {
   const { services, env, body } = ctx;
-  const known = partiesOf(services, env, body.source.accountId, body.destination.accountId);
+  const known = partiesOf(services, env, body.source.accountId, payeeOfBody(services, env, body, services.engine.clock.now()).payee);
   const execute = body.immediatelyExecute === true;
-  return ctx.exec(actorsOf(known, execute), (at) => {
+  const actors = actorsOf(known, execute);
+  // A quote to an UMA address uses up its lookup, a record of the environment actor.
+  if (body.destination.destinationType === 'UMA_ADDRESS') actors.push(env.id);
+  return ctx.exec(actors, (at) => {
     // Read again now that the actors are held.
-    const parties = partiesOf(services, env, body.source.accountId, body.destination.accountId);
+    const { payee, lookupUsed } = payeeOfBody(services, env, body, at);
+    const parties = partiesOf(services, env, body.source.accountId, payee);
     const quote = decideCreateQuote(parties, body, at);
     const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [{ type: 'quote.created', quote }];
+    if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
     if (execute) {
       const decision = decideExecuteQuote(quote, parties, at);
       events.push(...decision.events);
@@ -137,11 +192,11 @@ function executeQuote(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
   const { services, env } = ctx;
   const { quoteId } = QuoteIdParam.parse(ctx.params);
   const known = quoteOf(services, env, quoteId);
-  const knownParties = partiesOf(services, env, known.sourceAccountId, known.destination.accountId);
+  const knownParties = partiesOf(services, env, known.sourceAccountId, payeeOfQuote(services, env, known));
   checkWalletSignature(ctx, knownParties);
   return ctx.exec(actorsOf(knownParties, true), (at) => {
     const quote = quoteOf(services, env, quoteId);
-    const parties = partiesOf(services, env, quote.sourceAccountId, quote.destination.accountId);
+    const parties = partiesOf(services, env, quote.sourceAccountId, payeeOfQuote(services, env, quote));
     const decision = decideExecuteQuote(quote, parties, at);
     return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };
   });

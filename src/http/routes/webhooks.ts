@@ -2,7 +2,7 @@
 // with every payment change, their delivery status and attempts. Reads only; delivery is
 // its own issue.
 import { Type, type Static } from '@sinclair/typebox';
-import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
+import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
 import { notFound } from '../errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Route } from '../route.js';
@@ -23,7 +23,12 @@ const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), d
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
 
-function renderEvent(event: WebhookEvent): Static<typeof WebhookEventView> {
+interface WebhookEventListed extends WebhookBody {
+  deliveryStatus: WebhookEvent['deliveryStatus'];
+  attempts: Array<{ at: string; statusCode: number; ms: number }>;
+}
+
+function renderEvent(event: WebhookEvent): WebhookEventListed {
   return {
     ...webhookBody(event),
     deliveryStatus: event.deliveryStatus,

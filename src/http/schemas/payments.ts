@@ -11,6 +11,11 @@ const Timestamp = Str({ format: 'date-time' });
 const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' });
 const KeyValues = Type.Object({}, { additionalProperties: Str(), description: 'string values under keys such as FULL_NAME, BIRTH_DATE, NATIONALITY' });
 
+const DestinationView = Type.Union([
+  Obj({ destinationType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str(), paymentRail: Type.Optional(Str()) }),
+  Obj({ destinationType: Type.Literal('UMA_ADDRESS'), umaAddress: Str(), currency: Str() }),
+]);
+
 export const RateDetailsView = Obj({
   counterpartyMultiplier: Type.Number(),
   counterpartyFixedFee: Type.Number(),
@@ -26,7 +31,7 @@ export const QuoteView = Obj({
   createdAt: Timestamp,
   expiresAt: Timestamp,
   source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
-  destination: Obj({ destinationType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str(), paymentRail: Type.Optional(Str()) }),
+  destination: DestinationView,
   sendingCurrency: CurrencyView,
   receivingCurrency: CurrencyView,
   totalSendingAmount: Amount,
@@ -48,7 +53,7 @@ export const TransactionView = Obj({
   type: StringEnum(TRANSACTION_TYPES),
   direction: StringEnum(['DEBIT', 'CREDIT'] as const),
   source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
-  destination: Obj({ destinationType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str(), paymentRail: Type.Optional(Str()) }),
+  destination: DestinationView,
   customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
   platformCustomerId: Str(),
   sentAmount: Type.Optional(Obj({ amount: Amount, currency: CurrencyView }, { description: 'outgoing only' })),
