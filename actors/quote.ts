@@ -11,7 +11,7 @@ import type { ExternalAccount } from './external-account.js';
 import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
 import type { InternalAccount } from './internal-account.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
-import type { PlatformEnv } from './platform.js';
+import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { QuoteEvent, PaymentRecorded } from './transaction.js';
@@ -129,8 +129,8 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
     throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
   }
   const price = priceTransfer(source.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
-  checkBounds(env, 'source.accountId', source.currency, price.totalSendingAmount);
-  checkBounds(env, destinationField, receiving, price.totalReceivingAmount);
+  checkBounds(env, 'source.accountId', source.currency, price.totalSendingAmount, 'SENDING');
+  checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
   const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
     id: newId('Quote', at),
     envId: env.id,
@@ -165,12 +165,16 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
 }
 
 /**
- * The platform's per-currency bounds (PATCH /config) on what one quote sends or delivers;
- * a currency the platform no longer supports cannot be quoted at all.
+ * The platform's per-currency bounds (PATCH /config) on what one quote sends or delivers.
+ * The sending currency must be one the platform supports (its accounts hold it); the
+ * receiving side may be any currency the rate table prices (a payout to an MXN bank
+ * account, a test UMA address in EUR), bounded by the platform's settings for it or, when
+ * it has none, the defaults (as receiver lookups report them).
  */
-function checkBounds(env: PlatformEnv, accountField: string, currency: string, amount: number): void {
-  const supported = env.config.supportedCurrencies.find((s) => s.currencyCode === currency);
-  if (supported === undefined) throw invalidField(accountField, `${currency} is not among the platform's supported currencies`);
+function checkBounds(env: PlatformEnv, accountField: string, currency: string, amount: number, side: 'SENDING' | 'RECEIVING'): void {
+  const configured = env.config.supportedCurrencies.find((s) => s.currencyCode === currency);
+  if (configured === undefined && side === 'SENDING') throw invalidField(accountField, `${currency} is not among the platform's supported currencies`);
+  const supported = configured ?? defaultSupportedCurrency(currency);
   if (amount < supported.minAmount) {
     throw new DomainError('INVALID_INPUT', `lockedCurrencyAmount: the quote moves ${amount} ${currency}, below the platform's minAmount ${supported.minAmount}`, [
       { field: 'lockedCurrencyAmount', message: `below minAmount ${supported.minAmount} ${currency}`, minAmount: supported.minAmount, currency },

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { absentId, assertError, assertStatus, supportedCurrency } from './support/assertions.js';
-import { assertLedgerHolds, balanceOf, createQuote, execute, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
+import { assertLedgerHolds, balanceOf, createQuote, execute, fund, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
 
 const TEST_DOMAIN = 'sandbox.uma.test';
 
@@ -115,6 +115,13 @@ describe('quotes to UMA addresses', () => {
     assert.equal(success.tx.status, 'COMPLETED');
     assert.deepEqual(success.tx.destination, { destinationType: 'UMA_ADDRESS', umaAddress: `$success.usd@${TEST_DOMAIN}`, currency: 'USD' });
     assert.equal(await balanceOf(svc, alice.usd.id), 9_000);
+
+    // EUR is not among the platform's currencies: the receiving side needs only a rate.
+    const euro = await pay('$success.eur');
+    assert.equal(euro.tx.status, 'COMPLETED');
+    assert.equal(euro.tx.receivedAmount.currency.code, 'EUR');
+    assert.equal(await balanceOf(svc, alice.usd.id), 8_000);
+    await fund(svc, alice.usd.id, 1_000);
 
     const failed = await pay('$fail.compliance.usd');
     assert.equal(failed.quote.status, 'FAILED');
