@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
-import { absentId, assertError, assertInvalid, assertStatus, createCustomer, ID_RE, ISO_TIME, supportedCurrency } from './support/assertions.js';
+import { absentId, assertError, assertInvalid, assertStatus, createCustomer, heldActors, ID_RE, ISO_TIME, supportedCurrency } from './support/assertions.js';
 import {
   accountIn,
   assertLedgerHolds,
@@ -184,6 +184,20 @@ describe('quotes between internal accounts', () => {
     assert.equal(tx.customerId, '');
     assert.equal((await getJson(svc, `/transactions?customerId=${bob.customer.id}&type=INCOMING`)).totalCount, 1);
     assert.equal(await balanceOf(svc, bob.usd.id), 700);
+  });
+
+  it('holds every actor a decision reads or writes: source account, credited account, both customers', async () => {
+    const alice = await fundedCustomer(svc, 5_000);
+    const bob = await fundedCustomer(svc, 0);
+    let quote: any;
+    const created = await heldActors(svc, async () => {
+      quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100));
+    });
+    assert.deepEqual(created.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id].sort()]);
+    const executed = await heldActors(svc, () => execute(svc, quote.id));
+    assert.deepEqual(executed.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id, bob.usd.id].sort()]);
+    const immediate = await heldActors(svc, () => createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true })));
+    assert.deepEqual(immediate.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id, bob.usd.id].sort()]);
   });
 
   describe('bad input: a 4xx naming the field, nothing made, no balance moved', () => {
