@@ -217,6 +217,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
       const key = `${t.envId} ${t.currency}`;
       const f = flows.get(key) ?? { balance: 0, net: 0 };
       f.balance += t.inTransit + t.fees;
+      f.net += t.inflow - t.outflow;
       flows.set(key, f);
     }
     for (const [key, f] of flows) {

@@ -1,8 +1,10 @@
 // The environment-wide ledger totals of CONTRACT.md "Money": per environment and currency,
 // the money in transit (debited from a source, not yet settled, refunded or lost) and the
-// fees taken. With them the ledger invariant reads, per environment and currency:
+// fees taken, and the money that entered or left the service without passing through an
+// internal account (a direct pull's fees, and its principal as it is converted). With
+// them the ledger invariant reads, per environment and currency:
 //   sum(balances) + in transit + fees = inflow - outflow
-// (checked by InternalAccounts.checkInvariants).
+// (accounts' flows plus these; checked by InternalAccounts.checkInvariants).
 //
 // Who owns them: nobody decides with them. Every movement is decided from the accounts and
 // the transaction it concerns (a refund returns that transaction's own amounts), and the
@@ -21,6 +23,8 @@ export interface LedgerTotals {
   readonly currency: string;
   readonly inTransit: number;
   readonly fees: number;
+  readonly inflow: number;
+  readonly outflow: number;
 }
 
 /** How one movement changes the totals of one environment and currency. */
@@ -29,6 +33,8 @@ export interface LedgerDelta {
   currency: string;
   inTransit: number;
   fees: number;
+  inflow: number;
+  outflow: number;
 }
 
 export function ledgerId(envId: string, currency: string): string {
@@ -44,10 +50,16 @@ export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
     'payment.recorded': (event) => {
       for (const delta of event.ledger) {
         const id = ledgerId(delta.envId, delta.currency);
-        const now = this.#totals.get(id) ?? { id, envId: delta.envId, currency: delta.currency, inTransit: 0, fees: 0 };
-        const next: LedgerTotals = { ...now, inTransit: now.inTransit + delta.inTransit, fees: now.fees + delta.fees };
-        if (!isAmount(next.inTransit) || !isAmount(next.fees)) {
-          throw new Error(`ledger ${id} would hold in transit ${next.inTransit}, fees ${next.fees}`);
+        const now = this.#totals.get(id) ?? zero(id, delta.envId, delta.currency);
+        const next: LedgerTotals = {
+          ...now,
+          inTransit: now.inTransit + delta.inTransit,
+          fees: now.fees + delta.fees,
+          inflow: now.inflow + delta.inflow,
+          outflow: now.outflow + delta.outflow,
+        };
+        if (!isAmount(next.inTransit) || !isAmount(next.fees) || !isAmount(next.inflow) || !isAmount(next.outflow)) {
+          throw new Error(`ledger ${id} would hold in transit ${next.inTransit}, fees ${next.fees}, flows ${next.inflow}/${next.outflow}`);
         }
         this.#totals.set(id, next);
       }
@@ -63,6 +75,7 @@ export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
     for (const t of this.#totals.values()) {
       if (!isAmount(t.inTransit)) problems.push(`${t.id} has ${t.inTransit} in transit`);
       if (!isAmount(t.fees)) problems.push(`${t.id} has fees ${t.fees}`);
+      if (!isAmount(t.inflow) || !isAmount(t.outflow)) problems.push(`${t.id} has flows ${t.inflow}/${t.outflow}`);
     }
     return problems;
   }
@@ -70,12 +83,16 @@ export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
   /** The totals of one environment and currency (zero when nothing moved yet). */
   get(envId: string, currency: string): LedgerTotals {
     const id = ledgerId(envId, currency);
-    return this.#totals.get(id) ?? { id, envId, currency, inTransit: 0, fees: 0 };
+    return this.#totals.get(id) ?? zero(id, envId, currency);
   }
 
   all(): Iterable<LedgerTotals> {
     return this.#totals.values();
   }
+}
+
+function zero(id: string, envId: string, currency: string): LedgerTotals {
+  return { id, envId, currency, inTransit: 0, fees: 0, inflow: 0, outflow: 0 };
 }
 
 function isAmount(n: number): boolean {

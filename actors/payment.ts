@@ -10,6 +10,10 @@
 //     settles (or is lost):                  in transit -P, source outflow +P
 //     fails and is refunded:                 in transit -P, fees -F, source +T
 //   external, settled then returned:         source +T (inflow +P), fees -F
+//   direct pull (money enters from a bank):  destination +R (inflow +R); fees +F, and the
+//                                            pulled T in and its principal P converted out
+//                                            (ledger inflow +T, outflow +P)
+//   direct pull rejected or failed:          nothing had moved
 import { newId } from '../src/engine/ids.js';
 import { DomainError } from './errors.js';
 import type { Posting } from './internal-account.js';
@@ -18,6 +22,9 @@ import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } 
 import {
   paymentReference,
   payoutPlan,
+  pullPlan,
+  type PayoutPlan,
+  type PendingOutcome,
   renderTransaction,
   umaTestPlan,
   withStatus,
@@ -46,21 +53,24 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   assertPartiesActive(parties);
   const { source, sourceCustomer, payee, env } = parties;
   const p = quote.price;
-  if (source.balance < p.totalSendingAmount) {
-    throw new DomainError('INSUFFICIENT_BALANCE', `the source account holds ${source.balance} ${source.currency}; the quote needs ${p.totalSendingAmount}`, [
-      { field: 'source.accountId', message: 'insufficient balance', balance: source.balance, required: p.totalSendingAmount },
+  if (source.kind === 'INTERNAL' && source.account.balance < p.totalSendingAmount) {
+    const balance = source.account.balance;
+    throw new DomainError('INSUFFICIENT_BALANCE', `the source account holds ${balance} ${source.account.currency}; the quote needs ${p.totalSendingAmount}`, [
+      { field: 'source.accountId', message: 'insufficient balance', balance, required: p.totalSendingAmount },
     ]);
   }
+  // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
+  const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
   const txId = newId('Transaction', at);
   const outgoing: Transaction = {
     id: txId,
     envId: quote.envId,
     type: 'OUTGOING',
     status: 'PENDING',
-    accountId: source.id,
-    customerId: source.customerId,
+    accountId: source.account.id,
+    customerId: quote.sourceCustomerId,
     platformCustomerId: sourceCustomer?.platformCustomerId ?? '',
-    source: { sourceType: 'ACCOUNT', accountId: source.id },
+    source: { sourceType: 'ACCOUNT', accountId: source.account.id },
     destination: quote.destination,
     sendingCurrency: p.sendingCurrency,
     sentAmount: p.totalSendingAmount,
@@ -84,6 +94,16 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   };
   const fees = ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded);
   const executed = (status: QuoteStatus): Quote => ({ ...quote, status, transactionId: txId, updatedAt: at });
+  const timerFor = (pending: PendingOutcome | undefined): ExecuteDecision['timer'] =>
+    pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
+
+  if (pull !== undefined && pull.atExecute === 'PROCESS') {
+    // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
+    const pending = pendingOf(pull, at);
+    const event = recorded(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
+    const timer = timerFor(pending);
+    return timer === undefined ? { events: [event] } : { events: [event], timer };
+  }
 
   if (payee.kind === 'INTERNAL') {
     const target = payee.account;
@@ -97,7 +117,7 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
     const transactions = [out];
     const webhooks = [webhook(out, 'OUTGOING_PAYMENT', at)];
     // Another party receives it: the receiver sees an INCOMING transaction of its own.
-    if (target.customerId !== '' && target.customerId !== source.customerId) {
+    if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
       const incoming: Transaction = {
         ...out,
         id: newId('Transaction', at),
@@ -118,32 +138,37 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
           type: 'payment.recorded',
           quote: executed('COMPLETED'),
           transactions,
-          postings: [
-            posting(source.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
-            posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
-          ],
-          ledger: nonZero([fees]),
+          postings:
+            source.kind === 'PULL'
+              ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
+              : [
+                  posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
+                  posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
+                ],
+          ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : fees]),
           webhooks,
         },
       ],
     };
   }
 
+  // Paying out of the service: only from an internal account (decideCreateQuote refuses a pull to anywhere else).
+  if (source.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
+  const sourceId = source.account.id;
   const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
     return { events: [recorded(executed('FAILED'), failed, [], [], at)] };
   }
-  const pending = plan.later === undefined ? undefined : { outcome: plan.later.outcome, due: at + plan.later.afterMs, ...(plan.later.failureReason !== undefined ? { failureReason: plan.later.failureReason } : {}) };
-  const timer =
-    pending === undefined ? undefined : { due: pending.due, actorIds: [source.id], message: { type: 'payout.outcome', transactionId: txId } as const, key: txId };
+  const pending = pendingOf(plan, at);
+  const timer = timerFor(pending);
   if (plan.atExecute === 'COMPLETE') {
     const done = withStatus(outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
-    const event = recorded(executed('COMPLETED'), done, [posting(source.id, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
+    const event = recorded(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
     return timer === undefined ? { events: [event] } : { events: [event], timer };
   }
   const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
-  const event = recorded(executed('PROCESSING'), inFlight, [posting(source.id, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
+  const event = recorded(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
   return timer === undefined ? { events: [event] } : { events: [event], timer };
 }
 
@@ -169,6 +194,10 @@ export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | 
         recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
       ];
     }
+    case 'PULL_REJECTED':
+      return [recorded(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
+    case 'PULL_FAILED':
+      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
     case 'RETURN_REFUND': {
       const failed = withStatus(tx, 'FAILED', at, reason);
       return [
@@ -193,11 +222,17 @@ function posting(accountId: string, balance: number, inflow: number, outflow: nu
   return { accountId, balance, inflow, outflow };
 }
 
-function ledgerDelta(envId: string, currency: string, inTransit: number, fees: number): LedgerDelta {
-  return { envId, currency, inTransit, fees };
+function ledgerDelta(envId: string, currency: string, inTransit: number, fees: number, inflow = 0, outflow = 0): LedgerDelta {
+  return { envId, currency, inTransit, fees, inflow, outflow };
 }
 
 function nonZero(deltas: LedgerDelta[]): LedgerDelta[] {
-  return deltas.filter((d) => d.inTransit !== 0 || d.fees !== 0);
+  return deltas.filter((d) => d.inTransit !== 0 || d.fees !== 0 || d.inflow !== 0 || d.outflow !== 0);
+}
+
+function pendingOf(plan: PayoutPlan, at: number): PendingOutcome | undefined {
+  const later = plan.later;
+  if (later === undefined) return undefined;
+  return { outcome: later.outcome, due: at + later.afterMs, ...(later.failureReason !== undefined ? { failureReason: later.failureReason } : {}) };
 }
 

@@ -1,6 +1,7 @@
 // Quotes (SERVICE_SPEC parts 2, 3 and 4; CONTRACT.md "Money"): a priced transfer from an
 // internal account to an internal or external account of the same environment, locked on
-// one side. A quote is a record owned by its source account's actor: it is created,
+// one side. A quote is a record owned by its source account's actor (for a direct pull
+// from a customer's bank account: that customer's actor, which owns the account): it is created,
 // executed and expired under that mailbox, so "executes at most once" and "expired quotes
 // do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
 // the quote id expires it, and executing cancels that timer.
@@ -50,6 +51,8 @@ export interface Quote {
   readonly sourceAccountId: string;
   /** The source account's customer; '' for the platform's own account. */
   readonly sourceCustomerId: string;
+  /** The actor that owns this quote: the source internal account, or the pulling customer. */
+  readonly ownerId: string;
   readonly destination: QuoteDestination;
   /**
    * Who is paid: the account credited or paid out to (the destination account, or the
@@ -96,10 +99,21 @@ export function payeeCurrency(payee: Payee): string {
   return payee.kind === 'UMA_TEST' ? payee.currency : payee.account.currency;
 }
 
+/**
+ * Who pays: an internal account, or (direct pull) a customer's US bank account that the
+ * service debits through the bank, so money enters the service as the payment executes.
+ */
+export type Payer = { kind: 'INTERNAL'; account: InternalAccount } | { kind: 'PULL'; account: ExternalAccount; customerId: string };
+
+/** The actor that owns a payer's quotes and transactions. */
+export function ownerOf(payer: Payer): string {
+  return payer.kind === 'INTERNAL' ? payer.account.id : payer.customerId;
+}
+
 /** The parties of a quote, resolved by the caller (which also holds their actors). */
 export interface QuoteParties {
   env: PlatformEnv;
-  source: InternalAccount;
+  source: Payer;
   sourceCustomer: Customer | undefined;
   payee: Payee;
 }
@@ -116,7 +130,7 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   const destinationField = uma === undefined ? 'destination.accountId' : 'destination.umaAddress';
   const receiving = payeeCurrency(payee);
   assertPartiesActive(parties);
-  if (payee.kind === 'INTERNAL' && payee.account.id === source.id) {
+  if (payee.kind === 'INTERNAL' && payee.account.id === source.account.id) {
     throw invalidField(destinationField, 'the destination is the source account');
   }
   if (input.destination.currency !== undefined && input.destination.currency !== receiving) {
@@ -125,18 +139,22 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   if (payee.kind !== 'EXTERNAL' && input.destination.paymentRail !== undefined) {
     throw invalidField('destination.paymentRail', 'only a payout to an external account takes a payment rail');
   }
-  if (input.immediatelyExecute === true && source.type === 'EMBEDDED_WALLET') {
+  if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') {
+    throw invalidField(destinationField, 'a direct pull funds an internal account (or a local UMA receiver); it cannot pay out of the service');
+  }
+  if (input.immediatelyExecute === true && source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') {
     throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
   }
-  const price = priceTransfer(source.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
-  checkBounds(env, 'source.accountId', source.currency, price.totalSendingAmount, 'SENDING');
+  const price = priceTransfer(source.account.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
+  checkBounds(env, 'source.accountId', source.account.currency, price.totalSendingAmount, 'SENDING');
   checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
   const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
     id: newId('Quote', at),
     envId: env.id,
     status: 'PENDING',
-    sourceAccountId: source.id,
-    sourceCustomerId: source.customerId,
+    sourceAccountId: source.account.id,
+    sourceCustomerId: source.kind === 'PULL' ? source.customerId : source.account.customerId,
+    ownerId: ownerOf(source),
     destination:
       payee.kind === 'UMA_TEST'
         ? { destinationType: 'UMA_ADDRESS', umaAddress: payee.umaAddress }

@@ -10,6 +10,7 @@
 // External payouts follow the sandbox outcome table of CONTRACT.md. The outcome is fixed
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
+import { DomainError } from './errors.js';
 import { fundingReference, type Posting } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
@@ -67,7 +68,11 @@ export type PayoutOutcome =
   /** in transit -> outflow, the money is gone: FAILED */
   | 'FAIL_LOST'
   /** a settled payout comes back (inflow) and is refunded with its fees: FAILED, then REFUNDED */
-  | 'RETURN_REFUND';
+  | 'RETURN_REFUND'
+  /** a direct pull the bank rejects (nothing had moved): REJECTED */
+  | 'PULL_REJECTED'
+  /** a direct pull that fails (nothing had moved): FAILED */
+  | 'PULL_FAILED';
 
 export interface PendingOutcome {
   readonly outcome: PayoutOutcome;
@@ -80,7 +85,11 @@ export interface Transaction {
   readonly envId: string;
   readonly type: TransactionType;
   readonly status: TransactionStatus;
-  /** The internal account whose actor owns this record. */
+  /**
+   * The account the transaction moves money for: the source of an outgoing transaction
+   * (an internal account, or the bank account of a direct pull), the destination of an
+   * incoming one.
+   */
   readonly accountId: string;
   /** Sender for outgoing, recipient for incoming; '' when that party is the platform. */
   readonly customerId: string;
@@ -179,6 +188,30 @@ export function payoutPlan(environment: Environment, account: ExternalAccount): 
       return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_REFUND' } };
     case '007': // payout and refund failed: the money is lost
       return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_LOST', failureReason: 'OFFRAMP_FAILED' } };
+    default:
+      return { atExecute: 'COMPLETE' };
+  }
+}
+
+/**
+ * A direct pull from a customer's bank account (the transfer-in rows of CONTRACT.md's
+ * sandbox table): 002 and 003 are refused at once (insufficient funds, account closed);
+ * 004 is rejected by the bank after ~5 s; 005 stays pending ~30 s, then fails; anything
+ * else is pulled at once. Production pulls at once.
+ */
+export function pullPlan(environment: Environment, account: ExternalAccount): PayoutPlan {
+  if (environment === 'production') return { atExecute: 'COMPLETE' };
+  switch (sandboxSuffix(primaryIdentifier(account.accountInfo))) {
+    case '002':
+      throw new DomainError('INSUFFICIENT_FUNDS', `the bank account ${account.id} has insufficient funds for the pull (sandbox suffix 002)`, [
+        { field: 'source.accountId', message: 'insufficient funds' },
+      ]);
+    case '003':
+      throw new DomainError('ACCOUNT_CLOSED', `the bank account ${account.id} is closed or invalid (sandbox suffix 003)`, [{ field: 'source.accountId', message: 'account closed' }]);
+    case '004':
+      return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'PULL_REJECTED' } };
+    case '005':
+      return { atExecute: 'PROCESS', later: { afterMs: BANK_RETURN_MS, outcome: 'PULL_FAILED' } };
     default:
       return { atExecute: 'COMPLETE' };
   }

@@ -44,7 +44,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.webhookEvents);
   }
 
-  /** Timers hold the quote's (or transaction's) source account: the actor that owns both records. */
+  /** Timers hold the quote's owner (its source account, or the pulling customer): the actor that owns the quote and its transaction. */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':

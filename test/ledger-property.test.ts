@@ -1,6 +1,7 @@
 // The ledger invariant of CONTRACT.md "Money" as a property: random sequences of fundings,
-// quotes (executed at once or later, converted or not, to internal accounts and to external
-// accounts of every sandbox suffix), time passing (expiries, settlements, refunds, losses)
+// quotes (executed at once or later, converted or not, from internal accounts or pulled
+// from bank accounts, to internal accounts and to external accounts of every sandbox
+// suffix), time passing (expiries, settlements, refunds, losses)
 // and restarts keep, per environment and currency,
 //   sum(balances) + in transit + fees = inflow - outflow
 // with no negative balance; once every timer has fired nothing is left in transit.
@@ -23,8 +24,8 @@ const SUFFIXES = ['123', '002', '003', '004', '005', '006', '007'];
 const fundOp = fc.record({ kind: fc.constant('fund' as const), account: fc.nat(5), amount: fc.integer({ min: 1, max: 1_000_000 }) });
 const payOp = fc.record({
   kind: fc.constant('pay' as const),
-  // Converting sources (USDC, whose payouts to USD carry fees) weigh double.
-  from: fc.constantFrom(0, 1, 1, 2, 3, 3, 4, 5),
+  // Converting sources (USDC, whose payouts to USD carry fees) weigh double; 6-8 pull from a bank account.
+  from: fc.constantFrom(0, 1, 1, 2, 3, 3, 4, 5, 6, 7, 8),
   // Half the payments go out to an external account (indexes 6 and up).
   to: fc.oneof(fc.nat(5), fc.integer({ min: 6, max: 5 + SUFFIXES.length })),
   amount: fc.integer({ min: 1, max: 400_000 }),
@@ -61,6 +62,8 @@ describe('ledger invariant under random money movements', () => {
           const external: string[] = [];
           for (const suffix of SUFFIXES) external.push((await externalUsd(svc, a.customer.id, suffix)).id);
           const destinations = [...internal, ...external];
+          // Direct pulls from a customer's bank accounts: one that pays, one the bank rejects (004), one that fails (005).
+          const sources = [...internal, external[0]!, external[3]!, external[4]!];
           let lastQuote: string | undefined;
 
           const check = (): void => assert.deepEqual(svc.service.services.world.checkInvariants(), [], JSON.stringify(ops));
@@ -80,9 +83,9 @@ describe('ledger invariant under random money movements', () => {
                 break;
               case 'pay': {
                 const to = destinations[step.to]!;
-                if (to === internal[step.from]) break;
+                if (to === sources[step.from]) break;
                 const res = await svc.request('POST', '/quotes', {
-                  body: quoteBody(internal[step.from]!, to, step.amount, { lockedCurrencySide: step.side, immediatelyExecute: step.immediately }),
+                  body: quoteBody(sources[step.from]!, to, step.amount, { lockedCurrencySide: step.side, immediatelyExecute: step.immediately }),
                 });
                 // Refusals (balance, bounds, an amount too small to price) are fine; nothing may move.
                 assert.ok([201, 400].includes(res.status), res.text);
@@ -119,7 +122,7 @@ describe('ledger invariant under random money movements', () => {
           await svc.stop();
         }
       }),
-      { numRuns: 15 },
+      { numRuns: 15, includeErrorInReport: true },
     );
   });
 });

@@ -91,13 +91,16 @@ export function assertLedgerHolds(svc: TestService): void {
 
 /**
  * Waits for work the engine started on its own (a timer that fell due) to become
- * durable: polls `done` between turns of the event loop, for at most `turns` turns.
+ * durable: polls `done` between turns of the event loop. The bound is generous wall time,
+ * not a number of turns, because on a loaded machine a log flush can outlast thousands
+ * of turns; the clock the service reads is still the manual one.
  */
-export async function until(svc: TestService, done: () => boolean, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
+export async function until(svc: TestService, done: () => boolean, what = 'the awaited change'): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
     await svc.service.services.engine.settled();
     if (done()) return;
     await new Promise((resolve) => setImmediate(resolve));
   }
-  assert.fail('the awaited change did not happen');
+  assert.fail(`${what} did not happen within 15 s`);
 }

@@ -14,9 +14,11 @@ import type { PlatformEnv } from '../../../actors/platform.js';
 import {
   decideCreateQuote,
   LOCKED_SIDES,
+  ownerOf,
   PURPOSES_OF_PAYMENT,
   renderQuote,
   type Payee,
+  type Payer,
   type Quote,
   type QuoteParties,
 } from '../../../actors/quote.js';
@@ -56,16 +58,21 @@ function missing(field: string, what: string, id: string): DomainError {
   return new DomainError('NOT_FOUND', `${what} ${id} not found`, [{ field, message: `no ${what} ${id} in this environment` }]);
 }
 
-/** The quote's source: an internal account of this environment. */
-function sourceOf(services: Services, env: PlatformEnv, id: string): QuoteParties['source'] {
-  if (id.startsWith('ExternalAccount:') && services.world.externalAccounts.get(id)?.envId === env.id) {
-    throw new DomainError('INVALID_INPUT', 'source.accountId: quotes pay from internal accounts; direct pull from an external account is not offered', [
-      { field: 'source.accountId', message: 'must be an internal account' },
-    ]);
+/** Bank accounts the service can debit through the bank (direct pull): a customer's US account in USD. */
+const PULL_ACCOUNT_TYPES: ReadonlySet<string> = new Set(['USD_ACCOUNT', 'US_ACCOUNT']);
+
+/** The quote's source: an internal account of this environment, or a customer's US bank account (direct pull). */
+function sourceOf(services: Services, env: PlatformEnv, id: string): Payer {
+  const external = services.world.externalAccounts.get(id);
+  if (external !== undefined && external.envId === env.id) {
+    if (external.customerId === null || !PULL_ACCOUNT_TYPES.has(external.accountInfo.accountType) || external.currency !== 'USD') {
+      throw invalidField('source.accountId', "a direct pull takes a customer's US bank account (USD_ACCOUNT or US_ACCOUNT) in USD");
+    }
+    return { kind: 'PULL', account: external, customerId: external.customerId };
   }
   const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw missing('source.accountId', 'internal account', id);
-  return account;
+  if (account === undefined) throw missing('source.accountId', 'account', id);
+  return { kind: 'INTERNAL', account };
 }
 
 function payeeOf(services: Services, env: PlatformEnv, id: string): Payee {
@@ -82,7 +89,8 @@ function customer(services: Services, id: string): Customer | undefined {
 
 function partiesOf(services: Services, env: PlatformEnv, sourceId: string, payee: Payee): QuoteParties {
   const source = sourceOf(services, env, sourceId);
-  return { env, source, sourceCustomer: customer(services, source.customerId), payee };
+  const customerId = source.kind === 'PULL' ? source.customerId : source.account.customerId;
+  return { env, source, sourceCustomer: customer(services, customerId), payee };
 }
 
 /**
@@ -134,8 +142,8 @@ function payeeOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payee
 
 /** Every actor a decision about these parties reads or writes. */
 function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
-  const actors = [parties.source.id];
-  if (parties.sourceCustomer !== undefined) actors.push(parties.sourceCustomer.id);
+  const actors = [ownerOf(parties.source)];
+  if (parties.sourceCustomer !== undefined && !actors.includes(parties.sourceCustomer.id)) actors.push(parties.sourceCustomer.id);
   if (parties.payee.customer !== undefined && !actors.includes(parties.payee.customer.id)) actors.push(parties.payee.customer.id);
   if (crediting && parties.payee.kind === 'INTERNAL' && !actors.includes(parties.payee.account.id)) actors.push(parties.payee.account.id);
   return actors;
@@ -143,7 +151,7 @@ function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
 
 /** An EMBEDDED_WALLET pays only on a request signed with a verified credential's session key. */
 function checkWalletSignature(ctx: RouteContext<unknown, unknown>, parties: QuoteParties): void {
-  if (parties.source.type !== 'EMBEDDED_WALLET') return;
+  if (parties.source.kind !== 'INTERNAL' || parties.source.account.type !== 'EMBEDDED_WALLET') return;
   if (ctx.headers.walletSignature === undefined) throw unauthorized('Service-Wallet-Signature is required to execute a quote from an EMBEDDED_WALLET');
   // No credential has been verified on this wallet, so no session key exists that could have signed.
   throw unauthorized('Service-Wallet-Signature does not verify with a session key of this wallet');
@@ -176,7 +184,7 @@ function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Rep
       const t = decision.timer;
       if (t !== undefined) events.push(services.engine.timer(t.due, t.actorIds, t.message, at, t.key));
     } else {
-      events.push(services.engine.timer(quote.expiresAt, [quote.sourceAccountId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id));
+      events.push(services.engine.timer(quote.expiresAt, [quote.ownerId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id));
     }
     return { events, reply: () => ({ status: 201, body: renderQuote(services.world.quotes.get(quote.id)!) }) };
   });
