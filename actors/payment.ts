@@ -42,8 +42,8 @@ export interface ExecuteDecision {
 
 /**
  * Executes a PENDING quote: checks and moves the money, and creates the transactions, in
- * one event. The caller holds the source account (the quote's owner), the destination
- * account if internal, and both customers.
+ * one event. The caller holds the quote's owner (its source account, or the pulling
+ * customer), the destination account if internal, and both customers.
  */
 export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
