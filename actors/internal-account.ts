@@ -4,12 +4,15 @@
 // Money is an integer count of the currency's smallest unit and stays a safe integer.
 // `inflow` and `outflow` count what entered and left the service through this account
 // (funding, payouts); transfers between accounts move balance without touching them, so
-// per environment and currency the balances always sum to inflow minus outflow.
+// per environment and currency the balances, plus the money in transit and the fees taken
+// (the ledger totals, actors/ledger.ts), always sum to inflow minus outflow.
 import { newId } from '../src/engine/ids.js';
 import type { CustomerEvent } from './customer.js';
+import type { Ledger } from './ledger.js';
 import { invalidField } from './errors.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
+import type { PaymentRecorded } from './transaction.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'];
@@ -49,6 +52,18 @@ export type InternalAccountEvent =
   | { type: 'account.funded'; accountId: string; amount: number }
   /** The platform's own accounts, one per supported currency; made under the environment actor. */
   | { type: 'platform.accounts.created'; accounts: InternalAccount[] };
+
+/**
+ * One account's share of a movement: its balance changes by `balance`; `inflow` and
+ * `outflow` count what entered or left the service through it (a payout settling, a
+ * conversion into another currency's pool).
+ */
+export interface Posting {
+  accountId: string;
+  balance: number;
+  inflow: number;
+  outflow: number;
+}
 
 /** The largest amount one sandbox funding may add (SERVICE_SPEC part 8). */
 export const MAX_FUND_AMOUNT = 1_000_000_000_000;
@@ -102,7 +117,7 @@ const BASE32 = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
  * account is shared), so no store-wide index and no actor is needed to hand one out, and
  * a deposit's reference names the one account (actor) it is for.
  */
-function fundingReference(id: string): string {
+export function fundingReference(id: string): string {
   const hex = id.slice(id.indexOf(':') + 1).replaceAll('-', '');
   let out = 'UMA';
   let bits = 0;
@@ -139,14 +154,17 @@ function assertBalance(accountId: string, balance: number): void {
  * that owner's actor, which creates the accounts. The per-environment list only serves
  * listings; no decision reads it.
  */
-export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent> {
+export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
   readonly idPrefix = 'InternalAccount:';
   readonly #accounts = new Map<string, InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byOwner = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
 
-  readonly appliers: Appliers<InternalAccountEvent | CustomerEvent> = {
+  /** The ledger totals the invariant adds to the balances. */
+  constructor(private readonly ledger: Ledger) {}
+
+  readonly appliers: Appliers<InternalAccountEvent | CustomerEvent | PaymentRecorded> = {
     'account.funded': (event, at) => {
       const account = this.#accounts.get(event.accountId);
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
@@ -157,6 +175,15 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
     'customer.created': (event) => this.#putAll(event.accounts),
     'customer.updated': (event) => this.#putAll(event.accounts),
+    'payment.recorded': (event, at) => {
+      for (const p of event.postings) {
+        const account = this.#accounts.get(p.accountId);
+        if (account === undefined) throw new Error(`no account ${p.accountId}`);
+        const balance = account.balance + p.balance;
+        assertBalance(account.id, balance);
+        this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
+      }
+    },
   };
 
   #putAll(accounts: readonly InternalAccount[]): void {
@@ -169,7 +196,10 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     bucket(this.#byOwner, account.customerId === '' ? account.envId : account.customerId).insert(account.id);
   }
 
-  /** No negative or unsafe balances; per environment and currency, balances sum to inflow minus outflow. */
+  /**
+   * No negative or unsafe balances; per environment and currency (CONTRACT.md "Money"):
+   * sum(balances) + in transit + fees = inflow - outflow.
+   */
   checkInvariants(lookup: RecordLookup): string[] {
     const problems: string[] = [];
     const flows = new Map<string, { balance: number; net: number }>();
@@ -183,8 +213,15 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
       f.net += a.inflow - a.outflow;
       flows.set(key, f);
     }
+    for (const t of this.ledger.all()) {
+      const key = `${t.envId} ${t.currency}`;
+      const f = flows.get(key) ?? { balance: 0, net: 0 };
+      f.balance += t.inTransit + t.fees;
+      f.net += t.inflow - t.outflow;
+      flows.set(key, f);
+    }
     for (const [key, f] of flows) {
-      if (f.balance !== f.net) problems.push(`${key}: balances sum to ${f.balance} but inflow minus outflow is ${f.net}`);
+      if (f.balance !== f.net) problems.push(`${key}: balances + in transit + fees sum to ${f.balance} but inflow minus outflow is ${f.net}`);
     }
     return problems;
   }

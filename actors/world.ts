@@ -6,23 +6,32 @@
 import { Customers, type CustomerEvent } from './customer.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
+import { Ledger } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
+import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
+import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
+import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
+import { WebhookEvents } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | WalletEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WalletEvent;
 
-/** Messages that durable timers deliver. The payment issues add theirs here. */
-export type TimerMessage = WalletTimerMessage;
+/** Messages that durable timers deliver. */
+export type TimerMessage = PaymentTimer | WalletTimerMessage;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
   readonly customers = new Customers();
-  readonly internalAccounts = new InternalAccounts();
+  readonly ledger = new Ledger();
+  readonly internalAccounts = new InternalAccounts(this.ledger);
   readonly externalAccounts = new ExternalAccounts();
   readonly wallets = new Wallets();
   readonly lookups = new Lookups();
+  readonly quotes = new Quotes();
+  readonly transactions = new Transactions();
+  readonly webhookEvents = new WebhookEvents();
 
   constructor() {
     super();
@@ -32,10 +41,27 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.externalAccounts);
     this.register(this.wallets);
     this.register(this.lookups);
+    this.register(this.ledger);
+    this.register(this.quotes);
+    this.register(this.transactions);
+    this.register(this.webhookEvents);
   }
 
+  /**
+   * Payment timers hold the quote's owner (its source account, or the pulling customer): the
+   * actor that owns the quote and its transaction. Wallet timers hold the wallet's account.
+   */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
-    // Session and signed-request expiry, held on the wallet's account.
-    return decideTimer(this.wallets.get(walletIdOf(message.accountId)), message, at);
+    switch (message.type) {
+      case 'quote.expire':
+        return decideExpireQuote(this.quotes.get(message.quoteId), at);
+      case 'payout.outcome': {
+        const tx = this.transactions.get(message.transactionId);
+        return decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+      }
+      case 'wallet.session.expire':
+      case 'wallet.request.expire':
+        return decideTimer(this.wallets.get(walletIdOf(message.accountId)), message, at);
+    }
   }
 }

@@ -54,6 +54,27 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/receiver/${encodeURIComponent('$success.eur@sandbox.uma.test')}`);
     await ok('GET', `/receiver/external-account/${platformExternal.data[0].id}`);
 
+    const usd = accounts.find((a) => a.balance.currency.code === 'USD');
+    const payee = (await customerAccounts(svc, (await createCustomer(svc, { fullName: 'Payee' })).id)).find((a) => a.balance.currency.code === 'USD');
+    await ok('POST', `/sandbox/internal-accounts/${usd.id}/fund`, { amount: 1_000 });
+    const quoteTo = (accountId: string) => ({
+      source: { sourceType: 'ACCOUNT', accountId: usd.id },
+      destination: { destinationType: 'ACCOUNT', accountId },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 100,
+      senderCustomerInfo: { FULL_NAME: 'Walk' },
+    });
+    const quote = await ok('POST', '/quotes', quoteTo(payee.id));
+    await ok('GET', `/quotes/${quote.id}`);
+    const executed = await ok('POST', `/quotes/${quote.id}/execute`);
+    await ok('POST', '/quotes', { ...quoteTo(payee.id), immediatelyExecute: true });
+    const transactions = await ok('GET', '/transactions?limit=1');
+    assert.equal(typeof transactions.nextCursor, 'string');
+    await ok('GET', `/transactions?limit=1&cursor=${transactions.nextCursor}`);
+    await ok('GET', `/transactions/${executed.transactionId}`);
+    const events = await ok('GET', '/webhooks/events?limit=1');
+    await ok('GET', `/webhooks/events/${events.data[0].id}`);
+
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');
     await ok('PATCH', '/config', { webhookEndpoint: 'http://127.0.0.1:9/hook' });

@@ -28,7 +28,8 @@ function plain(schema: TSchema): unknown {
 /**
  * A response schema as published: every object lists all the properties it may carry
  * (`additionalProperties: false`), so a client can rely on the document and the tests
- * that hold responses to it catch a property nobody documented.
+ * that hold responses to it catch a property nobody documented. Maps (string keys chosen
+ * by the client, such as counterpartyInformation) publish the schema of their values.
  */
 function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
@@ -37,7 +38,8 @@ function closed(schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) {
     out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, closed(v)])) : closed(value);
   }
-  if (out.type === 'object' && out.properties !== undefined) out.additionalProperties = false;
+  // A map (additionalProperties given as a schema) keeps its schema.
+  if (out.type === 'object' && out.properties !== undefined && out.additionalProperties === undefined) out.additionalProperties = false;
   return out;
 }
 

@@ -3,7 +3,6 @@
 // ascending order is creation order and the cursor stands for the last id handed out.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { lowerBound } from '../engine/ids.js';
 import { invalidField } from './errors.js';
 import { Str } from './validation.js';
 
@@ -57,31 +56,33 @@ export class CursorCodec {
 }
 
 /**
- * Walks `ids` (ascending) from the newest, keeping the records `select` returns, and
- * renders one page. Counting every match is what `totalCount` costs. Here `cursor` and
- * `nextCursor` are position ids: the HTTP front opens the cursor a client sends before
- * the route runs and seals `nextCursor` in the reply (CursorCodec).
+ * Walks `ids` (ascending) from the newest (or, with order 'asc', from the oldest), keeping
+ * the records `select` returns, and renders one page. Counting every match is what
+ * `totalCount` costs. Here `cursor` and `nextCursor` are position ids: the HTTP front opens
+ * the cursor a client sends before the route runs and seals `nextCursor` in the reply
+ * (CursorCodec).
  */
 export function paginate<R, V>(
   ids: readonly string[],
   query: { limit?: number; cursor?: string },
   select: (id: string) => R | undefined,
   render: (record: R) => V,
+  order: 'asc' | 'desc' = 'desc',
 ): Page<V> {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  let start = ids.length - 1;
-  // The page starts at the last id older than the cursor.
-  if (query.cursor !== undefined) start = lowerBound(ids, query.cursor) - 1;
+  const cursor = query.cursor;
   const data: V[] = [];
   let hasMore = false;
   let lastId = '';
   let totalCount = 0;
-  for (let i = ids.length - 1; i >= 0; i--) {
-    const id = ids[i]!;
+  const ascending = order === 'asc';
+  for (let n = 0; n < ids.length; n++) {
+    const id = ids[ascending ? n : ids.length - 1 - n]!;
     const record = select(id);
     if (record === undefined) continue;
     totalCount++;
-    if (i > start) continue;
+    // The page starts past the cursor: the first id newer (asc) or older (desc) than it.
+    if (cursor !== undefined && (ascending ? id <= cursor : id >= cursor)) continue;
     if (data.length < limit) {
       data.push(render(record));
       lastId = id;

@@ -64,7 +64,13 @@ export function schemaErrors(schema: JsonSchema, value: unknown, root: unknown, 
         if (expected === false && typeOf(value) === 'object') {
           const known = new Set(Object.keys((schema.properties ?? {}) as object));
           for (const name of Object.keys(value as object)) if (!known.has(name)) errors.push(`${path}: unpublished property ${name}`);
-        } else if (expected !== false) {
+        } else if (typeof expected === 'object' && expected !== null && typeOf(value) === 'object') {
+          // A map: every property not named in `properties` must match the given schema.
+          const known = new Set(Object.keys((schema.properties ?? {}) as object));
+          for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
+            if (!known.has(name)) errors.push(...schemaErrors(expected as JsonSchema, item, root, `${path}.${name}`));
+          }
+        } else if (expected !== false && typeof expected !== 'object') {
           throw new Error(`unsupported additionalProperties ${JSON.stringify(expected)}`);
         }
         break;

@@ -5,6 +5,19 @@ import { authRoutes } from './auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
+import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
+import { transactionRoutes } from './transactions.js';
+import { webhookRoutes } from './webhooks.js';
 
-export const routes: readonly Route[] = [...customerRoutes, ...accountRoutes, ...configRoutes, ...exchangeRateRoutes, ...receiverRoutes, ...authRoutes];
+export const routes: readonly Route[] = [
+  ...customerRoutes,
+  ...accountRoutes,
+  ...configRoutes,
+  ...exchangeRateRoutes,
+  ...receiverRoutes,
+  ...quoteRoutes,
+  ...transactionRoutes,
+  ...webhookRoutes,
+  ...authRoutes,
+];

@@ -1,0 +1,238 @@
+// Executing a quote, and the later steps of an external payout (CONTRACT.md "Money").
+//
+// Amounts: the source pays totalSendingAmount T = principal P + fees F. F goes to the
+// environment's fee ledger. The ledger invariant (per environment and currency,
+// sum(balances) + in transit + fees = inflow - outflow) holds after every step:
+//   internal, same currency, P = received:  source -T, destination +P, fees +F
+//   internal, converted:                     source -T (outflow +P), fees +F; destination +R (inflow +R)
+//   external, completes at once:             source -T (outflow +P), fees +F
+//   external, in flight:                     source -T, in transit +P, fees +F
+//     settles (or is lost):                  in transit -P, source outflow +P
+//     fails and is refunded:                 in transit -P, fees -F, source +T
+//   external, settled then returned:         source +T (inflow +P), fees -F
+//   direct pull (money enters from a bank):  destination +R (inflow +R); fees +F, and the
+//                                            pulled T in and its principal P converted out
+//                                            (ledger inflow +T, outflow +P)
+//   direct pull rejected or failed:          nothing had moved
+import { newId } from '../src/engine/ids.js';
+import { DomainError } from './errors.js';
+import type { Posting } from './internal-account.js';
+import type { LedgerDelta } from './ledger.js';
+import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
+import {
+  paymentReference,
+  payoutPlan,
+  pullPlan,
+  type PayoutPlan,
+  type PendingOutcome,
+  renderTransaction,
+  umaTestPlan,
+  withStatus,
+  type PaymentRecorded,
+  type PaymentTimer,
+  type Transaction,
+} from './transaction.js';
+import type { WebhookEvent } from './webhook-event.js';
+
+export interface ExecuteDecision {
+  events: PaymentRecorded[];
+  /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
+  timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
+}
+
+/**
+ * Executes a PENDING quote: checks and moves the money, and creates the transactions, in
+ * one event. The caller holds the quote's owner (its source account, or the pulling
+ * customer), the destination account if internal, and both customers.
+ */
+export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
+  if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
+    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
+  }
+  if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was executed already (it is ${quote.status})`);
+  assertPartiesActive(parties);
+  const { source, sourceCustomer, payee, env } = parties;
+  const p = quote.price;
+  if (source.kind === 'INTERNAL' && source.account.balance < p.totalSendingAmount) {
+    const balance = source.account.balance;
+    throw new DomainError('INSUFFICIENT_BALANCE', `the source account holds ${balance} ${source.account.currency}; the quote needs ${p.totalSendingAmount}`, [
+      { field: 'source.accountId', message: 'insufficient balance', balance, required: p.totalSendingAmount },
+    ]);
+  }
+  // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
+  const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
+  const txId = newId('Transaction', at);
+  const outgoing: Transaction = {
+    id: txId,
+    envId: quote.envId,
+    type: 'OUTGOING',
+    status: 'PENDING',
+    accountId: source.account.id,
+    customerId: quote.sourceCustomerId,
+    platformCustomerId: sourceCustomer?.platformCustomerId ?? '',
+    source: { sourceType: 'ACCOUNT', accountId: source.account.id },
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    sentAmount: p.totalSendingAmount,
+    receivingCurrency: p.receivingCurrency,
+    receivedAmount: p.totalReceivingAmount,
+    principal: p.principal,
+    feesIncluded: p.feesIncluded,
+    exchangeRate: p.exchangeRate,
+    quoteId: quote.id,
+    reference: paymentReference(txId),
+    ...(quote.description !== undefined ? { description: quote.description } : {}),
+    ...(quote.counterpartyInformation !== undefined ? { counterpartyInformation: quote.counterpartyInformation } : {}),
+    rateDetails: {
+      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
+      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
+      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
+      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
+    },
+    createdAt: at,
+    updatedAt: at,
+  };
+  const fees = ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded);
+  const executed = (status: QuoteStatus): Quote => ({ ...quote, status, transactionId: txId, updatedAt: at });
+  const timerFor = (pending: PendingOutcome | undefined): ExecuteDecision['timer'] =>
+    pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
+
+  if (pull !== undefined && pull.atExecute === 'PROCESS') {
+    // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
+    const pending = pendingOf(pull, at);
+    const event = recorded(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
+    const timer = timerFor(pending);
+    return timer === undefined ? { events: [event] } : { events: [event], timer };
+  }
+
+  if (payee.kind === 'INTERNAL') {
+    const target = payee.account;
+    if (target.balance + p.totalReceivingAmount > Number.MAX_SAFE_INTEGER) {
+      throw new DomainError('INVALID_INPUT', 'the destination balance would exceed the largest amount an account holds', [
+        { field: 'destination.accountId', message: `the balance would exceed ${Number.MAX_SAFE_INTEGER}` },
+      ]);
+    }
+    const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
+    const out = withStatus(outgoing, 'COMPLETED', at);
+    const transactions = [out];
+    const webhooks = [webhook(out, 'OUTGOING_PAYMENT', at)];
+    // Another party receives it: the receiver sees an INCOMING transaction of its own.
+    if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
+      const incoming: Transaction = {
+        ...out,
+        id: newId('Transaction', at),
+        type: 'INCOMING',
+        accountId: target.id,
+        customerId: target.customerId,
+        platformCustomerId: payee.customer?.platformCustomerId ?? '',
+      };
+      const { counterpartyInformation: _receiver, ...withoutReceiverInfo } = incoming;
+      const sender = quote.senderCustomerInfo;
+      const incomingTx: Transaction = sender !== undefined ? { ...withoutReceiverInfo, counterpartyInformation: sender } : withoutReceiverInfo;
+      transactions.push(incomingTx);
+      webhooks.push(webhook(incomingTx, 'INCOMING_PAYMENT', at));
+    }
+    return {
+      events: [
+        {
+          type: 'payment.recorded',
+          quote: executed('COMPLETED'),
+          transactions,
+          postings:
+            source.kind === 'PULL'
+              ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
+              : [
+                  posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
+                  posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
+                ],
+          ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : fees]),
+          webhooks,
+        },
+      ],
+    };
+  }
+
+  // Paying out of the service: only from an internal account (decideCreateQuote refuses a pull to anywhere else).
+  if (source.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
+  const sourceId = source.account.id;
+  const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
+  if (plan.atExecute === 'FAIL') {
+    const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
+    return { events: [recorded(executed('FAILED'), failed, [], [], at)] };
+  }
+  const pending = pendingOf(plan, at);
+  const timer = timerFor(pending);
+  if (plan.atExecute === 'COMPLETE') {
+    const done = withStatus(outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
+    const event = recorded(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
+    return timer === undefined ? { events: [event] } : { events: [event], timer };
+  }
+  const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
+  const event = recorded(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
+  return timer === undefined ? { events: [event] } : { events: [event], timer };
+}
+
+/** The outcome timer of an external payout: plays out the transaction's pending outcome. */
+export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | undefined, at: number): PaymentRecorded[] {
+  if (tx === undefined || tx.pending === undefined || quote === undefined) return [];
+  const { outcome, failureReason } = tx.pending;
+  const P = tx.principal;
+  const F = tx.feesIncluded;
+  const T = tx.sentAmount;
+  const currency = tx.sendingCurrency;
+  const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
+  const quoteIs = (status: QuoteStatus): Quote => ({ ...quote, status, updatedAt: at });
+  switch (outcome) {
+    case 'SETTLE':
+      return [recorded(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+    case 'FAIL_LOST':
+      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+    case 'FAIL_REFUND': {
+      const failed = withStatus(tx, 'FAILED', at, reason);
+      return [
+        recorded(quoteIs('FAILED'), failed, [], [], at),
+        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
+      ];
+    }
+    case 'PULL_REJECTED':
+      return [recorded(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
+    case 'PULL_FAILED':
+      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
+    case 'RETURN_REFUND': {
+      const failed = withStatus(tx, 'FAILED', at, reason);
+      return [
+        recorded(quoteIs('FAILED'), failed, [], [], at),
+        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
+      ];
+    }
+  }
+}
+
+function recorded(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, 'OUTGOING_PAYMENT', at)] };
+  if (quote !== undefined) event.quote = quote;
+  return event;
+}
+
+function webhook(tx: Transaction, type: WebhookEvent['type'], at: number): WebhookEvent {
+  return { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
+}
+
+function posting(accountId: string, balance: number, inflow: number, outflow: number): Posting {
+  return { accountId, balance, inflow, outflow };
+}
+
+function ledgerDelta(envId: string, currency: string, inTransit: number, fees: number, inflow = 0, outflow = 0): LedgerDelta {
+  return { envId, currency, inTransit, fees, inflow, outflow };
+}
+
+function nonZero(deltas: LedgerDelta[]): LedgerDelta[] {
+  return deltas.filter((d) => d.inTransit !== 0 || d.fees !== 0 || d.inflow !== 0 || d.outflow !== 0);
+}
+
+function pendingOf(plan: PayoutPlan, at: number): PendingOutcome | undefined {
+  const later = plan.later;
+  if (later === undefined) return undefined;
+  return { outcome: later.outcome, due: at + later.afterMs, ...(later.failureReason !== undefined ? { failureReason: later.failureReason } : {}) };
+}
+

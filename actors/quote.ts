@@ -1,0 +1,344 @@
+// Quotes (SERVICE_SPEC parts 2, 3 and 4; CONTRACT.md "Money"): a priced transfer from an
+// internal account to an internal or external account of the same environment, locked on
+// one side. A quote is a record owned by its source account's actor (for a direct pull
+// from a customer's bank account: that customer's actor, which owns the account): it is created,
+// executed and expired under that mailbox, so "executes at most once" and "expired quotes
+// do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
+// the quote id expires it, and executing cancels that timer.
+import { newId } from '../src/engine/ids.js';
+import { assertActive, type Customer } from './customer.js';
+import { DomainError, invalidField } from './errors.js';
+import type { ExternalAccount } from './external-account.js';
+import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
+import type { InternalAccount } from './internal-account.js';
+import type { SandboxReceiverBehaviour } from './lookup.js';
+import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
+import { currencyObject, type Currency } from './reference.js';
+import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import type { QuoteEvent, PaymentRecorded } from './transaction.js';
+
+export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
+export const QUOTE_STATUSES: readonly QuoteStatus[] = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'];
+export const LOCKED_SIDES: readonly LockedCurrencySide[] = ['SENDING', 'RECEIVING'];
+export const PURPOSES_OF_PAYMENT = [
+  'GIFT',
+  'SELF',
+  'GOODS_OR_SERVICES',
+  'EDUCATION',
+  'HEALTH_OR_MEDICAL',
+  'REAL_ESTATE_PURCHASE',
+  'TAX_PAYMENT',
+  'LOAN_PAYMENT',
+  'UTILITY_BILL',
+  'DONATION',
+  'TRAVEL',
+  'OTHER',
+] as const;
+export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
+
+/** CONTRACT.md: quotes expire 5 minutes after creation. */
+export const QUOTE_LIFETIME_MS = 5 * 60_000;
+
+export type QuoteDestination =
+  | { readonly destinationType: 'ACCOUNT'; readonly accountId: string; readonly paymentRail?: string }
+  | { readonly destinationType: 'UMA_ADDRESS'; readonly umaAddress: string };
+
+export interface Quote {
+  readonly id: string;
+  readonly envId: string;
+  readonly status: QuoteStatus;
+  /** The internal account that pays, whose actor owns this quote. */
+  readonly sourceAccountId: string;
+  /** The source account's customer; '' for the platform's own account. */
+  readonly sourceCustomerId: string;
+  /** The actor that owns this quote: the source internal account, or the pulling customer. */
+  readonly ownerId: string;
+  readonly destination: QuoteDestination;
+  /**
+   * Who is paid: the account credited or paid out to (the destination account, or the
+   * internal account of a local UMA receiver in the quoted currency), or, for a sandbox
+   * test UMA address, its scripted behaviour. Exactly one is set.
+   */
+  readonly payeeAccountId?: string;
+  readonly umaTestBehaviour?: SandboxReceiverBehaviour;
+  /** The receiver lookup an UMA quote used. */
+  readonly lookupId?: string;
+  readonly lockedCurrencySide: LockedCurrencySide;
+  readonly lockedCurrencyAmount: number;
+  readonly price: PricedTransfer;
+  readonly description?: string;
+  readonly purposeOfPayment?: PurposeOfPayment;
+  readonly senderCustomerInfo?: Readonly<Record<string, string>>;
+  /** What is known of the receiving party (the spec's FULL_NAME, BIRTH_DATE, NATIONALITY keys). */
+  readonly counterpartyInformation?: Readonly<Record<string, string>>;
+  readonly transactionId?: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly updatedAt: number;
+}
+
+export interface QuoteInput {
+  destination: { currency?: string; paymentRail?: string; umaAddress?: string };
+  lookupId?: string;
+  lockedCurrencySide: LockedCurrencySide;
+  lockedCurrencyAmount: number;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  senderCustomerInfo?: Record<string, string>;
+  immediatelyExecute?: boolean;
+}
+
+/** Where a quote pays to, resolved in the quote's environment. */
+export type Payee =
+  | { kind: 'INTERNAL'; account: InternalAccount; customer: Customer | undefined }
+  | { kind: 'EXTERNAL'; account: ExternalAccount; customer: Customer | undefined }
+  /** A sandbox test UMA address: paid out of the service, as its behaviour scripts. */
+  | { kind: 'UMA_TEST'; umaAddress: string; currency: string; behaviour: SandboxReceiverBehaviour; customer: undefined };
+
+export function payeeCurrency(payee: Payee): string {
+  return payee.kind === 'UMA_TEST' ? payee.currency : payee.account.currency;
+}
+
+/**
+ * Who pays: an internal account, or (direct pull) a customer's US bank account that the
+ * service debits through the bank, so money enters the service as the payment executes.
+ */
+export type Payer = { kind: 'INTERNAL'; account: InternalAccount } | { kind: 'PULL'; account: ExternalAccount; customerId: string };
+
+/** The actor that owns a payer's quotes and transactions. */
+export function ownerOf(payer: Payer): string {
+  return payer.kind === 'INTERNAL' ? payer.account.id : payer.customerId;
+}
+
+/** The parties of a quote, resolved by the caller (which also holds their actors). */
+export interface QuoteParties {
+  env: PlatformEnv;
+  source: Payer;
+  sourceCustomer: Customer | undefined;
+  payee: Payee;
+}
+
+/** Checks the parties may transact now: nothing new is made for a deleted customer (CONTRACT.md). */
+export function assertPartiesActive(parties: QuoteParties): void {
+  if (parties.sourceCustomer !== undefined) assertActive(parties.sourceCustomer);
+  if (parties.payee.customer !== undefined) assertActive(parties.payee.customer);
+}
+
+export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: number): Quote {
+  const { env, source, payee } = parties;
+  const uma = input.destination.umaAddress?.toLowerCase();
+  const destinationField = uma === undefined ? 'destination.accountId' : 'destination.umaAddress';
+  const receiving = payeeCurrency(payee);
+  assertPartiesActive(parties);
+  if (payee.kind === 'INTERNAL' && payee.account.id === source.account.id) {
+    throw invalidField(destinationField, 'the destination is the source account');
+  }
+  if (input.destination.currency !== undefined && input.destination.currency !== receiving) {
+    throw invalidField('destination.currency', `the destination account holds ${receiving}, not ${input.destination.currency}`);
+  }
+  if (payee.kind !== 'EXTERNAL' && input.destination.paymentRail !== undefined) {
+    throw invalidField('destination.paymentRail', 'only a payout to an external account takes a payment rail');
+  }
+  if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') {
+    throw invalidField(destinationField, 'a direct pull funds an internal account (or a local UMA receiver); it cannot pay out of the service');
+  }
+  if (input.immediatelyExecute === true && source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') {
+    throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
+  }
+  const price = priceTransfer(source.account.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
+  checkBounds(env, 'source.accountId', source.account.currency, price.totalSendingAmount, 'SENDING');
+  checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
+  const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
+    id: newId('Quote', at),
+    envId: env.id,
+    status: 'PENDING',
+    sourceAccountId: source.account.id,
+    sourceCustomerId: source.kind === 'PULL' ? source.customerId : source.account.customerId,
+    ownerId: ownerOf(source),
+    destination:
+      payee.kind === 'UMA_TEST'
+        ? { destinationType: 'UMA_ADDRESS', umaAddress: payee.umaAddress }
+        : uma !== undefined
+          ? { destinationType: 'UMA_ADDRESS', umaAddress: uma }
+          : {
+              destinationType: 'ACCOUNT',
+              accountId: payee.account.id,
+              ...(input.destination.paymentRail !== undefined ? { paymentRail: input.destination.paymentRail } : {}),
+            },
+    ...(payee.kind === 'UMA_TEST' ? { umaTestBehaviour: payee.behaviour } : { payeeAccountId: payee.account.id }),
+    ...(input.lookupId !== undefined ? { lookupId: input.lookupId } : {}),
+    lockedCurrencySide: input.lockedCurrencySide,
+    lockedCurrencyAmount: input.lockedCurrencyAmount,
+    price,
+    createdAt: at,
+    expiresAt: at + QUOTE_LIFETIME_MS,
+    updatedAt: at,
+  };
+  if (input.description !== undefined) quote.description = input.description;
+  if (input.purposeOfPayment !== undefined) quote.purposeOfPayment = input.purposeOfPayment;
+  if (input.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...input.senderCustomerInfo };
+  const counterparty = counterpartyOf(payee);
+  if (counterparty !== undefined) quote.counterpartyInformation = counterparty;
+  return quote;
+}
+
+/**
+ * The platform's per-currency bounds (PATCH /config) on what one quote sends or delivers.
+ * The sending currency must be one the platform supports (its accounts hold it); the
+ * receiving side may be any currency the rate table prices (a payout to an MXN bank
+ * account, a test UMA address in EUR), bounded by the platform's settings for it or, when
+ * it has none, the defaults (as receiver lookups report them).
+ */
+function checkBounds(env: PlatformEnv, accountField: string, currency: string, amount: number, side: 'SENDING' | 'RECEIVING'): void {
+  const configured = env.config.supportedCurrencies.find((s) => s.currencyCode === currency);
+  if (configured === undefined && side === 'SENDING') throw invalidField(accountField, `${currency} is not among the platform's supported currencies`);
+  const supported = configured ?? defaultSupportedCurrency(currency);
+  if (amount < supported.minAmount) {
+    throw new DomainError('INVALID_INPUT', `lockedCurrencyAmount: the quote moves ${amount} ${currency}, below the platform's minAmount ${supported.minAmount}`, [
+      { field: 'lockedCurrencyAmount', message: `below minAmount ${supported.minAmount} ${currency}`, minAmount: supported.minAmount, currency },
+    ]);
+  }
+  if (amount > supported.maxAmount) {
+    throw new DomainError('INVALID_INPUT', `lockedCurrencyAmount: the quote moves ${amount} ${currency}, above the platform's maxAmount ${supported.maxAmount}`, [
+      { field: 'lockedCurrencyAmount', message: `above maxAmount ${supported.maxAmount} ${currency}`, maxAmount: supported.maxAmount, currency },
+    ]);
+  }
+}
+
+function counterpartyOf(payee: Payee): Record<string, string> | undefined {
+  const info: Record<string, string> = {};
+  if (payee.kind === 'UMA_TEST') return undefined;
+  if (payee.kind === 'EXTERNAL') {
+    const beneficiary = 'beneficiary' in payee.account.accountInfo ? payee.account.accountInfo.beneficiary : undefined;
+    if (beneficiary?.fullName !== undefined) info.FULL_NAME = beneficiary.fullName;
+    if (beneficiary?.birthDate !== undefined) info.BIRTH_DATE = beneficiary.birthDate;
+    if (beneficiary?.nationality !== undefined) info.NATIONALITY = beneficiary.nationality;
+  } else if (payee.customer !== undefined) {
+    if (payee.customer.fullName !== undefined) info.FULL_NAME = payee.customer.fullName;
+    if (payee.customer.birthDate !== undefined) info.BIRTH_DATE = payee.customer.birthDate;
+    if (payee.customer.nationality !== undefined) info.NATIONALITY = payee.customer.nationality;
+  }
+  return Object.keys(info).length > 0 ? info : undefined;
+}
+
+/** The expiry timer's decision: a quote still PENDING becomes EXPIRED; anything else stays. */
+export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEvent[] {
+  if (quote === undefined || quote.status !== 'PENDING') return [];
+  return [{ type: 'quote.changed', quote: { ...quote, status: 'EXPIRED', updatedAt: at } }];
+}
+
+/**
+ * The quotes. The per-environment list serves listings only; the quote itself changes
+ * only under its source account's actor.
+ */
+export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
+  readonly idPrefix = 'Quote:';
+  readonly #quotes = new Map<string, Quote>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly records: ReadonlyMap<string, Quote> = this.#quotes;
+
+  readonly appliers: Appliers<QuoteEvent | PaymentRecorded> = {
+    'quote.created': (event) => {
+      if (this.#quotes.has(event.quote.id)) throw new Error(`quote.created for ${event.quote.id}, which exists`);
+      this.restore(event.quote);
+    },
+    'quote.changed': (event) => this.#replace(event.quote),
+    'payment.recorded': (event) => {
+      if (event.quote !== undefined) this.#replace(event.quote);
+    },
+  };
+
+  #replace(quote: Quote): void {
+    if (!this.#quotes.has(quote.id)) throw new Error(`quote ${quote.id} does not exist`);
+    this.#quotes.set(quote.id, quote);
+  }
+
+  restore(quote: Quote): void {
+    this.#quotes.set(quote.id, quote);
+    bucket(this.#byEnv, quote.envId).insert(quote.id);
+  }
+
+  /** Every quote's amounts add up; an executed quote names its transaction. */
+  checkInvariants(lookup: { has(id: string): boolean }): string[] {
+    const problems: string[] = [];
+    for (const q of this.#quotes.values()) {
+      const p = q.price;
+      if (p.totalSendingAmount !== p.principal + p.feesIncluded) problems.push(`${q.id}: totalSendingAmount is not principal + feesIncluded`);
+      if (p.feesIncluded < 0) problems.push(`${q.id}: negative fees`);
+      const executed = q.status !== 'PENDING' && q.status !== 'EXPIRED';
+      if (executed !== (q.transactionId !== undefined)) problems.push(`${q.id} is ${q.status} with transaction ${q.transactionId ?? 'none'}`);
+      if (q.transactionId !== undefined && !lookup.has(q.transactionId)) problems.push(`${q.id} names unknown transaction ${q.transactionId}`);
+      if ((q.payeeAccountId === undefined) === (q.umaTestBehaviour === undefined)) problems.push(`${q.id} must name exactly one payee`);
+    }
+    return problems;
+  }
+
+  get(id: string): Quote | undefined {
+    return this.#quotes.get(id);
+  }
+
+  inEnv(envId: string, id: string): Quote | undefined {
+    const q = this.#quotes.get(id);
+    return q?.envId === envId ? q : undefined;
+  }
+}
+
+export type DestinationView =
+  | { destinationType: 'ACCOUNT'; accountId: string; currency: string; paymentRail?: string }
+  | { destinationType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
+
+export function renderDestination(d: QuoteDestination, currency: string): DestinationView {
+  if (d.destinationType === 'UMA_ADDRESS') return { destinationType: 'UMA_ADDRESS', umaAddress: d.umaAddress, currency };
+  return d.paymentRail === undefined
+    ? { destinationType: 'ACCOUNT', accountId: d.accountId, currency }
+    : { destinationType: 'ACCOUNT', accountId: d.accountId, currency, paymentRail: d.paymentRail };
+}
+
+export interface QuoteView {
+  id: string;
+  status: QuoteStatus;
+  createdAt: string;
+  expiresAt: string;
+  source: { sourceType: 'ACCOUNT'; accountId: string; customerId?: string };
+  destination: DestinationView;
+  sendingCurrency: Currency;
+  receivingCurrency: Currency;
+  totalSendingAmount: number;
+  totalReceivingAmount: number;
+  exchangeRate: number;
+  feesIncluded: number;
+  lockedCurrencySide: LockedCurrencySide;
+  lockedCurrencyAmount: number;
+  transactionId?: string;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  counterpartyInformation?: Record<string, string>;
+  rateDetails: RateDetails;
+}
+
+export function renderQuote(q: Quote): QuoteView {
+  const p = q.price;
+  const destination = renderDestination(q.destination, p.receivingCurrency);
+  const view: QuoteView = {
+    id: q.id,
+    status: q.status,
+    createdAt: new Date(q.createdAt).toISOString(),
+    expiresAt: new Date(q.expiresAt).toISOString(),
+    source: q.sourceCustomerId === '' ? { sourceType: 'ACCOUNT', accountId: q.sourceAccountId } : { sourceType: 'ACCOUNT', accountId: q.sourceAccountId, customerId: q.sourceCustomerId },
+    destination,
+    sendingCurrency: currencyObject(p.sendingCurrency),
+    receivingCurrency: currencyObject(p.receivingCurrency),
+    totalSendingAmount: p.totalSendingAmount,
+    totalReceivingAmount: p.totalReceivingAmount,
+    exchangeRate: p.exchangeRate,
+    feesIncluded: p.feesIncluded,
+    lockedCurrencySide: q.lockedCurrencySide,
+    lockedCurrencyAmount: q.lockedCurrencyAmount,
+    rateDetails: { ...p.rateDetails },
+  };
+  if (q.transactionId !== undefined) view.transactionId = q.transactionId;
+  if (q.description !== undefined) view.description = q.description;
+  if (q.purposeOfPayment !== undefined) view.purposeOfPayment = q.purposeOfPayment;
+  if (q.counterpartyInformation !== undefined) view.counterpartyInformation = { ...q.counterpartyInformation };
+  return view;
+}

@@ -1,0 +1,349 @@
+// Transactions: the record of money moved by an executed quote (SERVICE_SPEC parts 2 and 3,
+// CONTRACT.md "Money"). A transaction is a record owned by the internal account it moves
+// money for, and changes only under that account's actor: an OUTGOING transaction belongs
+// to its source account, an INCOMING one to its destination account.
+//
+// Every change of a transaction is one `payment.recorded` event that carries, together,
+// the new records (transactions, the quote), the balance postings, the ledger deltas and
+// the webhook events that report it: one log entry, all or nothing.
+//
+// External payouts follow the sandbox outcome table of CONTRACT.md. The outcome is fixed
+// when the quote executes (from the destination's identifier), stored on the transaction,
+// and played out by one durable timer keyed by the transaction id.
+import { DomainError } from './errors.js';
+import { fundingReference, type Posting } from './internal-account.js';
+import type { ExternalAccount } from './external-account.js';
+import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
+import type { LedgerDelta } from './ledger.js';
+import type { SandboxReceiverBehaviour } from './lookup.js';
+import type { Environment } from './platform.js';
+import { renderDestination, type DestinationView, type Quote, type QuoteDestination } from './quote.js';
+import { currencyObject, type Currency } from './reference.js';
+import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import type { WebhookEvent } from './webhook-event.js';
+
+export type TransactionStatus = 'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
+export const TRANSACTION_STATUSES: readonly TransactionStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'];
+export type TransactionType = 'INCOMING' | 'OUTGOING';
+export const TRANSACTION_TYPES: readonly TransactionType[] = ['INCOMING', 'OUTGOING'];
+export type FailureReason =
+  | 'LNURLP_FAILED'
+  | 'PAY_REQUEST_FAILED'
+  | 'PAYMENT_APPROVAL_WEBHOOK_ERROR'
+  | 'PAYMENT_APPROVAL_TIMED_OUT'
+  | 'OFFRAMP_FAILED'
+  | 'MISSING_MANDATORY_PAYEE_DATA'
+  | 'QUOTE_EXPIRED'
+  | 'QUOTE_EXECUTION_FAILED';
+export const FAILURE_REASONS: readonly FailureReason[] = [
+  'LNURLP_FAILED',
+  'PAY_REQUEST_FAILED',
+  'PAYMENT_APPROVAL_WEBHOOK_ERROR',
+  'PAYMENT_APPROVAL_TIMED_OUT',
+  'OFFRAMP_FAILED',
+  'MISSING_MANDATORY_PAYEE_DATA',
+  'QUOTE_EXPIRED',
+  'QUOTE_EXECUTION_FAILED',
+];
+
+export interface AccountSource {
+  readonly sourceType: 'ACCOUNT';
+  readonly accountId: string;
+}
+
+/** The spec's subset of rateDetails that a transaction shows. */
+export interface TransactionRateDetails {
+  readonly serviceApiMultiplier: number;
+  readonly serviceApiFixedFee: number;
+  readonly serviceApiVariableFeeRate: number;
+  readonly serviceApiVariableFeeAmount: number;
+}
+
+/** What the pending timer of an external payout does when it fires. */
+export type PayoutOutcome =
+  /** in transit -> outflow: COMPLETED */
+  | 'SETTLE'
+  /** in transit and fees -> back to the source: FAILED, then REFUNDED */
+  | 'FAIL_REFUND'
+  /** in transit -> outflow, the money is gone: FAILED */
+  | 'FAIL_LOST'
+  /** a settled payout comes back (inflow) and is refunded with its fees: FAILED, then REFUNDED */
+  | 'RETURN_REFUND'
+  /** a direct pull the bank rejects (nothing had moved): REJECTED */
+  | 'PULL_REJECTED'
+  /** a direct pull that fails (nothing had moved): FAILED */
+  | 'PULL_FAILED';
+
+export interface PendingOutcome {
+  readonly outcome: PayoutOutcome;
+  readonly due: number;
+  readonly failureReason?: FailureReason;
+}
+
+export interface Transaction {
+  readonly id: string;
+  readonly envId: string;
+  readonly type: TransactionType;
+  readonly status: TransactionStatus;
+  /**
+   * The account the transaction moves money for: the source of an outgoing transaction
+   * (an internal account, or the bank account of a direct pull), the destination of an
+   * incoming one.
+   */
+  readonly accountId: string;
+  /** Sender for outgoing, recipient for incoming; '' when that party is the platform. */
+  readonly customerId: string;
+  readonly platformCustomerId: string;
+  readonly source: AccountSource;
+  readonly destination: QuoteDestination;
+  readonly sendingCurrency: string;
+  /** Debited from the source, fees included. */
+  readonly sentAmount: number;
+  readonly receivingCurrency: string;
+  readonly receivedAmount: number;
+  /** The part of sentAmount that is converted and paid out. */
+  readonly principal: number;
+  readonly feesIncluded: number;
+  readonly exchangeRate: number;
+  readonly quoteId: string;
+  readonly reference: string;
+  readonly description?: string;
+  readonly counterpartyInformation?: Readonly<Record<string, string>>;
+  readonly rateDetails: TransactionRateDetails;
+  readonly failureReason?: FailureReason;
+  readonly pending?: PendingOutcome;
+  readonly settledAt?: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
+
+/** One step of a payment: the new records, and the money and webhook events that go with them. */
+export interface PaymentRecorded {
+  type: 'payment.recorded';
+  quote?: Quote;
+  transactions: Transaction[];
+  postings: Posting[];
+  ledger: LedgerDelta[];
+  webhooks: WebhookEvent[];
+}
+
+export type MoneyEvent = QuoteEvent | PaymentRecorded;
+
+/** Timer messages of payments: a quote's expiry, an external payout's sandbox outcome. */
+export type PaymentTimer = { type: 'quote.expire'; quoteId: string } | { type: 'payout.outcome'; transactionId: string };
+
+/**
+ * The reconciliation reference of a payment: derived from the outgoing transaction's id
+ * (as funding references are from account ids), so it is unique without an index.
+ */
+export function paymentReference(transactionId: string): string {
+  return fundingReference(transactionId);
+}
+
+/** How a payout to an external account plays out: at once, and (maybe) when its timer fires. */
+export interface PayoutPlan {
+  atExecute: 'FAIL' | 'COMPLETE' | 'PROCESS';
+  /** Why a FAIL at execute failed; QUOTE_EXECUTION_FAILED when absent. */
+  failureReason?: FailureReason;
+  later?: { afterMs: number; outcome: PayoutOutcome; failureReason?: FailureReason };
+}
+
+export const SHORT_OUTCOME_MS = 5_000;
+export const BANK_RETURN_MS = 30_000;
+export const LONG_PAYMENT_MS = 6 * 60_000;
+
+/**
+ * The sandbox outcome table of CONTRACT.md for a quote to an external account, selected by
+ * the last 3 digits of the account's primary identifier. Production has no simulated
+ * rails: the payout completes.
+ */
+export function payoutPlan(environment: Environment, account: ExternalAccount): PayoutPlan {
+  if (environment === 'production') return { atExecute: 'COMPLETE' };
+  const suffix = sandboxSuffix(primaryIdentifier(account.accountInfo));
+  if (account.accountInfo.accountType === 'SPARK_WALLET') {
+    switch (suffix) {
+      case '002':
+      case '003': // wallet unavailable
+        return { atExecute: 'FAIL' };
+      case '004':
+        return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_REFUND', failureReason: 'OFFRAMP_FAILED' } };
+      case '005':
+        return { atExecute: 'PROCESS', later: { afterMs: BANK_RETURN_MS, outcome: 'FAIL_REFUND', failureReason: 'OFFRAMP_FAILED' } };
+      default:
+        return { atExecute: 'COMPLETE' };
+    }
+  }
+  switch (suffix) {
+    case '002':
+      return { atExecute: 'FAIL' };
+    case '003':
+      return { atExecute: 'PROCESS', later: { afterMs: LONG_PAYMENT_MS, outcome: 'SETTLE' } };
+    case '004':
+      return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_REFUND', failureReason: 'OFFRAMP_FAILED' } };
+    case '005': // completes, then the receiving bank returns it
+      return { atExecute: 'COMPLETE', later: { afterMs: BANK_RETURN_MS, outcome: 'RETURN_REFUND', failureReason: 'OFFRAMP_FAILED' } };
+    case '006': // cancelled by the user: no failure reason of the spec's list says so
+      return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_REFUND' } };
+    case '007': // payout and refund failed: the money is lost
+      return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'FAIL_LOST', failureReason: 'OFFRAMP_FAILED' } };
+    default:
+      return { atExecute: 'COMPLETE' };
+  }
+}
+
+/**
+ * A direct pull from a customer's bank account (the transfer-in rows of CONTRACT.md's
+ * sandbox table): 002 and 003 are refused at once (insufficient funds, account closed);
+ * 004 is rejected by the bank after ~5 s; 005 stays pending ~30 s, then fails; anything
+ * else is pulled at once. Production pulls at once.
+ */
+export function pullPlan(environment: Environment, account: ExternalAccount): PayoutPlan {
+  if (environment === 'production') return { atExecute: 'COMPLETE' };
+  switch (sandboxSuffix(primaryIdentifier(account.accountInfo))) {
+    case '002':
+      throw new DomainError('INSUFFICIENT_FUNDS', `the bank account ${account.id} has insufficient funds for the pull (sandbox suffix 002)`, [
+        { field: 'source.accountId', message: 'insufficient funds' },
+      ]);
+    case '003':
+      throw new DomainError('ACCOUNT_CLOSED', `the bank account ${account.id} is closed or invalid (sandbox suffix 003)`, [{ field: 'source.accountId', message: 'account closed' }]);
+    case '004':
+      return { atExecute: 'PROCESS', later: { afterMs: SHORT_OUTCOME_MS, outcome: 'PULL_REJECTED' } };
+    case '005':
+      return { atExecute: 'PROCESS', later: { afterMs: BANK_RETURN_MS, outcome: 'PULL_FAILED' } };
+    default:
+      return { atExecute: 'COMPLETE' };
+  }
+}
+
+/**
+ * A payment to a sandbox test UMA address (SERVICE_SPEC part 3): `$success.*` completes at
+ * once; `$pending.long.usd` stays PROCESSING as long as the slowest bank payout (6 minutes)
+ * and then completes; `$fail.compliance.usd` fails at execute: the receiving side refuses
+ * the pay request on compliance grounds, and nothing moves.
+ */
+export function umaTestPlan(behaviour: SandboxReceiverBehaviour): PayoutPlan {
+  switch (behaviour) {
+    case 'SUCCESS':
+      return { atExecute: 'COMPLETE' };
+    case 'PENDING_LONG':
+      return { atExecute: 'PROCESS', later: { afterMs: LONG_PAYMENT_MS, outcome: 'SETTLE' } };
+    case 'FAIL_COMPLIANCE':
+      return { atExecute: 'FAIL', failureReason: 'PAY_REQUEST_FAILED' };
+  }
+}
+
+/** A transaction in a new status, without its pending outcome once that has played out. */
+export function withStatus(tx: Transaction, status: TransactionStatus, at: number, changes: Partial<Transaction> = {}): Transaction {
+  const { pending: _done, ...rest } = tx;
+  const next: Transaction = { ...rest, ...changes, status, updatedAt: at };
+  if (status === 'COMPLETED' && next.settledAt === undefined) return { ...next, settledAt: at };
+  return next;
+}
+
+/**
+ * The transactions. The per-environment and per-customer lists serve listings only; no
+ * decision reads them.
+ */
+export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
+  readonly idPrefix = 'Transaction:';
+  readonly #transactions = new Map<string, Transaction>();
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly #byCustomer = new Map<string, SortedIds>();
+  readonly records: ReadonlyMap<string, Transaction> = this.#transactions;
+
+  readonly appliers: Appliers<PaymentRecorded> = {
+    'payment.recorded': (event) => {
+      for (const tx of event.transactions) this.restore(tx);
+    },
+  };
+
+  restore(tx: Transaction): void {
+    this.#transactions.set(tx.id, tx);
+    bucket(this.#byEnv, tx.envId).insert(tx.id);
+    if (tx.customerId !== '') bucket(this.#byCustomer, tx.customerId).insert(tx.id);
+  }
+
+  checkInvariants(lookup: { has(id: string): boolean }): string[] {
+    const problems: string[] = [];
+    for (const tx of this.#transactions.values()) {
+      if (tx.sentAmount !== tx.principal + tx.feesIncluded) problems.push(`${tx.id} sent ${tx.sentAmount} but principal + fees is ${tx.principal + tx.feesIncluded}`);
+      if (!lookup.has(tx.accountId)) problems.push(`${tx.id} belongs to unknown account ${tx.accountId}`);
+      // A pending outcome exists exactly while a payout is in flight, or settled and due to come back.
+      const expected = tx.pending === undefined ? tx.status !== 'PROCESSING' : tx.status === (tx.pending.outcome === 'RETURN_REFUND' ? 'COMPLETED' : 'PROCESSING');
+      if (!expected) problems.push(`${tx.id} is ${tx.status} with pending outcome ${tx.pending?.outcome ?? 'none'}`);
+    }
+    return problems;
+  }
+
+  get(id: string): Transaction | undefined {
+    return this.#transactions.get(id);
+  }
+
+  inEnv(envId: string, id: string): Transaction | undefined {
+    const tx = this.#transactions.get(id);
+    return tx?.envId === envId ? tx : undefined;
+  }
+
+  /** The environment's transactions, or one customer's, ascending by id (creation order). */
+  idsIn(envId: string, customerId?: string): readonly string[] {
+    if (customerId !== undefined) return this.#byCustomer.get(customerId)?.ids ?? [];
+    return this.#byEnv.get(envId)?.ids ?? [];
+  }
+}
+
+export interface AmountView {
+  amount: number;
+  currency: Currency;
+}
+
+export interface TransactionView {
+  id: string;
+  status: TransactionStatus;
+  type: TransactionType;
+  direction: 'DEBIT' | 'CREDIT';
+  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string };
+  destination: DestinationView;
+  customerId: string;
+  platformCustomerId: string;
+  sentAmount?: AmountView;
+  receivedAmount: AmountView;
+  exchangeRate: number;
+  quoteId: string;
+  description?: string;
+  counterpartyInformation?: Record<string, string>;
+  reconciliationInstructions?: { reference: string };
+  rateDetails: TransactionRateDetails;
+  failureReason?: FailureReason;
+  settledAt?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function renderTransaction(tx: Transaction): TransactionView {
+  const destination = renderDestination(tx.destination, tx.receivingCurrency);
+  const view: TransactionView = {
+    id: tx.id,
+    status: tx.status,
+    type: tx.type,
+    direction: tx.type === 'OUTGOING' ? 'DEBIT' : 'CREDIT',
+    source: { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency },
+    destination,
+    customerId: tx.customerId,
+    platformCustomerId: tx.platformCustomerId,
+    receivedAmount: { amount: tx.receivedAmount, currency: currencyObject(tx.receivingCurrency) },
+    exchangeRate: tx.exchangeRate,
+    quoteId: tx.quoteId,
+    rateDetails: { ...tx.rateDetails },
+    createdAt: new Date(tx.createdAt).toISOString(),
+    updatedAt: new Date(tx.updatedAt).toISOString(),
+  };
+  if (tx.type === 'OUTGOING') view.sentAmount = { amount: tx.sentAmount, currency: currencyObject(tx.sendingCurrency) };
+  if (tx.description !== undefined) view.description = tx.description;
+  if (tx.counterpartyInformation !== undefined) view.counterpartyInformation = { ...tx.counterpartyInformation };
+  if (tx.status !== 'CREATED') view.reconciliationInstructions = { reference: tx.reference };
+  if (tx.failureReason !== undefined) view.failureReason = tx.failureReason;
+  if (tx.settledAt !== undefined) view.settledAt = new Date(tx.settledAt).toISOString();
+  return view;
+}

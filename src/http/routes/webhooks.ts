@@ -1,0 +1,80 @@
+// The webhook outbox as a platform reads it (CONTRACT.md "Webhooks"): the events recorded
+// with every payment change, their delivery status and attempts. Reads only; delivery is
+// its own issue.
+import { Type, type Static } from '@sinclair/typebox';
+import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
+import { notFound } from '../errors.js';
+import { paginate, PageQuery } from '../pagination.js';
+import { route, type Route } from '../route.js';
+import { IdOf, ListOf } from '../schemas/resources.js';
+import { TransactionView } from '../schemas/payments.js';
+import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+
+const WebhookEventView = Obj({
+  id: Str(),
+  type: StringEnum(WEBHOOK_EVENT_TYPES),
+  timestamp: Str({ format: 'date-time' }),
+  transaction: TransactionView,
+  deliveryStatus: StringEnum(DELIVERY_STATUSES),
+  attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
+});
+
+const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
+type ListQuery = Static<typeof ListEvents>;
+const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
+
+interface WebhookEventListed extends WebhookBody {
+  deliveryStatus: WebhookEvent['deliveryStatus'];
+  attempts: Array<{ at: string; statusCode: number; ms: number }>;
+}
+
+function renderEvent(event: WebhookEvent): WebhookEventListed {
+  return {
+    ...webhookBody(event),
+    deliveryStatus: event.deliveryStatus,
+    attempts: event.attempts.map((a) => ({ at: new Date(a.at).toISOString(), statusCode: a.statusCode, ms: a.ms })),
+  };
+}
+
+export const webhookRoutes: Route[] = [
+  route<undefined, ListQuery>({
+    method: 'GET',
+    path: '/webhooks/events',
+    summary: 'List recorded webhook events, newest first',
+    tag: 'Webhooks',
+    query: validator(ListEvents, { coerce: true }),
+    response: ListOf(WebhookEventView),
+    status: 200,
+    handle: async ({ services, env, query }) => {
+      await services.engine.settled();
+      const events = services.world.webhookEvents;
+      const body = paginate(
+        events.idsIn(env.id),
+        query,
+        (id) => {
+          const e = events.get(id)!;
+          if (query.type !== undefined && e.type !== query.type) return undefined;
+          if (query.deliveryStatus !== undefined && e.deliveryStatus !== query.deliveryStatus) return undefined;
+          return e;
+        },
+        renderEvent,
+      );
+      return { status: 200, body };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/webhooks/events/{id}',
+    summary: 'Read one webhook event',
+    tag: 'Webhooks',
+    response: WebhookEventView,
+    status: 200,
+    handle: async ({ services, env, params }) => {
+      const { id } = EventIdParam.parse(params);
+      await services.engine.settled();
+      const event = services.world.webhookEvents.get(id);
+      if (event === undefined || event.envId !== env.id) throw notFound('webhook event', id);
+      return { status: 200, body: renderEvent(event) };
+    },
+  }),
+];

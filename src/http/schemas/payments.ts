@@ -1,0 +1,76 @@
+// Response shapes of quotes and transactions (SERVICE_SPEC part 2), as published in the
+// OpenAPI document. They describe exactly what actors/quote.ts and actors/transaction.ts
+// render.
+import { Type } from '@sinclair/typebox';
+import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, QUOTE_STATUSES } from '../../../actors/quote.js';
+import { FAILURE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../../actors/transaction.js';
+import { Obj, Str, StringEnum } from '../validation.js';
+import { CurrencyView } from './resources.js';
+
+const Timestamp = Str({ format: 'date-time' });
+const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' });
+const KeyValues = Type.Object({}, { additionalProperties: Str(), description: 'string values under keys such as FULL_NAME, BIRTH_DATE, NATIONALITY' });
+
+const DestinationView = Type.Union([
+  Obj({ destinationType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str(), paymentRail: Type.Optional(Str()) }),
+  Obj({ destinationType: Type.Literal('UMA_ADDRESS'), umaAddress: Str(), currency: Str() }),
+]);
+
+export const RateDetailsView = Obj({
+  counterpartyMultiplier: Type.Number(),
+  counterpartyFixedFee: Type.Number(),
+  serviceApiMultiplier: Type.Number(),
+  serviceApiFixedFee: Type.Number(),
+  serviceApiVariableFeeRate: Type.Number(),
+  serviceApiVariableFeeAmount: Type.Number(),
+});
+
+export const QuoteView = Obj({
+  id: Str(),
+  status: StringEnum(QUOTE_STATUSES),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
+  destination: DestinationView,
+  sendingCurrency: CurrencyView,
+  receivingCurrency: CurrencyView,
+  totalSendingAmount: Amount,
+  totalReceivingAmount: Amount,
+  exchangeRate: Type.Number({ description: 'sending-currency units per receiving-currency unit' }),
+  feesIncluded: Amount,
+  lockedCurrencySide: StringEnum(LOCKED_SIDES),
+  lockedCurrencyAmount: Amount,
+  transactionId: Type.Optional(Str({ description: 'once executed' })),
+  description: Type.Optional(Str()),
+  purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
+  counterpartyInformation: Type.Optional(KeyValues),
+  rateDetails: RateDetailsView,
+});
+
+export const TransactionView = Obj({
+  id: Str(),
+  status: StringEnum(TRANSACTION_STATUSES),
+  type: StringEnum(TRANSACTION_TYPES),
+  direction: StringEnum(['DEBIT', 'CREDIT'] as const),
+  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
+  destination: DestinationView,
+  customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
+  platformCustomerId: Str(),
+  sentAmount: Type.Optional(Obj({ amount: Amount, currency: CurrencyView }, { description: 'outgoing only' })),
+  receivedAmount: Obj({ amount: Amount, currency: CurrencyView }),
+  exchangeRate: Type.Number(),
+  quoteId: Str(),
+  description: Type.Optional(Str()),
+  counterpartyInformation: Type.Optional(KeyValues),
+  reconciliationInstructions: Type.Optional(Obj({ reference: Str() })),
+  rateDetails: Obj({
+    serviceApiMultiplier: Type.Number(),
+    serviceApiFixedFee: Type.Number(),
+    serviceApiVariableFeeRate: Type.Number(),
+    serviceApiVariableFeeAmount: Type.Number(),
+  }),
+  failureReason: Type.Optional(StringEnum(FAILURE_REASONS)),
+  settledAt: Type.Optional(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});

@@ -1,0 +1,55 @@
+// The webhook outbox (CONTRACT.md "Webhooks"): every transaction status change records an
+// event in the same log entry, listed by GET /webhooks/events with its delivery status.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from './support/service.js';
+import { absentId, assertError, assertInvalid, ID_RE, ISO_TIME } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+
+describe('GET /webhooks/events', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it('records OUTGOING_PAYMENT for the sender and INCOMING_PAYMENT for the receiver, PENDING delivery, newest first', async () => {
+    const alice = await fundedCustomer(svc, 1_000);
+    const bob = await fundedCustomer(svc, 0);
+    const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 400, { immediatelyExecute: true }));
+    const list = await getJson(svc, '/webhooks/events');
+    assert.equal(list.totalCount, 2);
+    const [incoming, outgoing] = list.data;
+    assert.equal(outgoing.type, 'OUTGOING_PAYMENT');
+    assert.equal(incoming.type, 'INCOMING_PAYMENT');
+    assert.ok(incoming.id > outgoing.id, 'newest first');
+    for (const event of list.data) {
+      assert.match(event.id, ID_RE('Webhook'));
+      assert.match(event.timestamp, ISO_TIME);
+      assert.equal(event.deliveryStatus, 'PENDING');
+      assert.deepEqual(event.attempts, []);
+      assert.equal(event.transaction.status, 'COMPLETED');
+    }
+    assert.deepEqual(outgoing.transaction, await getJson(svc, `/transactions/${quote.transactionId}`));
+    assert.equal(incoming.transaction.customerId, bob.customer.id);
+    assert.deepEqual(await getJson(svc, `/webhooks/events/${outgoing.id}`), outgoing);
+    assert.deepEqual((await getJson(svc, '/webhooks/events?type=INCOMING_PAYMENT')).data, [incoming]);
+    assert.equal((await getJson(svc, '/webhooks/events?deliveryStatus=DELIVERED')).totalCount, 0);
+    assert.equal((await getJson(svc, '/webhooks/events', 'production')).totalCount, 0);
+    assertError(await svc.request('GET', `/webhooks/events/${outgoing.id}`, { auth: 'production' }), 404, 'NOT_FOUND');
+    assertError(await svc.request('GET', `/webhooks/events/${absentId('Webhook')}`), 404, 'NOT_FOUND');
+    assertInvalid(await svc.request('GET', '/webhooks/events?type=ACCOUNT'), 'type');
+    assertInvalid(await svc.request('GET', '/webhooks/events?deliveryStatus=LOST'), 'deliveryStatus');
+  });
+
+  it('a refused execute records no event', async () => {
+    const before = (await getJson(svc, '/webhooks/events')).totalCount;
+    const alice = await fundedCustomer(svc, 10);
+    const bob = await fundedCustomer(svc, 0);
+    const res = await svc.request('POST', '/quotes', { body: quoteBody(alice.usd.id, bob.usd.id, 11, { immediatelyExecute: true }) });
+    assertError(res, 400, 'INSUFFICIENT_BALANCE');
+    assert.equal((await getJson(svc, '/webhooks/events')).totalCount, before);
+  });
+});
