@@ -13,10 +13,12 @@
 // the file and freed again in the same transaction (a loose page) is counted in mm_last_pg but
 // never written (mdb_page_flush skips P_LOOSE pages). mdb_freelist_save puts the loose pages of
 // the committing transaction into the free DB (in its own record, or in the reclaimed-pages
-// records it rewrites) before the meta is written, and mdb.c states the invariant this check
-// relies on: every non-meta page up to mm_last_pg is either used by a tree or listed in the
-// free DB. So a missing page that the free DB lists is never read; any other missing page is a
-// real truncation, refused.
+// records it rewrites) before the meta is written (it drops them only on a path it reports on
+// stderr as an internal inconsistency), and mdb.c states the invariant this check relies on:
+// every non-meta page up to mm_last_pg is either used by a tree or listed in the free DB. So a
+// missing page that the free DB lists is never read; any other missing page is a real
+// truncation, refused. Only the newest meta counts: LMDB opens that one (the previous snapshot
+// only with MDB_PREVSNAPSHOT, which openStore does not set).
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
@@ -46,7 +48,7 @@ const META = {
   end: 136,
 } as const;
 /** Offsets in an MDB_db record. */
-const DB = { depth: 6, root: 40 } as const;
+const DB = { root: 40 } as const;
 /** Bytes read for a meta page: its header and MDB_meta fit in far less. */
 const META_READ_BYTES = 4096;
 
@@ -80,7 +82,6 @@ interface Meta {
   lastPage: bigint;
   txnId: bigint;
   mainEntries: bigint;
-  freeDbDepth: number;
   freeDbRoot: bigint;
 }
 
@@ -120,7 +121,6 @@ function readMeta(page: Buffer): Meta | undefined {
     lastPage: page.readBigUInt64LE(m + META.lastPage),
     txnId: page.readBigUInt64LE(m + META.txnId),
     mainEntries: page.readBigUInt64LE(m + META.mainEntries),
-    freeDbDepth: page.readUInt16LE(m + META.freeDb + DB.depth),
     freeDbRoot: page.readBigUInt64LE(m + META.freeDb + DB.root),
   };
 }
@@ -176,7 +176,7 @@ class StoreFile {
 function addIdlRuns(file: StoreFile, idl: Buffer, runs: PageRun[]): void {
   if (idl.length < 8) throw file.damaged('has a free DB record shorter than its count');
   const slots = idl.readBigUInt64LE(0);
-  if (slots > BigInt(idl.length / 8 - 1)) throw file.damaged(`has a free DB record of ${slots} pages in ${idl.length} bytes`);
+  if (slots > BigInt(Math.floor(idl.length / 8) - 1)) throw file.damaged(`has a free DB record of ${slots} pages in ${idl.length} bytes`);
   const end = 8 + Number(slots) * 8;
   for (let at = 8; at < end; at += 8) {
     const slot = idl.readBigInt64LE(at);
@@ -199,13 +199,12 @@ function addIdlRuns(file: StoreFile, idl: Buffer, runs: PageRun[]): void {
 /**
  * Walks the free DB's B-tree from its root and returns the free page runs it lists. Every page
  * is read once at most (a page reached twice is damage), so the reads are bounded by the
- * pages of the file, and the walk by MAX_TREE_DEPTH levels.
+ * pages of the file, and the walk by MAX_TREE_DEPTH levels. Only a file shorter than its last
+ * page is walked, so opening a store of normal length reads nothing more than before.
  */
 function readFreeRuns(file: StoreFile): PageRun[] {
   const runs: PageRun[] = [];
   if (file.meta.freeDbRoot === NO_PAGE) return runs;
-  const depth = file.meta.freeDbDepth;
-  if (depth < 1 || depth > MAX_TREE_DEPTH) throw file.damaged(`has a free DB of depth ${depth}`);
   const visited = new Set<number>();
   const pageSize = file.meta.pageSize;
   const toPageNumber = (pgno: bigint, what: string): number => {
@@ -219,9 +218,10 @@ function readFreeRuns(file: StoreFile): PageRun[] {
     const flags = page.readUInt16LE(PAGE.flags);
     const isBranch = (flags & P_BRANCH) !== 0;
     const isLeaf = (flags & P_LEAF) !== 0;
-    if (page.readBigUInt64LE(PAGE.pgno) !== BigInt(pgno) || isBranch === isLeaf || isLeaf !== (level === depth)) {
+    if (page.readBigUInt64LE(PAGE.pgno) !== BigInt(pgno) || isBranch === isLeaf) {
       throw file.damaged(`has free DB page ${pgno} that is not the tree page its parent says`);
     }
+    if (isBranch && level === MAX_TREE_DEPTH) throw file.damaged(`has a free DB deeper than ${MAX_TREE_DEPTH} levels`);
     const nodes = page.readUInt16LE(PAGE.lower) >> 1;
     if (PAGE_HEADER_BYTES + nodes * 2 > pageSize) throw file.damaged(`has free DB page ${pgno} with ${nodes} nodes`);
     for (let i = 0; i < nodes; i++) {
@@ -256,20 +256,23 @@ function readFreeRuns(file: StoreFile): PageRun[] {
     }
   };
   visit(toPageNumber(file.meta.freeDbRoot, 'free DB root page'), 1);
-  return mergeRuns(file, runs);
+  return mergeRuns(runs);
 }
 
-/** Sorts runs and joins adjacent ones; a page listed twice is damage. */
-function mergeRuns(file: StoreFile, runs: PageRun[]): PageRun[] {
+/**
+ * Sorts runs and joins adjacent or overlapping ones. (LMDB's own reader, mdb_page_alloc,
+ * skips a page listed twice rather than failing, so it is not treated as damage here.)
+ */
+function mergeRuns(runs: PageRun[]): PageRun[] {
   runs.sort((a, b) => a.first - b.first);
   const merged: PageRun[] = [];
   for (const run of runs) {
     const last = merged[merged.length - 1];
-    if (last !== undefined && run.first < last.first + last.count) {
-      throw file.damaged(`lists free page ${run.first} twice`);
+    if (last !== undefined && run.first <= last.first + last.count) {
+      last.count = Math.max(last.count, run.first + run.count - last.first);
+    } else {
+      merged.push({ ...run });
     }
-    if (last !== undefined && run.first === last.first + last.count) last.count += run.count;
-    else merged.push({ ...run });
   }
   return merged;
 }
@@ -285,7 +288,7 @@ function firstPageInUse(runs: PageRun[], from: number, to: number): number | und
   return next;
 }
 
-/** Runs `read` on the data file of `dataDir` with its newest valid meta page. */
+/** Runs `read` on the data file at `path` (`size` bytes) with its newest valid meta page. */
 function withStoreFile<T>(path: string, size: number, read: (file: StoreFile) => T): T {
   const fd = openSync(path, 'r');
   try {
