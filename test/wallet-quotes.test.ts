@@ -109,6 +109,23 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     assert.equal(await balanceOf(svc, alice.accountId), 10_000 - quote.totalSendingAmount);
   });
 
+  it('Idempotency-Key: a refused execute is not remembered; the signed one is, and replays without paying twice', async () => {
+    const alice = await walletWithSession(4_000);
+    const bob = await walletWithSession(0);
+    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 1_000));
+    const key = unique('execute');
+    const unsigned = await svc.request('POST', `/quotes/${quote.id}/execute`, { headers: { 'Idempotency-Key': key } });
+    await refused(unsigned, 'Invalid Service-Wallet-Signature', quote.id, [[alice.accountId, 4_000], [bob.accountId, 0]]);
+    const headers = { 'Idempotency-Key': key, 'Service-Wallet-Signature': await turnkeyStamp(payloadOf(quote), alice.session.key) };
+    const first = await svc.request('POST', `/quotes/${quote.id}/execute`, { headers });
+    assertStatus(first, 200);
+    const again = await svc.request('POST', `/quotes/${quote.id}/execute`, { headers });
+    assertStatus(again, 200);
+    assert.deepEqual(again.body, first.body);
+    assert.equal(await balanceOf(svc, alice.accountId), 4_000 - quote.totalSendingAmount);
+    assert.equal(await balanceOf(svc, bob.accountId), quote.totalReceivingAmount);
+  });
+
   it('a quote from any other account carries no paymentInstructions and needs no signature', async () => {
     const customer = await createCustomer(svc);
     const usd = await accountIn(svc, customer.id, 'USD');
