@@ -72,6 +72,11 @@ export interface Quote {
   /** What is known of the receiving party (the spec's FULL_NAME, BIRTH_DATE, NATIONALITY keys). */
   readonly counterpartyInformation?: Readonly<Record<string, string>>;
   readonly transactionId?: string;
+  /**
+   * For an EMBEDDED_WALLET source: the exact bytes its session key must stamp to execute
+   * (CONTRACT.md "Embedded-wallet API"). Kept here, and verified against this copy only.
+   */
+  readonly payloadToSign?: string;
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly updatedAt: number;
@@ -174,12 +179,38 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
     expiresAt: at + QUOTE_LIFETIME_MS,
     updatedAt: at,
   };
+  if (source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') quote.payloadToSign = executePayload(quote);
   if (input.description !== undefined) quote.description = input.description;
   if (input.purposeOfPayment !== undefined) quote.purposeOfPayment = input.purposeOfPayment;
   if (input.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...input.senderCustomerInfo };
   const counterparty = counterpartyOf(payee);
   if (counterparty !== undefined) quote.counterpartyInformation = counterparty;
   return quote;
+}
+
+/** The action an embedded wallet's session signs to pay a quote. */
+export const EXECUTE_QUOTE_ACTION = 'EXECUTE_QUOTE';
+
+/**
+ * What an embedded wallet's session key signs to execute `quote`: the action, the wallet,
+ * the quote, what leaves and what arrives where, and until when. Key order is fixed here;
+ * the string is kept on the quote and the client signs it byte for byte, so nothing ever
+ * serialises it again.
+ */
+function executePayload(quote: Quote): string {
+  const p = quote.price;
+  return JSON.stringify({
+    action: EXECUTE_QUOTE_ACTION,
+    accountId: quote.sourceAccountId,
+    quoteId: quote.id,
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    totalSendingAmount: p.totalSendingAmount,
+    feesIncluded: p.feesIncluded,
+    receivingCurrency: p.receivingCurrency,
+    totalReceivingAmount: p.totalReceivingAmount,
+    expiresAt: new Date(quote.expiresAt).toISOString(),
+  });
 }
 
 /**
@@ -269,6 +300,7 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
       if (executed !== (q.transactionId !== undefined)) problems.push(`${q.id} is ${q.status} with transaction ${q.transactionId ?? 'none'}`);
       if (q.transactionId !== undefined && !lookup.has(q.transactionId)) problems.push(`${q.id} names unknown transaction ${q.transactionId}`);
       if ((q.payeeAccountId === undefined) === (q.umaTestBehaviour === undefined)) problems.push(`${q.id} must name exactly one payee`);
+      if (q.payloadToSign !== undefined && (JSON.parse(q.payloadToSign) as { quoteId?: unknown }).quoteId !== q.id) problems.push(`${q.id}: payloadToSign names another quote`);
     }
     return problems;
   }
@@ -313,6 +345,7 @@ export interface QuoteView {
   description?: string;
   purposeOfPayment?: PurposeOfPayment;
   counterpartyInformation?: Record<string, string>;
+  paymentInstructions?: Array<{ accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET'; payloadToSign: string } }>;
   rateDetails: RateDetails;
 }
 
@@ -340,5 +373,6 @@ export function renderQuote(q: Quote): QuoteView {
   if (q.description !== undefined) view.description = q.description;
   if (q.purposeOfPayment !== undefined) view.purposeOfPayment = q.purposeOfPayment;
   if (q.counterpartyInformation !== undefined) view.counterpartyInformation = { ...q.counterpartyInformation };
+  if (q.payloadToSign !== undefined) view.paymentInstructions = [{ accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: q.payloadToSign } }];
   return view;
 }

@@ -1,5 +1,6 @@
 // Quotes (SERVICE_SPEC part 4, CONTRACT.md "Money"): create (optionally executing at once),
-// read, execute. A quote's decisions hold its source account (the quote's owner), the
+// read, execute (from an EMBEDDED_WALLET: with a stamp over the quote's payloadToSign,
+// checked inside the decision). A quote's decisions hold its source account (the quote's owner), the
 // destination account when it is credited, and both parties' customers (whose deletion
 // stops new payments). The platform configuration is read, not held: it is one immutable
 // record, and a quote priced against the bounds in force when it is decided is ordered
@@ -25,7 +26,8 @@ import {
 import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
 import type { EngineEvent } from '../../engine/state-machine.js';
 import type { Services } from '../../services.js';
-import { invalidField, notFound, unauthorized } from '../errors.js';
+import { verifyWalletStamp } from '../../wallet/signed-request.js';
+import { invalidField, notFound } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
@@ -149,12 +151,16 @@ function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
   return actors;
 }
 
-/** An EMBEDDED_WALLET pays only on a request signed with a verified credential's session key. */
-function checkWalletSignature(ctx: RouteContext<unknown, unknown>, parties: QuoteParties): void {
+/**
+ * An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign by one of its live
+ * sessions (SERVICE_SPEC 5.6). Called inside the decision that holds the source account,
+ * which is the wallet's actor, so no session revocation or expiry lands between the check
+ * and the payment.
+ */
+async function checkWalletSignature(ctx: RouteContext<unknown, unknown>, quote: Quote, parties: QuoteParties, at: number): Promise<void> {
   if (parties.source.kind !== 'INTERNAL' || parties.source.account.type !== 'EMBEDDED_WALLET') return;
-  if (ctx.headers.walletSignature === undefined) throw unauthorized('Service-Wallet-Signature is required to execute a quote from an EMBEDDED_WALLET');
-  // No credential has been verified on this wallet, so no session key exists that could have signed.
-  throw unauthorized('Service-Wallet-Signature does not verify with a session key of this wallet');
+  if (quote.payloadToSign === undefined) throw new Error(`quote ${quote.id} from EMBEDDED_WALLET ${quote.sourceAccountId} has no payloadToSign`);
+  await verifyWalletStamp(ctx.services, ctx.env.environment, quote.sourceAccountId, ctx.headers.walletSignature, quote.payloadToSign, at);
 }
 
 function engineEventsOf(services: Services, quote: Quote, decision: ExecuteDecision, at: number): Array<DomainEvent | EngineEvent<TimerMessage>> {
@@ -201,10 +207,10 @@ function executeQuote(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
   const { quoteId } = QuoteIdParam.parse(ctx.params);
   const known = quoteOf(services, env, quoteId);
   const knownParties = partiesOf(services, env, known.sourceAccountId, payeeOfQuote(services, env, known));
-  checkWalletSignature(ctx, knownParties);
-  return ctx.exec(actorsOf(knownParties, true), (at) => {
+  return ctx.exec(actorsOf(knownParties, true), async (at) => {
     const quote = quoteOf(services, env, quoteId);
     const parties = partiesOf(services, env, quote.sourceAccountId, payeeOfQuote(services, env, quote));
+    await checkWalletSignature(ctx, quote, parties, at);
     const decision = decideExecuteQuote(quote, parties, at);
     return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };
   });
@@ -238,7 +244,7 @@ export const quoteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/quotes/{quoteId}/execute',
-    summary: 'Execute a quote: moves the money and creates its transaction',
+    summary: 'Execute a quote: moves the money and creates its transaction (an EMBEDDED_WALLET source needs Service-Wallet-Signature over its payloadToSign)',
     tag: 'Quotes',
     response: QuoteView,
     status: 200,

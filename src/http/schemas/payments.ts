@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, QUOTE_STATUSES } from '../../../actors/quote.js';
 import { FAILURE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../../actors/transaction.js';
-import { Obj, Str, StringEnum } from '../validation.js';
+import { List, Obj, Str, StringEnum } from '../validation.js';
 import { CurrencyView } from './resources.js';
 
 const Timestamp = Str({ format: 'date-time' });
@@ -44,6 +44,17 @@ export const QuoteView = Obj({
   description: Type.Optional(Str()),
   purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
   counterpartyInformation: Type.Optional(KeyValues),
+  paymentInstructions: Type.Optional(
+    List(
+      Obj({
+        accountOrWalletInfo: Obj({
+          accountType: Type.Literal('EMBEDDED_WALLET'),
+          payloadToSign: Str({ description: 'the bytes the source wallet\'s session key stamps (Service-Wallet-Signature) to execute' }),
+        }),
+      }),
+      { description: 'for an EMBEDDED_WALLET source' },
+    ),
+  ),
   rateDetails: RateDetailsView,
 });
 
