@@ -34,8 +34,99 @@ export interface PlatformConfig {
   readonly webhookEndpoint: string;
   readonly supportedCurrencies: readonly SupportedCurrency[];
   readonly isRegulatedFinancialInstitution: boolean;
+  /**
+   * Only what the platform has set: environments created before embedded wallets existed
+   * have none, and defaults that follow umaDomain stay live. `embeddedWalletConfigOf`
+   * fills the rest.
+   */
+  readonly embeddedWallet?: EmbeddedWalletSettings;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A JSON Web Key as a platform lists it inline: public members only (typebox drops the rest). */
+export interface PublicJwk {
+  readonly kty: string;
+  readonly kid?: string;
+  readonly alg?: string;
+  readonly use?: string;
+  readonly crv?: string;
+  readonly x?: string;
+  readonly y?: string;
+  readonly n?: string;
+  readonly e?: string;
+}
+
+/** An accepted OIDC issuer: its keys by URL or inline, exactly one of the two. */
+export interface OidcIssuerConfig {
+  readonly issuer: string;
+  readonly jwksUri?: string;
+  readonly jwks?: { readonly keys: readonly PublicJwk[] };
+  /** When set, a token's `aud` must name it. */
+  readonly audience?: string;
+}
+
+export interface WebauthnConfig {
+  readonly rpId: string;
+  readonly rpName: string;
+  readonly origins: readonly string[];
+}
+
+/** The embedded-wallet settings of an environment (CONTRACT.md "Embedded-wallet API"), defaults filled. */
+export interface EmbeddedWalletConfig {
+  readonly appName: string;
+  readonly otpLength: number;
+  readonly expirationSeconds: number;
+  readonly sendFromEmailAddress: string;
+  readonly sendFromEmailSenderName: string;
+  readonly sessionLifetimeSeconds: number;
+  readonly oidcIssuers: readonly OidcIssuerConfig[];
+  readonly webauthn: WebauthnConfig;
+}
+
+export interface EmbeddedWalletSettings {
+  readonly appName?: string;
+  readonly otpLength?: number;
+  readonly expirationSeconds?: number;
+  readonly sendFromEmailAddress?: string;
+  readonly sendFromEmailSenderName?: string;
+  readonly sessionLifetimeSeconds?: number;
+  readonly oidcIssuers?: readonly OidcIssuerConfig[];
+  readonly webauthn?: Partial<WebauthnConfig>;
+}
+
+export const OTP_LENGTH = { min: 4, max: 12, default: 6 } as const;
+export const OTP_EXPIRATION_SECONDS = { min: 60, max: 3600, default: 600 } as const;
+export const SESSION_LIFETIME_SECONDS = { min: 60, max: 86_400, default: 900 } as const;
+export const DEFAULT_APP_NAME = 'Embedded Wallet';
+/** Sizes of the embedded-wallet settings: they ride in every configuration read, and logins search them. */
+export const MAX_OIDC_ISSUERS = 10;
+export const MAX_INLINE_JWKS = 20;
+export const MAX_WEBAUTHN_ORIGINS = 20;
+
+/**
+ * The embedded-wallet settings with defaults filled. Defaults naming a host follow the
+ * environment's current umaDomain: mail from `no-reply@<umaDomain>`, passkeys for the
+ * relying party `<umaDomain>` at `https://<umaDomain>`.
+ */
+export function embeddedWalletConfigOf(config: PlatformConfig): EmbeddedWalletConfig {
+  const set = config.embeddedWallet ?? {};
+  const appName = set.appName ?? DEFAULT_APP_NAME;
+  const rpId = set.webauthn?.rpId ?? config.umaDomain;
+  return {
+    appName,
+    otpLength: set.otpLength ?? OTP_LENGTH.default,
+    expirationSeconds: set.expirationSeconds ?? OTP_EXPIRATION_SECONDS.default,
+    sendFromEmailAddress: set.sendFromEmailAddress ?? `no-reply@${config.umaDomain}`,
+    sendFromEmailSenderName: set.sendFromEmailSenderName ?? appName,
+    sessionLifetimeSeconds: set.sessionLifetimeSeconds ?? SESSION_LIFETIME_SECONDS.default,
+    oidcIssuers: set.oidcIssuers ?? [],
+    webauthn: {
+      rpId,
+      rpName: set.webauthn?.rpName ?? appName,
+      origins: set.webauthn?.origins ?? [`https://${rpId}`],
+    },
+  };
 }
 
 export interface ApiToken {
@@ -122,6 +213,7 @@ export interface ConfigPatch {
   proxyUmaSubdomain?: string;
   webhookEndpoint?: string;
   supportedCurrencies?: SupportedCurrencyPatch[];
+  embeddedWalletConfig?: EmbeddedWalletSettings;
 }
 
 /**
@@ -148,14 +240,90 @@ export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: nu
     });
   }
   if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl(patch.webhookEndpoint);
+  const embeddedWallet = patch.embeddedWalletConfig === undefined ? undefined : patchedEmbeddedWallet(config, patch.embeddedWalletConfig);
   return {
     ...config,
     ...(patch.umaDomain !== undefined ? { umaDomain: patch.umaDomain.toLowerCase() } : {}),
     ...(patch.proxyUmaSubdomain !== undefined ? { proxyUmaSubdomain: patch.proxyUmaSubdomain } : {}),
     ...(patch.webhookEndpoint !== undefined ? { webhookEndpoint: patch.webhookEndpoint } : {}),
     ...(supportedCurrencies !== undefined ? { supportedCurrencies } : {}),
+    ...(embeddedWallet !== undefined ? { embeddedWallet } : {}),
     updatedAt: at,
   };
+}
+
+/**
+ * Merges an embeddedWalletConfig patch: omitted fields (and omitted webauthn members) keep
+ * their values; a given oidcIssuers list replaces the old one. Ranges and formats the
+ * schema cannot express are checked here, each refusal naming its field.
+ */
+function patchedEmbeddedWallet(config: PlatformConfig, patch: EmbeddedWalletSettings): EmbeddedWalletSettings {
+  const prefix = 'embeddedWalletConfig';
+  const current = config.embeddedWallet ?? {};
+  checkRange(`${prefix}.otpLength`, patch.otpLength, OTP_LENGTH);
+  checkRange(`${prefix}.expirationSeconds`, patch.expirationSeconds, OTP_EXPIRATION_SECONDS);
+  checkRange(`${prefix}.sessionLifetimeSeconds`, patch.sessionLifetimeSeconds, SESSION_LIFETIME_SECONDS);
+  if (patch.oidcIssuers !== undefined) {
+    const seen = new Set<string>();
+    patch.oidcIssuers.forEach((item, i) => {
+      const field = `${prefix}.oidcIssuers.${i}`;
+      checkHttpUrl(`${field}.issuer`, item.issuer);
+      if (seen.has(item.issuer)) throw invalidField(`${field}.issuer`, `${item.issuer} is listed twice`);
+      seen.add(item.issuer);
+      if ((item.jwksUri === undefined) === (item.jwks === undefined)) throw invalidField(`${field}.jwksUri`, 'give exactly one of jwksUri or jwks');
+      if (item.jwksUri !== undefined) checkHttpUrl(`${field}.jwksUri`, item.jwksUri);
+      if (item.jwks !== undefined && item.jwks.keys.length === 0) throw invalidField(`${field}.jwks.keys`, 'at least one key');
+    });
+  }
+  const webauthn = patch.webauthn === undefined ? current.webauthn : { ...current.webauthn, ...patch.webauthn };
+  const next: EmbeddedWalletSettings = { ...current, ...patch, ...(webauthn !== undefined ? { webauthn } : {}) };
+  if (patch.webauthn !== undefined) {
+    const filled = embeddedWalletConfigOf({ ...config, embeddedWallet: next }).webauthn;
+    if (patch.webauthn.rpId !== undefined) checkRpId(`${prefix}.webauthn.rpId`, filled.rpId);
+    if (filled.origins.length === 0) throw invalidField(`${prefix}.webauthn.origins`, 'at least one origin');
+    filled.origins.forEach((origin, i) => checkOrigin(`${prefix}.webauthn.origins.${i}`, origin, filled.rpId));
+  }
+  return next;
+}
+
+function checkRange(field: string, value: number | undefined, range: { min: number; max: number }): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < range.min || value > range.max) {
+    throw invalidField(field, `must be an integer from ${range.min} to ${range.max}`);
+  }
+}
+
+/** Loopback hosts may use http: a development identity provider or relying party. */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]';
+}
+
+function parseUrl(field: string, value: string): URL {
+  try {
+    return new URL(value);
+  } catch {
+    throw invalidField(field, 'must be an absolute URL');
+  }
+}
+
+function checkHttpUrl(field: string, value: string): void {
+  const url = parseUrl(field, value);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) throw invalidField(field, 'must use https (http only on a loopback host)');
+  if (url.username !== '' || url.password !== '') throw invalidField(field, 'must not carry credentials');
+}
+
+const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function checkRpId(field: string, rpId: string): void {
+  if (!DOMAIN_RE.test(rpId)) throw invalidField(field, 'must be a lower-case domain name without scheme or port');
+}
+
+/** WebAuthn origins: scheme, host and port only, on the relying party's domain or a subdomain of it. */
+function checkOrigin(field: string, value: string, rpId: string): void {
+  checkHttpUrl(field, value);
+  const url = new URL(value);
+  if (url.origin !== value) throw invalidField(field, `must be an origin such as ${url.origin} (no path, query or trailing slash)`);
+  if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) throw invalidField(field, `host must be ${rpId} or a subdomain of it`);
 }
 
 function checkWebhookUrl(value: string): void {
@@ -218,6 +386,7 @@ export interface PlatformConfigView {
   supportedCurrencies: SupportedCurrency[];
   isRegulatedFinancialInstitution: boolean;
   webhookPublicKey: string;
+  embeddedWalletConfig: EmbeddedWalletConfig;
   createdAt: string;
   updatedAt: string;
 }
@@ -232,6 +401,7 @@ export function renderConfig(env: PlatformEnv): PlatformConfigView {
     supportedCurrencies: c.supportedCurrencies.map((s) => ({ ...s })),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     webhookPublicKey: env.webhookPublicKey,
+    embeddedWalletConfig: embeddedWalletConfigOf(c),
     createdAt: new Date(c.createdAt).toISOString(),
     updatedAt: new Date(c.updatedAt).toISOString(),
   };

@@ -95,7 +95,21 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? numberFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS')),
     drainTimeoutMs: 1000 * numberFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS'),
     cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
+    smtpUrl: smtpUrlFrom(env.SMTP_URL),
   };
+}
+
+/** SMTP_URL: smtp:// or smtps://, credentials allowed in it (so it is never echoed back). */
+export function smtpUrlFrom(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(value.trim()).protocol;
+  } catch {
+    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:pass@relay.example.com:587');
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must use smtp: or smtps:, got ${protocol}`);
+  return value.trim();
 }
 
 /**

@@ -17,6 +17,8 @@ export interface ServiceConfig {
   drainTimeoutMs: number;
   /** Operations moved off the defaults (CRYPTO_ROUTES). */
   cryptoRoutes: Partial<Record<CryptoOp, CryptoRoute>>;
+  /** OTP mail relay (SMTP_URL); undefined writes mail to `<dataDir>/outbox/`. */
+  smtpUrl: string | undefined;
 }
 
 export interface Services {

@@ -298,6 +298,111 @@ describe('config', () => {
     assert.equal((await platformAccounts(svc, 'EUR')).length, eurBefore);
   });
 
+  it('embeddedWalletConfig: defaults filled, fields set one PATCH at a time, omitted ones unchanged', async () => {
+    const fresh = await startTestService();
+    try {
+      const defaults = (await fresh.request('GET', '/config')).body.embeddedWalletConfig;
+      assert.deepEqual(defaults, {
+        appName: 'Embedded Wallet',
+        otpLength: 6,
+        expirationSeconds: 600,
+        sendFromEmailAddress: 'no-reply@sandbox.uma.test',
+        sendFromEmailSenderName: 'Embedded Wallet',
+        sessionLifetimeSeconds: 900,
+        oidcIssuers: [],
+        webauthn: { rpId: 'sandbox.uma.test', rpName: 'Embedded Wallet', origins: ['https://sandbox.uma.test'] },
+      });
+      const first = await fresh.request('PATCH', '/config', {
+        body: { embeddedWalletConfig: { appName: 'Acme Pay', otpLength: 8, sendFromEmailAddress: 'login@acme.example', webauthn: { rpId: 'acme.example', origins: ['https://acme.example', 'https://app.acme.example:8443'] } } },
+      });
+      assertStatus(first, 200);
+      const second = await fresh.request('PATCH', '/config', {
+        body: {
+          embeddedWalletConfig: {
+            sessionLifetimeSeconds: 3600,
+            expirationSeconds: 300,
+            sendFromEmailSenderName: 'Acme Login',
+            oidcIssuers: [
+              { issuer: 'https://accounts.google.com', jwksUri: 'https://www.googleapis.com/oauth2/v3/certs', audience: 'acme-client' },
+              { issuer: 'https://id.acme.example', jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB', kid: 'k1', d: 'private, dropped' }] } },
+            ],
+            webauthn: { rpName: 'Acme' },
+          },
+        },
+      });
+      assertStatus(second, 200);
+      const expected = {
+        appName: 'Acme Pay',
+        otpLength: 8,
+        expirationSeconds: 300,
+        sendFromEmailAddress: 'login@acme.example',
+        sendFromEmailSenderName: 'Acme Login',
+        sessionLifetimeSeconds: 3600,
+        oidcIssuers: [
+          { issuer: 'https://accounts.google.com', jwksUri: 'https://www.googleapis.com/oauth2/v3/certs', audience: 'acme-client' },
+          { issuer: 'https://id.acme.example', jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB', kid: 'k1' }] } },
+        ],
+        webauthn: { rpId: 'acme.example', rpName: 'Acme', origins: ['https://acme.example', 'https://app.acme.example:8443'] },
+      };
+      assert.deepEqual(second.body.embeddedWalletConfig, expected);
+      // Other PATCHes leave it alone; the other environment keeps its defaults; a restart keeps it.
+      assertStatus(await fresh.request('PATCH', '/config', { body: { webhookEndpoint: 'https://hooks.example.com/x' } }), 200);
+      assert.deepEqual(JSON.parse(await read(fresh, '/config')).embeddedWalletConfig, expected);
+      assert.equal(JSON.parse(await read(fresh, '/config', 'production')).embeddedWalletConfig.appName, 'Embedded Wallet');
+      // A new oidcIssuers list replaces the old one.
+      const replaced = await fresh.request('PATCH', '/config', { body: { embeddedWalletConfig: { oidcIssuers: [] } } });
+      assert.deepEqual(replaced.body.embeddedWalletConfig, { ...expected, oidcIssuers: [] });
+      await fresh.stop({ keepData: true });
+      const reopened = await startTestService({ dataDir: fresh.dataDir });
+      try {
+        assert.deepEqual(JSON.parse(await read(reopened, '/config')).embeddedWalletConfig, { ...expected, oidcIssuers: [] });
+      } finally {
+        await reopened.stop();
+      }
+    } catch (error) {
+      await fresh.stop();
+      throw error;
+    }
+  });
+
+  it('bad embeddedWalletConfig values are 400 naming the field, and change nothing', async () => {
+    const before = await read(svc, '/config');
+    const ew = (over: Record<string, unknown>): Record<string, unknown> => ({ embeddedWalletConfig: over });
+    const google = { issuer: 'https://accounts.google.com', jwksUri: 'https://www.googleapis.com/oauth2/v3/certs' };
+    const cases: Array<[unknown, string]> = [
+      [{ embeddedWalletConfig: 'yes' }, 'embeddedWalletConfig'],
+      [ew({ otpLength: 3 }), 'embeddedWalletConfig.otpLength'],
+      [ew({ otpLength: 13 }), 'embeddedWalletConfig.otpLength'],
+      [ew({ otpLength: 6.5 }), 'embeddedWalletConfig.otpLength'],
+      [ew({ otpLength: '6' }), 'embeddedWalletConfig.otpLength'],
+      [ew({ sessionLifetimeSeconds: 59 }), 'embeddedWalletConfig.sessionLifetimeSeconds'],
+      [ew({ sessionLifetimeSeconds: 86_401 }), 'embeddedWalletConfig.sessionLifetimeSeconds'],
+      [ew({ expirationSeconds: 0 }), 'embeddedWalletConfig.expirationSeconds'],
+      [ew({ appName: '' }), 'embeddedWalletConfig.appName'],
+      [ew({ appName: long(129) }), 'embeddedWalletConfig.appName'],
+      [ew({ sendFromEmailAddress: 'not an address' }), 'embeddedWalletConfig.sendFromEmailAddress'],
+      [ew({ sendFromEmailSenderName: 'Acme\r\nBcc: victim@example.com' }), 'embeddedWalletConfig.sendFromEmailSenderName'],
+      [ew({ oidcIssuers: [{ issuer: 'https://accounts.google.com' }] }), 'embeddedWalletConfig.oidcIssuers.0.jwksUri'],
+      [ew({ oidcIssuers: [{ ...google, jwks: { keys: [{ kty: 'EC' }] } }] }), 'embeddedWalletConfig.oidcIssuers.0.jwksUri'],
+      [ew({ oidcIssuers: [google, { ...google }] }), 'embeddedWalletConfig.oidcIssuers.1.issuer'],
+      [ew({ oidcIssuers: [{ ...google, issuer: 'accounts.google.com' }] }), 'embeddedWalletConfig.oidcIssuers.0.issuer'],
+      [ew({ oidcIssuers: [{ ...google, jwksUri: 'http://keys.example.com/jwks' }] }), 'embeddedWalletConfig.oidcIssuers.0.jwksUri'],
+      [ew({ oidcIssuers: [{ issuer: 'https://id.example.com', jwks: { keys: [] } }] }), 'embeddedWalletConfig.oidcIssuers.0.jwks.keys'],
+      [ew({ oidcIssuers: [{ issuer: 'https://id.example.com', jwks: { keys: [{ crv: 'P-256' }] } }] }), 'embeddedWalletConfig.oidcIssuers.0.jwks.keys.0.kty'],
+      [ew({ oidcIssuers: Array.from({ length: 11 }, (_, i) => ({ ...google, issuer: `https://id${i}.example.com` })) }), 'embeddedWalletConfig.oidcIssuers'],
+      [ew({ webauthn: { rpId: 'https://acme.example' } }), 'embeddedWalletConfig.webauthn.rpId'],
+      [ew({ webauthn: { rpId: 'acme.example', origins: [] } }), 'embeddedWalletConfig.webauthn.origins'],
+      [ew({ webauthn: { rpId: 'acme.example', origins: ['https://evil.example'] } }), 'embeddedWalletConfig.webauthn.origins.0'],
+      [ew({ webauthn: { rpId: 'acme.example', origins: ['https://acme.example/login'] } }), 'embeddedWalletConfig.webauthn.origins.0'],
+      [ew({ webauthn: { rpId: 'acme.example', origins: ['https://acme.example', 'http://acme.example'] } }), 'embeddedWalletConfig.webauthn.origins.1'],
+      // The default origin follows the default rpId: naming another rpId needs its origins.
+      [ew({ webauthn: { origins: ['https://acme.example'] } }), 'embeddedWalletConfig.webauthn.origins.0'],
+      [ew({ webauthn: { rpName: 7 } }), 'embeddedWalletConfig.webauthn.rpName'],
+    ];
+    for (const [body, field] of cases) assertInvalid(await svc.request('PATCH', '/config', { body }), field);
+    assert.equal(await read(svc, '/config'), before);
+  });
+
   it('a non-JSON PATCH is 415 and unauthenticated reads and writes are 401', async () => {
     const before = await read(svc, '/config');
     assertError(await svc.request('PATCH', '/config', { raw: 'umaDomain=x.example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { patchedConfig, renderConfig } from '../../../actors/platform.js';
 import { provisionAccounts } from '../../../actors/internal-account.js';
 import { route, type Route } from '../route.js';
-import { PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
+import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';
 import type { DomainEvent } from '../../../actors/world.js';
 
@@ -14,6 +14,7 @@ const PatchConfig = Obj({
   proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
   webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it' })),
   supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
+  embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
 });
 
 export const configRoutes: Route[] = [
@@ -32,7 +33,7 @@ export const configRoutes: Route[] = [
   route<Static<typeof PatchConfig>>({
     method: 'PATCH',
     path: '/config',
-    summary: 'Update umaDomain, webhookEndpoint or supportedCurrencies; newly supported currencies get platform accounts',
+    summary: 'Update umaDomain, webhookEndpoint, supportedCurrencies or embeddedWalletConfig; newly supported currencies get platform accounts',
     tag: 'Configuration',
     body: validator(PatchConfig),
     response: PlatformConfigView,

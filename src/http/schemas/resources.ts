@@ -3,6 +3,14 @@
 import { Type, type TSchema, type TString } from '@sinclair/typebox';
 import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
+import {
+  MAX_INLINE_JWKS,
+  MAX_OIDC_ISSUERS,
+  MAX_WEBAUTHN_ORIGINS,
+  OTP_EXPIRATION_SECONDS,
+  OTP_LENGTH,
+  SESSION_LIFETIME_SECONDS,
+} from '../../../actors/platform.js';
 import { Country, DateString, List, Obj, Str, StringEnum } from '../validation.js';
 import { AccountInfoSchema } from './account-info.js';
 
@@ -100,6 +108,67 @@ export const SupportedCurrencyInput = Obj({
   providerRequiredCounterpartyCustomerFields: Type.Optional(SupportedCurrencySchema.properties.providerRequiredCounterpartyCustomerFields),
 });
 
+const PublicJwkSchema = Obj(
+  {
+    kty: Str({ maxLength: 16 }),
+    kid: Type.Optional(Str({ maxLength: 256 })),
+    alg: Type.Optional(Str({ maxLength: 16 })),
+    use: Type.Optional(Str({ maxLength: 16 })),
+    crv: Type.Optional(Str({ maxLength: 16 })),
+    x: Type.Optional(Str()),
+    y: Type.Optional(Str()),
+    n: Type.Optional(Str()),
+    e: Type.Optional(Str({ maxLength: 16 })),
+  },
+  { description: 'public members of a JSON Web Key; others (private ones included) are dropped' },
+);
+
+const OidcIssuerSchema = Obj({
+  issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
+  jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
+  jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
+  audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
+});
+
+const WebauthnSchema = Obj({
+  rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
+  rpName: Str({ maxLength: 256 }),
+  origins: List(Str({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
+});
+
+export const EmbeddedWalletConfigView = Obj({
+  appName: Str(),
+  otpLength: Type.Integer(),
+  expirationSeconds: Type.Integer(),
+  sendFromEmailAddress: Str(),
+  sendFromEmailSenderName: Str(),
+  sessionLifetimeSeconds: Type.Integer(),
+  oidcIssuers: List(OidcIssuerSchema),
+  webauthn: WebauthnSchema,
+});
+
+/** PATCH input: every member optional; omitted ones keep their values. */
+export const EmbeddedWalletConfigInput = Obj({
+  appName: Type.Optional(Str({ minLength: 1, maxLength: 128 })),
+  otpLength: Type.Optional(Type.Integer({ minimum: OTP_LENGTH.min, maximum: OTP_LENGTH.max, description: `default ${OTP_LENGTH.default}` })),
+  expirationSeconds: Type.Optional(
+    Type.Integer({ minimum: OTP_EXPIRATION_SECONDS.min, maximum: OTP_EXPIRATION_SECONDS.max, description: `OTP validity; default ${OTP_EXPIRATION_SECONDS.default}` }),
+  ),
+  sendFromEmailAddress: Type.Optional(Email),
+  sendFromEmailSenderName: Type.Optional(Str({ minLength: 1, maxLength: 128, pattern: '^[^\\r\\n]*$' })),
+  sessionLifetimeSeconds: Type.Optional(
+    Type.Integer({ minimum: SESSION_LIFETIME_SECONDS.min, maximum: SESSION_LIFETIME_SECONDS.max, description: `default ${SESSION_LIFETIME_SECONDS.default}` }),
+  ),
+  oidcIssuers: Type.Optional(List(OidcIssuerSchema, { maxItems: MAX_OIDC_ISSUERS })),
+  webauthn: Type.Optional(
+    Obj({
+      rpId: Type.Optional(WebauthnSchema.properties.rpId),
+      rpName: Type.Optional(Str({ minLength: 1, maxLength: 256 })),
+      origins: Type.Optional(WebauthnSchema.properties.origins),
+    }),
+  ),
+});
+
 export const PlatformConfigView = Obj({
   id: Str(),
   umaDomain: Str(),
@@ -108,6 +177,7 @@ export const PlatformConfigView = Obj({
   supportedCurrencies: List(SupportedCurrencySchema),
   isRegulatedFinancialInstitution: Type.Boolean(),
   webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
+  embeddedWalletConfig: EmbeddedWalletConfigView,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -1,0 +1,153 @@
+// OIDC id tokens for OAUTH credentials. Production verifies each token against the
+// environment's trusted issuers (embeddedWalletConfig.oidcIssuers): the signature by a key
+// of the issuer's JWKS (inline, or fetched from jwksUri and cached), the issuer, the
+// audience where one is configured, `exp`, and freshness: SERVICE_SPEC part 8 wants `iat`
+// less than 60 seconds before the request, so a fresh token is needed on every call.
+// Sandbox only parses the token (`parseSandboxOidc`).
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { OidcIssuerConfig } from '../../actors/platform.js';
+import { WalletAuthError } from './errors.js';
+
+/** SERVICE_SPEC part 8: `iat` less than 60 s before the request. */
+export const OIDC_MAX_TOKEN_AGE_MS = 60_000;
+/** How far an issuer's clock may run ahead of ours (an `iat` in the future). */
+export const OIDC_CLOCK_SKEW_MS = 5_000;
+/** Issuers that sandbox accepts without configuration (CONTRACT.md). */
+export const WELL_KNOWN_ISSUERS: readonly string[] = ['https://accounts.google.com', 'https://appleid.apple.com'];
+/** Id tokens are a few KiB; anything far larger is refused before parsing. */
+export const MAX_OIDC_TOKEN_CHARS = 16 * 1024;
+/** Asymmetric algorithms only: a JWKS publishes public keys, and `none` or HMAC must never pass. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
+export interface OidcVerifierOptions {
+  /** Abort a JWKS fetch after this long (default 5 s). */
+  fetchTimeoutMs?: number;
+  /** Keep fetched keys this long before fetching again (default 10 min); an unknown `kid` refetches, at most every 30 s. */
+  cacheMaxAgeMs?: number;
+  /** Remote key sets kept (one per jwksUri; the least recently used goes first); default 100. */
+  maxRemoteSets?: number;
+}
+
+export interface VerifiedOidcToken {
+  issuer: string;
+  subject: string;
+  /** The `email` claim when the token carries one (the credential's nickname). */
+  email?: string;
+  issuedAtMs: number;
+  expiresAtMs: number;
+}
+
+export class OidcVerifier {
+  readonly #fetchTimeoutMs: number;
+  readonly #cacheMaxAgeMs: number;
+  readonly #maxRemoteSets: number;
+  /** jwksUri -> key set; Map order is use order (re-inserted on each use). */
+  readonly #remote = new Map<string, JWTVerifyGetKey>();
+  /** Inline key sets by the configuration object holding them (replaced, never mutated, by PATCH /config). */
+  readonly #inline = new WeakMap<object, JWTVerifyGetKey>();
+
+  constructor(options: OidcVerifierOptions = {}) {
+    this.#fetchTimeoutMs = options.fetchTimeoutMs ?? 5_000;
+    this.#cacheMaxAgeMs = options.cacheMaxAgeMs ?? 10 * 60_000;
+    this.#maxRemoteSets = options.maxRemoteSets ?? 100;
+  }
+
+  /** Verifies `token` at `nowMs` against `issuers`; throws WalletAuthError('Invalid OIDC token') naming the failed check in `detail`. */
+  async verify(token: string, issuers: readonly OidcIssuerConfig[], nowMs: number): Promise<VerifiedOidcToken> {
+    const claims = decodeClaims(token);
+    const issuer = issuers.find((candidate) => candidate.issuer === claims.iss);
+    if (issuer === undefined) throw refused(`issuer ${JSON.stringify(claims.iss ?? null)} is not a trusted issuer of this environment`);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#keySet(issuer), {
+        issuer: issuer.issuer,
+        ...(issuer.audience !== undefined ? { audience: issuer.audience } : {}),
+        algorithms: ALGORITHMS,
+        requiredClaims: ['iat', 'exp', 'sub'],
+        currentDate: new Date(nowMs),
+      }));
+    } catch (error) {
+      throw refused(describeJoseError(error));
+    }
+    const issuedAtMs = payload.iat! * 1000;
+    if (issuedAtMs > nowMs + OIDC_CLOCK_SKEW_MS) throw refused(`iat is ${Math.round((issuedAtMs - nowMs) / 1000)} s in the future`);
+    if (nowMs - issuedAtMs >= OIDC_MAX_TOKEN_AGE_MS) throw refused(`iat is ${Math.round((nowMs - issuedAtMs) / 1000)} s old; at most ${OIDC_MAX_TOKEN_AGE_MS / 1000} s allowed`);
+    return {
+      issuer: issuer.issuer,
+      subject: payload.sub!,
+      ...(typeof payload.email === 'string' ? { email: payload.email } : {}),
+      issuedAtMs,
+      expiresAtMs: payload.exp! * 1000,
+    };
+  }
+
+  #keySet(issuer: OidcIssuerConfig): JWTVerifyGetKey {
+    if (issuer.jwks !== undefined) {
+      let set = this.#inline.get(issuer.jwks);
+      if (set === undefined) {
+        // jose wants a mutable JSONWebKeySet; the configuration's is read-only.
+        set = createLocalJWKSet({ keys: issuer.jwks.keys.map((key) => ({ ...key })) });
+        this.#inline.set(issuer.jwks, set);
+      }
+      return set;
+    }
+    const uri = issuer.jwksUri!;
+    let set = this.#remote.get(uri);
+    if (set === undefined) {
+      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: this.#fetchTimeoutMs, cacheMaxAge: this.#cacheMaxAgeMs });
+      if (this.#remote.size >= this.#maxRemoteSets) this.#remote.delete(this.#remote.keys().next().value!);
+    } else {
+      this.#remote.delete(uri);
+    }
+    this.#remote.set(uri, set);
+    return set;
+  }
+}
+
+export interface SandboxOidcClaims {
+  issuer: string;
+  subject?: string;
+  email?: string;
+}
+
+/**
+ * Sandbox `POST /auth/credentials` with OAUTH: the token must be a structurally valid JWT
+ * (three base64url parts, JSON header with `alg`, JSON claims) whose `iss` is one of
+ * `knownIssuers` (the configured ones) or a well-known issuer. The signature is not checked.
+ */
+export function parseSandboxOidc(token: string, knownIssuers: readonly string[]): SandboxOidcClaims {
+  const claims = decodeClaims(token);
+  if (typeof claims.iss !== 'string' || !(knownIssuers.includes(claims.iss) || WELL_KNOWN_ISSUERS.includes(claims.iss))) {
+    throw refused(`issuer ${JSON.stringify(claims.iss ?? null)} is not recognised`);
+  }
+  return {
+    issuer: claims.iss,
+    ...(typeof claims.sub === 'string' ? { subject: claims.sub } : {}),
+    ...(typeof claims.email === 'string' ? { email: claims.email } : {}),
+  };
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** The claims of a compact JWS, unverified; refuses anything that is not one. */
+function decodeClaims(token: string): JWTPayload {
+  if (token.length > MAX_OIDC_TOKEN_CHARS) throw refused(`token longer than ${MAX_OIDC_TOKEN_CHARS} characters`);
+  if (!JWT_SHAPE.test(token)) throw refused('not a compact JWT (header.payload.signature in base64url)');
+  try {
+    const header = decodeProtectedHeader(token);
+    if (typeof header.alg !== 'string') throw new Error('no alg in the header');
+    return decodeJwt(token);
+  } catch (error) {
+    throw refused(`not a JWT: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function refused(detail: string): WalletAuthError {
+  return new WalletAuthError('Invalid OIDC token', detail);
+}
+
+/** jose's errors say which check failed; none of them quotes the token. */
+function describeJoseError(error: unknown): string {
+  if (error instanceof errors.JOSEError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
