@@ -13,9 +13,9 @@ import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
-import { WebhookEvents } from './webhook-event.js';
+import { WebhookEvents, type WebhookDeliveryEvent } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WebhookDeliveryEvent;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer;

@@ -15,6 +15,7 @@ import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, op
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import { WebhookDelivery } from './webhooks/delivery.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
@@ -142,6 +143,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadMasterKey(config.dataDir, env);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
+    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, { report });
     let closing: Promise<void> | undefined;
     return {
       config,
@@ -149,9 +151,11 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       world,
       masterKey,
       crypto: pool,
+      webhooks,
       close: () => {
         closing ??= (async () => {
           try {
+            webhooks.stop();
             await opened.close();
             await pool.close();
           } finally {
@@ -183,7 +187,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       services,
       routes,
       {
-        healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
+        healthz: () => ({
+          status: 'ok',
+          lastSeq: services.engine.lastSeq,
+          durableSeq: services.engine.durableSeq,
+          webhooks: services.webhooks.stats(),
+        }),
         openapi: () => openApiDocument(routes, services.config.baseUrl),
         operator: {
           keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
@@ -200,6 +209,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     await services.close();
     throw err;
   }
+  services.webhooks.start();
   // With port 0 the OS picked one: the base URL names the real port.
   services.config.port = http.port;
   services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;

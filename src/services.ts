@@ -4,6 +4,7 @@ import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
+import type { WebhookDelivery } from './webhooks/delivery.js';
 
 export interface ServiceConfig {
   host: string;
@@ -28,6 +29,8 @@ export interface Services {
   masterKey: MasterKey;
   /** Wallet cryptography, inline or on worker threads per operation. */
   crypto: CryptoPool;
+  /** Webhook delivery; started by `startService`, idle in commands that only open the store. */
+  webhooks: WebhookDelivery;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }

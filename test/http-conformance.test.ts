@@ -73,6 +73,8 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/transactions/${executed.transactionId}`);
     const events = await ok('GET', '/webhooks/events?limit=1');
     await ok('GET', `/webhooks/events/${events.data[0].id}`);
+    await ok('POST', `/webhooks/events/${events.data[0].id}/redeliver`);
+    await ok('POST', '/webhooks/test', { url: 'http://127.0.0.1:9/hook' });
 
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');
