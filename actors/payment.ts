@@ -25,7 +25,7 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { WebhookEvent } from './webhook-event.js';
+import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
 
 export interface ExecuteDecision {
   events: PaymentRecorded[];
@@ -39,6 +39,12 @@ export interface ExecuteDecision {
  * account if internal, and both customers.
  */
 export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
+  const decided = executeQuote(quote, parties, at);
+  const target = parties.payee.kind === 'INTERNAL' ? parties.payee.account : undefined;
+  return { ...decided, events: withAccountStatus(decided.events, [parties.source, target], at) };
+}
+
+function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
   }
@@ -185,7 +191,7 @@ function recorded(quote: Quote | undefined, tx: Transaction, postings: Posting[]
   return event;
 }
 
-function webhook(tx: Transaction, type: WebhookEvent['type'], at: number): WebhookEvent {
+function webhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number): WebhookEvent {
   return { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
 }
 

@@ -9,10 +9,12 @@
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
+import { newId } from '../src/engine/ids.js';
+import { renderInternalAccount, type InternalAccount, type InternalAccountView } from './internal-account.js';
 import type { PaymentRecorded, TransactionView } from './transaction.js';
 
-export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT';
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT'];
+export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED'];
 
@@ -38,7 +40,10 @@ export interface WebhookEvent {
   readonly envId: string;
   readonly type: WebhookEventType;
   readonly timestamp: number;
-  readonly transaction: TransactionView;
+  /** INCOMING_PAYMENT and OUTGOING_PAYMENT: the transaction as it was. */
+  readonly transaction?: TransactionView;
+  /** ACCOUNT_STATUS: the internal account as it was after the change. */
+  readonly account?: InternalAccountView;
   readonly deliveryStatus: DeliveryStatus;
   readonly attempts: readonly DeliveryAttempt[];
   /** Failed tries since the event was (re)queued; absent: none. */
@@ -52,18 +57,51 @@ export interface WebhookBody {
   id: string;
   type: WebhookEventType;
   timestamp: string;
-  transaction: TransactionView;
+  transaction?: TransactionView;
+  account?: InternalAccountView;
 }
 
 export function webhookBody(event: WebhookEvent): WebhookBody {
-  return { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString(), transaction: event.transaction };
+  const body: WebhookBody = { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString() };
+  if (event.transaction !== undefined) body.transaction = event.transaction;
+  if (event.account !== undefined) body.account = event.account;
+  return body;
+}
+
+/** ACCOUNT_STATUS for an account as it is after a change (`account` already changed). */
+export function accountStatusWebhook(account: InternalAccount, at: number): WebhookEvent {
+  return { id: newId('Webhook', at), envId: account.envId, type: 'ACCOUNT_STATUS', timestamp: at, account: renderInternalAccount(account), deliveryStatus: 'PENDING', attempts: [] };
+}
+
+/**
+ * The payment events with an ACCOUNT_STATUS event added for every balance they change
+ * (CONTRACT.md: every internal-account balance change). `accounts` are the records before
+ * the first event; the events apply in order, so each reports the balance after its own
+ * postings.
+ */
+export function withAccountStatus(events: PaymentRecorded[], accounts: ReadonlyArray<InternalAccount | undefined>, at: number): PaymentRecorded[] {
+  const current = new Map<string, InternalAccount>();
+  for (const account of accounts) if (account !== undefined) current.set(account.id, account);
+  return events.map((event) => {
+    const changed: string[] = [];
+    for (const p of event.postings) {
+      const account = current.get(p.accountId);
+      if (account === undefined || p.balance === 0) continue;
+      current.set(account.id, { ...account, balance: account.balance + p.balance, updatedAt: at });
+      if (!changed.includes(account.id)) changed.push(account.id);
+    }
+    if (changed.length === 0) return event;
+    return { ...event, webhooks: [...event.webhooks, ...changed.map((id) => accountStatusWebhook(current.get(id)!, at))] };
+  });
 }
 
 export type WebhookDeliveryEvent =
   /** One delivery try and what it left: DELIVERED on a 2xx, else a retry or FAILED. */
   | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number }
   /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
-  | { type: 'webhook.requeued'; id: string };
+  | { type: 'webhook.requeued'; id: string }
+  /** Events of a change that records no payment (sandbox funding), in that change's entry. */
+  | { type: 'webhooks.recorded'; webhooks: WebhookEvent[] };
 
 /**
  * The outcome of one try, decided from the event as the log has it: `undefined` when the
@@ -98,13 +136,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   onQueued: ((envId: string) => void) | undefined;
 
   readonly appliers: Appliers<PaymentRecorded | WebhookDeliveryEvent> = {
-    'payment.recorded': (event) => {
-      for (const webhook of event.webhooks) {
-        if (this.#events.has(webhook.id)) throw new Error(`webhook event ${webhook.id} exists already`);
-        this.restore(webhook);
-        this.onQueued?.(webhook.envId);
-      }
-    },
+    'payment.recorded': (event) => this.#record(event.webhooks),
+    'webhooks.recorded': (event) => this.#record(event.webhooks),
     'webhook.attempted': (event) => {
       const current = this.#events.get(event.id)!;
       const attempts = [...current.attempts, event.attempt].slice(-MAX_KEPT_ATTEMPTS);
@@ -165,6 +198,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     let n = 0;
     for (const ids of this.#pendingByEnv.values()) n += ids.ids.length;
     return n;
+  }
+
+  #record(webhooks: readonly WebhookEvent[]): void {
+    for (const webhook of webhooks) {
+      if (this.#events.has(webhook.id)) throw new Error(`webhook event ${webhook.id} exists already`);
+      this.restore(webhook);
+      this.onQueued?.(webhook.envId);
+    }
   }
 
   #unqueue(event: WebhookEvent): void {

@@ -13,7 +13,7 @@ import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
-import { WebhookEvents, type WebhookDeliveryEvent } from './webhook-event.js';
+import { WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
 
 export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WebhookDeliveryEvent;
 
@@ -51,7 +51,8 @@ export class World extends Registry<DomainEvent, TimerMessage> {
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(message.transactionId);
-        return decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        const events = decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        return withAccountStatus(events, [tx === undefined ? undefined : this.internalAccounts.get(tx.accountId)], at);
       }
     }
   }

@@ -6,7 +6,7 @@ import { decideRequeue, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, typ
 import { invalidField, notFound } from '../errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Route } from '../route.js';
-import { IdOf, ListOf } from '../schemas/resources.js';
+import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 
@@ -14,7 +14,8 @@ const WebhookEventView = Obj({
   id: Str(),
   type: StringEnum(WEBHOOK_EVENT_TYPES),
   timestamp: Str({ format: 'date-time' }),
-  transaction: TransactionView,
+  transaction: Type.Optional(TransactionView),
+  account: Type.Optional(InternalAccountView),
   deliveryStatus: StringEnum(DELIVERY_STATUSES),
   attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
 });
