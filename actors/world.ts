@@ -13,9 +13,10 @@ import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
+import { Verifications, type VerificationEvent } from './verification.js';
 import { WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WebhookDeliveryEvent;
+export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WebhookDeliveryEvent | VerificationEvent;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer;
@@ -30,6 +31,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly quotes = new Quotes();
   readonly transactions = new Transactions();
   readonly webhookEvents = new WebhookEvents();
+  readonly verifications = new Verifications();
 
   constructor() {
     super();
@@ -42,6 +44,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.quotes);
     this.register(this.transactions);
     this.register(this.webhookEvents);
+    this.register(this.verifications);
   }
 
   /** Timers hold the quote's (or transaction's) source account: the actor that owns both records. */

@@ -75,6 +75,12 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/webhooks/events/${events.data[0].id}`);
     await ok('POST', `/webhooks/events/${events.data[0].id}/redeliver`);
     await ok('POST', '/webhooks/test', { url: 'http://127.0.0.1:9/hook' });
+    const verification = await ok('POST', '/verifications', {
+      customerId: customer.id,
+      businessInfo: { registrationNumber: 'REG-001', legalName: 'Walk Ltd', country: 'US' },
+      beneficialOwners: [{ personalInfo: { firstName: 'Ada', lastName: 'Lovelace', birthDate: '1990-01-01' } }],
+    });
+    await ok('GET', `/verifications/${verification.id}`);
 
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');

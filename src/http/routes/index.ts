@@ -7,6 +7,7 @@ import { exchangeRateRoutes } from './exchange-rates.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { transactionRoutes } from './transactions.js';
+import { verificationRoutes } from './verifications.js';
 import { webhookRoutes } from './webhooks.js';
 
 export const routes: readonly Route[] = [
@@ -18,4 +19,5 @@ export const routes: readonly Route[] = [
   ...quoteRoutes,
   ...transactionRoutes,
   ...webhookRoutes,
+  ...verificationRoutes,
 ];
