@@ -6,7 +6,7 @@ import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICAT
 import { invalidField, notFound } from '../errors.js';
 import { route, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
-import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { customerOf } from './customers.js';
 
 const Field = (options: { maxLength?: number; description?: string } = {}) => Str({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
@@ -15,16 +15,16 @@ const BusinessInfo = Obj({
   registrationNumber: Field({ maxLength: 64, description: 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED)' }),
   legalName: Type.Optional(Field()),
   doingBusinessAs: Type.Optional(Field()),
-  country: Type.Optional(Str({ pattern: '^[A-Z]{2}$' })),
+  country: Type.Optional(Country()),
   taxId: Type.Optional(Field({ maxLength: 64 })),
-  incorporatedOn: Type.Optional(Str({ format: 'date' })),
+  incorporatedOn: Type.Optional(DateString()),
 });
 const PersonalInfo = Obj({
   firstName: Field(),
   lastName: Field({ description: 'sandbox: the last 3 characters decide kycStatus (001 PENDING, 002 REJECTED)' }),
   middleName: Type.Optional(Field()),
-  birthDate: Type.Optional(Str({ format: 'date' })),
-  nationality: Type.Optional(Str({ pattern: '^[A-Z]{2}$' })),
+  birthDate: Type.Optional(DateString()),
+  nationality: Type.Optional(Country()),
   email: Type.Optional(Field()),
 });
 const CreateVerification = Obj({
