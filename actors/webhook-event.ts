@@ -50,6 +50,11 @@ export interface WebhookEvent {
   readonly tries?: number;
   /** When a PENDING event may be tried next; absent: at once. */
   readonly nextAttemptAt?: number;
+  /**
+   * The pending INCOMING_PAYMENT of an incoming UMA payment: its answer is the approval,
+   * so it is tried once (CONTRACT.md: not retried) and the answer decides the payment.
+   */
+  readonly approval?: true;
 }
 
 /** What the platform's endpoint receives. */
@@ -111,7 +116,8 @@ export function decideAttempt(event: WebhookEvent | undefined, attempt: Delivery
   if (event === undefined || event.deliveryStatus !== 'PENDING') return undefined;
   const ok = attempt.statusCode >= 200 && attempt.statusCode < 300;
   const tries = (event.tries ?? 0) + 1;
-  const deliveryStatus: DeliveryStatus = ok ? 'DELIVERED' : tries >= MAX_DELIVERY_TRIES ? 'FAILED' : 'PENDING';
+  const limit = event.approval === true ? 1 : MAX_DELIVERY_TRIES;
+  const deliveryStatus: DeliveryStatus = ok ? 'DELIVERED' : tries >= limit ? 'FAILED' : 'PENDING';
   const nextAttemptAt = deliveryStatus === 'PENDING' ? attempt.at + attempt.ms + deliveryRetryDelayMs(tries) : 0;
   return { type: 'webhook.attempted', id: event.id, attempt, deliveryStatus, tries, nextAttemptAt };
 }

@@ -4,6 +4,7 @@
 // time). Records are replaced, never mutated, so a snapshot can hold references while
 // later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import { Customers, type CustomerEvent } from './customer.js';
+import { decideSettleIncoming, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger } from './ledger.js';
@@ -19,7 +20,7 @@ import { WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './w
 export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WebhookDeliveryEvent | VerificationEvent;
 
 /** Messages that durable timers deliver. */
-export type TimerMessage = PaymentTimer;
+export type TimerMessage = PaymentTimer | ApprovalTimer;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
@@ -47,7 +48,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.verifications);
   }
 
-  /** Timers hold the quote's (or transaction's) source account: the actor that owns both records. */
+  /** Timers hold the account that owns the quote or transaction: its source account, or an incoming payment's receiving account. */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':
@@ -56,6 +57,13 @@ export class World extends Registry<DomainEvent, TimerMessage> {
         const tx = this.transactions.get(message.transactionId);
         const events = decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
         return withAccountStatus(events, [tx === undefined ? undefined : this.internalAccounts.get(tx.accountId)], at);
+      }
+      case 'incoming.approval-timeout': {
+        // Approved or rejected in time: the timer was cancelled then; a stale one finds it settled.
+        const tx = this.transactions.get(message.transactionId);
+        const account = tx === undefined ? undefined : this.internalAccounts.get(tx.accountId);
+        if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
+        return decideSettleIncoming(tx, account, { kind: 'FAIL', reason: 'PAYMENT_APPROVAL_TIMED_OUT' }, at);
       }
     }
   }

@@ -36,6 +36,8 @@ export interface ServiceOptions {
   snapshotEverySeconds?: number;
   report?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** How long a webhook endpoint has to answer (default DELIVERY_TIMEOUT_MS, 5 s); tests shorten it. */
+  webhookTimeoutMs?: number;
 }
 
 export interface RunningService {
@@ -143,7 +145,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadMasterKey(config.dataDir, env);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
-    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, { report });
+    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, { report, ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}) });
     let closing: Promise<void> | undefined;
     return {
       config,

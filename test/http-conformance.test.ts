@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { startTestService, type TestService } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { routes } from '../src/http/routes/index.js';
+import { until } from './support/money.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
 describe('responses conform to the published OpenAPI document', () => {
   let svc: TestService;
@@ -81,6 +83,23 @@ describe('responses conform to the published OpenAPI document', () => {
       beneficialOwners: [{ personalInfo: { firstName: 'Ada', lastName: 'Lovelace', birthDate: '1990-01-01' } }],
     });
     await ok('GET', `/verifications/${verification.id}`);
+
+    // Incoming payments: the platform answers 202 and then approves one and rejects the other.
+    const platform = await startReceiver(() => 202);
+    try {
+      await ok('PATCH', '/config', { webhookEndpoint: platform.url });
+      const incoming = { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: 100, customerId: payee.customerId };
+      const first = await ok('POST', '/sandbox/uma/receive', incoming);
+      const second = await ok('POST', '/sandbox/uma/receive', { ...incoming, customerId: undefined, receiverUmaAddress: customer.umaAddress });
+      const world = svc.service.services.world;
+      const answered = (txId: string) => [...world.webhookEvents.records.values()].some((e) => e.approval === true && e.transaction?.id === txId && e.deliveryStatus === 'DELIVERED');
+      await platform.waitFor(2);
+      await until(svc, () => answered(first.id) && answered(second.id));
+      await ok('POST', `/transactions/${first.id}/approve`);
+      await ok('POST', `/transactions/${second.id}/reject`);
+    } finally {
+      await platform.close();
+    }
 
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');

@@ -21,6 +21,8 @@ import type { Engine } from '../engine/engine.js';
 import { newId } from '../engine/ids.js';
 import { decideAttempt, webhookBody, type DeliveryAttempt, type WebhookEvent } from '../../actors/webhook-event.js';
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
+import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
+import type { EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
 
@@ -185,16 +187,40 @@ export class WebhookDelivery {
     const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal);
     if (!this.#running) return;
     const attempt: DeliveryAttempt = { at, statusCode: outcome.statusCode, ms: outcome.ms };
+    // An approval webhook's answer decides its payment, in the entry that logs the answer,
+    // held on the account that owns the transaction.
+    const approvalOf = head.approval === true ? head.transaction?.id : undefined;
+    const accountId = approvalOf === undefined ? undefined : world.transactions.get(approvalOf)?.accountId;
     try {
-      await engine.exec([head.id], () => {
+      await engine.exec(accountId === undefined ? [head.id] : [head.id, accountId], (decidedAt) => {
         const recorded = decideAttempt(world.webhookEvents.get(head.id), attempt);
-        return { events: recorded === undefined ? [] : [recorded], reply: () => undefined };
+        const events: Array<DomainEvent | EngineEvent<unknown>> = recorded === undefined ? [] : [recorded];
+        if (recorded !== undefined && approvalOf !== undefined) events.push(...this.#approval(approvalOf, attempt.statusCode, decidedAt));
+        return { events, reply: () => undefined };
       });
     } catch (err) {
       // The outcome could not be logged (overload, closing): the try counts as not made.
       this.#report(`webhook ${head.id}: outcome not logged (${err instanceof Error ? err.message : String(err)}); trying again`);
       await new Promise<void>((resolve) => this.#clock.schedule(this.#clock.now() + OVERLOAD_RETRY_MS, resolve));
     }
+  }
+
+  /**
+   * What the answer to a pending payment's approval webhook does: approve, reject or fail
+   * it, or (202) give the platform APPROVAL_WINDOW_MS to call approve or reject. A payment
+   * settled meanwhile (approve raced the answer) is left as it is.
+   */
+  #approval(transactionId: string, statusCode: number, at: number): Array<DomainEvent | EngineEvent<unknown>> {
+    const { engine, world } = this.#deps;
+    const tx = world.transactions.get(transactionId);
+    const account = tx === undefined ? undefined : world.internalAccounts.get(tx.accountId);
+    if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
+    const answer = approvalAnswer(statusCode);
+    if (answer.kind === 'AWAIT') {
+      const message: TimerMessage = { type: 'incoming.approval-timeout', transactionId };
+      return [engine.timer(at + APPROVAL_WINDOW_MS, [account.id], message, at, approvalTimerKey(transactionId))];
+    }
+    return decideSettleIncoming(tx, account, answer, at);
   }
 
   /** Signs `body` with the environment's webhook key and POSTs it; never throws. */

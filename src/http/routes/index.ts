@@ -4,6 +4,7 @@ import { accountRoutes } from './accounts.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
+import { incomingRoutes } from './incoming.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { transactionRoutes } from './transactions.js';
@@ -18,6 +19,7 @@ export const routes: readonly Route[] = [
   ...receiverRoutes,
   ...quoteRoutes,
   ...transactionRoutes,
+  ...incomingRoutes,
   ...webhookRoutes,
   ...verificationRoutes,
 ];
