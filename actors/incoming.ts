@@ -3,12 +3,14 @@
 // with an INCOMING_PAYMENT webhook event that asks the platform to approve it. The
 // answer to that one delivery decides (src/webhooks/delivery.ts): 200 approves, 403
 // rejects, 202 leaves five seconds (a durable timer) for POST /transactions/{id}/approve or
-// /reject, anything else or no answer fails it. An approved payment is credited to the
-// customer's internal account of the currency (inflow) and reported COMPLETED by a second
-// INCOMING_PAYMENT. The transaction belongs to that account; its actor decides each step.
+// /reject, anything else or no answer fails it. An approved payment is paid out to the
+// customer's default UMA deposit account of the currency, or else credited to its internal
+// account of the currency, and reported COMPLETED by a second INCOMING_PAYMENT. The
+// transaction belongs to that internal account; its actor decides each step.
 import { newId } from '../src/engine/ids.js';
 import { DomainError, invalidField } from './errors.js';
 import type { Customer } from './customer.js';
+import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
 import { paymentReference, renderTransaction, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
 import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
@@ -51,7 +53,14 @@ export function approvalAnswer(statusCode: number): ApprovalAnswer {
  * Records the incoming payment PENDING with its approval webhook; with `approveNow` (no
  * endpoint to ask) it is approved in the same entry.
  */
-export function decideReceive(input: IncomingInput, account: InternalAccount, customer: Customer, approveNow: boolean, at: number): PaymentRecorded[] {
+export function decideReceive(
+  input: IncomingInput,
+  account: InternalAccount,
+  customer: Customer,
+  deposit: ExternalAccount | undefined,
+  approveNow: boolean,
+  at: number,
+): PaymentRecorded[] {
   const amount = input.receivingCurrencyAmount;
   if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
     throw invalidField('receivingCurrencyAmount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
@@ -66,7 +75,8 @@ export function decideReceive(input: IncomingInput, account: InternalAccount, cu
     customerId: customer.id,
     platformCustomerId: customer.platformCustomerId,
     source: { sourceType: 'UMA_ADDRESS', umaAddress: input.senderUmaAddress },
-    destination: { destinationType: 'ACCOUNT', accountId: account.id },
+    // The customer's default UMA deposit account of the currency, if any, else its internal account.
+    destination: { destinationType: 'ACCOUNT', accountId: deposit !== undefined && deposit.currency === account.currency ? deposit.id : account.id },
     sendingCurrency: input.receivingCurrencyCode,
     sentAmount: amount,
     receivingCurrency: input.receivingCurrencyCode,
@@ -92,10 +102,14 @@ export function decideSettleIncoming(tx: Transaction, account: InternalAccount, 
   switch (outcome.kind) {
     case 'APPROVE': {
       const done = withStatus(tx, 'COMPLETED', at);
+      const amount = tx.receivedAmount;
+      // Paid out to the default UMA deposit account, the money passes through the internal
+      // account (in and out, balance unchanged) and leaves the service at once.
+      const paidOut = tx.destination.destinationType === 'ACCOUNT' && tx.destination.accountId !== account.id;
       const event: PaymentRecorded = {
         type: 'payment.recorded',
         transactions: [done],
-        postings: [{ accountId: account.id, balance: tx.receivedAmount, inflow: tx.receivedAmount, outflow: 0 }],
+        postings: [{ accountId: account.id, balance: paidOut ? 0 : amount, inflow: amount, outflow: paidOut ? amount : 0 }],
         ledger: [],
         webhooks: [incomingWebhook(done, at, false)],
       };

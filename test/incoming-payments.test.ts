@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
-import { accountIn, assertLedgerHolds, balanceOf, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
+import { accountIn, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 import { startReceiver, type Answer, type Receiver } from './support/webhook-receiver.js';
 
 /** How long the receiver may stay silent before the service gives up (shortened from 5 s). */
@@ -78,6 +78,21 @@ describe('incoming UMA payments', () => {
       ['INCOMING_PAYMENT', 'COMPLETED'],
     ]);
     assert.deepEqual(await getJson(svc, `/transactions/${tx.id}`), tx);
+    assert.deepEqual(tx.destination.accountId, usd.id);
+    assertLedgerHolds(svc);
+  });
+
+  it("an approved payment is paid out to the customer's default UMA deposit account", async () => {
+    const customer = await createCustomer(svc);
+    const usd = await accountIn(svc, customer.id, 'USD');
+    const deposit = await externalUsd(svc, customer.id, '123', { defaultUmaDepositAccount: true });
+    const tx = await receive(customer, 2_500);
+    assert.equal(tx.status, 'COMPLETED');
+    assert.equal(tx.destination.accountId, deposit.id);
+    assert.equal(await balanceOf(svc, usd.id), 0, 'the money passes through and leaves');
+    const world = svc.service.services.world;
+    const internal = world.internalAccounts.get(usd.id)!;
+    assert.deepEqual([internal.inflow, internal.outflow], [2_500, 2_500]);
     assertLedgerHolds(svc);
   });
 
