@@ -20,7 +20,8 @@ export type DomainErrorCode =
   | 'UNAUTHORIZED'
   | 'LOOKUP_EXPIRED'
   | 'LOOKUP_ALREADY_USED'
-  | 'MISSING_MANDATORY_PAYEE_DATA';
+  | 'MISSING_MANDATORY_PAYEE_DATA'
+  | 'TRANSACTION_NOT_PENDING';
 
 /** One offending field: a dotted path into the request, and what is wrong; codes may add facts. */
 export interface FieldProblem {

@@ -32,7 +32,7 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { WebhookEvent } from './webhook-event.js';
+import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
 
 export interface ExecuteDecision {
   events: PaymentRecorded[];
@@ -46,6 +46,13 @@ export interface ExecuteDecision {
  * customer), the destination account if internal, and both customers.
  */
 export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
+  const decided = executeQuote(quote, parties, at);
+  const target = parties.payee.kind === 'INTERNAL' ? parties.payee.account : undefined;
+  const source = parties.source.kind === 'INTERNAL' ? parties.source.account : undefined;
+  return { ...decided, events: withAccountStatus(decided.events, [source, target], at) };
+}
+
+function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
   }
@@ -214,7 +221,7 @@ function recorded(quote: Quote | undefined, tx: Transaction, postings: Posting[]
   return event;
 }
 
-function webhook(tx: Transaction, type: WebhookEvent['type'], at: number): WebhookEvent {
+function webhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number): WebhookEvent {
   return { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
 }
 

@@ -386,6 +386,7 @@ export interface PlatformConfigView {
   supportedCurrencies: SupportedCurrency[];
   isRegulatedFinancialInstitution: boolean;
   webhookPublicKey: string;
+  webhookPublicKeyPem: string;
   embeddedWalletConfig: EmbeddedWalletConfig;
   createdAt: string;
   updatedAt: string;
@@ -401,10 +402,21 @@ export function renderConfig(env: PlatformEnv): PlatformConfigView {
     supportedCurrencies: c.supportedCurrencies.map((s) => ({ ...s })),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     webhookPublicKey: env.webhookPublicKey,
+    webhookPublicKeyPem: p256SpkiPem(env.webhookPublicKey),
     embeddedWalletConfig: embeddedWalletConfigOf(c),
     createdAt: new Date(c.createdAt).toISOString(),
     updatedAt: new Date(c.updatedAt).toISOString(),
   };
+}
+
+/** DER prefix of a P-256 SubjectPublicKeyInfo (id-ecPublicKey, prime256v1) before the 65 key bytes. */
+const P256_SPKI_PREFIX = '3059301306072a8648ce3d020106082a8648ce3d030107034200';
+
+/** The SPKI PEM of an uncompressed SEC1 P-256 key (hex): what node:crypto's createPublicKey reads. */
+export function p256SpkiPem(sec1Hex: string): string {
+  const base64 = Buffer.from(P256_SPKI_PREFIX + sec1Hex, 'hex').toString('base64');
+  const lines = base64.match(/.{1,64}/g) ?? [];
+  return `-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`;
 }
 
 export function supportsCurrency(env: PlatformEnv, code: string): boolean {

@@ -51,6 +51,12 @@ export interface AccountSource {
   readonly accountId: string;
 }
 
+/** The sender of an incoming UMA payment (POST /sandbox/uma/receive). */
+export interface UmaSource {
+  readonly sourceType: 'UMA_ADDRESS';
+  readonly umaAddress: string;
+}
+
 /** The spec's subset of rateDetails that a transaction shows. */
 export interface TransactionRateDetails {
   readonly serviceApiMultiplier: number;
@@ -94,7 +100,7 @@ export interface Transaction {
   /** Sender for outgoing, recipient for incoming; '' when that party is the platform. */
   readonly customerId: string;
   readonly platformCustomerId: string;
-  readonly source: AccountSource;
+  readonly source: AccountSource | UmaSource;
   readonly destination: QuoteDestination;
   readonly sendingCurrency: string;
   /** Debited from the source, fees included. */
@@ -303,7 +309,7 @@ export interface TransactionView {
   status: TransactionStatus;
   type: TransactionType;
   direction: 'DEBIT' | 'CREDIT';
-  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string };
+  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string } | { sourceType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
   destination: DestinationView;
   customerId: string;
   platformCustomerId: string;
@@ -328,7 +334,10 @@ export function renderTransaction(tx: Transaction): TransactionView {
     status: tx.status,
     type: tx.type,
     direction: tx.type === 'OUTGOING' ? 'DEBIT' : 'CREDIT',
-    source: { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency },
+    source:
+      tx.source.sourceType === 'ACCOUNT'
+        ? { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency }
+        : { sourceType: 'UMA_ADDRESS', umaAddress: tx.source.umaAddress, currency: tx.sendingCurrency },
     destination,
     customerId: tx.customerId,
     platformCustomerId: tx.platformCustomerId,

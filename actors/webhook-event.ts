@@ -1,21 +1,35 @@
 // Webhook events (CONTRACT.md "Webhooks"): a transactional outbox. An event is written in
 // the same log entry as the change it reports, so a change is never without its event nor
-// an event without its change. Delivery (attempts, retries, signatures) is a later issue;
-// until then every event waits as PENDING with no attempts.
+// an event without its change. Delivery (src/webhooks/delivery.ts) logs every attempt and
+// its outcome as `webhook.attempted`, so the outbox's delivery state is part of the
+// recovered state: after a restart each event resumes where its log says it stopped.
 //
 // The body carries the transaction as it was rendered when the event was made: a later
 // change of the transaction is a later event, and an old event keeps saying what it said.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, type SortedIds } from './registry.js';
+import { lowerBound } from '../src/engine/ids.js';
+import { newId } from '../src/engine/ids.js';
+import { renderInternalAccount, type InternalAccount, type InternalAccountView } from './internal-account.js';
 import type { PaymentRecorded, TransactionView } from './transaction.js';
 
-export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT';
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT'];
+export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED'];
 
+/** Tries of one queueing (the first and nine retries) before the event is FAILED. */
+export const MAX_DELIVERY_TRIES = 10;
+/** The wait after the n-th failed try of a queueing: 1 s, 2 s, 4 s ... (CONTRACT.md). */
+export function deliveryRetryDelayMs(failedTries: number): number {
+  return 1000 * 2 ** (failedTries - 1);
+}
+/** Attempts kept per event (the newest); a redelivered event keeps its history up to this. */
+export const MAX_KEPT_ATTEMPTS = 50;
+
 export interface DeliveryAttempt {
   readonly at: number;
+  /** The endpoint's status; 0 when no answer came (refused, reset, timed out). */
   readonly statusCode: number;
   readonly ms: number;
 }
@@ -26,9 +40,21 @@ export interface WebhookEvent {
   readonly envId: string;
   readonly type: WebhookEventType;
   readonly timestamp: number;
-  readonly transaction: TransactionView;
+  /** INCOMING_PAYMENT and OUTGOING_PAYMENT: the transaction as it was. */
+  readonly transaction?: TransactionView;
+  /** ACCOUNT_STATUS: the internal account as it was after the change. */
+  readonly account?: InternalAccountView;
   readonly deliveryStatus: DeliveryStatus;
   readonly attempts: readonly DeliveryAttempt[];
+  /** Failed tries since the event was (re)queued; absent: none. */
+  readonly tries?: number;
+  /** When a PENDING event may be tried next; absent: at once. */
+  readonly nextAttemptAt?: number;
+  /**
+   * The pending INCOMING_PAYMENT of an incoming UMA payment: its answer is the approval,
+   * so it is tried once (CONTRACT.md: not retried) and the answer decides the payment.
+   */
+  readonly approval?: true;
 }
 
 /** What the platform's endpoint receives. */
@@ -36,40 +62,122 @@ export interface WebhookBody {
   id: string;
   type: WebhookEventType;
   timestamp: string;
-  transaction: TransactionView;
+  transaction?: TransactionView;
+  account?: InternalAccountView;
 }
 
 export function webhookBody(event: WebhookEvent): WebhookBody {
-  return { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString(), transaction: event.transaction };
+  const body: WebhookBody = { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString() };
+  if (event.transaction !== undefined) body.transaction = event.transaction;
+  if (event.account !== undefined) body.account = event.account;
+  return body;
+}
+
+/** ACCOUNT_STATUS for an account as it is after a change (`account` already changed). */
+export function accountStatusWebhook(account: InternalAccount, at: number): WebhookEvent {
+  return { id: newId('Webhook', at), envId: account.envId, type: 'ACCOUNT_STATUS', timestamp: at, account: renderInternalAccount(account), deliveryStatus: 'PENDING', attempts: [] };
 }
 
 /**
- * The webhook events, listed per environment in creation order (their UUIDv7 ids). Events
- * are only ever added by the entry that makes the change they report; no decision reads
- * this list.
+ * The payment events with an ACCOUNT_STATUS event added for every balance they change
+ * (CONTRACT.md: every internal-account balance change). `accounts` are the records before
+ * the first event; the events apply in order, so each reports the balance after its own
+ * postings.
  */
-export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded> {
+export function withAccountStatus(events: PaymentRecorded[], accounts: ReadonlyArray<InternalAccount | undefined>, at: number): PaymentRecorded[] {
+  const current = new Map<string, InternalAccount>();
+  for (const account of accounts) if (account !== undefined) current.set(account.id, account);
+  return events.map((event) => {
+    const changed: string[] = [];
+    for (const p of event.postings) {
+      const account = current.get(p.accountId);
+      if (account === undefined || p.balance === 0) continue;
+      current.set(account.id, { ...account, balance: account.balance + p.balance, updatedAt: at });
+      if (!changed.includes(account.id)) changed.push(account.id);
+    }
+    if (changed.length === 0) return event;
+    return { ...event, webhooks: [...event.webhooks, ...changed.map((id) => accountStatusWebhook(current.get(id)!, at))] };
+  });
+}
+
+export type WebhookDeliveryEvent =
+  /** One delivery try and what it left: DELIVERED on a 2xx, else a retry or FAILED. */
+  | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number }
+  /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
+  | { type: 'webhook.requeued'; id: string }
+  /** Events of a change that records no payment (sandbox funding), in that change's entry. */
+  | { type: 'webhooks.recorded'; webhooks: WebhookEvent[] };
+
+/**
+ * The outcome of one try, decided from the event as the log has it: `undefined` when the
+ * event is no longer PENDING (a redelivery raced the try; its outcome is dropped).
+ */
+export function decideAttempt(event: WebhookEvent | undefined, attempt: DeliveryAttempt): WebhookDeliveryEvent | undefined {
+  if (event === undefined || event.deliveryStatus !== 'PENDING') return undefined;
+  const ok = attempt.statusCode >= 200 && attempt.statusCode < 300;
+  const tries = (event.tries ?? 0) + 1;
+  const limit = event.approval === true ? 1 : MAX_DELIVERY_TRIES;
+  const deliveryStatus: DeliveryStatus = ok ? 'DELIVERED' : tries >= limit ? 'FAILED' : 'PENDING';
+  const nextAttemptAt = deliveryStatus === 'PENDING' ? attempt.at + attempt.ms + deliveryRetryDelayMs(tries) : 0;
+  return { type: 'webhook.attempted', id: event.id, attempt, deliveryStatus, tries, nextAttemptAt };
+}
+
+/** Requeues a settled event; a PENDING one is queued already (nothing to log). */
+export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
+  return event.deliveryStatus === 'PENDING' ? [] : [{ type: 'webhook.requeued', id: event.id }];
+}
+
+/**
+ * The webhook events, listed per environment in creation order (their UUIDv7 ids), and the
+ * PENDING ones per environment (the delivery queue, oldest first). No payment decision
+ * reads this list; the delivery worker and redelivery do.
+ */
+export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded | WebhookDeliveryEvent> {
   readonly idPrefix = 'Webhook:';
   readonly #events = new Map<string, WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
+  readonly #pendingByEnv = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;
+  /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
+  onQueued: ((envId: string) => void) | undefined;
 
-  readonly appliers: Appliers<PaymentRecorded> = {
-    'payment.recorded': (event) => {
-      for (const webhook of event.webhooks) {
-        if (this.#events.has(webhook.id)) throw new Error(`webhook event ${webhook.id} exists already`);
-        this.restore(webhook);
-      }
+  readonly appliers: Appliers<PaymentRecorded | WebhookDeliveryEvent> = {
+    'payment.recorded': (event) => this.#record(event.webhooks),
+    'webhooks.recorded': (event) => this.#record(event.webhooks),
+    'webhook.attempted': (event) => {
+      const current = this.#events.get(event.id)!;
+      const attempts = [...current.attempts, event.attempt].slice(-MAX_KEPT_ATTEMPTS);
+      const next: WebhookEvent =
+        event.deliveryStatus === 'PENDING'
+          ? { ...current, attempts, tries: event.tries, nextAttemptAt: event.nextAttemptAt }
+          : { ...withoutQueueState(current), attempts, deliveryStatus: event.deliveryStatus };
+      this.#events.set(next.id, next);
+      if (next.deliveryStatus !== 'PENDING') this.#unqueue(next);
+      this.onQueued?.(next.envId);
+    },
+    'webhook.requeued': (event) => {
+      const current = this.#events.get(event.id)!;
+      const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'PENDING' };
+      this.#events.set(next.id, next);
+      bucket(this.#pendingByEnv, next.envId).insert(next.id);
+      this.onQueued?.(next.envId);
     },
   };
 
   restore(event: WebhookEvent): void {
     this.#events.set(event.id, event);
     bucket(this.#byEnv, event.envId).insert(event.id);
+    if (event.deliveryStatus === 'PENDING') bucket(this.#pendingByEnv, event.envId).insert(event.id);
   }
 
   checkInvariants(): string[] {
-    return [];
+    const problems: string[] = [];
+    for (const [envId, pending] of this.#pendingByEnv) {
+      for (const id of pending.ids) {
+        if (this.#events.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
+      }
+    }
+    return problems;
   }
 
   get(id: string): WebhookEvent | undefined {
@@ -79,4 +187,43 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded> 
   idsIn(envId: string): readonly string[] {
     return this.#byEnv.get(envId)?.ids ?? [];
   }
+
+  /** The oldest PENDING event of the environment: the next one its endpoint gets. */
+  queueHead(envId: string): WebhookEvent | undefined {
+    const id = this.#pendingByEnv.get(envId)?.ids[0];
+    return id === undefined ? undefined : this.#events.get(id);
+  }
+
+  /** Environments with PENDING events. */
+  queuedEnvs(): string[] {
+    return [...this.#pendingByEnv.keys()];
+  }
+
+  /** PENDING events, all environments. */
+  get pendingCount(): number {
+    let n = 0;
+    for (const ids of this.#pendingByEnv.values()) n += ids.ids.length;
+    return n;
+  }
+
+  #record(webhooks: readonly WebhookEvent[]): void {
+    for (const webhook of webhooks) {
+      if (this.#events.has(webhook.id)) throw new Error(`webhook event ${webhook.id} exists already`);
+      this.restore(webhook);
+      this.onQueued?.(webhook.envId);
+    }
+  }
+
+  #unqueue(event: WebhookEvent): void {
+    const pending = this.#pendingByEnv.get(event.envId);
+    if (pending === undefined) return;
+    const at = lowerBound(pending.ids, event.id);
+    if (pending.ids[at] === event.id) pending.ids.splice(at, 1);
+    if (pending.ids.length === 0) this.#pendingByEnv.delete(event.envId);
+  }
+}
+
+function withoutQueueState(event: WebhookEvent): WebhookEvent {
+  const { tries: _tries, nextAttemptAt: _next, ...rest } = event;
+  return rest;
 }

@@ -4,6 +4,7 @@
 // time). Records are replaced, never mutated, so a snapshot can hold references while
 // later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import { Customers, type CustomerEvent } from './customer.js';
+import { decideSettleIncoming, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger } from './ledger.js';
@@ -14,12 +15,22 @@ import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
-import { WebhookEvents } from './webhook-event.js';
+import { Verifications, type VerificationEvent } from './verification.js';
+import { WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
 
-export type DomainEvent = PlatformEvent | CustomerEvent | InternalAccountEvent | ExternalAccountEvent | LookupEvent | MoneyEvent | WalletEvent;
+export type DomainEvent =
+  | PlatformEvent
+  | CustomerEvent
+  | InternalAccountEvent
+  | ExternalAccountEvent
+  | LookupEvent
+  | MoneyEvent
+  | WalletEvent
+  | WebhookDeliveryEvent
+  | VerificationEvent;
 
 /** Messages that durable timers deliver. */
-export type TimerMessage = PaymentTimer | WalletTimerMessage;
+export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
@@ -32,6 +43,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly quotes = new Quotes();
   readonly transactions = new Transactions();
   readonly webhookEvents = new WebhookEvents();
+  readonly verifications = new Verifications();
 
   constructor() {
     super();
@@ -45,11 +57,13 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.quotes);
     this.register(this.transactions);
     this.register(this.webhookEvents);
+    this.register(this.verifications);
   }
 
   /**
-   * Payment timers hold the quote's owner (its source account, or the pulling customer): the
-   * actor that owns the quote and its transaction. Wallet timers hold the wallet's account.
+   * Payment timers hold the account that owns the quote or transaction (its source account,
+   * the pulling customer, or an incoming payment's receiving account). Wallet timers hold the
+   * wallet's account.
    */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
     switch (message.type) {
@@ -57,7 +71,15 @@ export class World extends Registry<DomainEvent, TimerMessage> {
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(message.transactionId);
-        return decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        const events = decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        return withAccountStatus(events, [tx === undefined ? undefined : this.internalAccounts.get(tx.accountId)], at);
+      }
+      case 'incoming.approval-timeout': {
+        // Approved or rejected in time: the timer was cancelled then; a stale one finds it settled.
+        const tx = this.transactions.get(message.transactionId);
+        const account = tx === undefined ? undefined : this.internalAccounts.get(tx.accountId);
+        if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
+        return decideSettleIncoming(tx, account, { kind: 'FAIL', reason: 'PAYMENT_APPROVAL_TIMED_OUT' }, at);
       }
       case 'wallet.session.expire':
       case 'wallet.request.expire':

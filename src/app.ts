@@ -20,6 +20,7 @@ import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, op
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import { WebhookDelivery } from './webhooks/delivery.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   snapshotEverySeconds?: number;
   report?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** How long a webhook endpoint has to answer (default DELIVERY_TIMEOUT_MS, 5 s); tests shorten it. */
+  webhookTimeoutMs?: number;
 }
 
 export interface RunningService {
@@ -160,6 +163,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     masterKeyLoaded = masterKey;
     const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
+    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, { report, ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}) });
     let closing: Promise<void> | undefined;
     return {
       config,
@@ -170,9 +174,11 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       exportSigner,
       otpHasher: new OtpHasher(masterKey),
       oidc: new OidcVerifier(),
+      webhooks,
       close: () => {
         closing ??= (async () => {
           try {
+            webhooks.stop();
             await opened.close();
             await pool.close();
           } finally {
@@ -204,7 +210,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       services,
       routes,
       {
-        healthz: () => ({ status: 'ok', lastSeq: services.engine.lastSeq, durableSeq: services.engine.durableSeq }),
+        healthz: () => ({
+          status: 'ok',
+          lastSeq: services.engine.lastSeq,
+          durableSeq: services.engine.durableSeq,
+          webhooks: services.webhooks.stats(),
+        }),
         openapi: () => openApiDocument(routes, services.config.baseUrl),
         operator: {
           keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
@@ -221,6 +232,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     await services.close();
     throw err;
   }
+  services.webhooks.start();
   // With port 0 the OS picked one: the base URL names the real port.
   services.config.port = http.port;
   services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;

@@ -7,6 +7,7 @@ import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
 import type { P256KeyPair } from './crypto/p256.js';
 import type { OidcVerifier } from './wallet-auth/oidc.js';
 import type { OtpHasher } from './wallet-auth/otp.js';
+import type { WebhookDelivery } from './webhooks/delivery.js';
 
 export interface ServiceConfig {
   host: string;
@@ -37,6 +38,8 @@ export interface Services {
   otpHasher: OtpHasher;
   /** Production OAUTH: tokens checked against the environment's issuers (JWKS cached). */
   oidc: OidcVerifier;
+  /** Webhook delivery; started by `startService`, idle in commands that only open the store. */
+  webhooks: WebhookDelivery;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }

@@ -8,6 +8,8 @@ import { startTestService, type TestService } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { routes } from '../src/http/routes/index.js';
 import { newKeyPairHex } from './support/crypto-fixtures.js';
+import { until } from './support/money.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
 describe('responses conform to the published OpenAPI document', () => {
   let svc: TestService;
@@ -74,6 +76,31 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/transactions/${executed.transactionId}`);
     const events = await ok('GET', '/webhooks/events?limit=1');
     await ok('GET', `/webhooks/events/${events.data[0].id}`);
+    await ok('POST', `/webhooks/events/${events.data[0].id}/redeliver`);
+    await ok('POST', '/webhooks/test', { url: 'http://127.0.0.1:9/hook' });
+    const verification = await ok('POST', '/verifications', {
+      customerId: customer.id,
+      businessInfo: { registrationNumber: 'REG-001', legalName: 'Walk Ltd', country: 'US' },
+      beneficialOwners: [{ personalInfo: { firstName: 'Ada', lastName: 'Lovelace', birthDate: '1990-01-01' } }],
+    });
+    await ok('GET', `/verifications/${verification.id}`);
+
+    // Incoming payments: the platform answers 202 and then approves one and rejects the other.
+    const platform = await startReceiver(() => 202);
+    try {
+      await ok('PATCH', '/config', { webhookEndpoint: platform.url });
+      const incoming = { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: 100, customerId: payee.customerId };
+      const first = await ok('POST', '/sandbox/uma/receive', incoming);
+      const second = await ok('POST', '/sandbox/uma/receive', { ...incoming, customerId: undefined, receiverUmaAddress: customer.umaAddress });
+      const world = svc.service.services.world;
+      const answered = (txId: string) => [...world.webhookEvents.records.values()].some((e) => e.approval === true && e.transaction?.id === txId && e.deliveryStatus === 'DELIVERED');
+      await platform.waitFor(2);
+      await until(svc, () => answered(first.id) && answered(second.id));
+      await ok('POST', `/transactions/${first.id}/approve`);
+      await ok('POST', `/transactions/${second.id}/reject`);
+    } finally {
+      await platform.close();
+    }
 
     await ok('GET', '/config');
     await ok('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=BTC');

@@ -19,8 +19,10 @@ describe('GET /webhooks/events', () => {
     const alice = await fundedCustomer(svc, 1_000);
     const bob = await fundedCustomer(svc, 0);
     const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 400, { immediatelyExecute: true }));
-    const list = await getJson(svc, '/webhooks/events');
-    assert.equal(list.totalCount, 2);
+    const all = await getJson(svc, '/webhooks/events');
+    // Funding alice (ACCOUNT_STATUS), then the transfer: OUTGOING, INCOMING, and both balances.
+    assert.deepEqual(all.data.map((e: any) => e.type).reverse(), ['ACCOUNT_STATUS', 'OUTGOING_PAYMENT', 'INCOMING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS']);
+    const list = { data: all.data.filter((e: any) => e.type !== 'ACCOUNT_STATUS') };
     const [incoming, outgoing] = list.data;
     assert.equal(outgoing.type, 'OUTGOING_PAYMENT');
     assert.equal(incoming.type, 'INCOMING_PAYMENT');
@@ -31,6 +33,7 @@ describe('GET /webhooks/events', () => {
       assert.equal(event.deliveryStatus, 'PENDING');
       assert.deepEqual(event.attempts, []);
       assert.equal(event.transaction.status, 'COMPLETED');
+      assert.equal(event.account, undefined);
     }
     assert.deepEqual(outgoing.transaction, await getJson(svc, `/transactions/${quote.transactionId}`));
     assert.equal(incoming.transaction.customerId, bob.customer.id);
@@ -44,10 +47,29 @@ describe('GET /webhooks/events', () => {
     assertInvalid(await svc.request('GET', '/webhooks/events?deliveryStatus=LOST'), 'deliveryStatus');
   });
 
+  it('ACCOUNT_STATUS reports every balance change with the account as it became', async () => {
+    const before = (await getJson(svc, '/webhooks/events?type=ACCOUNT_STATUS')).totalCount;
+    const alice = await fundedCustomer(svc, 1_000);
+    const bob = await fundedCustomer(svc, 0);
+    await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 400, { immediatelyExecute: true }));
+    const statuses = (await getJson(svc, '/webhooks/events?type=ACCOUNT_STATUS')).data.slice(0, 3).reverse();
+    assert.equal((await getJson(svc, '/webhooks/events?type=ACCOUNT_STATUS')).totalCount, before + 3);
+    assert.deepEqual(
+      statuses.map((e: any) => [e.account.id, e.account.balance.amount]),
+      [
+        [alice.usd.id, 1_000],
+        [alice.usd.id, 600],
+        [bob.usd.id, 400],
+      ],
+    );
+    for (const event of statuses) assert.equal(event.transaction, undefined);
+    assert.deepEqual(statuses[2].account, await getJson(svc, `/internal-accounts/${bob.usd.id}`));
+  });
+
   it('a refused execute records no event', async () => {
-    const before = (await getJson(svc, '/webhooks/events')).totalCount;
     const alice = await fundedCustomer(svc, 10);
     const bob = await fundedCustomer(svc, 0);
+    const before = (await getJson(svc, '/webhooks/events')).totalCount;
     const res = await svc.request('POST', '/quotes', { body: quoteBody(alice.usd.id, bob.usd.id, 11, { immediatelyExecute: true }) });
     assertError(res, 400, 'INSUFFICIENT_BALANCE');
     assert.equal((await getJson(svc, '/webhooks/events')).totalCount, before);

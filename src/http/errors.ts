@@ -37,7 +37,8 @@ export type ErrorCode =
   | 'LAST_CREDENTIAL'
   | 'LOOKUP_EXPIRED'
   | 'LOOKUP_ALREADY_USED'
-  | 'MISSING_MANDATORY_PAYEE_DATA';
+  | 'MISSING_MANDATORY_PAYEE_DATA'
+  | 'TRANSACTION_NOT_PENDING';
 
 export interface ErrorBody {
   status: number;
@@ -88,6 +89,7 @@ const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   LOOKUP_EXPIRED: 400,
   LOOKUP_ALREADY_USED: 409,
   MISSING_MANDATORY_PAYEE_DATA: 400,
+  TRANSACTION_NOT_PENDING: 409,
 };
 
 export function fromDomainError(err: DomainError): ApiError {

@@ -79,7 +79,7 @@ export function webhooksOf(svc: TestService, txId: string): Array<[string, strin
   for (const env of world.envs.records.keys()) {
     for (const id of world.webhookEvents.idsIn(env)) {
       const event = world.webhookEvents.get(id)!;
-      if (event.transaction.id === txId) out.push([event.type, event.transaction.status]);
+      if (event.transaction?.id === txId) out.push([event.type, event.transaction.status]);
     }
   }
   return out;

@@ -7,6 +7,8 @@ import { decideFund, INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAcco
 import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
+import { accountStatusWebhook } from '../../../actors/webhook-event.js';
+import type { DomainEvent } from '../../../actors/world.js';
 import type { Services } from '../../services.js';
 import { invalidField, invalidInput, notFound } from '../errors.js';
 import { paginate, PageQuery } from '../pagination.js';
@@ -240,10 +242,13 @@ export const accountRoutes: Route[] = [
       const { services, env, body } = ctx;
       const { accountId } = AccountIdParam.parse(ctx.params);
       internalAccountOf(services, env, accountId);
-      return ctx.exec([accountId], () => ({
-        events: decideFund(internalAccountOf(services, env, accountId), body.amount),
-        reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }),
-      }));
+      return ctx.exec([accountId], (at) => {
+        const account = internalAccountOf(services, env, accountId);
+        const events: DomainEvent[] = decideFund(account, body.amount);
+        const funded = { ...account, balance: account.balance + body.amount, updatedAt: at };
+        events.push({ type: 'webhooks.recorded', webhooks: [accountStatusWebhook(funded, at)] });
+        return { events, reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }) };
+      });
     },
   }),
 ];

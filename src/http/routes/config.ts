@@ -38,9 +38,9 @@ export const configRoutes: Route[] = [
     body: validator(PatchConfig),
     response: PlatformConfigView,
     status: 200,
-    handle: (ctx) => {
+    handle: async (ctx) => {
       const { services, env, body } = ctx;
-      return ctx.exec([env.id], (at) => {
+      const reply = await ctx.exec([env.id], (at) => {
         const current = services.world.envs.get(env.id)!;
         const config = patchedConfig(current.config, body, at);
         const events: DomainEvent[] = [{ type: 'config.updated', envId: env.id, config }];
@@ -52,6 +52,9 @@ export const configRoutes: Route[] = [
         if (accounts.length > 0) events.push({ type: 'platform.accounts.created', accounts });
         return { events, reply: () => ({ status: 200, body: renderConfig(services.world.envs.get(env.id)!) }) };
       });
+      // A new endpoint gets the events that waited for one.
+      services.webhooks.kick(env.id);
+      return reply;
     },
   }),
 ];

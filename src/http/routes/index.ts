@@ -5,9 +5,11 @@ import { authRoutes } from './auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
+import { incomingRoutes } from './incoming.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { transactionRoutes } from './transactions.js';
+import { verificationRoutes } from './verifications.js';
 import { webhookRoutes } from './webhooks.js';
 
 export const routes: readonly Route[] = [
@@ -18,6 +20,8 @@ export const routes: readonly Route[] = [
   ...receiverRoutes,
   ...quoteRoutes,
   ...transactionRoutes,
+  ...incomingRoutes,
   ...webhookRoutes,
   ...authRoutes,
+  ...verificationRoutes,
 ];

@@ -1,12 +1,12 @@
 // The webhook outbox as a platform reads it (CONTRACT.md "Webhooks"): the events recorded
-// with every payment change, their delivery status and attempts. Reads only; delivery is
-// its own issue.
+// with every payment change, their delivery status and attempts; redelivery, and a signed
+// TEST event. Delivery itself is src/webhooks/delivery.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
-import { notFound } from '../errors.js';
+import { decideRequeue, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
+import { invalidField, notFound } from '../errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Route } from '../route.js';
-import { IdOf, ListOf } from '../schemas/resources.js';
+import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 
@@ -14,7 +14,8 @@ const WebhookEventView = Obj({
   id: Str(),
   type: StringEnum(WEBHOOK_EVENT_TYPES),
   timestamp: Str({ format: 'date-time' }),
-  transaction: TransactionView,
+  transaction: Type.Optional(TransactionView),
+  account: Type.Optional(InternalAccountView),
   deliveryStatus: StringEnum(DELIVERY_STATUSES),
   attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
 });
@@ -22,6 +23,17 @@ const WebhookEventView = Obj({
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
+const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; the configured webhookEndpoint when left out' })) });
+const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) });
+
+function httpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
 
 interface WebhookEventListed extends WebhookBody {
   deliveryStatus: WebhookEvent['deliveryStatus'];
@@ -75,6 +87,39 @@ export const webhookRoutes: Route[] = [
       const event = services.world.webhookEvents.get(id);
       if (event === undefined || event.envId !== env.id) throw notFound('webhook event', id);
       return { status: 200, body: renderEvent(event) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/webhooks/events/{id}/redeliver',
+    summary: 'Queue a delivered or failed event again (a pending one is queued already)',
+    tag: 'Webhooks',
+    response: WebhookEventView,
+    status: 200,
+    handle: async (ctx) => {
+      const { services, env, params } = ctx;
+      const { id } = EventIdParam.parse(params);
+      return ctx.exec([id], () => {
+        const event = services.world.webhookEvents.get(id);
+        if (event === undefined || event.envId !== env.id) throw notFound('webhook event', id);
+        return { events: decideRequeue(event), reply: () => ({ status: 200, body: renderEvent(services.world.webhookEvents.get(id)!) }) };
+      });
+    },
+  }),
+  route<Static<typeof TestBody>>({
+    method: 'POST',
+    path: '/webhooks/test',
+    summary: 'Send a signed TEST event to `url` or the configured endpoint',
+    tag: 'Webhooks',
+    body: validator(TestBody),
+    response: TestResult,
+    status: 200,
+    handle: async ({ services, env, body }) => {
+      await services.engine.settled();
+      const url = body.url ?? services.world.envs.get(env.id)!.config.webhookEndpoint;
+      if (url === '') throw invalidField('url', 'is required when no webhookEndpoint is configured');
+      if (!httpUrl(url)) throw invalidField('url', 'must be an absolute http(s) URL without credentials');
+      return { status: 200, body: await services.webhooks.sendTest(env.id, url) };
     },
   }),
 ];

@@ -63,7 +63,10 @@ export const TransactionView = Obj({
   status: StringEnum(TRANSACTION_STATUSES),
   type: StringEnum(TRANSACTION_TYPES),
   direction: StringEnum(['DEBIT', 'CREDIT'] as const),
-  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
+  source: Type.Union([
+    Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
+    Obj({ sourceType: Type.Literal('UMA_ADDRESS'), umaAddress: Str(), currency: Str() }, { description: 'the sender of an incoming UMA payment' }),
+  ]),
   destination: DestinationView,
   customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
   platformCustomerId: Str(),

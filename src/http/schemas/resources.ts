@@ -177,6 +177,7 @@ export const PlatformConfigView = Obj({
   supportedCurrencies: List(SupportedCurrencySchema),
   isRegulatedFinancialInstitution: Type.Boolean(),
   webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
+  webhookPublicKeyPem: Str({ description: 'the same key as an SPKI PEM (node:crypto createPublicKey reads it)' }),
   embeddedWalletConfig: EmbeddedWalletConfigView,
   createdAt: Timestamp,
   updatedAt: Timestamp,

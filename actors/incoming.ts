@@ -1,0 +1,132 @@
+// Incoming UMA payments (CONTRACT.md "Webhooks", SERVICE_SPEC parts 3 and 4): a payment
+// from a sandbox UMA address to a customer is recorded as an INCOMING transaction PENDING,
+// with an INCOMING_PAYMENT webhook event that asks the platform to approve it. The
+// answer to that one delivery decides (src/webhooks/delivery.ts): 200 approves, 403
+// rejects, 202 leaves five seconds (a durable timer) for POST /transactions/{id}/approve or
+// /reject, anything else or no answer fails it. An approved payment is paid out to the
+// customer's default UMA deposit account of the currency, or else credited to its internal
+// account of the currency, and reported COMPLETED by a second INCOMING_PAYMENT. The
+// transaction belongs to that internal account; its actor decides each step.
+import { newId } from '../src/engine/ids.js';
+import { DomainError, invalidField } from './errors.js';
+import type { Customer } from './customer.js';
+import type { ExternalAccount } from './external-account.js';
+import type { InternalAccount } from './internal-account.js';
+import { paymentReference, renderTransaction, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
+import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
+
+/** How long the platform has to approve or reject after answering 202. */
+export const APPROVAL_WINDOW_MS = 5_000;
+
+export type ApprovalTimer = { type: 'incoming.approval-timeout'; transactionId: string };
+
+/** The key of a transaction's approval timer (approve and reject cancel it). */
+export function approvalTimerKey(transactionId: string): string {
+  return `approval:${transactionId}`;
+}
+
+export interface IncomingInput {
+  senderUmaAddress: string;
+  receivingCurrencyCode: string;
+  receivingCurrencyAmount: number;
+}
+
+export type IncomingOutcome = { kind: 'APPROVE' } | { kind: 'REJECT' } | { kind: 'FAIL'; reason: FailureReason };
+
+/** What the platform's answer to the approval webhook means; AWAIT: it will call approve or reject. */
+export type ApprovalAnswer = IncomingOutcome | { kind: 'AWAIT' };
+
+export function approvalAnswer(statusCode: number): ApprovalAnswer {
+  switch (statusCode) {
+    case 200:
+      return { kind: 'APPROVE' };
+    case 403:
+      return { kind: 'REJECT' };
+    case 202:
+      return { kind: 'AWAIT' };
+    default:
+      return { kind: 'FAIL', reason: 'PAYMENT_APPROVAL_WEBHOOK_ERROR' };
+  }
+}
+
+/**
+ * Records the incoming payment PENDING with its approval webhook; with `approveNow` (no
+ * endpoint to ask) it is approved in the same entry.
+ */
+export function decideReceive(
+  input: IncomingInput,
+  account: InternalAccount,
+  customer: Customer,
+  deposit: ExternalAccount | undefined,
+  approveNow: boolean,
+  at: number,
+): PaymentRecorded[] {
+  const amount = input.receivingCurrencyAmount;
+  if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
+    throw invalidField('receivingCurrencyAmount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
+  }
+  const id = newId('Transaction', at);
+  const tx: Transaction = {
+    id,
+    envId: account.envId,
+    type: 'INCOMING',
+    status: 'PENDING',
+    accountId: account.id,
+    customerId: customer.id,
+    platformCustomerId: customer.platformCustomerId,
+    source: { sourceType: 'UMA_ADDRESS', umaAddress: input.senderUmaAddress },
+    // The customer's default UMA deposit account of the currency, if any, else its internal account.
+    destination: { destinationType: 'ACCOUNT', accountId: deposit !== undefined && deposit.currency === account.currency ? deposit.id : account.id },
+    sendingCurrency: input.receivingCurrencyCode,
+    sentAmount: amount,
+    receivingCurrency: input.receivingCurrencyCode,
+    receivedAmount: amount,
+    principal: amount,
+    feesIncluded: 0,
+    exchangeRate: 1,
+    quoteId: '',
+    reference: paymentReference(id),
+    rateDetails: { serviceApiMultiplier: 1, serviceApiFixedFee: 0, serviceApiVariableFeeRate: 0, serviceApiVariableFeeAmount: 0 },
+    createdAt: at,
+    updatedAt: at,
+  };
+  const created: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [incomingWebhook(tx, at, true)] };
+  return approveNow ? [created, ...decideSettleIncoming(tx, account, { kind: 'APPROVE' }, at)] : [created];
+}
+
+/** Approves, rejects or fails a PENDING incoming payment; anything else is 409 TRANSACTION_NOT_PENDING. */
+export function decideSettleIncoming(tx: Transaction, account: InternalAccount, outcome: IncomingOutcome, at: number): PaymentRecorded[] {
+  if (tx.type !== 'INCOMING' || tx.status !== 'PENDING') {
+    throw new DomainError('TRANSACTION_NOT_PENDING', `transaction ${tx.id} is not a pending incoming payment (it is ${tx.type} ${tx.status})`);
+  }
+  switch (outcome.kind) {
+    case 'APPROVE': {
+      const done = withStatus(tx, 'COMPLETED', at);
+      const amount = tx.receivedAmount;
+      // Paid out to the default UMA deposit account, the money passes through the internal
+      // account (in and out, balance unchanged) and leaves the service at once.
+      const paidOut = tx.destination.destinationType === 'ACCOUNT' && tx.destination.accountId !== account.id;
+      const event: PaymentRecorded = {
+        type: 'payment.recorded',
+        transactions: [done],
+        postings: [{ accountId: account.id, balance: paidOut ? 0 : amount, inflow: amount, outflow: paidOut ? amount : 0 }],
+        ledger: [],
+        webhooks: [incomingWebhook(done, at, false)],
+      };
+      return withAccountStatus([event], [account], at);
+    }
+    case 'REJECT':
+      return [settled(withStatus(tx, 'REJECTED', at), at)];
+    case 'FAIL':
+      return [settled(withStatus(tx, 'FAILED', at, { failureReason: outcome.reason }), at)];
+  }
+}
+
+function settled(tx: Transaction, at: number): PaymentRecorded {
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [incomingWebhook(tx, at, false)] };
+}
+
+function incomingWebhook(tx: Transaction, at: number, approval: boolean): WebhookEvent {
+  const event: WebhookEvent = { id: newId('Webhook', at), envId: tx.envId, type: 'INCOMING_PAYMENT', timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
+  return approval ? { ...event, approval: true } : event;
+}

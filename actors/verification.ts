@@ -1,0 +1,144 @@
+// Verifications (CONTRACT.md "Money": POST /verifications; SERVICE_SPEC part 3): KYB of a
+// business and KYC of its beneficial owners, or the standing of an existing customer.
+// Sandbox outcomes follow the spec's suffix rules: the last 3 characters of
+// `businessInfo.registrationNumber` decide kybStatus and those of each owner's
+// `personalInfo.lastName` its kycStatus: 001 PENDING, 002 REJECTED, anything else
+// APPROVED. Production has no simulated checks: what is submitted waits as PENDING.
+//
+// A verification is written once and never changes, so it needs no actor but its own id.
+import { newId } from '../src/engine/ids.js';
+import type { Customer } from './customer.js';
+import type { Environment } from './platform.js';
+import type { Appliers, RecordKind } from './registry.js';
+
+export type CheckStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
+export const CHECK_STATUSES: readonly CheckStatus[] = ['PENDING', 'APPROVED', 'REJECTED'];
+export type VerificationStatus = CheckStatus | 'UNVERIFIED';
+export const VERIFICATION_STATUSES: readonly VerificationStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
+
+export type InfoFields = Readonly<Record<string, string>>;
+
+export interface BeneficialOwner {
+  readonly personalInfo: InfoFields & { readonly firstName: string; readonly lastName: string };
+  readonly kycStatus: CheckStatus;
+}
+
+export interface Verification {
+  /** `Verification:<uuid>` */
+  readonly id: string;
+  readonly envId: string;
+  readonly customerId?: string;
+  readonly verificationStatus: VerificationStatus;
+  readonly businessInfo?: InfoFields & { readonly registrationNumber: string };
+  readonly kybStatus?: CheckStatus;
+  readonly beneficialOwners?: readonly BeneficialOwner[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export type VerificationEvent = { type: 'verification.created'; verification: Verification };
+
+export interface VerificationInput {
+  customerId?: string;
+  businessInfo?: Record<string, string> & { registrationNumber: string };
+  beneficialOwners?: Array<{ personalInfo: Record<string, string> & { firstName: string; lastName: string } }>;
+}
+
+/** The spec's sandbox rule: the last 3 characters decide. */
+export function sandboxCheck(value: string): CheckStatus {
+  switch (value.slice(-3)) {
+    case '001':
+      return 'PENDING';
+    case '002':
+      return 'REJECTED';
+    default:
+      return 'APPROVED';
+  }
+}
+
+/** Any rejection rejects the whole; else anything pending keeps it pending. */
+function overall(statuses: readonly VerificationStatus[]): VerificationStatus {
+  if (statuses.includes('REJECTED')) return 'REJECTED';
+  if (statuses.includes('UNVERIFIED')) return 'UNVERIFIED';
+  if (statuses.includes('PENDING')) return 'PENDING';
+  return 'APPROVED';
+}
+
+/**
+ * A new verification. `customer` (already checked to belong to the environment) brings
+ * its own kycStatus when no business is submitted with it.
+ */
+export function decideCreateVerification(envId: string, environment: Environment, input: VerificationInput, customer: Customer | undefined, at: number): VerificationEvent[] {
+  const check = (value: string): CheckStatus => (environment === 'sandbox' ? sandboxCheck(value) : 'PENDING');
+  const statuses: VerificationStatus[] = [];
+  let verification: Verification = { id: newId('Verification', at), envId, verificationStatus: 'PENDING', createdAt: at, updatedAt: at };
+  if (customer !== undefined) verification = { ...verification, customerId: customer.id };
+  if (input.businessInfo !== undefined) {
+    const kybStatus = check(input.businessInfo.registrationNumber);
+    statuses.push(kybStatus);
+    verification = { ...verification, businessInfo: { ...input.businessInfo }, kybStatus };
+  } else if (customer !== undefined) {
+    // No business submitted: the customer's own standing is the answer.
+    statuses.push(customer.kycStatus);
+  }
+  if (input.beneficialOwners !== undefined) {
+    const owners = input.beneficialOwners.map((owner) => ({ personalInfo: { ...owner.personalInfo }, kycStatus: check(owner.personalInfo.lastName) }));
+    statuses.push(...owners.map((o) => o.kycStatus));
+    verification = { ...verification, beneficialOwners: owners };
+  }
+  return [{ type: 'verification.created', verification: { ...verification, verificationStatus: overall(statuses) } }];
+}
+
+export class Verifications implements RecordKind<Verification, VerificationEvent> {
+  readonly idPrefix = 'Verification:';
+  readonly #records = new Map<string, Verification>();
+  readonly records: ReadonlyMap<string, Verification> = this.#records;
+
+  readonly appliers: Appliers<VerificationEvent> = {
+    'verification.created': (event) => {
+      if (this.#records.has(event.verification.id)) throw new Error(`verification ${event.verification.id} exists already`);
+      this.restore(event.verification);
+    },
+  };
+
+  restore(record: Verification): void {
+    this.#records.set(record.id, record);
+  }
+
+  checkInvariants(): string[] {
+    return [];
+  }
+
+  /** The verification if it belongs to the environment. */
+  inEnv(envId: string, id: string): Verification | undefined {
+    const record = this.#records.get(id);
+    return record?.envId === envId ? record : undefined;
+  }
+}
+
+export interface VerificationView {
+  id: string;
+  customerId?: string;
+  verificationStatus: VerificationStatus;
+  businessInfo?: Record<string, string>;
+  kybStatus?: CheckStatus;
+  beneficialOwners?: Array<{ personalInfo: Record<string, string>; kycStatus: CheckStatus }>;
+  errors: never[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function renderVerification(v: Verification): VerificationView {
+  const view: VerificationView = {
+    id: v.id,
+    verificationStatus: v.verificationStatus,
+    errors: [],
+    createdAt: new Date(v.createdAt).toISOString(),
+    updatedAt: new Date(v.updatedAt).toISOString(),
+  };
+  if (v.customerId !== undefined) view.customerId = v.customerId;
+  if (v.businessInfo !== undefined) view.businessInfo = { ...v.businessInfo };
+  if (v.kybStatus !== undefined) view.kybStatus = v.kybStatus;
+  if (v.beneficialOwners !== undefined) view.beneficialOwners = v.beneficialOwners.map((o) => ({ personalInfo: { ...o.personalInfo }, kycStatus: o.kycStatus }));
+  return view;
+}

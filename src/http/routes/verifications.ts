@@ -1,0 +1,88 @@
+// Verifications (CONTRACT.md; SERVICE_SPEC parts 3 and 4): KYB of a business with its
+// beneficial owners, or a customer's standing. Outcomes are decided at creation
+// (actors/verification.ts) and read back by id.
+import { Type, type Static } from '@sinclair/typebox';
+import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICATION_STATUSES } from '../../../actors/verification.js';
+import { invalidField, notFound } from '../errors.js';
+import { route, type Route } from '../route.js';
+import { IdOf } from '../schemas/resources.js';
+import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { customerOf } from './customers.js';
+
+const Field = (options: { maxLength?: number; description?: string } = {}) => Str({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
+
+const BusinessInfo = Obj({
+  registrationNumber: Field({ maxLength: 64, description: 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED)' }),
+  legalName: Type.Optional(Field()),
+  doingBusinessAs: Type.Optional(Field()),
+  country: Type.Optional(Country()),
+  taxId: Type.Optional(Field({ maxLength: 64 })),
+  incorporatedOn: Type.Optional(DateString()),
+});
+const PersonalInfo = Obj({
+  firstName: Field(),
+  lastName: Field({ description: 'sandbox: the last 3 characters decide kycStatus (001 PENDING, 002 REJECTED)' }),
+  middleName: Type.Optional(Field()),
+  birthDate: Type.Optional(DateString()),
+  nationality: Type.Optional(Country()),
+  email: Type.Optional(Field()),
+});
+const CreateVerification = Obj({
+  customerId: Type.Optional(IdOf('Customer')),
+  businessInfo: Type.Optional(BusinessInfo),
+  beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo }), { maxItems: 25 })),
+});
+const CheckStatus = StringEnum(CHECK_STATUSES);
+const VerificationView = Obj({
+  id: Str(),
+  customerId: Type.Optional(Str()),
+  verificationStatus: StringEnum(VERIFICATION_STATUSES),
+  businessInfo: Type.Optional(BusinessInfo),
+  kybStatus: Type.Optional(CheckStatus),
+  beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo, kycStatus: CheckStatus }), { maxItems: 25 })),
+  errors: List(Obj({ field: Str(), message: Str() }), { maxItems: 0, description: 'always empty: problems with the input are refused with a 400' }),
+  createdAt: Str({ format: 'date-time' }),
+  updatedAt: Str({ format: 'date-time' }),
+});
+const VerificationIdParam = validator(Obj({ id: IdOf('Verification') }));
+
+export const verificationRoutes: Route[] = [
+  route<Static<typeof CreateVerification>>({
+    method: 'POST',
+    path: '/verifications',
+    summary: 'Verify a business (KYB) and its beneficial owners (KYC), or a customer',
+    tag: 'Verifications',
+    body: validator(CreateVerification),
+    response: VerificationView,
+    status: 201,
+    idempotent: true,
+    handle: (ctx) => {
+      const { services, env, body } = ctx;
+      if (body.customerId === undefined && body.businessInfo === undefined) {
+        throw invalidField('businessInfo', 'businessInfo or customerId is required');
+      }
+      const actors = body.customerId === undefined ? [] : [body.customerId];
+      return ctx.exec(actors, (at) => {
+        const customer = body.customerId === undefined ? undefined : customerOf(services, env, body.customerId);
+        const events = decideCreateVerification(env.id, env.environment, body, customer, at);
+        const id = events[0]!.verification.id;
+        return { events, reply: () => ({ status: 201, body: renderVerification(services.world.verifications.inEnv(env.id, id)!) }) };
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/verifications/{id}',
+    summary: 'Read a verification',
+    tag: 'Verifications',
+    response: VerificationView,
+    status: 200,
+    handle: async ({ services, env, params }) => {
+      const { id } = VerificationIdParam.parse(params);
+      await services.engine.settled();
+      const verification = services.world.verifications.inEnv(env.id, id);
+      if (verification === undefined) throw notFound('verification', id);
+      return { status: 200, body: renderVerification(verification) };
+    },
+  }),
+];

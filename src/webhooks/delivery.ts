@@ -1,0 +1,282 @@
+// Webhook delivery: sends the outbox (actors/webhook-event.ts) to each environment's
+// `webhookEndpoint`, signed, at least once, in creation order, one in flight per endpoint.
+//
+// Why not engine effects: an effect runs independently of its siblings (16 at a time, any
+// order) with the engine's own schedule (8 attempts, capped backoff). Webhooks need strict
+// order per endpoint, where a retrying event holds back the later ones of its endpoint and
+// only those, and CONTRACT.md's schedule (10 tries, 1 s doubling, then FAILED). So the
+// queue is the outbox itself: each environment's PENDING events in id (creation) order,
+// with `tries` and `nextAttemptAt` on the record. Every try is logged as
+// `webhook.attempted` (attempt, outcome, next due time) in one entry held on the event, so
+// a restart, kill -9 included, rebuilds exactly the same queue and due times from the log:
+// a try whose outcome was not logged is made again (at least once, same event id).
+//
+// Limits: at most `maxConnections` requests in flight across all endpoints (one per
+// endpoint), each cut off after `timeoutMs`; an endpoint waiting for a free connection
+// is queued once, so the waiting list never exceeds the number of environments. Memory
+// is one lane per environment with PENDING events; the events themselves are records.
+// The queue's depth is `stats().pending` (served in /healthz).
+import type { Clock } from '../engine/clock.js';
+import type { Engine } from '../engine/engine.js';
+import { newId } from '../engine/ids.js';
+import { decideAttempt, webhookBody, type DeliveryAttempt, type WebhookEvent } from '../../actors/webhook-event.js';
+import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
+import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
+import type { EngineEvent } from '../engine/state-machine.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import type { CryptoPool } from '../crypto/pool.js';
+
+/** CONTRACT.md: a 2xx within 5 s is success. */
+export const DELIVERY_TIMEOUT_MS = 5_000;
+/** Requests in flight at once, all endpoints together. */
+export const MAX_WEBHOOK_CONNECTIONS = 32;
+/** An endpoint's answer body is read (and dropped) up to this many bytes. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** After the log refused an outcome (overload), the try is made again after this long. */
+const OVERLOAD_RETRY_MS = 1_000;
+
+export interface DeliveryOptions {
+  timeoutMs?: number;
+  maxConnections?: number;
+  report?: (line: string) => void;
+}
+
+export interface DeliveryStats {
+  /** PENDING events, all environments. */
+  pending: number;
+  inFlight: number;
+  /** Endpoints waiting for a free connection. */
+  waiting: number;
+  maxConnections: number;
+}
+
+/** What one POST to an endpoint came to; statusCode 0 when no answer came. */
+export interface PostOutcome {
+  statusCode: number;
+  ms: number;
+}
+
+interface Lane {
+  busy: boolean;
+  cancelTimer: (() => void) | undefined;
+  timerDue: number;
+}
+
+export interface DeliveryDeps {
+  engine: Engine<DomainEvent, TimerMessage>;
+  world: World;
+  masterKey: MasterKey;
+  crypto: CryptoPool;
+}
+
+export class WebhookDelivery {
+  readonly #deps: DeliveryDeps;
+  readonly #clock: Clock;
+  readonly #timeoutMs: number;
+  readonly #maxConnections: number;
+  readonly #report: (line: string) => void;
+  readonly #lanes = new Map<string, Lane>();
+  /** Environments whose head is due, waiting for a connection; a Set, so each at most once. */
+  readonly #waiting = new Set<string>();
+  readonly #inFlight = new Set<AbortController>();
+  readonly #keys = new Map<string, Uint8Array>();
+  #running = false;
+
+  constructor(deps: DeliveryDeps, options: DeliveryOptions = {}) {
+    this.#deps = deps;
+    this.#clock = deps.engine.clock;
+    this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.#maxConnections = options.maxConnections ?? MAX_WEBHOOK_CONNECTIONS;
+    this.#report = options.report ?? (() => undefined);
+  }
+
+  /** Starts delivering: what recovery left PENDING, and from then on what is recorded. */
+  start(): void {
+    this.#running = true;
+    this.#deps.world.webhookEvents.onQueued = (envId) => this.kick(envId);
+    for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) this.kick(envId);
+  }
+
+  /** Stops sending: timers cancelled, requests in flight aborted (their tries are made again after a restart). */
+  stop(): void {
+    this.#running = false;
+    this.#deps.world.webhookEvents.onQueued = undefined;
+    for (const lane of this.#lanes.values()) lane.cancelTimer?.();
+    this.#lanes.clear();
+    this.#waiting.clear();
+    for (const controller of this.#inFlight) controller.abort();
+  }
+
+  stats(): DeliveryStats {
+    return {
+      pending: this.#deps.world.webhookEvents.pendingCount,
+      inFlight: this.#inFlight.size,
+      waiting: this.#waiting.size,
+      maxConnections: this.#maxConnections,
+    };
+  }
+
+  /** Looks at the environment's queue again (a new event, an outcome, a new endpoint). */
+  kick(envId: string): void {
+    if (!this.#running) return;
+    let lane = this.#lanes.get(envId);
+    if (lane?.busy === true) return; // it looks again when its try ends
+    const head = this.#deps.world.webhookEvents.queueHead(envId);
+    const endpoint = this.#deps.world.envs.get(envId)?.config.webhookEndpoint ?? '';
+    if (head === undefined || endpoint === '') {
+      // Nothing to send, or nowhere to send it: events wait until an endpoint is configured.
+      if (lane !== undefined) {
+        lane.cancelTimer?.();
+        this.#lanes.delete(envId);
+      }
+      this.#waiting.delete(envId);
+      return;
+    }
+    if (lane === undefined) {
+      lane = { busy: false, cancelTimer: undefined, timerDue: 0 };
+      this.#lanes.set(envId, lane);
+    }
+    const due = head.nextAttemptAt ?? 0;
+    if (due > this.#clock.now()) {
+      if (lane.cancelTimer !== undefined && lane.timerDue === due) return;
+      lane.cancelTimer?.();
+      lane.timerDue = due;
+      lane.cancelTimer = this.#clock.schedule(due, () => {
+        const current = this.#lanes.get(envId);
+        if (current !== undefined) current.cancelTimer = undefined;
+        this.kick(envId);
+      });
+      return;
+    }
+    lane.cancelTimer?.();
+    lane.cancelTimer = undefined;
+    this.#waiting.add(envId);
+    this.#pump();
+  }
+
+  /** Starts tries for waiting endpoints while connections are free, in the order they started waiting. */
+  #pump(): void {
+    for (const envId of this.#waiting) {
+      if (this.#inFlight.size >= this.#maxConnections) return;
+      this.#waiting.delete(envId);
+      const lane = this.#lanes.get(envId);
+      const head = this.#deps.world.webhookEvents.queueHead(envId);
+      if (lane === undefined || lane.busy || head === undefined) continue;
+      lane.busy = true;
+      const controller = new AbortController();
+      this.#inFlight.add(controller);
+      this.#tryOnce(envId, head, controller)
+        .catch((err: unknown) => this.#report(`webhook ${head.id}: ${err instanceof Error ? err.message : String(err)}`))
+        .finally(() => {
+          this.#inFlight.delete(controller);
+          lane.busy = false;
+          if (!this.#running) return;
+          this.kick(envId);
+          this.#pump();
+        });
+    }
+  }
+
+  async #tryOnce(envId: string, head: WebhookEvent, controller: AbortController): Promise<void> {
+    const { engine, world } = this.#deps;
+    // The event is sent only once the entry that recorded it is durable.
+    await engine.settled();
+    const endpoint = world.envs.get(envId)?.config.webhookEndpoint ?? '';
+    if (!this.#running || endpoint === '') return;
+    const at = this.#clock.now();
+    const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal);
+    if (!this.#running) return;
+    const attempt: DeliveryAttempt = { at, statusCode: outcome.statusCode, ms: outcome.ms };
+    // An approval webhook's answer decides its payment, in the entry that logs the answer,
+    // held on the account that owns the transaction.
+    const approvalOf = head.approval === true ? head.transaction?.id : undefined;
+    const accountId = approvalOf === undefined ? undefined : world.transactions.get(approvalOf)?.accountId;
+    try {
+      await engine.exec(accountId === undefined ? [head.id] : [head.id, accountId], (decidedAt) => {
+        const recorded = decideAttempt(world.webhookEvents.get(head.id), attempt);
+        const events: Array<DomainEvent | EngineEvent<unknown>> = recorded === undefined ? [] : [recorded];
+        if (recorded !== undefined && approvalOf !== undefined) events.push(...this.#approval(approvalOf, attempt.statusCode, decidedAt));
+        return { events, reply: () => undefined };
+      });
+    } catch (err) {
+      // The outcome could not be logged (overload, closing): the try counts as not made.
+      this.#report(`webhook ${head.id}: outcome not logged (${err instanceof Error ? err.message : String(err)}); trying again`);
+      await new Promise<void>((resolve) => this.#clock.schedule(this.#clock.now() + OVERLOAD_RETRY_MS, resolve));
+    }
+  }
+
+  /**
+   * What the answer to a pending payment's approval webhook does: approve, reject or fail
+   * it, or (202) give the platform APPROVAL_WINDOW_MS to call approve or reject. A payment
+   * settled meanwhile (approve raced the answer) is left as it is.
+   */
+  #approval(transactionId: string, statusCode: number, at: number): Array<DomainEvent | EngineEvent<unknown>> {
+    const { engine, world } = this.#deps;
+    const tx = world.transactions.get(transactionId);
+    const account = tx === undefined ? undefined : world.internalAccounts.get(tx.accountId);
+    if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
+    const answer = approvalAnswer(statusCode);
+    if (answer.kind === 'AWAIT') {
+      const message: TimerMessage = { type: 'incoming.approval-timeout', transactionId };
+      return [engine.timer(at + APPROVAL_WINDOW_MS, [account.id], message, at, approvalTimerKey(transactionId))];
+    }
+    return decideSettleIncoming(tx, account, answer, at);
+  }
+
+  /** Signs `body` with the environment's webhook key and POSTs it; never throws. */
+  async post(envId: string, url: string, body: string, signal?: AbortSignal): Promise<PostOutcome> {
+    const signature = await this.#deps.crypto.signWebhook(body, this.#key(envId));
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    let statusCode = 0;
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        body,
+        redirect: 'manual',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+      });
+      await drain(res);
+      statusCode = res.status;
+    } catch {
+      statusCode = 0; // refused, reset, or past the timeout: no answer
+    }
+    return { statusCode, ms: Math.round(performance.now() - started) };
+  }
+
+  /** POST /webhooks/test: a signed TEST event, not recorded. */
+  async sendTest(envId: string, url: string): Promise<{ url: string; delivered: boolean; statusCode: number }> {
+    const at = this.#clock.now();
+    const body = JSON.stringify({ id: newId('Webhook', at), type: 'TEST', timestamp: new Date(at).toISOString() });
+    const { statusCode } = await this.post(envId, url, body);
+    return { url, delivered: statusCode >= 200 && statusCode < 300, statusCode };
+  }
+
+  #key(envId: string): Uint8Array {
+    let key = this.#keys.get(envId);
+    if (key === undefined) {
+      const env = this.#deps.world.envs.get(envId);
+      if (env === undefined) throw new Error(`no environment ${envId}`);
+      key = this.#deps.masterKey.open(env.webhookPrivateKeySealed, `webhook-key ${envId}`);
+      this.#keys.set(envId, key);
+    }
+    return key;
+  }
+}
+
+/** Reads and drops the answer (bounded), so the connection can be reused. */
+async function drain(res: Response): Promise<void> {
+  if (res.body === null) return;
+  const reader = res.body.getReader();
+  let read = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) return;
+    read += chunk.value.byteLength;
+    if (read > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return;
+    }
+  }
+}

@@ -1,0 +1,207 @@
+// Webhook delivery (CONTRACT.md "Webhooks") to a real HTTP receiver on loopback: signed
+// bodies that verify with the published key, creation order per endpoint across retries,
+// 1 s doubling backoff and FAILED after 10 tries, redelivery, endpoints independent of
+// each other, and POST /webhooks/test. Time moves through the ManualClock.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicKey } from 'node:crypto';
+import { ManualClock } from '../src/engine/clock.js';
+import { verifyWebhookSignature } from '../src/crypto/index.js';
+import { basicHeader, startTestService, type TestService } from './support/service.js';
+import { createPlatform } from '../src/platforms.js';
+import { assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, type Auth } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { assertSigned, startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+async function setEndpoint(svc: TestService, url: string, auth: Auth = 'sandbox'): Promise<any> {
+  const res = await svc.request('PATCH', '/config', { body: { webhookEndpoint: url }, auth });
+  assertStatus(res, 200);
+  return res.body;
+}
+
+/**
+ * A transfer between two fresh customers: five events (ACCOUNT_STATUS of the funding, then
+ * OUTGOING_PAYMENT, INCOMING_PAYMENT and the two balances).
+ */
+async function transfer(svc: TestService, amount = 100): Promise<void> {
+  const alice = await fundedCustomer(svc, amount);
+  const bob = await fundedCustomer(svc, 0);
+  await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount, { immediatelyExecute: true }));
+}
+const PER_TRANSFER = 5;
+
+/** Event ids of the sandbox environment, oldest first. */
+function eventIds(svc: TestService): string[] {
+  const world = svc.service.services.world;
+  const envId = [...world.envs.records.keys()].find((id) => id.endsWith('#sandbox'))!;
+  return [...world.webhookEvents.idsIn(envId)];
+}
+
+function statusOf(svc: TestService, id: string): string {
+  return svc.service.services.world.webhookEvents.get(id)!.deliveryStatus;
+}
+
+describe('webhook delivery', () => {
+  let svc: TestService;
+  let clock: ManualClock;
+  let receiver: Receiver;
+  before(async () => {
+    clock = new ManualClock();
+    svc = await startTestService({ clock });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await svc.stop();
+    await receiver.close();
+  });
+
+  it('publishes the key as hex and PEM; every body is signed over its exact bytes', async () => {
+    const config = await setEndpoint(svc, receiver.url);
+    assert.match(config.webhookPublicKeyPem, /^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n$/);
+    const jwk = createPublicKey(config.webhookPublicKeyPem).export({ format: 'jwk' });
+    const sec1 = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]).toString('hex');
+    assert.equal(sec1, config.webhookPublicKey, 'the PEM and the hex name one key');
+    await transfer(svc);
+    await receiver.waitFor(PER_TRANSFER);
+    const ids = eventIds(svc);
+    assert.deepEqual(receiver.received.map((r) => r.json.id), ids);
+    for (const request of receiver.received) {
+      assertSigned(request, config.webhookPublicKeyPem);
+      assert.ok(verifyWebhookSignature(request.body, request.signature, config.webhookPublicKey));
+      assert.ok(!verifyWebhookSignature(request.body + ' ', request.signature, config.webhookPublicKey), 'a changed body does not verify');
+      const event = await getJson(svc, `/webhooks/events/${request.json.id}`);
+      const { deliveryStatus: _status, attempts: _attempts, ...body } = event;
+      assert.deepEqual(request.json, body, 'the body is the event without its delivery state');
+    }
+    await until(svc, () => ids.every((id) => statusOf(svc, id) === 'DELIVERED'));
+    const delivered = await getJson(svc, `/webhooks/events/${ids[0]}`);
+    assert.equal(delivered.deliveryStatus, 'DELIVERED');
+    assert.equal(delivered.attempts.length, 1);
+    assert.equal(delivered.attempts[0].statusCode, 200);
+    assert.equal(delivered.attempts[0].at, new Date(clock.now()).toISOString());
+    assert.ok(Number.isInteger(delivered.attempts[0].ms) && delivered.attempts[0].ms >= 0);
+    assert.equal((await getJson(svc, '/webhooks/events?deliveryStatus=DELIVERED')).totalCount, PER_TRANSFER);
+    assert.equal((await getJson(svc, '/webhooks/events?deliveryStatus=DELIVERED&type=OUTGOING_PAYMENT')).totalCount, 1);
+  });
+
+  it('a receiver that fails five times then recovers gets every event once more, in creation order', async () => {
+    receiver.received.length = 0;
+    const before = eventIds(svc).length;
+    receiver.answer = (_json, n) => (n < 5 ? 500 : 200);
+    await transfer(svc);
+    await transfer(svc);
+    const fresh = eventIds(svc).slice(before);
+    assert.equal(fresh.length, 2 * PER_TRANSFER);
+    // Tries 1 to 5 fail; each waits 1 s, 2 s, 4 s, 8 s, 16 s before the next.
+    for (let n = 1; n <= 5; n++) {
+      await receiver.waitFor(n);
+      await until(svc, () => (svc.service.services.world.webhookEvents.get(fresh[0]!)!.tries ?? 0) === n);
+      const waiting = await getJson(svc, `/webhooks/events/${fresh[0]}`);
+      assert.equal(waiting.deliveryStatus, 'PENDING');
+      assert.deepEqual(waiting.attempts.map((a: any) => a.statusCode), Array(n).fill(500));
+      assert.equal(receiver.received.length, n, 'nothing is sent before the retry is due, the later events neither');
+      clock.advance(1000 * 2 ** (n - 1) - 1);
+      assert.equal(receiver.received.length, n);
+      clock.advance(1000); // past the due time, whatever the try's ms added
+    }
+    await receiver.waitFor(5 + 2 * PER_TRANSFER);
+    assert.deepEqual(receiver.received.map((r) => r.json.id), [...Array(5).fill(fresh[0]), ...fresh]);
+    await until(svc, () => fresh.every((id) => statusOf(svc, id) === 'DELIVERED'));
+    const first = await getJson(svc, `/webhooks/events/${fresh[0]}`);
+    assert.deepEqual(first.attempts.map((a: any) => a.statusCode), [500, 500, 500, 500, 500, 200]);
+  });
+
+  it('after 10 failed tries the event is FAILED and the next one goes; redeliver queues it again', async () => {
+    receiver.received.length = 0;
+    const before = eventIds(svc).length;
+    receiver.answer = (json) => (json.type === 'OUTGOING_PAYMENT' ? 503 : 200);
+    await transfer(svc);
+    const fresh = eventIds(svc).slice(before);
+    const typeOf = (id: string): string => svc.service.services.world.webhookEvents.get(id)!.type;
+    const outgoing = fresh.find((id) => typeOf(id) === 'OUTGOING_PAYMENT')!;
+    const incoming = fresh.find((id) => typeOf(id) === 'INCOMING_PAYMENT')!;
+    // The funding's ACCOUNT_STATUS goes first; then ten tries of the outgoing event.
+    for (let n = 1; n <= 10; n++) {
+      await receiver.waitFor(1 + n);
+      await until(svc, () => svc.service.services.world.webhookEvents.get(outgoing)!.attempts.length === n);
+      if (n < 10) clock.advance(1000 * 2 ** (n - 1) + 1000);
+    }
+    await receiver.waitFor(PER_TRANSFER + 9);
+    await until(svc, () => fresh.every((id) => id === outgoing || statusOf(svc, id) === 'DELIVERED'));
+    assert.deepEqual(
+      receiver.received.map((r) => r.json.id),
+      [fresh[0], ...Array(10).fill(outgoing), ...fresh.slice(2)],
+      'the later events wait for the failing one, then go in order',
+    );
+    const failed = await getJson(svc, `/webhooks/events/${outgoing}`);
+    assert.equal(failed.deliveryStatus, 'FAILED');
+    assert.equal(failed.attempts.length, 10);
+    assert.deepEqual((await getJson(svc, '/webhooks/events?deliveryStatus=FAILED')).data.map((e: any) => e.id), [outgoing]);
+
+    receiver.answer = () => 200;
+    const res = await svc.request('POST', `/webhooks/events/${outgoing}/redeliver`);
+    assertStatus(res, 200);
+    assert.equal(res.body.deliveryStatus, 'PENDING');
+    await receiver.waitFor(PER_TRANSFER + 10);
+    await until(svc, () => statusOf(svc, outgoing) === 'DELIVERED');
+    assert.equal(receiver.received.at(-1)!.json.id, outgoing);
+    assert.equal((await getJson(svc, `/webhooks/events/${outgoing}`)).attempts.length, 11);
+    // Redeliver of a delivered event sends it once more.
+    const again = await svc.request('POST', `/webhooks/events/${incoming}/redeliver`);
+    assertStatus(again, 200);
+    await receiver.waitFor(PER_TRANSFER + 11);
+    assert.equal(receiver.received.at(-1)!.json.id, incoming);
+    assertError(await svc.request('POST', `/webhooks/events/${incoming}/redeliver`, { auth: 'production' }), 404, 'NOT_FOUND');
+  });
+
+  it("an endpoint that never answers holds back only its own platform's events", async () => {
+    const stuck = await startReceiver(() => 'hang');
+    try {
+      const other = await createPlatform(svc.service.services);
+      const otherAuth: Auth = { header: basicHeader(other.sandbox.tokenId, other.sandbox.clientSecret) };
+      await setEndpoint(svc, stuck.url, otherAuth);
+      const otherCustomer = await createCustomer(svc, {}, otherAuth);
+      const otherUsd = (await customerAccounts(svc, otherCustomer.id, otherAuth)).find((a) => a.balance.currency.code === 'USD');
+      assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${otherUsd.id}/fund`, { body: { amount: 500 }, auth: otherAuth }), 200);
+      const otherPeer = await createCustomer(svc, {}, otherAuth);
+      const peerUsd = (await customerAccounts(svc, otherPeer.id, otherAuth)).find((a) => a.balance.currency.code === 'USD');
+      const quote = await svc.request('POST', '/quotes', { body: quoteBody(otherUsd.id, peerUsd.id, 100, { immediatelyExecute: true }), auth: otherAuth });
+      assertStatus(quote, 201);
+      await stuck.waitFor(1); // its first event is in flight and stays so
+      receiver.received.length = 0;
+      await transfer(svc);
+      await transfer(svc);
+      await receiver.waitFor(2 * PER_TRANSFER);
+      await until(svc, () => eventIds(svc).every((id) => statusOf(svc, id) !== 'PENDING'));
+      const health = await svc.request('GET', '/healthz');
+      assert.equal(health.body.webhooks.inFlight, 1, 'only the stuck request is in flight');
+      assert.ok(health.body.webhooks.pending >= 2, "the other platform's two events wait");
+      assert.equal(health.body.webhooks.maxConnections, 32);
+      assert.equal(stuck.received.length, 1, 'one in flight per endpoint');
+    } finally {
+      await stuck.close();
+    }
+  });
+
+  it('POST /webhooks/test sends a signed TEST event to the url or the configured endpoint', async () => {
+    const config = await getJson(svc, '/config');
+    const other = await startReceiver((_json, n) => (n === 0 ? 200 : 418));
+    try {
+      const res = await svc.request('POST', '/webhooks/test', { body: { url: other.url } });
+      assertStatus(res, 200);
+      assert.deepEqual(res.body, { url: other.url, delivered: true, statusCode: 200 });
+      assert.equal(other.received[0]!.json.type, 'TEST');
+      assertSigned(other.received[0]!, config.webhookPublicKeyPem);
+      const refused = await svc.request('POST', '/webhooks/test', { body: { url: other.url } });
+      assert.deepEqual(refused.body, { url: other.url, delivered: false, statusCode: 418 });
+    } finally {
+      await other.close();
+    }
+    const before = receiver.received.length;
+    const res = await svc.request('POST', '/webhooks/test', { body: {} });
+    assert.deepEqual(res.body, { url: receiver.url, delivered: true, statusCode: 200 });
+    assert.equal(receiver.received[before]!.json.type, 'TEST');
+    assertInvalid(await svc.request('POST', '/webhooks/test', { body: { url: 'ftp://example.com/x' } }), 'url');
+    assertInvalid(await svc.request('POST', '/webhooks/test', { body: {}, auth: 'production' }), 'url');
+  });
+});
