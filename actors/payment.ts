@@ -100,7 +100,7 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   if (pull !== undefined && pull.atExecute === 'PROCESS') {
     // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
     const pending = pendingOf(pull, at);
-    const event = recorded(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
+    const event = paymentStep(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
     const timer = timerFor(pending);
     return timer === undefined ? { events: [event] } : { events: [event], timer };
   }
@@ -158,58 +158,63 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return { events: [recorded(executed('FAILED'), failed, [], [], at)] };
+    return { events: [paymentStep(executed('FAILED'), failed, [], [], at)] };
   }
   const pending = pendingOf(plan, at);
   const timer = timerFor(pending);
   if (plan.atExecute === 'COMPLETE') {
     const done = withStatus(outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
-    const event = recorded(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
+    const event = paymentStep(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
     return timer === undefined ? { events: [event] } : { events: [event], timer };
   }
   const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
-  const event = recorded(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
+  const event = paymentStep(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
   return timer === undefined ? { events: [event] } : { events: [event], timer };
 }
 
-/** The outcome timer of an external payout: plays out the transaction's pending outcome. */
+/**
+ * The outcome timer of an external payout or a transfer: plays out the transaction's
+ * pending outcome. `quote` is the quote that made the transaction; a transfer has none.
+ */
 export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | undefined, at: number): PaymentRecorded[] {
-  if (tx === undefined || tx.pending === undefined || quote === undefined) return [];
+  if (tx === undefined || tx.pending === undefined || (quote === undefined && tx.quoteId !== '')) return [];
   const { outcome, failureReason } = tx.pending;
   const P = tx.principal;
   const F = tx.feesIncluded;
   const T = tx.sentAmount;
   const currency = tx.sendingCurrency;
   const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
-  const quoteIs = (status: QuoteStatus): Quote => ({ ...quote, status, updatedAt: at });
+  const quoteIs = (status: QuoteStatus): Quote | undefined => (quote === undefined ? undefined : { ...quote, status, updatedAt: at });
   switch (outcome) {
     case 'SETTLE':
-      return [recorded(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+      return [paymentStep(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
     case 'FAIL_LOST':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
-    case 'FAIL_REFUND': {
-      const failed = withStatus(tx, 'FAILED', at, reason);
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+    case 'FAIL_REFUND':
+    case 'REJECT_REFUND': {
+      const failed = withStatus(tx, outcome === 'REJECT_REFUND' ? 'REJECTED' : 'FAILED', at, reason);
       return [
-        recorded(quoteIs('FAILED'), failed, [], [], at),
-        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
+        paymentStep(quoteIs('FAILED'), failed, [], [], at),
+        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
       ];
     }
     case 'PULL_REJECTED':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
     case 'PULL_FAILED':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
     case 'RETURN_REFUND': {
       const failed = withStatus(tx, 'FAILED', at, reason);
       return [
-        recorded(quoteIs('FAILED'), failed, [], [], at),
-        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
+        paymentStep(quoteIs('FAILED'), failed, [], [], at),
+        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
       ];
     }
   }
 }
 
-function recorded(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, 'OUTGOING_PAYMENT', at)] };
+/** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
+export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
   if (quote !== undefined) event.quote = quote;
   return event;
 }

@@ -65,6 +65,8 @@ export type PayoutOutcome =
   | 'SETTLE'
   /** in transit and fees -> back to the source: FAILED, then REFUNDED */
   | 'FAIL_REFUND'
+  /** a transfer-out the bank rejects: in transit -> back to the source: REJECTED, then REFUNDED */
+  | 'REJECT_REFUND'
   /** in transit -> outflow, the money is gone: FAILED */
   | 'FAIL_LOST'
   /** a settled payout comes back (inflow) and is refunded with its fees: FAILED, then REFUNDED */
@@ -105,6 +107,7 @@ export interface Transaction {
   readonly principal: number;
   readonly feesIncluded: number;
   readonly exchangeRate: number;
+  /** The quote that made it; '' for a transfer. */
   readonly quoteId: string;
   readonly reference: string;
   readonly description?: string;
@@ -271,7 +274,9 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
       if (tx.sentAmount !== tx.principal + tx.feesIncluded) problems.push(`${tx.id} sent ${tx.sentAmount} but principal + fees is ${tx.principal + tx.feesIncluded}`);
       if (!lookup.has(tx.accountId)) problems.push(`${tx.id} belongs to unknown account ${tx.accountId}`);
       // A pending outcome exists exactly while a payout is in flight, or settled and due to come back.
-      const expected = tx.pending === undefined ? tx.status !== 'PROCESSING' : tx.status === (tx.pending.outcome === 'RETURN_REFUND' ? 'COMPLETED' : 'PROCESSING');
+      // A transfer the bank holds waits as PENDING (CONTRACT.md's 005 row for transfers).
+      const waiting = tx.status === 'PROCESSING' || tx.status === 'PENDING';
+      const expected = tx.pending === undefined ? !waiting : tx.pending.outcome === 'RETURN_REFUND' ? tx.status === 'COMPLETED' : waiting;
       if (!expected) problems.push(`${tx.id} is ${tx.status} with pending outcome ${tx.pending?.outcome ?? 'none'}`);
     }
     return problems;
@@ -310,7 +315,7 @@ export interface TransactionView {
   sentAmount?: AmountView;
   receivedAmount: AmountView;
   exchangeRate: number;
-  quoteId: string;
+  quoteId?: string;
   description?: string;
   counterpartyInformation?: Record<string, string>;
   reconciliationInstructions?: { reference: string };
@@ -334,12 +339,12 @@ export function renderTransaction(tx: Transaction): TransactionView {
     platformCustomerId: tx.platformCustomerId,
     receivedAmount: { amount: tx.receivedAmount, currency: currencyObject(tx.receivingCurrency) },
     exchangeRate: tx.exchangeRate,
-    quoteId: tx.quoteId,
     rateDetails: { ...tx.rateDetails },
     createdAt: new Date(tx.createdAt).toISOString(),
     updatedAt: new Date(tx.updatedAt).toISOString(),
   };
   if (tx.type === 'OUTGOING') view.sentAmount = { amount: tx.sentAmount, currency: currencyObject(tx.sendingCurrency) };
+  if (tx.quoteId !== '') view.quoteId = tx.quoteId;
   if (tx.description !== undefined) view.description = tx.description;
   if (tx.counterpartyInformation !== undefined) view.counterpartyInformation = { ...tx.counterpartyInformation };
   if (tx.status !== 'CREATED') view.reconciliationInstructions = { reference: tx.reference };

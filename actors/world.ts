@@ -57,7 +57,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(message.transactionId);
-        return decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
       }
       case 'wallet.session.expire':
       case 'wallet.request.expire':

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+import { externalUsd } from './support/money.js';
 import { routes } from '../src/http/routes/index.js';
 import { newKeyPairHex } from './support/crypto-fixtures.js';
 
@@ -72,6 +73,9 @@ describe('responses conform to the published OpenAPI document', () => {
     assert.equal(typeof transactions.nextCursor, 'string');
     await ok('GET', `/transactions?limit=1&cursor=${transactions.nextCursor}`);
     await ok('GET', `/transactions/${executed.transactionId}`);
+    const bank = await externalUsd(svc, customer.id, '123');
+    await ok('POST', '/transfer-in', { source: { accountId: bank.id }, destination: { accountId: usd.id }, amount: 200 });
+    await ok('POST', '/transfer-out', { source: { accountId: usd.id }, destination: { accountId: bank.id, paymentRail: 'ACH' }, remittanceInformation: 'all of it' });
     const events = await ok('GET', '/webhooks/events?limit=1');
     await ok('GET', `/webhooks/events/${events.data[0].id}`);
 

@@ -8,6 +8,7 @@ import { exchangeRateRoutes } from './exchange-rates.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { transactionRoutes } from './transactions.js';
+import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
 
 export const routes: readonly Route[] = [
@@ -18,6 +19,7 @@ export const routes: readonly Route[] = [
   ...receiverRoutes,
   ...quoteRoutes,
   ...transactionRoutes,
+  ...transferRoutes,
   ...webhookRoutes,
   ...authRoutes,
 ];

@@ -59,7 +59,7 @@ export const TransactionView = Obj({
   sentAmount: Type.Optional(Obj({ amount: Amount, currency: CurrencyView }, { description: 'outgoing only' })),
   receivedAmount: Obj({ amount: Amount, currency: CurrencyView }),
   exchangeRate: Type.Number(),
-  quoteId: Str(),
+  quoteId: Type.Optional(Str({ description: 'where a quote made it; absent for a transfer' })),
   description: Type.Optional(Str()),
   counterpartyInformation: Type.Optional(KeyValues),
   reconciliationInstructions: Type.Optional(Obj({ reference: Str() })),
