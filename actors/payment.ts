@@ -15,7 +15,7 @@
 //                                            (ledger inflow +T, outflow +P)
 //   direct pull rejected or failed:          nothing had moved
 import { newId } from '../src/engine/ids.js';
-import { DomainError } from './errors.js';
+import { DomainError, invalidField } from './errors.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
@@ -52,6 +52,7 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was executed already (it is ${quote.status})`);
   assertPartiesActive(parties);
   const { source, sourceCustomer, payee, env } = parties;
+  if (source.kind === 'FUNDING') throw invalidField('source.sourceType', `quote ${quote.id} is REALTIME_FUNDING: it executes when its money arrives (POST /sandbox/send)`);
   const p = quote.price;
   if (source.kind === 'INTERNAL' && source.account.balance < p.totalSendingAmount) {
     const balance = source.account.balance;
@@ -170,6 +171,80 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
   const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
   const event = paymentStep(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
   return timer === undefined ? { events: [event] } : { events: [event], timer };
+}
+
+/** Money sent from outside for a REALTIME_FUNDING quote (POST /sandbox/send). */
+export interface FundingReceived {
+  readonly currency: string;
+  /** Omitted: the quote's total. */
+  readonly amount?: number;
+}
+
+/**
+ * The money of a PENDING REALTIME_FUNDING quote arrives: it enters the service (inflow)
+ * and is paid to the quote's internal destination in the same entry, which makes one
+ * INCOMING transaction for the credited account. Ledger: destination +R (inflow +R);
+ * fees +F, and T in with its principal P converted out (ledger inflow +T, outflow +P), as
+ * for a direct pull. The caller holds the quote's owner, the destination account and
+ * its customer.
+ */
+export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, at: number): PaymentRecorded {
+  if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
+  if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
+    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
+  }
+  if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was funded already (it is ${quote.status})`);
+  assertPartiesActive(parties);
+  const p = quote.price;
+  if (sent.currency !== p.sendingCurrency) throw invalidField('currencyCode', `quote ${quote.id} is funded in ${p.sendingCurrency}, not ${sent.currency}`);
+  if (sent.amount !== undefined && sent.amount !== p.totalSendingAmount) {
+    throw invalidField('currencyAmount', `quote ${quote.id} needs exactly ${p.totalSendingAmount} ${p.sendingCurrency}, not ${sent.amount}`);
+  }
+  const payee = parties.payee;
+  if (payee.kind !== 'INTERNAL') throw new Error(`funding quote ${quote.id} pays ${payee.kind}`);
+  const target = payee.account;
+  if (target.balance + p.totalReceivingAmount > Number.MAX_SAFE_INTEGER) {
+    throw invalidField('currencyAmount', `the balance of ${target.id} would exceed ${Number.MAX_SAFE_INTEGER}`);
+  }
+  const txId = newId('Transaction', at);
+  const incoming: Transaction = {
+    id: txId,
+    envId: quote.envId,
+    type: 'INCOMING',
+    status: 'COMPLETED',
+    accountId: target.id,
+    customerId: target.customerId,
+    platformCustomerId: payee.customer?.platformCustomerId ?? '',
+    source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    sentAmount: p.totalSendingAmount,
+    receivingCurrency: p.receivingCurrency,
+    receivedAmount: p.totalReceivingAmount,
+    principal: p.principal,
+    feesIncluded: p.feesIncluded,
+    exchangeRate: p.exchangeRate,
+    quoteId: quote.id,
+    reference: quote.fundingReference,
+    ...(quote.description !== undefined ? { description: quote.description } : {}),
+    ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
+    rateDetails: {
+      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
+      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
+      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
+      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
+    },
+    settledAt: at,
+    createdAt: at,
+    updatedAt: at,
+  };
+  return paymentStep(
+    { ...quote, status: 'COMPLETED', transactionId: txId, updatedAt: at },
+    incoming,
+    [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
+    nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
+    at,
+  );
 }
 
 /**

@@ -46,10 +46,10 @@ export const FAILURE_REASONS: readonly FailureReason[] = [
   'QUOTE_EXECUTION_FAILED',
 ];
 
-export interface AccountSource {
-  readonly sourceType: 'ACCOUNT';
-  readonly accountId: string;
-}
+export type TransactionSource =
+  | { readonly sourceType: 'ACCOUNT'; readonly accountId: string }
+  /** Money sent from outside for a REALTIME_FUNDING quote. */
+  | { readonly sourceType: 'REALTIME_FUNDING'; readonly currency: string };
 
 /** The spec's subset of rateDetails that a transaction shows. */
 export interface TransactionRateDetails {
@@ -96,7 +96,7 @@ export interface Transaction {
   /** Sender for outgoing, recipient for incoming; '' when that party is the platform. */
   readonly customerId: string;
   readonly platformCustomerId: string;
-  readonly source: AccountSource;
+  readonly source: TransactionSource;
   readonly destination: QuoteDestination;
   readonly sendingCurrency: string;
   /** Debited from the source, fees included. */
@@ -308,7 +308,7 @@ export interface TransactionView {
   status: TransactionStatus;
   type: TransactionType;
   direction: 'DEBIT' | 'CREDIT';
-  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string };
+  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string } | { sourceType: 'REALTIME_FUNDING'; currency: string };
   destination: DestinationView;
   customerId: string;
   platformCustomerId: string;
@@ -333,7 +333,10 @@ export function renderTransaction(tx: Transaction): TransactionView {
     status: tx.status,
     type: tx.type,
     direction: tx.type === 'OUTGOING' ? 'DEBIT' : 'CREDIT',
-    source: { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency },
+    source:
+      tx.source.sourceType === 'ACCOUNT'
+        ? { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency }
+        : { sourceType: 'REALTIME_FUNDING', currency: tx.sendingCurrency },
     destination,
     customerId: tx.customerId,
     platformCustomerId: tx.platformCustomerId,

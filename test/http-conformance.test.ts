@@ -74,6 +74,8 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/transactions?limit=1&cursor=${transactions.nextCursor}`);
     await ok('GET', `/transactions/${executed.transactionId}`);
     const bank = await externalUsd(svc, customer.id, '123');
+    const funding = await ok('POST', '/quotes', { ...quoteTo(usd.id), source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: customer.id } });
+    await ok('POST', '/sandbox/send', { quoteId: funding.id, currencyCode: 'USD' });
     await ok('POST', '/transfer-in', { source: { accountId: bank.id }, destination: { accountId: usd.id }, amount: 200 });
     await ok('POST', '/transfer-out', { source: { accountId: usd.id }, destination: { accountId: bank.id, paymentRail: 'ACH' }, remittanceInformation: 'all of it' });
     const events = await ok('GET', '/webhooks/events?limit=1');

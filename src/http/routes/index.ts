@@ -7,6 +7,7 @@ import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
+import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
 import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
@@ -20,6 +21,7 @@ export const routes: readonly Route[] = [
   ...quoteRoutes,
   ...transactionRoutes,
   ...transferRoutes,
+  ...sandboxRoutes,
   ...webhookRoutes,
   ...authRoutes,
 ];

@@ -30,8 +30,23 @@ export const QuoteView = Obj({
   status: StringEnum(QUOTE_STATUSES),
   createdAt: Timestamp,
   expiresAt: Timestamp,
-  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
+  source: Type.Union([
+    Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
+    Obj({ sourceType: Type.Literal('REALTIME_FUNDING'), currency: Str(), customerId: Type.Optional(Str({ description: 'absent for the platform' })) }),
+  ]),
   destination: DestinationView,
+  paymentInstructions: Type.Optional(
+    Type.Array(
+      Obj({
+        accountOrWalletInfo: Type.Union([
+          Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
+          Obj({ accountType: Type.Literal('SPARK_WALLET'), assetType: Type.Literal('BTC'), address: Str(), reference: Str() }),
+        ]),
+        instructionsNotes: Str(),
+      }),
+      { description: 'REALTIME_FUNDING quotes: where to send the money' },
+    ),
+  ),
   sendingCurrency: CurrencyView,
   receivingCurrency: CurrencyView,
   totalSendingAmount: Amount,
@@ -52,7 +67,10 @@ export const TransactionView = Obj({
   status: StringEnum(TRANSACTION_STATUSES),
   type: StringEnum(TRANSACTION_TYPES),
   direction: StringEnum(['DEBIT', 'CREDIT'] as const),
-  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
+  source: Type.Union([
+    Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
+    Obj({ sourceType: Type.Literal('REALTIME_FUNDING'), currency: Str() }),
+  ]),
   destination: DestinationView,
   customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
   platformCustomerId: Str(),
