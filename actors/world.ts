@@ -48,8 +48,10 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   }
 
   /**
-   * Payment timers hold the quote's owner (its source account, or the pulling customer): the
-   * actor that owns the quote and its transaction. Wallet timers hold the wallet's account.
+   * Payment timers hold the quote's owner (its source account, the pulling customer, or for
+   * a REALTIME_FUNDING quote its customer or environment): the actor that owns the quote
+   * and its transaction; a transfer's outcome timer holds its internal account. Wallet
+   * timers hold the wallet's account.
    */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
     switch (message.type) {
