@@ -69,7 +69,8 @@ export interface Posting {
 export const MAX_FUND_AMOUNT = 1_000_000_000_000;
 
 /** The service's pooled receiving account that funding references point into. */
-const POOL_ACCOUNT: Record<string, { accountType: string; accountNumber: string; routingNumber?: string }> = {
+/** The service's pooled bank accounts that receive fiat deposits, by currency (the reference names the recipient). */
+export const POOL_ACCOUNT: Readonly<Record<string, { accountType: string; accountNumber: string; routingNumber?: string }>> = {
   USD: { accountType: 'USD_ACCOUNT', accountNumber: '000123456789', routingNumber: '021000021' },
   EUR: { accountType: 'IBAN', accountNumber: 'DE89370400440532013000' },
   MXN: { accountType: 'CLABE', accountNumber: '032180000118359719' },

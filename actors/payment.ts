@@ -15,7 +15,7 @@
 //                                            (ledger inflow +T, outflow +P)
 //   direct pull rejected or failed:          nothing had moved
 import { newId } from '../src/engine/ids.js';
-import { DomainError } from './errors.js';
+import { DomainError, invalidField } from './errors.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
@@ -59,6 +59,7 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
   if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was executed already (it is ${quote.status})`);
   assertPartiesActive(parties);
   const { source, sourceCustomer, payee, env } = parties;
+  if (source.kind === 'FUNDING') throw invalidField('source.sourceType', `quote ${quote.id} is REALTIME_FUNDING: it executes when its money arrives (POST /sandbox/send)`);
   const p = quote.price;
   if (source.kind === 'INTERNAL' && source.account.balance < p.totalSendingAmount) {
     const balance = source.account.balance;
@@ -107,7 +108,7 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
   if (pull !== undefined && pull.atExecute === 'PROCESS') {
     // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
     const pending = pendingOf(pull, at);
-    const event = recorded(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
+    const event = paymentStep(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
     const timer = timerFor(pending);
     return timer === undefined ? { events: [event] } : { events: [event], timer };
   }
@@ -165,58 +166,137 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
   const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return { events: [recorded(executed('FAILED'), failed, [], [], at)] };
+    return { events: [paymentStep(executed('FAILED'), failed, [], [], at)] };
   }
   const pending = pendingOf(plan, at);
   const timer = timerFor(pending);
   if (plan.atExecute === 'COMPLETE') {
     const done = withStatus(outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
-    const event = recorded(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
+    const event = paymentStep(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
     return timer === undefined ? { events: [event] } : { events: [event], timer };
   }
   const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
-  const event = recorded(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
+  const event = paymentStep(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
   return timer === undefined ? { events: [event] } : { events: [event], timer };
 }
 
-/** The outcome timer of an external payout: plays out the transaction's pending outcome. */
+/** Money sent from outside for a REALTIME_FUNDING quote (POST /sandbox/send). */
+export interface FundingReceived {
+  readonly currency: string;
+  /** Omitted: the quote's total. */
+  readonly amount?: number;
+}
+
+/**
+ * The money of a PENDING REALTIME_FUNDING quote arrives: it enters the service (inflow)
+ * and is paid to the quote's internal destination in the same entry, which makes one
+ * INCOMING transaction for the credited account. Ledger: destination +R (inflow +R);
+ * fees +F, and T in with its principal P converted out (ledger inflow +T, outflow +P), as
+ * for a direct pull. The caller holds the quote's owner, the destination account and
+ * its customer.
+ */
+export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, at: number): PaymentRecorded {
+  if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
+  if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
+    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
+  }
+  if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was funded already (it is ${quote.status})`);
+  assertPartiesActive(parties);
+  const p = quote.price;
+  if (sent.currency !== p.sendingCurrency) throw invalidField('currencyCode', `quote ${quote.id} is funded in ${p.sendingCurrency}, not ${sent.currency}`);
+  if (sent.amount !== undefined && sent.amount !== p.totalSendingAmount) {
+    throw invalidField('currencyAmount', `quote ${quote.id} needs exactly ${p.totalSendingAmount} ${p.sendingCurrency}, not ${sent.amount}`);
+  }
+  const payee = parties.payee;
+  if (payee.kind !== 'INTERNAL') throw new Error(`funding quote ${quote.id} pays ${payee.kind}`);
+  const target = payee.account;
+  if (target.balance + p.totalReceivingAmount > Number.MAX_SAFE_INTEGER) {
+    throw invalidField('currencyAmount', `the balance of ${target.id} would exceed ${Number.MAX_SAFE_INTEGER}`);
+  }
+  const txId = newId('Transaction', at);
+  const incoming: Transaction = {
+    id: txId,
+    envId: quote.envId,
+    type: 'INCOMING',
+    status: 'COMPLETED',
+    accountId: target.id,
+    customerId: target.customerId,
+    platformCustomerId: payee.customer?.platformCustomerId ?? '',
+    source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    sentAmount: p.totalSendingAmount,
+    receivingCurrency: p.receivingCurrency,
+    receivedAmount: p.totalReceivingAmount,
+    principal: p.principal,
+    feesIncluded: p.feesIncluded,
+    exchangeRate: p.exchangeRate,
+    quoteId: quote.id,
+    reference: quote.fundingReference,
+    ...(quote.description !== undefined ? { description: quote.description } : {}),
+    ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
+    rateDetails: {
+      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
+      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
+      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
+      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
+    },
+    settledAt: at,
+    createdAt: at,
+    updatedAt: at,
+  };
+  return paymentStep(
+    { ...quote, status: 'COMPLETED', transactionId: txId, updatedAt: at },
+    incoming,
+    [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
+    nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
+    at,
+  );
+}
+
+/**
+ * The outcome timer of an external payout or a transfer: plays out the transaction's
+ * pending outcome. `quote` is the quote that made the transaction; a transfer has none.
+ */
 export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | undefined, at: number): PaymentRecorded[] {
-  if (tx === undefined || tx.pending === undefined || quote === undefined) return [];
+  if (tx === undefined || tx.pending === undefined || (quote === undefined && tx.quoteId !== '')) return [];
   const { outcome, failureReason } = tx.pending;
   const P = tx.principal;
   const F = tx.feesIncluded;
   const T = tx.sentAmount;
   const currency = tx.sendingCurrency;
   const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
-  const quoteIs = (status: QuoteStatus): Quote => ({ ...quote, status, updatedAt: at });
+  const quoteIs = (status: QuoteStatus): Quote | undefined => (quote === undefined ? undefined : { ...quote, status, updatedAt: at });
   switch (outcome) {
     case 'SETTLE':
-      return [recorded(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+      return [paymentStep(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
     case 'FAIL_LOST':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
-    case 'FAIL_REFUND': {
-      const failed = withStatus(tx, 'FAILED', at, reason);
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+    case 'FAIL_REFUND':
+    case 'REJECT_REFUND': {
+      const failed = withStatus(tx, outcome === 'REJECT_REFUND' ? 'REJECTED' : 'FAILED', at, reason);
       return [
-        recorded(quoteIs('FAILED'), failed, [], [], at),
-        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
+        paymentStep(quoteIs('FAILED'), failed, [], [], at),
+        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
       ];
     }
     case 'PULL_REJECTED':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
     case 'PULL_FAILED':
-      return [recorded(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
+      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
     case 'RETURN_REFUND': {
       const failed = withStatus(tx, 'FAILED', at, reason);
       return [
-        recorded(quoteIs('FAILED'), failed, [], [], at),
-        recorded(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
+        paymentStep(quoteIs('FAILED'), failed, [], [], at),
+        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
       ];
     }
   }
 }
 
-function recorded(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, 'OUTGOING_PAYMENT', at)] };
+/** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
+export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
   if (quote !== undefined) event.quote = quote;
   return event;
 }

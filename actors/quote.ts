@@ -10,7 +10,7 @@ import { assertActive, type Customer } from './customer.js';
 import { DomainError, invalidField } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
 import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
-import type { InternalAccount } from './internal-account.js';
+import { fundingReference, POOL_ACCOUNT, type InternalAccount } from './internal-account.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
@@ -47,8 +47,13 @@ export interface Quote {
   readonly id: string;
   readonly envId: string;
   readonly status: QuoteStatus;
-  /** The internal account that pays, whose actor owns this quote. */
+  /** The internal account (or bank account of a direct pull) that pays; '' for a REALTIME_FUNDING quote. */
   readonly sourceAccountId: string;
+  /**
+   * A REALTIME_FUNDING quote: the money arrives from outside (POST /sandbox/send) under
+   * this reference, derived from the quote id like an account's funding reference.
+   */
+  readonly fundingReference?: string;
   /** The source account's customer; '' for the platform's own account. */
   readonly sourceCustomerId: string;
   /** The actor that owns this quote: the source internal account, or the pulling customer. */
@@ -108,11 +113,35 @@ export function payeeCurrency(payee: Payee): string {
  * Who pays: an internal account, or (direct pull) a customer's US bank account that the
  * service debits through the bank, so money enters the service as the payment executes.
  */
-export type Payer = { kind: 'INTERNAL'; account: InternalAccount } | { kind: 'PULL'; account: ExternalAccount; customerId: string };
+export type Payer =
+  | { kind: 'INTERNAL'; account: InternalAccount }
+  | { kind: 'PULL'; account: ExternalAccount; customerId: string }
+  /**
+   * REALTIME_FUNDING: money sent from outside against the quote's payment instructions.
+   * `customerId` is '' for the platform; `ownerId` is the customer's actor, or the
+   * environment's for the platform.
+   */
+  | { kind: 'FUNDING'; currency: string; customerId: string; ownerId: string };
 
 /** The actor that owns a payer's quotes and transactions. */
 export function ownerOf(payer: Payer): string {
-  return payer.kind === 'INTERNAL' ? payer.account.id : payer.customerId;
+  switch (payer.kind) {
+    case 'INTERNAL':
+      return payer.account.id;
+    case 'PULL':
+      return payer.customerId;
+    case 'FUNDING':
+      return payer.ownerId;
+  }
+}
+
+function payerCurrency(payer: Payer): string {
+  return payer.kind === 'FUNDING' ? payer.currency : payer.account.currency;
+}
+
+/** Currencies a REALTIME_FUNDING quote can be paid in: the pooled bank accounts' and BTC (Spark). */
+export function canFundInRealTime(currency: string): boolean {
+  return POOL_ACCOUNT[currency] !== undefined || currency === 'BTC';
 }
 
 /** The parties of a quote, resolved by the caller (which also holds their actors). */
@@ -135,7 +164,7 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   const destinationField = uma === undefined ? 'destination.accountId' : 'destination.umaAddress';
   const receiving = payeeCurrency(payee);
   assertPartiesActive(parties);
-  if (payee.kind === 'INTERNAL' && payee.account.id === source.account.id) {
+  if (payee.kind === 'INTERNAL' && source.kind !== 'FUNDING' && payee.account.id === source.account.id) {
     throw invalidField(destinationField, 'the destination is the source account');
   }
   if (input.destination.currency !== undefined && input.destination.currency !== receiving) {
@@ -147,18 +176,25 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') {
     throw invalidField(destinationField, 'a direct pull funds an internal account (or a local UMA receiver); it cannot pay out of the service');
   }
+  if (source.kind === 'FUNDING') {
+    if (payee.kind !== 'INTERNAL') throw invalidField(destinationField, 'a REALTIME_FUNDING quote funds an internal account (or a local UMA receiver); it cannot pay out of the service');
+    if (!canFundInRealTime(source.currency)) throw invalidField('source.currency', `${source.currency} cannot be sent in real time: use a fiat currency with a pooled bank account, or BTC`);
+    if (input.immediatelyExecute === true) throw invalidField('immediatelyExecute', 'a REALTIME_FUNDING quote executes when its money arrives (POST /sandbox/send)');
+  }
   if (input.immediatelyExecute === true && source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') {
     throw invalidField('immediatelyExecute', 'an EMBEDDED_WALLET source needs a signed execute: create the quote, then execute it with the signature');
   }
-  const price = priceTransfer(source.account.currency, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
-  checkBounds(env, 'source.accountId', source.account.currency, price.totalSendingAmount, 'SENDING');
+  const sending = payerCurrency(source);
+  const price = priceTransfer(sending, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
+  checkBounds(env, source.kind === 'FUNDING' ? 'source.currency' : 'source.accountId', sending, price.totalSendingAmount, 'SENDING');
+  const id = newId('Quote', at);
   checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
   const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
-    id: newId('Quote', at),
+    id,
     envId: env.id,
     status: 'PENDING',
-    sourceAccountId: source.account.id,
-    sourceCustomerId: source.kind === 'PULL' ? source.customerId : source.account.customerId,
+    sourceAccountId: source.kind === 'FUNDING' ? '' : source.account.id,
+    sourceCustomerId: source.kind === 'INTERNAL' ? source.account.customerId : source.customerId,
     ownerId: ownerOf(source),
     destination:
       payee.kind === 'UMA_TEST'
@@ -180,6 +216,7 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
     updatedAt: at,
   };
   if (source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') quote.payloadToSign = executePayload(quote);
+  if (source.kind === 'FUNDING') quote.fundingReference = fundingReference(id);
   if (input.description !== undefined) quote.description = input.description;
   if (input.purposeOfPayment !== undefined) quote.purposeOfPayment = input.purposeOfPayment;
   if (input.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...input.senderCustomerInfo };
@@ -266,6 +303,8 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   readonly idPrefix = 'Quote:';
   readonly #quotes = new Map<string, Quote>();
   readonly #byEnv = new Map<string, SortedIds>();
+  /** REALTIME_FUNDING quotes by funding reference (references are unique: they encode the quote id). */
+  readonly #byReference = new Map<string, string>();
   readonly records: ReadonlyMap<string, Quote> = this.#quotes;
 
   readonly appliers: Appliers<QuoteEvent | PaymentRecorded> = {
@@ -287,6 +326,7 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   restore(quote: Quote): void {
     this.#quotes.set(quote.id, quote);
     bucket(this.#byEnv, quote.envId).insert(quote.id);
+    if (quote.fundingReference !== undefined) this.#byReference.set(quote.fundingReference, quote.id);
   }
 
   /** Every quote's amounts add up; an executed quote names its transaction. */
@@ -313,6 +353,12 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
     const q = this.#quotes.get(id);
     return q?.envId === envId ? q : undefined;
   }
+
+  /** The REALTIME_FUNDING quote of the environment with this funding reference. */
+  byFundingReference(envId: string, reference: string): Quote | undefined {
+    const id = this.#byReference.get(reference);
+    return id === undefined ? undefined : this.inEnv(envId, id);
+  }
 }
 
 export type DestinationView =
@@ -331,8 +377,9 @@ export interface QuoteView {
   status: QuoteStatus;
   createdAt: string;
   expiresAt: string;
-  source: { sourceType: 'ACCOUNT'; accountId: string; customerId?: string };
+  source: { sourceType: 'ACCOUNT'; accountId: string; customerId?: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; customerId?: string };
   destination: DestinationView;
+  paymentInstructions?: PaymentInstruction[];
   sendingCurrency: Currency;
   receivingCurrency: Currency;
   totalSendingAmount: number;
@@ -345,8 +392,38 @@ export interface QuoteView {
   description?: string;
   purposeOfPayment?: PurposeOfPayment;
   counterpartyInformation?: Record<string, string>;
-  paymentInstructions?: Array<{ accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET'; payloadToSign: string } }>;
   rateDetails: RateDetails;
+}
+
+/** Where a REALTIME_FUNDING quote's money goes, or what an EMBEDDED_WALLET source signs. */
+export type PaymentInstruction =
+  | {
+      accountOrWalletInfo:
+        | { accountType: string; accountNumber: string; routingNumber?: string; reference: string }
+        | { accountType: 'SPARK_WALLET'; assetType: 'BTC'; address: string; reference: string };
+      instructionsNotes: string;
+    }
+  | { accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET'; payloadToSign: string } };
+
+/**
+ * Where to send a REALTIME_FUNDING quote's money: the pooled bank account of the currency
+ * with the quote's reference, or for BTC a Spark address of the service (the sandbox has
+ * no Spark node: the address is derived from the reference, and the money arrives through
+ * POST /sandbox/send).
+ */
+function paymentInstructionsOf(q: Quote, reference: string): PaymentInstruction[] {
+  const currency = q.price.sendingCurrency;
+  const amount = `${q.price.totalSendingAmount} (smallest unit of ${currency})`;
+  const pool = POOL_ACCOUNT[currency];
+  if (pool !== undefined) {
+    return [{ accountOrWalletInfo: { ...pool, reference }, instructionsNotes: `Send exactly ${amount} to this account with the reference ${reference} before ${new Date(q.expiresAt).toISOString()}.` }];
+  }
+  return [
+    {
+      accountOrWalletInfo: { accountType: 'SPARK_WALLET', assetType: 'BTC', address: `sprt1${reference.toLowerCase()}`, reference },
+      instructionsNotes: `Send exactly ${amount} to this Spark address before ${new Date(q.expiresAt).toISOString()}.`,
+    },
+  ];
 }
 
 export function renderQuote(q: Quote): QuoteView {
@@ -357,7 +434,12 @@ export function renderQuote(q: Quote): QuoteView {
     status: q.status,
     createdAt: new Date(q.createdAt).toISOString(),
     expiresAt: new Date(q.expiresAt).toISOString(),
-    source: q.sourceCustomerId === '' ? { sourceType: 'ACCOUNT', accountId: q.sourceAccountId } : { sourceType: 'ACCOUNT', accountId: q.sourceAccountId, customerId: q.sourceCustomerId },
+    source:
+      q.fundingReference !== undefined
+        ? { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency, ...(q.sourceCustomerId === '' ? {} : { customerId: q.sourceCustomerId }) }
+        : q.sourceCustomerId === ''
+          ? { sourceType: 'ACCOUNT', accountId: q.sourceAccountId }
+          : { sourceType: 'ACCOUNT', accountId: q.sourceAccountId, customerId: q.sourceCustomerId },
     destination,
     sendingCurrency: currencyObject(p.sendingCurrency),
     receivingCurrency: currencyObject(p.receivingCurrency),
@@ -369,6 +451,7 @@ export function renderQuote(q: Quote): QuoteView {
     lockedCurrencyAmount: q.lockedCurrencyAmount,
     rateDetails: { ...p.rateDetails },
   };
+  if (q.fundingReference !== undefined) view.paymentInstructions = paymentInstructionsOf(q, q.fundingReference);
   if (q.transactionId !== undefined) view.transactionId = q.transactionId;
   if (q.description !== undefined) view.description = q.description;
   if (q.purposeOfPayment !== undefined) view.purposeOfPayment = q.purposeOfPayment;

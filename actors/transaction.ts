@@ -46,16 +46,12 @@ export const FAILURE_REASONS: readonly FailureReason[] = [
   'QUOTE_EXECUTION_FAILED',
 ];
 
-export interface AccountSource {
-  readonly sourceType: 'ACCOUNT';
-  readonly accountId: string;
-}
-
-/** The sender of an incoming UMA payment (POST /sandbox/uma/receive). */
-export interface UmaSource {
-  readonly sourceType: 'UMA_ADDRESS';
-  readonly umaAddress: string;
-}
+export type TransactionSource =
+  | { readonly sourceType: 'ACCOUNT'; readonly accountId: string }
+  /** Money sent from outside for a REALTIME_FUNDING quote. */
+  | { readonly sourceType: 'REALTIME_FUNDING'; readonly currency: string }
+  /** The sender of an incoming UMA payment (POST /sandbox/uma/receive). */
+  | { readonly sourceType: 'UMA_ADDRESS'; readonly umaAddress: string };
 
 /** The spec's subset of rateDetails that a transaction shows. */
 export interface TransactionRateDetails {
@@ -71,6 +67,8 @@ export type PayoutOutcome =
   | 'SETTLE'
   /** in transit and fees -> back to the source: FAILED, then REFUNDED */
   | 'FAIL_REFUND'
+  /** a transfer-out the bank rejects: in transit -> back to the source: REJECTED, then REFUNDED */
+  | 'REJECT_REFUND'
   /** in transit -> outflow, the money is gone: FAILED */
   | 'FAIL_LOST'
   /** a settled payout comes back (inflow) and is refunded with its fees: FAILED, then REFUNDED */
@@ -100,7 +98,7 @@ export interface Transaction {
   /** Sender for outgoing, recipient for incoming; '' when that party is the platform. */
   readonly customerId: string;
   readonly platformCustomerId: string;
-  readonly source: AccountSource | UmaSource;
+  readonly source: TransactionSource;
   readonly destination: QuoteDestination;
   readonly sendingCurrency: string;
   /** Debited from the source, fees included. */
@@ -111,6 +109,7 @@ export interface Transaction {
   readonly principal: number;
   readonly feesIncluded: number;
   readonly exchangeRate: number;
+  /** The quote that made it; '' for a transfer. */
   readonly quoteId: string;
   readonly reference: string;
   readonly description?: string;
@@ -277,7 +276,9 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
       if (tx.sentAmount !== tx.principal + tx.feesIncluded) problems.push(`${tx.id} sent ${tx.sentAmount} but principal + fees is ${tx.principal + tx.feesIncluded}`);
       if (!lookup.has(tx.accountId)) problems.push(`${tx.id} belongs to unknown account ${tx.accountId}`);
       // A pending outcome exists exactly while a payout is in flight, or settled and due to come back.
-      const expected = tx.pending === undefined ? tx.status !== 'PROCESSING' : tx.status === (tx.pending.outcome === 'RETURN_REFUND' ? 'COMPLETED' : 'PROCESSING');
+      // A transfer the bank holds waits as PENDING (CONTRACT.md's 005 row for transfers).
+      const waiting = tx.status === 'PROCESSING' || tx.status === 'PENDING';
+      const expected = tx.pending === undefined ? !waiting : tx.pending.outcome === 'RETURN_REFUND' ? tx.status === 'COMPLETED' : waiting;
       if (!expected) problems.push(`${tx.id} is ${tx.status} with pending outcome ${tx.pending?.outcome ?? 'none'}`);
     }
     return problems;
@@ -309,14 +310,17 @@ export interface TransactionView {
   status: TransactionStatus;
   type: TransactionType;
   direction: 'DEBIT' | 'CREDIT';
-  source: { sourceType: 'ACCOUNT'; accountId: string; currency: string } | { sourceType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
+  source:
+    | { sourceType: 'ACCOUNT'; accountId: string; currency: string }
+    | { sourceType: 'REALTIME_FUNDING'; currency: string }
+    | { sourceType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
   destination: DestinationView;
   customerId: string;
   platformCustomerId: string;
   sentAmount?: AmountView;
   receivedAmount: AmountView;
   exchangeRate: number;
-  quoteId: string;
+  quoteId?: string;
   description?: string;
   counterpartyInformation?: Record<string, string>;
   reconciliationInstructions?: { reference: string };
@@ -337,18 +341,20 @@ export function renderTransaction(tx: Transaction): TransactionView {
     source:
       tx.source.sourceType === 'ACCOUNT'
         ? { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency }
-        : { sourceType: 'UMA_ADDRESS', umaAddress: tx.source.umaAddress, currency: tx.sendingCurrency },
+        : tx.source.sourceType === 'UMA_ADDRESS'
+          ? { sourceType: 'UMA_ADDRESS', umaAddress: tx.source.umaAddress, currency: tx.sendingCurrency }
+          : { sourceType: 'REALTIME_FUNDING', currency: tx.sendingCurrency },
     destination,
     customerId: tx.customerId,
     platformCustomerId: tx.platformCustomerId,
     receivedAmount: { amount: tx.receivedAmount, currency: currencyObject(tx.receivingCurrency) },
     exchangeRate: tx.exchangeRate,
-    quoteId: tx.quoteId,
     rateDetails: { ...tx.rateDetails },
     createdAt: new Date(tx.createdAt).toISOString(),
     updatedAt: new Date(tx.updatedAt).toISOString(),
   };
   if (tx.type === 'OUTGOING') view.sentAmount = { amount: tx.sentAmount, currency: currencyObject(tx.sendingCurrency) };
+  if (tx.quoteId !== '') view.quoteId = tx.quoteId;
   if (tx.description !== undefined) view.description = tx.description;
   if (tx.counterpartyInformation !== undefined) view.counterpartyInformation = { ...tx.counterpartyInformation };
   if (tx.status !== 'CREATED') view.reconciliationInstructions = { reference: tx.reference };

@@ -61,9 +61,10 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   }
 
   /**
-   * Payment timers hold the account that owns the quote or transaction (its source account,
-   * the pulling customer, or an incoming payment's receiving account). Wallet timers hold the
-   * wallet's account.
+   * Payment timers hold the actor that owns the quote or transaction (its source account,
+   * the pulling customer, for a REALTIME_FUNDING quote its customer or environment, or an
+   * incoming payment's receiving account); a transfer's outcome timer holds its internal
+   * account. Wallet timers hold the wallet's account.
    */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {
     switch (message.type) {
@@ -71,7 +72,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(message.transactionId);
-        const events = decidePayoutOutcome(tx, tx === undefined ? undefined : this.quotes.get(tx.quoteId), at);
+        const events = decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
         return withAccountStatus(events, [tx === undefined ? undefined : this.internalAccounts.get(tx.accountId)], at);
       }
       case 'incoming.approval-timeout': {

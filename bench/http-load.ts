@@ -7,8 +7,12 @@
 //
 // Scenarios: bare-post, service-post (durable POST /customers), bare-get, service-get
 // (GET /customers/{id} over the ids service-post created; bare-get sends the same
-// requests). Every response must be 2xx: anything else, a socket error or a request left
-// unanswered fails the run (exit 1) after the table is printed.
+// requests); and, when asked for (npm run bench:money), the money path: bare-quote,
+// service-quote (durable POST /quotes with immediatelyExecute between internal accounts
+// of distinct sender/receiver pairs; bare-quote sends the same bytes to the bare server)
+// and service-hot-account (many senders paying one receiver). Every response must be 2xx:
+// anything else, a socket error or a request left unanswered fails the run (exit 1) after
+// the table is printed.
 import { mkdtempSync, readdirSync, readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,8 +28,16 @@ import { formatSummary, summariseFile } from './support/cpuprofile.js';
 const API = '/2025-10-13';
 /** Below this many cores busy (all processes), the machine counts as quiet. */
 const QUIET_CORES = 0.25;
-const SCENARIOS = ['bare-post', 'service-post', 'bare-get', 'service-get'] as const;
+const SCENARIOS = ['bare-post', 'service-post', 'bare-get', 'service-get', 'bare-quote', 'service-quote', 'service-hot-account'] as const;
 type Scenario = (typeof SCENARIOS)[number];
+/** Run when --scenarios is not given; the money scenarios are asked for by name (npm run bench:money). */
+const DEFAULT_SCENARIOS: readonly Scenario[] = ['bare-post', 'service-post', 'bare-get', 'service-get'];
+/** Sender/receiver pairs of service-quote, and senders of service-hot-account: one per default connection. */
+const PAYING_ACCOUNTS = 64;
+/** Each quote delivers this many cents (locked on the receiving side, so the receiver gets exactly it). */
+const QUOTE_CENTS = 100;
+/** Every sender's funds: far more than any run can spend at QUOTE_CENTS plus fees a quote. */
+const SENDER_FUNDS = 100_000_000_000;
 
 const { values: flags } = parseArgs({
   options: {
@@ -52,7 +64,7 @@ if (flags.help === true) {
   --connections N       keep-alive connections, one request in flight each (BENCH_CONNECTIONS, default 64)
   --load-processes N    load generator processes sharing the connections (BENCH_LOAD_PROCESSES, default 1)
   --client raw|http     raw sockets (default) or node:http with a keep-alive Agent (BENCH_CLIENT)
-  --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')}
+  --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')} (default ${DEFAULT_SCENARIOS.join(',')})
   --wait-quiet S        before each scenario, wait up to S s for other processes to go idle (BENCH_WAIT_QUIET, default 5)
   --cpu-prof            run the service under --cpu-prof and summarise the profile
   --service-node-options "..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
@@ -78,7 +90,7 @@ const serviceNodeOptions = (flags['service-node-options'] ?? '').split(' ').filt
 const client = (flags.client ?? process.env.BENCH_CLIENT ?? 'raw') as 'raw' | 'http';
 if (client !== 'raw' && client !== 'http') throw new Error(`--client must be raw or http, got ${String(client)}`);
 const selected = new Set<Scenario>(
-  (flags.scenarios ?? SCENARIOS.join(','))
+  (flags.scenarios ?? DEFAULT_SCENARIOS.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '')
@@ -149,6 +161,45 @@ async function health(port: number): Promise<Health> {
   return (await res.json()) as Health;
 }
 
+/** One setup call to the service (outside any measured window); anything but 2xx aborts the bench. */
+async function api(port: number, authorization: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`http://127.0.0.1:${port}${API}${path}`, {
+    method,
+    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`setup ${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** A new customer's USD internal account, funded with `amount` cents through the sandbox. */
+async function usdAccount(port: number, authorization: string, amount: number): Promise<string> {
+  const customer = (await api(port, authorization, 'POST', '/customers', { customerType: 'INDIVIDUAL' })) as { id: string };
+  const accounts = (await api(port, authorization, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&limit=100`)) as {
+    data: Array<{ id: string; balance: { currency: { code: string } } }>;
+  };
+  const usd = accounts.data.find((a) => a.balance.currency.code === 'USD');
+  if (usd === undefined) throw new Error(`customer ${customer.id} has no USD account`);
+  if (amount > 0) await api(port, authorization, 'POST', `/sandbox/internal-accounts/${usd.id}/fund`, { amount });
+  return usd.id;
+}
+
+function quoteRequest(authorization: string, from: string, to: string): RequestTemplate {
+  return {
+    method: 'POST',
+    path: `${API}/quotes`,
+    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      source: { sourceType: 'ACCOUNT', accountId: from },
+      destination: { destinationType: 'ACCOUNT', accountId: to },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: QUOTE_CENTS,
+      immediatelyExecute: true,
+    }),
+  };
+}
+
 function describeFailures(r: ScenarioResult): string[] {
   const out: string[] = [];
   if (r.non2xx > 0) {
@@ -183,7 +234,7 @@ async function main(): Promise<number> {
       '\n',
   );
 
-  const needBare = selected.has('bare-post') || selected.has('bare-get');
+  const needBare = selected.has('bare-post') || selected.has('bare-get') || selected.has('bare-quote');
   const servers: Server[] = [];
   let bare: Server | undefined;
   try {
@@ -243,6 +294,38 @@ async function main(): Promise<number> {
       await run('service-get', service, gets);
       notes.push(`service-get: over ${fmtInt(ids.length)} customer ids (round-robin)`);
     }
+
+    // The money path: every 201 is one durable entry that creates the quote, moves the money and records the transaction.
+    const measureQuotes = async (name: Scenario, requests: RequestTemplate[]): Promise<number> => {
+      const before = await health(service.port);
+      const r = await run(name, service, requests);
+      const after = await health(service.port);
+      const executed = r.statuses['201'] ?? 0;
+      const appended = after.lastSeq - before.lastSeq;
+      notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201); log entries appended ${fmtInt(appended)}`);
+      if (appended !== executed) failures.push(`${name}: ${executed} responses 201 but ${appended} log entries appended`);
+      if (after.durableSeq !== after.lastSeq) failures.push(`${name}: the log is not fully durable after the run`);
+      return executed;
+    };
+    if (selected.has('bare-quote') || selected.has('service-quote')) {
+      process.stderr.write(`setting up ${PAYING_ACCOUNTS} funded sender/receiver pairs ...\n`);
+      const pairs: RequestTemplate[] = [];
+      for (let i = 0; i < PAYING_ACCOUNTS; i++) {
+        pairs.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), await usdAccount(service.port, authorization, 0)));
+      }
+      if (selected.has('bare-quote') && bare !== undefined) await run('bare-quote', bare, pairs);
+      if (selected.has('service-quote')) await measureQuotes('service-quote', pairs);
+    }
+    if (selected.has('service-hot-account')) {
+      process.stderr.write(`setting up ${PAYING_ACCOUNTS} funded senders and one receiver ...\n`);
+      const receiver = await usdAccount(service.port, authorization, 0);
+      const senders: RequestTemplate[] = [];
+      for (let i = 0; i < PAYING_ACCOUNTS; i++) senders.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), receiver));
+      const executed = await measureQuotes('service-hot-account', senders);
+      const balance = ((await api(service.port, authorization, 'GET', `/internal-accounts/${receiver}`)) as { balance: { amount: number } }).balance.amount;
+      notes.push(`service-hot-account: ${PAYING_ACCOUNTS} senders to one receiver, which holds ${fmtInt(balance)} cents`);
+      if (balance !== executed * QUOTE_CENTS) failures.push(`service-hot-account: the receiver holds ${balance} cents, not ${executed} × ${QUOTE_CENTS}`);
+    }
   } catch (err) {
     for (const server of servers) {
       if (server.output.length > 0) process.stderr.write(`--- last output of the ${server.name} server ---\n${server.output.slice(-30).join('\n')}\n`);
@@ -287,11 +370,13 @@ async function main(): Promise<number> {
     return x === undefined || y === undefined ? undefined : x.requestsPerSecond / y.requestsPerSecond;
   };
   const postRatio = ratio('service-post', 'bare-post');
+  const quoteRatio = ratio('service-quote', 'bare-quote');
   const getRatio = ratio('service-get', 'bare-get');
   if (postRatio !== undefined) {
     console.log(`- service/bare POST: ${fmtRatio(postRatio)} — aim ≥ 0.50×: ${postRatio >= 0.5 ? 'MET' : 'NOT MET'}`);
   }
   if (getRatio !== undefined) console.log(`- service/bare GET:  ${fmtRatio(getRatio)}`);
+  if (quoteRatio !== undefined) console.log(`- service/bare quote-and-execute: ${fmtRatio(quoteRatio)}`);
   console.log(
     `- CPU columns: share of one core over the window (the machine has ${availableParallelism()}, so 200% is all of it); ` +
       'server = the server process with all its threads, JS thread = its main thread alone; machine = everything, kernel included.',
@@ -304,7 +389,7 @@ async function main(): Promise<number> {
     } else {
       const file = join(profileDir, files[0]!);
       let handled = 0;
-      for (const s of ['service-post', 'service-get'] as const) {
+      for (const s of ['service-post', 'service-get', 'service-quote', 'service-hot-account'] as const) {
         const r = results.get(s);
         if (r !== undefined) handled += Object.values(r.statuses).reduce((a, b) => a + b, 0);
       }
@@ -316,7 +401,7 @@ async function main(): Promise<number> {
 
   if (flags.json !== undefined) {
     const out = Object.fromEntries([...results].map(([k, r]) => [k, { ...r, ids: r.ids.length }]));
-    writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, results: out, postRatio, getRatio, failures }, null, 2));
+    writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, results: out, postRatio, getRatio, quoteRatio, failures }, null, 2));
   }
 
   if (failures.length > 0) {

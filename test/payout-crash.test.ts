@@ -1,7 +1,8 @@
 // A crash with payouts in flight: the service (a child process) executes payouts of every
 // sandbox outcome and holds a pending quote, then is killed with SIGKILL. Reopened on the
 // same data directory with a manual clock, its durable timers fire: every payout reaches
-// the final state of CONTRACT.md's table, the quote expires, and the ledger invariant holds.
+// the final state of CONTRACT.md's table, so do transfers in flight, the quotes (one a
+// REALTIME_FUNDING quote) expire, and the ledger invariant holds.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -30,6 +31,9 @@ describe('payouts in flight across SIGKILL', () => {
     const txIds = new Map<string, string>();
     let usdId = '';
     let pendingQuote = '';
+    let fundingQuote = '';
+    /** transaction id -> final status of the transfers left in flight (none moves money in the end) */
+    const transfers = new Map<string, string>();
     try {
       const child = await spawnService(dataDir);
       const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { sandbox: { tokenId: string; clientSecret: string } };
@@ -63,7 +67,21 @@ describe('payouts in flight across SIGKILL', () => {
           immediatelyExecute: true,
         });
         txIds.set(suffix, quote.transactionId);
+        if (suffix === '004' || suffix === '005') {
+          const out = await call('POST', '/transfer-out', { source: { accountId: usdId }, destination: { accountId: external.id }, amount: AMOUNT });
+          transfers.set(out.id, 'REFUNDED');
+          const incoming = await call('POST', '/transfer-in', { source: { accountId: external.id }, destination: { accountId: usdId }, amount: AMOUNT });
+          transfers.set(incoming.id, suffix === '004' ? 'REJECTED' : 'FAILED');
+        }
       }
+      fundingQuote = (
+        await call('POST', '/quotes', {
+          source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: customer.id },
+          destination: { destinationType: 'ACCOUNT', accountId: usdId },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: AMOUNT,
+        })
+      ).id;
       pendingQuote = (
         await call('POST', '/quotes', {
           source: { sourceType: 'ACCOUNT', accountId: usdId },
@@ -84,7 +102,14 @@ describe('payouts in flight across SIGKILL', () => {
       assertLedgerHolds(svc);
       clock.advance(7 * 60_000);
       const world = svc.service.services.world;
-      await until(svc, () => [...txIds.values()].every((id) => world.transactions.get(id)?.pending === undefined) && world.quotes.get(pendingQuote)?.status === 'EXPIRED');
+      const inFlight = [...txIds.values(), ...transfers.keys()];
+      await until(
+        svc,
+        () =>
+          inFlight.every((id) => world.transactions.get(id)?.pending === undefined) &&
+          world.quotes.get(pendingQuote)?.status === 'EXPIRED' &&
+          world.quotes.get(fundingQuote)?.status === 'EXPIRED',
+      );
       let kept = FUNDS;
       for (const [suffix, status, gone] of OUTCOMES) {
         const tx = await getJson(svc, `/transactions/${txIds.get(suffix)}`);
@@ -92,6 +117,7 @@ describe('payouts in flight across SIGKILL', () => {
         assert.equal(webhooksOf(svc, tx.id).at(-1)?.[1], status, `suffix ${suffix}: the last webhook event reports the final status`);
         if (gone) kept -= AMOUNT;
       }
+      for (const [id, status] of transfers) assert.equal((await getJson(svc, `/transactions/${id}`)).status, status, `transfer ${id}`);
       assert.equal(await balanceOf(svc, usdId), kept);
       for (const totals of world.ledger.all()) assert.equal(totals.inTransit, 0);
       assertLedgerHolds(svc);

@@ -219,7 +219,8 @@ describe('quotes between internal accounts', () => {
 
     it('wrong variants and missing fields', async () => {
       const good = quoteBody(alice.usd.id, bob.usd.id, 100);
-      await refused({ ...good, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } }, 400, 'INVALID_INPUT', 'source.sourceType');
+      await refused({ ...good, source: { sourceType: 'WALLET', accountId: alice.usd.id } }, 400, 'INVALID_INPUT', 'source.sourceType');
+      await refused({ ...good, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', accountId: alice.usd.id } }, 400, 'INVALID_INPUT', 'source.accountId');
       await refused({ ...good, destination: { destinationType: 'WALLET', accountId: bob.usd.id } }, 400, 'INVALID_INPUT', 'destination.destinationType');
       await refused({ ...good, destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$bob@sandbox.uma.test' } }, 400, 'INVALID_INPUT', 'lookupId');
       await refused({ ...good, source: { sourceType: 'ACCOUNT' } }, 400, 'INVALID_INPUT', 'source.accountId');

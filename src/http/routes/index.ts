@@ -8,8 +8,10 @@ import { exchangeRateRoutes } from './exchange-rates.js';
 import { incomingRoutes } from './incoming.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
+import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
 import { verificationRoutes } from './verifications.js';
+import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
 
 export const routes: readonly Route[] = [
@@ -21,6 +23,8 @@ export const routes: readonly Route[] = [
   ...quoteRoutes,
   ...transactionRoutes,
   ...incomingRoutes,
+  ...transferRoutes,
+  ...sandboxRoutes,
   ...webhookRoutes,
   ...authRoutes,
   ...verificationRoutes,

@@ -36,7 +36,12 @@ import { Obj, Str, StringEnum, validator } from '../validation.js';
 const AccountRef = Str({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
 
 const CreateQuote = Obj({
-  source: Obj({ sourceType: StringEnum(['ACCOUNT'] as const), accountId: AccountRef }),
+  source: Obj({
+    sourceType: Type.Optional(StringEnum(['ACCOUNT', 'REALTIME_FUNDING'] as const)),
+    accountId: Type.Optional(AccountRef),
+    currency: Type.Optional(CurrencyCode),
+    customerId: Type.Optional(IdOf('Customer')),
+  }),
   destination: Obj({
     destinationType: StringEnum(['ACCOUNT', 'UMA_ADDRESS'] as const),
     accountId: Type.Optional(AccountRef),
@@ -89,9 +94,36 @@ function customer(services: Services, id: string): Customer | undefined {
   return id === '' ? undefined : services.world.customers.get(id);
 }
 
-function partiesOf(services: Services, env: PlatformEnv, sourceId: string, payee: Payee): QuoteParties {
-  const source = sourceOf(services, env, sourceId);
-  const customerId = source.kind === 'PULL' ? source.customerId : source.account.customerId;
+/**
+ * The payer a quote body names: `{sourceType: ACCOUNT, accountId}` (sourceType may be
+ * omitted), or money sent from outside: `{sourceType: REALTIME_FUNDING, currency,
+ * customerId?}` or the spec's `{customerId, currency}`. A funding quote of a customer
+ * belongs to the customer's actor, the platform's to the environment's.
+ */
+function payerOfBody(services: Services, env: PlatformEnv, source: CreateQuoteBody['source']): Payer {
+  const funding = source.sourceType === 'REALTIME_FUNDING' || (source.sourceType === undefined && source.accountId === undefined);
+  if (!funding) {
+    if (source.accountId === undefined) throw invalidField('source.accountId', 'is required for an ACCOUNT source');
+    if (source.currency !== undefined) throw invalidField('source.currency', 'an ACCOUNT source pays in its account currency');
+    if (source.customerId !== undefined) throw invalidField('source.customerId', 'an ACCOUNT source names its account only');
+    return sourceOf(services, env, source.accountId);
+  }
+  if (source.accountId !== undefined) throw invalidField('source.accountId', 'a REALTIME_FUNDING source names no account');
+  if (source.currency === undefined) throw invalidField('source.currency', 'is required for a REALTIME_FUNDING source');
+  if (source.sourceType === undefined && source.customerId === undefined) throw invalidField('source.customerId', 'a source without sourceType is {customerId, currency}');
+  if (source.customerId === undefined) return { kind: 'FUNDING', currency: source.currency, customerId: '', ownerId: env.id };
+  if (services.world.customers.inEnv(env.id, source.customerId) === undefined) throw missing('source.customerId', 'customer', source.customerId);
+  return { kind: 'FUNDING', currency: source.currency, customerId: source.customerId, ownerId: source.customerId };
+}
+
+/** The payer of an existing quote. */
+export function payerOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payer {
+  if (quote.fundingReference !== undefined) return { kind: 'FUNDING', currency: quote.price.sendingCurrency, customerId: quote.sourceCustomerId, ownerId: quote.ownerId };
+  return sourceOf(services, env, quote.sourceAccountId);
+}
+
+export function partiesOf(env: PlatformEnv, services: Services, source: Payer, payee: Payee): QuoteParties {
+  const customerId = source.kind === 'INTERNAL' ? source.account.customerId : source.customerId;
   return { env, source, sourceCustomer: customer(services, customerId), payee };
 }
 
@@ -135,7 +167,7 @@ function payeeOfBody(services: Services, env: PlatformEnv, body: CreateQuoteBody
 }
 
 /** The payee of an existing quote. */
-function payeeOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payee {
+export function payeeOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payee {
   if (quote.umaTestBehaviour !== undefined && quote.destination.destinationType === 'UMA_ADDRESS') {
     return { kind: 'UMA_TEST', umaAddress: quote.destination.umaAddress, currency: quote.price.receivingCurrency, behaviour: quote.umaTestBehaviour, customer: undefined };
   }
@@ -143,7 +175,7 @@ function payeeOfQuote(services: Services, env: PlatformEnv, quote: Quote): Payee
 }
 
 /** Every actor a decision about these parties reads or writes. */
-function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
+export function actorsOf(parties: QuoteParties, crediting: boolean): string[] {
   const actors = [ownerOf(parties.source)];
   if (parties.sourceCustomer !== undefined && !actors.includes(parties.sourceCustomer.id)) actors.push(parties.sourceCustomer.id);
   if (parties.payee.customer !== undefined && !actors.includes(parties.payee.customer.id)) actors.push(parties.payee.customer.id);
@@ -172,7 +204,7 @@ function engineEventsOf(services: Services, quote: Quote, decision: ExecuteDecis
 
 function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Reply> {
   const { services, env, body } = ctx;
-  const known = partiesOf(services, env, body.source.accountId, payeeOfBody(services, env, body, services.engine.clock.now()).payee);
+  const known = partiesOf(env, services, payerOfBody(services, env, body.source), payeeOfBody(services, env, body, services.engine.clock.now()).payee);
   const execute = body.immediatelyExecute === true;
   const actors = actorsOf(known, execute);
   // A quote to an UMA address uses up its lookup, a record of the environment actor.
@@ -180,7 +212,7 @@ function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Rep
   return ctx.exec(actors, (at) => {
     // Read again now that the actors are held.
     const { payee, lookupUsed } = payeeOfBody(services, env, body, at);
-    const parties = partiesOf(services, env, body.source.accountId, payee);
+    const parties = partiesOf(env, services, payerOfBody(services, env, body.source), payee);
     const quote = decideCreateQuote(parties, body, at);
     const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [{ type: 'quote.created', quote }];
     if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
@@ -196,7 +228,7 @@ function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Rep
   });
 }
 
-function quoteOf(services: Services, env: PlatformEnv, id: string): Quote {
+export function quoteOf(services: Services, env: PlatformEnv, id: string): Quote {
   const quote = services.world.quotes.inEnv(env.id, id);
   if (quote === undefined) throw notFound('quote', id);
   return quote;
@@ -206,10 +238,10 @@ function executeQuote(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
   const { services, env } = ctx;
   const { quoteId } = QuoteIdParam.parse(ctx.params);
   const known = quoteOf(services, env, quoteId);
-  const knownParties = partiesOf(services, env, known.sourceAccountId, payeeOfQuote(services, env, known));
+  const knownParties = partiesOf(env, services, payerOfQuote(services, env, known), payeeOfQuote(services, env, known));
   return ctx.exec(actorsOf(knownParties, true), async (at) => {
     const quote = quoteOf(services, env, quoteId);
-    const parties = partiesOf(services, env, quote.sourceAccountId, payeeOfQuote(services, env, quote));
+    const parties = partiesOf(env, services, payerOfQuote(services, env, quote), payeeOfQuote(services, env, quote));
     await checkWalletSignature(ctx, quote, parties, at);
     const decision = decideExecuteQuote(quote, parties, at);
     return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };

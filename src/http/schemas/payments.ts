@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, QUOTE_STATUSES } from '../../../actors/quote.js';
 import { FAILURE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../../actors/transaction.js';
-import { List, Obj, Str, StringEnum } from '../validation.js';
+import { Obj, Str, StringEnum } from '../validation.js';
 import { CurrencyView } from './resources.js';
 
 const Timestamp = Str({ format: 'date-time' });
@@ -30,8 +30,31 @@ export const QuoteView = Obj({
   status: StringEnum(QUOTE_STATUSES),
   createdAt: Timestamp,
   expiresAt: Timestamp,
-  source: Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
+  source: Type.Union([
+    Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), customerId: Type.Optional(Str({ description: 'absent for a platform account' })) }),
+    Obj({ sourceType: Type.Literal('REALTIME_FUNDING'), currency: Str(), customerId: Type.Optional(Str({ description: 'absent for the platform' })) }),
+  ]),
   destination: DestinationView,
+  paymentInstructions: Type.Optional(
+    Type.Array(
+      Type.Union([
+        Obj({
+          accountOrWalletInfo: Type.Union([
+            Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
+            Obj({ accountType: Type.Literal('SPARK_WALLET'), assetType: Type.Literal('BTC'), address: Str(), reference: Str() }),
+          ]),
+          instructionsNotes: Str(),
+        }),
+        Obj({
+          accountOrWalletInfo: Obj({
+            accountType: Type.Literal('EMBEDDED_WALLET'),
+            payloadToSign: Str({ description: "the bytes the source wallet's session key stamps (Service-Wallet-Signature) to execute" }),
+          }),
+        }),
+      ]),
+      { description: 'REALTIME_FUNDING quotes: where to send the money; EMBEDDED_WALLET sources: what to sign' },
+    ),
+  ),
   sendingCurrency: CurrencyView,
   receivingCurrency: CurrencyView,
   totalSendingAmount: Amount,
@@ -44,17 +67,6 @@ export const QuoteView = Obj({
   description: Type.Optional(Str()),
   purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
   counterpartyInformation: Type.Optional(KeyValues),
-  paymentInstructions: Type.Optional(
-    List(
-      Obj({
-        accountOrWalletInfo: Obj({
-          accountType: Type.Literal('EMBEDDED_WALLET'),
-          payloadToSign: Str({ description: 'the bytes the source wallet\'s session key stamps (Service-Wallet-Signature) to execute' }),
-        }),
-      }),
-      { description: 'for an EMBEDDED_WALLET source' },
-    ),
-  ),
   rateDetails: RateDetailsView,
 });
 
@@ -66,6 +78,7 @@ export const TransactionView = Obj({
   source: Type.Union([
     Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
     Obj({ sourceType: Type.Literal('UMA_ADDRESS'), umaAddress: Str(), currency: Str() }, { description: 'the sender of an incoming UMA payment' }),
+    Obj({ sourceType: Type.Literal('REALTIME_FUNDING'), currency: Str() }),
   ]),
   destination: DestinationView,
   customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
@@ -73,7 +86,7 @@ export const TransactionView = Obj({
   sentAmount: Type.Optional(Obj({ amount: Amount, currency: CurrencyView }, { description: 'outgoing only' })),
   receivedAmount: Obj({ amount: Amount, currency: CurrencyView }),
   exchangeRate: Type.Number(),
-  quoteId: Str(),
+  quoteId: Type.Optional(Str({ description: 'where a quote made it; absent for a transfer' })),
   description: Type.Optional(Str()),
   counterpartyInformation: Type.Optional(KeyValues),
   reconciliationInstructions: Type.Optional(Obj({ reference: Str() })),
