@@ -105,7 +105,10 @@ export type WebhookDeliveryEvent =
   | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number }
   /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
   | { type: 'webhook.requeued'; id: string }
-  /** Events of a change that records no payment (sandbox funding), in that change's entry. */
+  /**
+   * Events of a change that records no payment, in that change's entry: sandbox funding as
+   * logged before it recorded a transaction; applied so that older logs still replay.
+   */
   | { type: 'webhooks.recorded'; webhooks: WebhookEvent[] };
 
 /**
