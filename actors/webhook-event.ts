@@ -202,6 +202,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     return [...this.#pendingByEnv.keys()];
   }
 
+  /** PENDING events of one environment: its delivery queue's length. */
+  pendingIn(envId: string): number {
+    return this.#pendingByEnv.get(envId)?.ids.length ?? 0;
+  }
+
   /** PENDING events, all environments. */
   get pendingCount(): number {
     let n = 0;
