@@ -9,7 +9,6 @@
 import { newId } from '../src/engine/ids.js';
 import type { CustomerEvent } from './customer.js';
 import type { Ledger } from './ledger.js';
-import { invalidField } from './errors.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
@@ -49,6 +48,10 @@ export interface InternalAccount {
 }
 
 export type InternalAccountEvent =
+  /**
+   * Sandbox funding as logged before it recorded a transaction (now a `payment.recorded`,
+   * decideSandboxFund in actors/payment.ts); applied so that older logs still replay.
+   */
   | { type: 'account.funded'; accountId: string; amount: number }
   /** The platform's own accounts, one per supported currency; made under the environment actor. */
   | { type: 'platform.accounts.created'; accounts: InternalAccount[] };
@@ -134,13 +137,6 @@ export function fundingReference(id: string): string {
     }
   }
   return bits > 0 ? out + BASE32[(pending << (5 - bits)) & 31] : out;
-}
-
-export function decideFund(account: InternalAccount, amount: number): InternalAccountEvent[] {
-  if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
-    throw invalidField('amount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
-  }
-  return [{ type: 'account.funded', accountId: account.id, amount }];
 }
 
 function assertBalance(accountId: string, balance: number): void {

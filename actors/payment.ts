@@ -14,9 +14,10 @@
 //                                            pulled T in and its principal P converted out
 //                                            (ledger inflow +T, outflow +P)
 //   direct pull rejected or failed:          nothing had moved
+//   sandbox funding:                         destination +A (inflow +A)
 import { newId } from '../src/engine/ids.js';
 import { DomainError, invalidField } from './errors.js';
-import type { Posting } from './internal-account.js';
+import type { InternalAccount, Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
@@ -252,6 +253,46 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
     at,
   );
+}
+
+/**
+ * Simulated funding of an internal account (POST /sandbox/internal-accounts/{id}/fund):
+ * the money enters the service through the account (inflow), and is reported like any
+ * arriving money, by a COMPLETED INCOMING transaction whose source is `SANDBOX_FUNDING`
+ * (no account, quote or sender is behind it), with its INCOMING_PAYMENT event and then the
+ * account's ACCOUNT_STATUS. `platformCustomerId` is the owning customer's ('' for the
+ * platform). The caller holds the account and its customer.
+ */
+export function decideSandboxFund(account: InternalAccount, platformCustomerId: string, amount: number, at: number): PaymentRecorded[] {
+  if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
+    throw invalidField('amount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
+  }
+  const id = newId('Transaction', at);
+  const incoming: Transaction = {
+    id,
+    envId: account.envId,
+    type: 'INCOMING',
+    status: 'COMPLETED',
+    accountId: account.id,
+    customerId: account.customerId,
+    platformCustomerId,
+    source: { sourceType: 'SANDBOX_FUNDING' },
+    destination: { destinationType: 'ACCOUNT', accountId: account.id },
+    sendingCurrency: account.currency,
+    sentAmount: amount,
+    receivingCurrency: account.currency,
+    receivedAmount: amount,
+    principal: amount,
+    feesIncluded: 0,
+    exchangeRate: 1,
+    quoteId: '',
+    reference: paymentReference(id),
+    rateDetails: { serviceApiMultiplier: 1, serviceApiFixedFee: 0, serviceApiVariableFeeRate: 0, serviceApiVariableFeeAmount: 0 },
+    settledAt: at,
+    createdAt: at,
+    updatedAt: at,
+  };
+  return withAccountStatus([paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at)], [account], at);
 }
 
 /**

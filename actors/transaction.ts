@@ -51,7 +51,9 @@ export type TransactionSource =
   /** Money sent from outside for a REALTIME_FUNDING quote. */
   | { readonly sourceType: 'REALTIME_FUNDING'; readonly currency: string }
   /** The sender of an incoming UMA payment (POST /sandbox/uma/receive). */
-  | { readonly sourceType: 'UMA_ADDRESS'; readonly umaAddress: string };
+  | { readonly sourceType: 'UMA_ADDRESS'; readonly umaAddress: string }
+  /** Simulated funds added in sandbox (POST /sandbox/internal-accounts/{id}/fund). */
+  | { readonly sourceType: 'SANDBOX_FUNDING' };
 
 /** The spec's subset of rateDetails that a transaction shows. */
 export interface TransactionRateDetails {
@@ -313,7 +315,8 @@ export interface TransactionView {
   source:
     | { sourceType: 'ACCOUNT'; accountId: string; currency: string }
     | { sourceType: 'REALTIME_FUNDING'; currency: string }
-    | { sourceType: 'UMA_ADDRESS'; umaAddress: string; currency: string };
+    | { sourceType: 'UMA_ADDRESS'; umaAddress: string; currency: string }
+    | { sourceType: 'SANDBOX_FUNDING'; currency: string };
   destination: DestinationView;
   customerId: string;
   platformCustomerId: string;
@@ -331,6 +334,19 @@ export interface TransactionView {
   updatedAt: string;
 }
 
+function renderSource(source: TransactionSource, currency: string): TransactionView['source'] {
+  switch (source.sourceType) {
+    case 'ACCOUNT':
+      return { sourceType: 'ACCOUNT', accountId: source.accountId, currency };
+    case 'UMA_ADDRESS':
+      return { sourceType: 'UMA_ADDRESS', umaAddress: source.umaAddress, currency };
+    case 'REALTIME_FUNDING':
+      return { sourceType: 'REALTIME_FUNDING', currency };
+    case 'SANDBOX_FUNDING':
+      return { sourceType: 'SANDBOX_FUNDING', currency };
+  }
+}
+
 export function renderTransaction(tx: Transaction): TransactionView {
   const destination = renderDestination(tx.destination, tx.receivingCurrency);
   const view: TransactionView = {
@@ -338,12 +354,7 @@ export function renderTransaction(tx: Transaction): TransactionView {
     status: tx.status,
     type: tx.type,
     direction: tx.type === 'OUTGOING' ? 'DEBIT' : 'CREDIT',
-    source:
-      tx.source.sourceType === 'ACCOUNT'
-        ? { sourceType: 'ACCOUNT', accountId: tx.source.accountId, currency: tx.sendingCurrency }
-        : tx.source.sourceType === 'UMA_ADDRESS'
-          ? { sourceType: 'UMA_ADDRESS', umaAddress: tx.source.umaAddress, currency: tx.sendingCurrency }
-          : { sourceType: 'REALTIME_FUNDING', currency: tx.sendingCurrency },
+    source: renderSource(tx.source, tx.sendingCurrency),
     destination,
     customerId: tx.customerId,
     platformCustomerId: tx.platformCustomerId,

@@ -105,7 +105,10 @@ export type WebhookDeliveryEvent =
   | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number }
   /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
   | { type: 'webhook.requeued'; id: string }
-  /** Events of a change that records no payment (sandbox funding), in that change's entry. */
+  /**
+   * Events of a change that records no payment, in that change's entry: sandbox funding as
+   * logged before it recorded a transaction; applied so that older logs still replay.
+   */
   | { type: 'webhooks.recorded'; webhooks: WebhookEvent[] };
 
 /**
@@ -197,6 +200,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   /** Environments with PENDING events. */
   queuedEnvs(): string[] {
     return [...this.#pendingByEnv.keys()];
+  }
+
+  /** PENDING events of one environment: its delivery queue's length. */
+  pendingIn(envId: string): number {
+    return this.#pendingByEnv.get(envId)?.ids.length ?? 0;
   }
 
   /** PENDING events, all environments. */

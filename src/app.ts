@@ -32,6 +32,13 @@ const NewPlatformBody = validator(
   }),
 );
 
+/**
+ * PENDING webhook events one environment may hold: an endpoint that is down, or never set,
+ * keeps its events PENDING, and each keeps the transaction or account it reports (about a
+ * kilobyte), so this bounds that environment's outbox to tens of megabytes.
+ */
+export const DEFAULT_MAX_PENDING_WEBHOOKS = 50_000;
+
 export interface ServiceOptions {
   host?: string;
   port?: number;
@@ -43,6 +50,8 @@ export interface ServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** How long a webhook endpoint has to answer (default DELIVERY_TIMEOUT_MS, 5 s); tests shorten it. */
   webhookTimeoutMs?: number;
+  /** The most PENDING webhook events per environment (default MAX_PENDING_WEBHOOKS); tests lower it. */
+  maxPendingWebhooks?: number;
 }
 
 export interface RunningService {
@@ -104,6 +113,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     drainTimeoutMs: 1000 * numberFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS'),
     cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
     smtpUrl: smtpUrlFrom(env.SMTP_URL),
+    maxPendingWebhooks: options.maxPendingWebhooks ?? numberFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS'),
   };
 }
 

@@ -23,6 +23,11 @@ export interface ServiceConfig {
   cryptoRoutes: Partial<Record<CryptoOp, CryptoRoute>>;
   /** OTP mail relay (SMTP_URL); undefined writes mail to `<dataDir>/outbox/`. */
   smtpUrl: string | undefined;
+  /**
+   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): a
+   * request whose decision would pass it is refused with 429 RATE_LIMITED.
+   */
+  maxPendingWebhooks: number;
 }
 
 export interface Services {

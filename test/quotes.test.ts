@@ -98,7 +98,14 @@ describe('quotes between internal accounts', () => {
     assert.equal(await balanceOf(svc, usd.id), 1_000_000 - 100_000);
     assert.equal(await balanceOf(svc, usdc.id), quote.totalReceivingAmount);
     const list = await getJson(svc, `/transactions?customerId=${customer.id}`);
-    assert.deepEqual(list.data.map((t: any) => t.type), ['OUTGOING']);
+    // Newest first: the conversion (OUTGOING only), then the sandbox funding's INCOMING.
+    assert.deepEqual(
+      list.data.map((t: any) => [t.type, t.source.sourceType]),
+      [
+        ['OUTGOING', 'ACCOUNT'],
+        ['INCOMING', 'SANDBOX_FUNDING'],
+      ],
+    );
     const ledger = svc.service.services.world.ledger.get(`${svc.credentials.platformId}#sandbox`, 'USD');
     assert.ok(ledger.fees >= quote.feesIncluded);
     assertLedgerHolds(svc);
@@ -113,7 +120,7 @@ describe('quotes between internal accounts', () => {
     assert.equal(await balanceOf(svc, alice.usd.id), 1_000);
     assert.equal(await balanceOf(svc, bob.usd.id), 0);
     assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'PENDING');
-    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).totalCount, 0);
+    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}&type=OUTGOING`)).totalCount, 0);
     // Funded in the meantime, the same quote executes.
     await fund(svc, alice.usd.id, 1);
     assert.equal((await execute(svc, quote.id)).status, 'COMPLETED');
@@ -171,7 +178,9 @@ describe('quotes between internal accounts', () => {
     const refused = await svc.request('POST', '/quotes', { body: quoteBody(alice.usd.id, bob.usd.id, 1_001, { immediatelyExecute: true }) });
     assertError(refused, 400, 'INSUFFICIENT_BALANCE');
     assert.equal(await balanceOf(svc, alice.usd.id), 1_000);
-    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).totalCount, 1);
+    // The funding's INCOMING and the executed quote's OUTGOING; the refused one made none.
+    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).totalCount, 2);
+    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}&type=OUTGOING`)).totalCount, 1);
   });
 
   it('lets the platform pay from its own account; the receiving customer gets an INCOMING transaction', async () => {

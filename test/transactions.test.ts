@@ -15,6 +15,8 @@ describe('transactions', () => {
   let bob: { customer: any; usd: any };
   /** Outgoing transaction ids of alice's three payments to bob, one minute apart, oldest first. */
   const sent: string[] = [];
+  /** Alice's sandbox funding: an INCOMING transaction, made at `start` before her payments. */
+  let funding: string;
   /** The failed one: an execute refused for its balance makes no transaction at all. */
   let refusedQuote: any;
 
@@ -22,6 +24,9 @@ describe('transactions', () => {
     svc = await startTestService({ clock });
     alice = await fundedCustomer(svc, 10_000, { platformCustomerId: 'alice-platform-id' });
     bob = await fundedCustomer(svc, 0, { platformCustomerId: 'bob-platform-id' });
+    const funded = (await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).data;
+    assert.equal(funded.length, 1);
+    funding = funded[0].id;
     for (const amount of [100, 200, 300]) {
       const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount));
       sent.push((await execute(svc, quote.id)).transactionId);
@@ -37,10 +42,10 @@ describe('transactions', () => {
   const ids = async (query: string): Promise<string[]> => (await getJson(svc, `/transactions?${query}`)).data.map((t: any) => t.id);
 
   it('lists newest first by default, oldest first with sortOrder=asc', async () => {
-    const outgoing = await ids(`customerId=${alice.customer.id}`);
-    assert.deepEqual(outgoing, [...sent].reverse());
-    assert.deepEqual(await ids(`customerId=${alice.customer.id}&sortOrder=asc`), sent);
-    assert.deepEqual(await ids(`customerId=${alice.customer.id}&sortOrder=desc`), [...sent].reverse());
+    const all = [funding, ...sent];
+    assert.deepEqual(await ids(`customerId=${alice.customer.id}`), [...all].reverse());
+    assert.deepEqual(await ids(`customerId=${alice.customer.id}&sortOrder=asc`), all);
+    assert.deepEqual(await ids(`customerId=${alice.customer.id}&sortOrder=desc`), [...all].reverse());
   });
 
   it('filters by customerId, platformCustomerId, type, status and reference', async () => {
@@ -48,8 +53,8 @@ describe('transactions', () => {
     assert.equal(incoming.length, 3);
     assert.deepEqual(await ids('platformCustomerId=bob-platform-id'), incoming);
     assert.deepEqual(await ids('platformCustomerId=alice-platform-id&type=OUTGOING'), [...sent].reverse());
-    assert.deepEqual(await ids('platformCustomerId=alice-platform-id&type=INCOMING'), []);
-    assert.deepEqual(await ids(`customerId=${alice.customer.id}&status=COMPLETED`), [...sent].reverse());
+    assert.deepEqual(await ids('platformCustomerId=alice-platform-id&type=INCOMING'), [funding]);
+    assert.deepEqual(await ids(`customerId=${alice.customer.id}&status=COMPLETED`), [...sent].reverse().concat(funding));
     assert.deepEqual(await ids(`customerId=${alice.customer.id}&status=FAILED`), []);
     const first = await getJson(svc, `/transactions/${sent[0]}`);
     const byReference = await getJson(svc, `/transactions?reference=${first.reconciliationInstructions.reference}`);
@@ -60,19 +65,21 @@ describe('transactions', () => {
   it('filters by createdAt between startDate and endDate, both inclusive', async () => {
     const at = (ms: number): string => encodeURIComponent(new Date(ms).toISOString());
     const q = `customerId=${alice.customer.id}&sortOrder=asc`;
-    assert.deepEqual(await ids(`${q}&startDate=${at(start)}&endDate=${at(start)}`), [sent[0]]);
+    // The funding was made at `start`, as the first payment.
+    assert.deepEqual(await ids(`${q}&startDate=${at(start)}&endDate=${at(start)}`), [funding, sent[0]]);
     assert.deepEqual(await ids(`${q}&startDate=${at(start + 60_000)}`), [sent[1], sent[2]]);
-    assert.deepEqual(await ids(`${q}&endDate=${at(start + 60_000)}`), [sent[0], sent[1]]);
+    assert.deepEqual(await ids(`${q}&endDate=${at(start + 60_000)}`), [funding, sent[0], sent[1]]);
     assert.deepEqual(await ids(`${q}&startDate=${at(start + 1)}&endDate=${at(start + 59_999)}`), []);
-    assert.deepEqual(await ids(`${q}&startDate=2026-03-01`), sent, 'a bare date is midnight UTC');
+    assert.deepEqual(await ids(`${q}&startDate=2026-03-01`), [funding, ...sent], 'a bare date is midnight UTC');
   });
 
   it('pages with limit and cursor in either order, each transaction once', async () => {
     for (const order of ['asc', 'desc']) {
       const { items, pages, totalCounts } = await walk(svc, `/transactions?sortOrder=${order}`, 2);
-      assert.equal(items.length, 6);
-      assert.equal(pages, 3);
-      assert.ok(totalCounts.every((n) => n === 6));
+      // Alice's funding, and the two sides of each of the three payments.
+      assert.equal(items.length, 7);
+      assert.equal(pages, 4);
+      assert.ok(totalCounts.every((n) => n === 7));
       const created = items.map((t) => t.id);
       assert.deepEqual(created, [...created].sort((a, b) => (order === 'asc' ? (a < b ? -1 : 1) : a < b ? 1 : -1)));
     }
@@ -105,6 +112,6 @@ describe('transactions', () => {
 
   it('an execute refused for its balance leaves no transaction behind', async () => {
     assert.equal((await getJson(svc, `/quotes/${refusedQuote.id}`)).transactionId, undefined);
-    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).totalCount, 3);
+    assert.equal((await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).totalCount, 4, 'her funding and three payments');
   });
 });

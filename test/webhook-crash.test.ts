@@ -66,7 +66,7 @@ describe('webhook delivery across SIGKILL', () => {
         const world = svc.service.services.world;
         const envId = [...world.envs.records.keys()].find((id) => id.endsWith('#sandbox'))!;
         const ids = [...world.webhookEvents.idsIn(envId)];
-        assert.equal(ids.length, 5 * TRANSFERS, 'per transfer: the funding, the two payments, the two balances');
+        assert.equal(ids.length, 6 * TRANSFERS, 'per transfer: the funding and its balance, the two payments, the two balances');
         const first = world.webhookEvents.get(ids[0]!)!;
         assert.ok(first.attempts.length >= 1 && first.attempts.every((a) => a.statusCode === 500), 'attempts before the crash are in the log');
         assert.ok(ids.every((id) => world.webhookEvents.get(id)!.deliveryStatus === 'PENDING'));

@@ -20,15 +20,15 @@ async function setEndpoint(svc: TestService, url: string, auth: Auth = 'sandbox'
 }
 
 /**
- * A transfer between two fresh customers: five events (ACCOUNT_STATUS of the funding, then
- * OUTGOING_PAYMENT, INCOMING_PAYMENT and the two balances).
+ * A transfer between two fresh customers: six events (the funding's INCOMING_PAYMENT and
+ * ACCOUNT_STATUS, then OUTGOING_PAYMENT, INCOMING_PAYMENT and the two balances).
  */
 async function transfer(svc: TestService, amount = 100): Promise<void> {
   const alice = await fundedCustomer(svc, amount);
   const bob = await fundedCustomer(svc, 0);
   await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount, { immediatelyExecute: true }));
 }
-const PER_TRANSFER = 5;
+const PER_TRANSFER = 6;
 
 /** Event ids of the sandbox environment, oldest first. */
 function eventIds(svc: TestService): string[] {
@@ -119,10 +119,11 @@ describe('webhook delivery', () => {
     const fresh = eventIds(svc).slice(before);
     const typeOf = (id: string): string => svc.service.services.world.webhookEvents.get(id)!.type;
     const outgoing = fresh.find((id) => typeOf(id) === 'OUTGOING_PAYMENT')!;
-    const incoming = fresh.find((id) => typeOf(id) === 'INCOMING_PAYMENT')!;
-    // The funding's ACCOUNT_STATUS goes first; then ten tries of the outgoing event.
+    // The transfer's INCOMING_PAYMENT, not the funding's (which comes before the outgoing one).
+    const incoming = fresh.slice(fresh.indexOf(outgoing)).find((id) => typeOf(id) === 'INCOMING_PAYMENT')!;
+    // The funding's two events go first; then ten tries of the outgoing event.
     for (let n = 1; n <= 10; n++) {
-      await receiver.waitFor(1 + n);
+      await receiver.waitFor(2 + n);
       await until(svc, () => svc.service.services.world.webhookEvents.get(outgoing)!.attempts.length === n);
       if (n < 10) clock.advance(1000 * 2 ** (n - 1) + 1000);
     }
@@ -130,7 +131,7 @@ describe('webhook delivery', () => {
     await until(svc, () => fresh.every((id) => id === outgoing || statusOf(svc, id) === 'DELIVERED'));
     assert.deepEqual(
       receiver.received.map((r) => r.json.id),
-      [fresh[0], ...Array(10).fill(outgoing), ...fresh.slice(2)],
+      [fresh[0], fresh[1], ...Array(10).fill(outgoing), ...fresh.slice(3)],
       'the later events wait for the failing one, then go in order',
     );
     const failed = await getJson(svc, `/webhooks/events/${outgoing}`);

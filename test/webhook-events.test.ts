@@ -20,9 +20,12 @@ describe('GET /webhooks/events', () => {
     const bob = await fundedCustomer(svc, 0);
     const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 400, { immediatelyExecute: true }));
     const all = await getJson(svc, '/webhooks/events');
-    // Funding alice (ACCOUNT_STATUS), then the transfer: OUTGOING, INCOMING, and both balances.
-    assert.deepEqual(all.data.map((e: any) => e.type).reverse(), ['ACCOUNT_STATUS', 'OUTGOING_PAYMENT', 'INCOMING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS']);
-    const list = { data: all.data.filter((e: any) => e.type !== 'ACCOUNT_STATUS') };
+    // Funding alice (INCOMING, ACCOUNT_STATUS), then the transfer: OUTGOING, INCOMING, and both balances.
+    assert.deepEqual(all.data.map((e: any) => e.type).reverse(), ['INCOMING_PAYMENT', 'ACCOUNT_STATUS', 'OUTGOING_PAYMENT', 'INCOMING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS']);
+    const fundingEvent = all.data[all.data.length - 1];
+    assert.equal(fundingEvent.transaction.source.sourceType, 'SANDBOX_FUNDING');
+    assert.equal(fundingEvent.transaction.customerId, alice.customer.id);
+    const list = { data: all.data.filter((e: any) => e.type !== 'ACCOUNT_STATUS' && e.id !== fundingEvent.id) };
     const [incoming, outgoing] = list.data;
     assert.equal(outgoing.type, 'OUTGOING_PAYMENT');
     assert.equal(incoming.type, 'INCOMING_PAYMENT');
@@ -38,7 +41,7 @@ describe('GET /webhooks/events', () => {
     assert.deepEqual(outgoing.transaction, await getJson(svc, `/transactions/${quote.transactionId}`));
     assert.equal(incoming.transaction.customerId, bob.customer.id);
     assert.deepEqual(await getJson(svc, `/webhooks/events/${outgoing.id}`), outgoing);
-    assert.deepEqual((await getJson(svc, '/webhooks/events?type=INCOMING_PAYMENT')).data, [incoming]);
+    assert.deepEqual((await getJson(svc, '/webhooks/events?type=INCOMING_PAYMENT')).data, [incoming, fundingEvent]);
     assert.equal((await getJson(svc, '/webhooks/events?deliveryStatus=DELIVERED')).totalCount, 0);
     assert.equal((await getJson(svc, '/webhooks/events', 'production')).totalCount, 0);
     assertError(await svc.request('GET', `/webhooks/events/${outgoing.id}`, { auth: 'production' }), 404, 'NOT_FOUND');

@@ -3,12 +3,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { decideCreateExternalAccount, renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
 import { assertActive } from '../../../actors/customer.js';
-import { decideFund, INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAccount, type InternalAccount } from '../../../actors/internal-account.js';
+import { INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAccount, type InternalAccount } from '../../../actors/internal-account.js';
 import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
-import { accountStatusWebhook } from '../../../actors/webhook-event.js';
-import type { DomainEvent } from '../../../actors/world.js';
+import { decideSandboxFund } from '../../../actors/payment.js';
 import type { Services } from '../../services.js';
 import { invalidField, invalidInput, notFound } from '../errors.js';
 import { paginate, PageQuery } from '../pagination.js';
@@ -241,12 +240,12 @@ export const accountRoutes: Route[] = [
     handle: (ctx) => {
       const { services, env, body } = ctx;
       const { accountId } = AccountIdParam.parse(ctx.params);
-      internalAccountOf(services, env, accountId);
-      return ctx.exec([accountId], (at) => {
+      const owner = internalAccountOf(services, env, accountId).customerId;
+      // The transaction shows the owner's platformCustomerId: its customer is held too.
+      return ctx.exec(owner === '' ? [accountId] : [accountId, owner], (at) => {
         const account = internalAccountOf(services, env, accountId);
-        const events: DomainEvent[] = decideFund(account, body.amount);
-        const funded = { ...account, balance: account.balance + body.amount, updatedAt: at };
-        events.push({ type: 'webhooks.recorded', webhooks: [accountStatusWebhook(funded, at)] });
+        const platformCustomerId = owner === '' ? '' : customerOf(services, env, owner).platformCustomerId;
+        const events = decideSandboxFund(account, platformCustomerId, body.amount, at);
         return { events, reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }) };
       });
     },

@@ -79,6 +79,7 @@ export const TransactionView = Obj({
     Obj({ sourceType: Type.Literal('ACCOUNT'), accountId: Str(), currency: Str() }),
     Obj({ sourceType: Type.Literal('UMA_ADDRESS'), umaAddress: Str(), currency: Str() }, { description: 'the sender of an incoming UMA payment' }),
     Obj({ sourceType: Type.Literal('REALTIME_FUNDING'), currency: Str() }),
+    Obj({ sourceType: Type.Literal('SANDBOX_FUNDING'), currency: Str() }, { description: 'simulated funds added by POST /sandbox/internal-accounts/{accountId}/fund (sandbox only)' }),
   ]),
   destination: DestinationView,
   customerId: Str({ description: 'sender for outgoing, recipient for incoming; empty for the platform' }),
