@@ -2,6 +2,7 @@
 // set small here through the service option): a request whose decision would take the
 // environment's queue past it is 429 RATE_LIMITED with Retry-After, and nothing moves;
 // other environments are not affected; once the endpoint takes the events, it is accepted.
+// Without an endpoint nothing is queued for delivery, so nothing is refused.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
@@ -17,9 +18,11 @@ const LIMIT = 5;
 describe('webhook queue cap', () => {
   let svc: TestService;
   let receiver: Receiver;
+  const clock = new ManualClock();
   before(async () => {
-    svc = await startTestService({ clock: new ManualClock(), maxPendingWebhooks: LIMIT });
-    receiver = await startReceiver();
+    svc = await startTestService({ clock, maxPendingWebhooks: LIMIT });
+    // The endpoint is down: every event stays PENDING, waiting for its retry.
+    receiver = await startReceiver(() => 503);
   });
   after(async () => {
     await svc.stop();
@@ -29,7 +32,7 @@ describe('webhook queue cap', () => {
   const pending = async (auth: Auth = 'sandbox'): Promise<number> => (await getJson(svc, '/webhooks/events?deliveryStatus=PENDING', auth)).totalCount;
 
   it('refuses with 429 RATE_LIMITED and Retry-After what would pass the limit, and moves nothing', async () => {
-    // No endpoint is set: every event stays PENDING.
+    assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
     const alice = await fundedCustomer(svc, 1_000); // INCOMING_PAYMENT and ACCOUNT_STATUS
     const bob = await fundedCustomer(svc, 0);
     assert.equal(await pending(), 2);
@@ -64,14 +67,30 @@ describe('webhook queue cap', () => {
     const otherUsd = (await customerAccounts(svc, otherCustomer.id, otherAuth)).find((a) => a.balance.currency.code === 'USD');
     assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${otherUsd.id}/fund`, { body: { amount: 5 }, auth: otherAuth }), 200);
 
-    // Once the endpoint has taken the events, the same request is accepted.
-    assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
-    await receiver.waitFor(4);
+    // Once the endpoint is back and has taken the events, the same request is accepted.
+    receiver.answer = () => 200;
     const world = svc.service.services.world;
     const envId = [...world.envs.records.keys()].find((id) => id.startsWith(svc.credentials.platformId) && id.endsWith('#sandbox'))!;
-    await until(svc, () => world.webhookEvents.pendingIn(envId) === 0);
+    for (let i = 0; i < 30 && world.webhookEvents.pendingIn(envId) > 0; i++) {
+      clock.advance(1_000);
+      await until(svc, () => receiver.received.length > 0);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(world.webhookEvents.pendingIn(envId), 0);
     const quote = await svc.request('POST', '/quotes', { body: quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }) });
     assertStatus(quote, 201);
     assert.equal(await balanceOf(svc, bob.usd.id), 100);
+  });
+
+  it('refuses nothing while no endpoint is configured: the events wait, readable', async () => {
+    const other = await createPlatform(svc.service.services);
+    const auth: Auth = { header: basicHeader(other.sandbox.tokenId, other.sandbox.clientSecret) };
+    const customer = await createCustomer(svc, {}, auth);
+    const usd = (await customerAccounts(svc, customer.id, auth)).find((a) => a.balance.currency.code === 'USD');
+    for (let i = 0; i < LIMIT; i++) {
+      assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${usd.id}/fund`, { body: { amount: 1 }, auth }), 200);
+    }
+    assert.equal(await pending(auth), 2 * LIMIT);
+    assert.equal(await balanceOf(svc, usd.id, auth), LIMIT);
   });
 });

@@ -374,7 +374,8 @@ export const WEBHOOK_QUEUE_RETRY_AFTER_S = 5;
 
 /**
  * The stated cap on an environment's webhook queue (ServiceConfig.maxPendingWebhooks):
- * a decision whose events would take the environment's PENDING events past it is refused
+ * while an endpoint is configured, a decision whose events would take the environment's
+ * PENDING events past it is refused
  * with 429 RATE_LIMITED, and nothing it decided is logged. Only requests are refused; a
  * timer's outcome (a payout settling) is recorded whatever the queue holds, since
  * refusing it would leave money in flight. The count is read as the decision runs; the
@@ -386,6 +387,9 @@ function checkWebhookRoom(services: Services, envId: string, events: ReadonlyArr
     if (event.type === 'payment.recorded' || event.type === 'webhooks.recorded') added += event.webhooks.length;
   }
   if (added === 0) return;
+  // Without an endpoint nothing is being delivered: the events wait, readable, until one is
+  // set. Refusing payments then would lock out a platform that never configured webhooks.
+  if (services.world.envs.get(envId)?.config.webhookEndpoint === '') return;
   const pending = services.world.webhookEvents.pendingIn(envId);
   const limit = services.config.maxPendingWebhooks;
   if (pending + added > limit) {
