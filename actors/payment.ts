@@ -35,6 +35,29 @@ import {
 } from './transaction.js';
 import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
 
+/** What a transaction takes from the quote that made it: destination, priced amounts, memo. */
+function quotedFields(quote: Quote): Pick<Transaction, 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails'> {
+  const p = quote.price;
+  return {
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    sentAmount: p.totalSendingAmount,
+    receivingCurrency: p.receivingCurrency,
+    receivedAmount: p.totalReceivingAmount,
+    principal: p.principal,
+    feesIncluded: p.feesIncluded,
+    exchangeRate: p.exchangeRate,
+    quoteId: quote.id,
+    ...(quote.description !== undefined ? { description: quote.description } : {}),
+    rateDetails: {
+      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
+      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
+      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
+      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
+    },
+  };
+}
+
 export interface ExecuteDecision {
   events: PaymentRecorded[];
   /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
@@ -80,24 +103,9 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
     customerId: quote.sourceCustomerId,
     platformCustomerId: sourceCustomer?.platformCustomerId ?? '',
     source: { sourceType: 'ACCOUNT', accountId: source.account.id },
-    destination: quote.destination,
-    sendingCurrency: p.sendingCurrency,
-    sentAmount: p.totalSendingAmount,
-    receivingCurrency: p.receivingCurrency,
-    receivedAmount: p.totalReceivingAmount,
-    principal: p.principal,
-    feesIncluded: p.feesIncluded,
-    exchangeRate: p.exchangeRate,
-    quoteId: quote.id,
+    ...quotedFields(quote),
     reference: paymentReference(txId),
-    ...(quote.description !== undefined ? { description: quote.description } : {}),
     ...(quote.counterpartyInformation !== undefined ? { counterpartyInformation: quote.counterpartyInformation } : {}),
-    rateDetails: {
-      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
-      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
-      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
-      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
-    },
     createdAt: at,
     updatedAt: at,
   };
@@ -224,24 +232,9 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     customerId: target.customerId,
     platformCustomerId: payee.customer?.platformCustomerId ?? '',
     source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
-    destination: quote.destination,
-    sendingCurrency: p.sendingCurrency,
-    sentAmount: p.totalSendingAmount,
-    receivingCurrency: p.receivingCurrency,
-    receivedAmount: p.totalReceivingAmount,
-    principal: p.principal,
-    feesIncluded: p.feesIncluded,
-    exchangeRate: p.exchangeRate,
-    quoteId: quote.id,
+    ...quotedFields(quote),
     reference: quote.fundingReference,
-    ...(quote.description !== undefined ? { description: quote.description } : {}),
     ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
-    rateDetails: {
-      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
-      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
-      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
-      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
-    },
     settledAt: at,
     createdAt: at,
     updatedAt: at,
