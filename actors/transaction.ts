@@ -17,10 +17,10 @@ import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { LedgerDelta } from './ledger.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
-import { renderDestination, type DestinationView, type Quote, type QuoteDestination } from './quote.js';
+import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteStatus } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { WebhookEvent } from './webhook-event.js';
+import type { WebhookRecordedAs } from './webhook-event.js';
 
 export type TransactionStatus = 'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
 export const TRANSACTION_STATUSES: readonly TransactionStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'];
@@ -129,11 +129,20 @@ export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quot
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
 export interface PaymentRecorded {
   type: 'payment.recorded';
+  /** The quote's new status (and its transaction), changed at the entry's time. */
+  quoteChange?: QuoteChange;
+  /** As logged before quote changes were: the whole changed quote. */
   quote?: Quote;
   transactions: Transaction[];
   postings: Posting[];
   ledger: LedgerDelta[];
-  webhooks: WebhookEvent[];
+  webhooks: WebhookRecordedAs[];
+}
+
+export interface QuoteChange {
+  id: string;
+  status: QuoteStatus;
+  transactionId?: string;
 }
 
 export type MoneyEvent = QuoteEvent | PaymentRecorded;

@@ -42,7 +42,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly lookups = new Lookups();
   readonly quotes = new Quotes();
   readonly transactions = new Transactions();
-  readonly webhookEvents = new WebhookEvents();
+  readonly webhookEvents = new WebhookEvents(this.internalAccounts);
   readonly verifications = new Verifications();
 
   constructor() {
