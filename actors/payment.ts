@@ -22,6 +22,8 @@ import type { LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   paymentReference,
+  quotedFields,
+  logged,
   payoutPlan,
   pullPlan,
   type PayoutPlan,
@@ -34,29 +36,6 @@ import {
   type Transaction,
 } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
-
-/** What a transaction takes from the quote that made it: destination, priced amounts, memo. */
-function quotedFields(quote: Quote): Pick<Transaction, 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails'> {
-  const p = quote.price;
-  return {
-    destination: quote.destination,
-    sendingCurrency: p.sendingCurrency,
-    sentAmount: p.totalSendingAmount,
-    receivingCurrency: p.receivingCurrency,
-    receivedAmount: p.totalReceivingAmount,
-    principal: p.principal,
-    feesIncluded: p.feesIncluded,
-    exchangeRate: p.exchangeRate,
-    quoteId: quote.id,
-    ...(quote.description !== undefined ? { description: quote.description } : {}),
-    rateDetails: {
-      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
-      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
-      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
-      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
-    },
-  };
-}
 
 export interface ExecuteDecision {
   events: PaymentRecorded[];
@@ -154,7 +133,7 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
         {
           type: 'payment.recorded',
           quoteChange: changeOf(executed('COMPLETED')),
-          transactions,
+          transactions: transactions.map(logged),
           postings:
             source.kind === 'PULL'
               ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
@@ -330,7 +309,7 @@ export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | 
 
 /** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
 export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
   if (quote !== undefined) event.quoteChange = changeOf(quote);
   return event;
 }

@@ -14,7 +14,7 @@ import { bucket, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
-import { renderTransaction, type PaymentRecorded, type Transaction, type TransactionView } from './transaction.js';
+import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 
 export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
@@ -87,8 +87,8 @@ export function reportedTransactionId(event: WebhookEvent): string | undefined {
 
 /**
  * A webhook event as a decision logs it: the record it reports is named, not rendered.
- * The record is the one its own entry leaves: for a transaction, the version in the same
- * `payment.recorded`; for an account, the account after that event's postings.
+ * The record is the one its own event leaves: the transaction and the account as that
+ * `payment.recorded` makes them (both kinds apply it before this one).
  */
 export interface LoggedWebhook {
   readonly id: string;
@@ -192,12 +192,15 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
 
-  /** The accounts that ACCOUNT_STATUS events report (applied before these events). */
-  constructor(private readonly accounts: InternalAccounts) {}
+  /** The records the events report; both kinds apply an entry's events before this one. */
+  constructor(
+    private readonly accounts: InternalAccounts,
+    private readonly transactions: Transactions,
+  ) {}
 
   readonly appliers: Appliers<PaymentRecorded | WebhookDeliveryEvent> = {
-    'payment.recorded': (event) => this.#record(event.webhooks, event.transactions),
-    'webhooks.recorded': (event) => this.#record(event.webhooks, []),
+    'payment.recorded': (event) => this.#record(event.webhooks),
+    'webhooks.recorded': (event) => this.#record(event.webhooks),
     'webhook.attempted': (event) => {
       const current = this.#events.get(event.id)!;
       const attempts = [...current.attempts, event.attempt].slice(-MAX_KEPT_ATTEMPTS);
@@ -267,20 +270,20 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     return n;
   }
 
-  #record(webhooks: readonly WebhookRecordedAs[], transactions: readonly Transaction[]): void {
+  #record(webhooks: readonly WebhookRecordedAs[]): void {
     for (const logged of webhooks) {
       if (this.#events.has(logged.id)) throw new Error(`webhook event ${logged.id} exists already`);
-      this.restore('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged, transactions));
+      this.restore('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged));
       this.onQueued?.(logged.envId);
     }
   }
 
-  #resolve(logged: LoggedWebhook, transactions: readonly Transaction[]): WebhookEvent {
+  #resolve(logged: LoggedWebhook): WebhookEvent {
     const { transactionId, accountId, ...rest } = logged;
     const event: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...rest, deliveryStatus: 'PENDING', attempts: [] };
     if (transactionId !== undefined) {
-      const tx = transactions.find((t) => t.id === transactionId);
-      if (tx === undefined) throw new Error(`webhook event ${logged.id} reports transaction ${transactionId}, which its entry does not hold`);
+      const tx = this.transactions.get(transactionId);
+      if (tx === undefined) throw new Error(`webhook event ${logged.id} reports transaction ${transactionId}, which does not exist`);
       event.transaction = tx;
     }
     if (accountId !== undefined) {
