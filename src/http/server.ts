@@ -452,7 +452,7 @@ function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   } catch {
     throw invalidField('body', 'malformed JSON');
   }
-  checkJsonShape(json);
+  checkJsonShape(json, text);
   return json;
 }
 
