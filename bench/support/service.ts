@@ -18,13 +18,17 @@ const KEPT_LINES = 200;
 /** A line longer than this is cut (the service's lines are far shorter; a stack trace is several lines). */
 const MAX_LINE_CHARS = 64 * 1024;
 
-export interface ServiceChild {
+/** A server child of a bench (the service, or the bare reply server). */
+export interface ServerChild {
   name: string;
   child: ChildProcess;
   port: number;
-  dataDir: string;
   /** The last KEPT_LINES lines of stdout and stderr. */
   output: string[];
+}
+
+export interface ServiceChild extends ServerChild {
+  dataDir: string;
 }
 
 export interface ServiceStart {
@@ -66,6 +70,20 @@ function lines(stream: Readable | null, sink: (line: string) => void): void {
   });
 }
 
+/**
+ * Keeps the child's last KEPT_LINES output lines in `output` and hands each line to `onLine`
+ * with its arrival time.
+ */
+export function keepOutput(child: ChildProcess, output: string[], onLine?: (line: string, atEpochMs: number) => void): void {
+  const sink = (line: string): void => {
+    output.push(line);
+    if (output.length > KEPT_LINES) output.shift();
+    onLine?.(line, epochNow());
+  };
+  lines(child.stdout, sink);
+  lines(child.stderr, sink);
+}
+
 export async function startServiceChild(opts: ServiceStart): Promise<ServiceChild> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
   const port = await freePort();
@@ -73,13 +91,7 @@ export async function startServiceChild(opts: ServiceStart): Promise<ServiceChil
   delete env.MASTER_KEY;
   const child = spawnTracked(process.execPath, [...(opts.nodeOptions ?? []), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
-  const sink = (line: string): void => {
-    output.push(line);
-    if (output.length > KEPT_LINES) output.shift();
-    opts.onLine?.(line, epochNow());
-  };
-  lines(child.stdout, sink);
-  lines(child.stderr, sink);
+  keepOutput(child, output, opts.onLine);
   const service: ServiceChild = { name: 'service', child, port, dataDir: opts.dataDir, output };
   opts.spawned?.(service);
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, child, opts.readyTimeoutMs);
@@ -157,6 +169,6 @@ export function loadFailures(r: ScenarioResult): string[] {
 }
 
 /** The last lines of a child's output, for an error report. */
-export function lastOutput(service: ServiceChild, count = 30): string {
-  return `--- last output of the ${service.name} ---\n${service.output.slice(-count).join('\n')}\n`;
+export function lastOutput(server: ServerChild, count = 30): string {
+  return `--- last output of the ${server.name} server ---\n${server.output.slice(-count).join('\n')}\n`;
 }
