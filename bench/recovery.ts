@@ -56,7 +56,7 @@ if (flags.help === true) {
   --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES while loading (default: the service's own)
   --connections N               keep-alive connections while loading (default 64)
   --load-processes N            load generator processes (default 1)
-  --service-node-options "..."  node flags for the service (both runs), e.g. "--max-old-space-size=8192"
+  --service-node-options="..."  node flags for the service (both runs), e.g. "--max-old-space-size=8192"
   --keep-data                   keep the data directory the bench creates
   --json FILE                   also write the figures as JSON`);
   process.exit(0);

@@ -4,7 +4,7 @@
 //
 //   npm run bench:scale -- --customers 1000000            # the issue's figure (long: tens of minutes)
 //   npm run bench:scale -- --customers 20000 --step 5000  # a quick look
-//   npm run bench:scale -- --customers 1000000 --service-node-options "--max-old-space-size=8192" --keep-data
+//   npm run bench:scale -- --customers 1000000 --service-node-options="--max-old-space-size=8192" --keep-data
 //
 // After each step (default 100k customers) it reads /healthz: RSS, heap used, data.mdb on disk.
 // Per customer = (figure now - figure before loading) / customers so far. The verdict compares
@@ -45,7 +45,7 @@ if (flags.help === true) {
   --step N                      a row every N customers (default 100000)
   --connections N               keep-alive connections, one request in flight each (default 64)
   --load-processes N            load generator processes sharing them (default 1)
-  --service-node-options "..."  node flags for the service, e.g. "--max-old-space-size=8192"
+  --service-node-options="..."  node flags for the service, e.g. "--max-old-space-size=8192"
   --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES (default: the service's own)
   --keep-data                   keep the data directory; the service is then killed with SIGKILL at the end
   --json FILE                   also write the rows and the verdict as JSON`);

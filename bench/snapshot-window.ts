@@ -57,7 +57,7 @@ if (flags.help === true) {
   --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES (default 100000)
   --connections N               keep-alive connections, one request in flight each (default 64)
   --load-processes N            load generator processes sharing them (default 1: one clock for the buckets)
-  --service-node-options "..."  node flags for the service
+  --service-node-options="..."  node flags for the service
   --json FILE                   also write the buckets, the snapshots and the verdict as JSON`);
   process.exit(0);
 }
