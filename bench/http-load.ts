@@ -76,7 +76,7 @@ if (flags.help === true) {
   --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')} (default ${DEFAULT_SCENARIOS.join(',')})
   --wait-quiet S        before each scenario, wait up to S s for other processes to go idle (BENCH_WAIT_QUIET, default 5)
   --cpu-prof            run the service under --cpu-prof and summarise the profile
-  --service-node-options "..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
+  --service-node-options="..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
   --keep-data           keep the service's data directory (and profile)
   --json FILE           also write the results as JSON`);
   process.exit(0);

@@ -124,6 +124,12 @@ async function main(): Promise<number> {
       const problems = loadFailures(r);
       if (problems.length > 0) {
         failures.push(...problems);
+        const exit = service.child.exitCode ?? service.child.signalCode;
+        if (exit !== null) {
+          // A V8 abort ends in a native stack trace: its FATAL ERROR line says why.
+          const why = service.output.filter((line) => /fatal|out of memory/i.test(line)).slice(-3);
+          failures.push(`the service exited (${exit}) after about ${fmtInt(created)} customers:\n    ${(why.length > 0 ? why : service.output.slice(-5)).join('\n    ')}`);
+        }
         break;
       }
       created += r.statuses['201'] ?? 0;
@@ -142,8 +148,10 @@ async function main(): Promise<number> {
         storePerCustomer: (now.storeBytes - baseline.storeBytes) / created,
       });
     }
-    const last = await health(service.port);
-    if (last.durableSeq !== last.lastSeq) failures.push('the log is not fully durable after the run');
+    if (failures.length === 0) {
+      const last = await health(service.port);
+      if (last.durableSeq !== last.lastSeq) failures.push('the log is not fully durable after the run');
+    }
   } catch (err) {
     if (service !== undefined) process.stderr.write(lastOutput(service));
     throw err;

@@ -105,8 +105,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const allIdle = new Promise<void>((resolve) => {
     wake = resolve;
   });
+  /** Raw client: every connection closed (the server went away), so no response can come. */
+  let allClosed = false;
   const maybeIdle = (): void => {
-    if ((stopping || limitReached()) && inFlight === 0) wake?.();
+    if ((stopping || limitReached() || allClosed) && inFlight === 0) wake?.();
   };
 
   if (spec.client === 'raw') {
@@ -181,8 +183,9 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
           inFlight--;
           error('connection closed with a request in flight');
           if (wantMore()) open();
-          maybeIdle();
         }
+        allClosed = sockets.size === 0;
+        maybeIdle();
       });
     };
     for (let i = 0; i < spec.connections; i++) open();
