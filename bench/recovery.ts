@@ -15,7 +15,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keep, removeOnExit, stop } from './support/children.js';
+import { keep, processRss, removeOnExit, stop } from './support/children.js';
 import { createCustomers, epochNow, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
 import { fmtInt, markdownTable } from './support/stats.js';
 import { DATA_FILE, readFreeList } from '../src/engine/store.js';
@@ -117,6 +117,7 @@ async function main(): Promise<number> {
   let recoveredSeq = 0;
   let rssAfter: number | undefined;
   let heapAfter: number | undefined;
+  let anonRssAfter: number | undefined;
   try {
     if (flags.data === undefined) {
       service = await startServiceChild({
@@ -164,6 +165,7 @@ async function main(): Promise<number> {
     recoveredSeq = h.lastSeq;
     rssAfter = h.memory?.rss;
     heapAfter = h.memory?.heapUsed;
+    anonRssAfter = processRss(service.child.pid)?.anon;
     if (killedAt !== undefined && recoveredSeq !== killedAt) failures.push(`recovered to entry ${recoveredSeq}, but ${killedAt} were durable before the kill`);
 
     const replayed = recovery?.replayed ?? 0;
@@ -183,7 +185,10 @@ async function main(): Promise<number> {
           ['spawn to first 200 from /healthz', `${fmtInt(readyMs)} ms`],
           ['data.mdb', `${(dataFileBytes / (1024 * 1024)).toFixed(1)} MiB (${fmtInt(free.lastPage + 1)} pages of ${free.pageSize} B, ${fmtInt(freePages)} free = ${(freePages * pageMiB).toFixed(1)} MiB)`],
           ['data.mdb bytes per log entry written', recoveredSeq > 0 ? fmtInt(dataFileBytes / recoveredSeq) : 'n/a'],
-          ['RSS / heap used after recovery', rssAfter === undefined || heapAfter === undefined ? 'n/a' : `${fmtInt(rssAfter / (1024 * 1024))} / ${fmtInt(heapAfter / (1024 * 1024))} MiB`],
+          [
+            'RSS / anon RSS / heap used after recovery',
+            [rssAfter, anonRssAfter, heapAfter].map((bytes) => (bytes === undefined ? 'n/a' : fmtInt(bytes / (1024 * 1024)))).join(' / ') + ' MiB',
+          ],
         ],
         [false, true],
       ),
@@ -201,7 +206,7 @@ async function main(): Promise<number> {
       writeFileSync(
         flags.json,
         JSON.stringify(
-          { dataDir: flags.data, customers: flags.data === undefined ? customers : undefined, noSnapshot: flags['no-snapshot'], killedAt, recoveredSeq, recovery, snapshotRecords, entriesPerSecond, readyMs, dataFileBytes, pageSize: free.pageSize, lastPage: free.lastPage, freePages, rssAfter, heapAfter, failures },
+          { dataDir: flags.data, customers: flags.data === undefined ? customers : undefined, noSnapshot: flags['no-snapshot'], killedAt, recoveredSeq, recovery, snapshotRecords, entriesPerSecond, readyMs, dataFileBytes, pageSize: free.pageSize, lastPage: free.lastPage, freePages, rssAfter, anonRssAfter, heapAfter, failures },
           null,
           2,
         ),

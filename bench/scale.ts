@@ -15,7 +15,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keep, removeOnExit, stop } from './support/children.js';
+import { keep, processRss, removeOnExit, stop } from './support/children.js';
 import { createCustomers, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
@@ -74,16 +74,28 @@ interface Row {
   /** Snapshots the service reported during the step. */
   snapshots: number;
   rss: number;
+  anonRss: number;
   heapUsed: number;
   storeBytes: number;
   rssPerCustomer: number;
+  anonRssPerCustomer: number;
   heapPerCustomer: number;
   storePerCustomer: number;
 }
 
-function figures(h: Health): { rss: number; heapUsed: number; storeBytes: number } {
+interface Figures {
+  rss: number;
+  /** Anonymous RSS: RSS without file-backed pages (lmdb's map of data.mdb, code). */
+  anonRss: number;
+  heapUsed: number;
+  storeBytes: number;
+}
+
+function figures(h: Health, pid: number | undefined): Figures {
   if (h.memory === undefined || h.store === undefined) throw new Error('/healthz reports no memory or store figures: this service predates the scale benches');
-  return { rss: h.memory.rss, heapUsed: h.memory.heapUsed, storeBytes: h.store.dataFileBytes };
+  const rss = processRss(pid);
+  if (rss === undefined) throw new Error(`cannot read /proc/${pid}/status for the service's anonymous RSS`);
+  return { rss: h.memory.rss, anonRss: rss.anon, heapUsed: h.memory.heapUsed, storeBytes: h.store.dataFileBytes };
 }
 
 async function main(): Promise<number> {
@@ -102,7 +114,7 @@ async function main(): Promise<number> {
   let snapshotsSeen = 0;
   let service: ServiceChild | undefined;
   const rows: Row[] = [];
-  let baseline: { rss: number; heapUsed: number; storeBytes: number };
+  let baseline: Figures;
   try {
     service = await startServiceChild({
       dataDir: join(dataDir, 'db'),
@@ -113,7 +125,7 @@ async function main(): Promise<number> {
       },
     });
     const authorization = sandboxAuthorization(service.dataDir);
-    baseline = figures(await health(service.port));
+    baseline = figures(await health(service.port), service.child.pid);
     const startSeq = (await health(service.port)).lastSeq;
     let created = 0;
     while (created < customers) {
@@ -134,7 +146,7 @@ async function main(): Promise<number> {
       }
       created += r.statuses['201'] ?? 0;
       const h = await health(service.port);
-      const now = figures(h);
+      const now = figures(h, service.child.pid);
       if (h.lastSeq - startSeq !== created) failures.push(`${created} customers created (201) but ${h.lastSeq - startSeq} log entries appended`);
       rows.push({
         customers: created,
@@ -144,6 +156,7 @@ async function main(): Promise<number> {
         snapshots: snapshotsSeen - snapshotsBefore,
         ...now,
         rssPerCustomer: (now.rss - baseline.rss) / created,
+        anonRssPerCustomer: (now.anonRss - baseline.anonRss) / created,
         heapPerCustomer: (now.heapUsed - baseline.heapUsed) / created,
         storePerCustomer: (now.storeBytes - baseline.storeBytes) / created,
       });
@@ -168,7 +181,7 @@ async function main(): Promise<number> {
 
   console.log(
     markdownTable(
-      ['customers', 'req/s', 'p50 ms', 'p99 ms', 'snapshots', 'RSS MiB', 'heap used MiB', 'data.mdb MiB', 'RSS B/customer', 'heap B/customer', 'data.mdb B/customer'],
+      ['customers', 'req/s', 'p50 ms', 'p99 ms', 'snapshots', 'RSS MiB', 'anon RSS MiB', 'heap used MiB', 'data.mdb MiB', 'RSS B/customer', 'anon RSS B/customer', 'heap B/customer', 'data.mdb B/customer'],
       rows.map((r) => [
         fmtInt(r.customers),
         fmtInt(r.requestsPerSecond),
@@ -176,18 +189,23 @@ async function main(): Promise<number> {
         fmtMs(r.p99),
         String(r.snapshots),
         (r.rss / MiB).toFixed(0),
+        (r.anonRss / MiB).toFixed(0),
         (r.heapUsed / MiB).toFixed(0),
         (r.storeBytes / MiB).toFixed(0),
         fmtInt(r.rssPerCustomer),
+        fmtInt(r.anonRssPerCustomer),
         fmtInt(r.heapPerCustomer),
         fmtInt(r.storePerCustomer),
       ]),
-      [true, true, true, true, true, true, true, true, true, true, true],
+      Array<boolean>(13).fill(true),
     ),
   );
   console.log('');
-  console.log(`- baseline before loading: RSS ${(baseline!.rss / MiB).toFixed(0)} MiB, heap used ${(baseline!.heapUsed / MiB).toFixed(0)} MiB, data.mdb ${(baseline!.storeBytes / MiB).toFixed(1)} MiB`);
-  console.log('- req/s, p50 and p99 are over each step; snapshots = automatic snapshots the service reported during it; heap used includes garbage not yet collected');
+  console.log(`- baseline before loading: RSS ${(baseline!.rss / MiB).toFixed(0)} MiB (anon ${(baseline!.anonRss / MiB).toFixed(0)}), heap used ${(baseline!.heapUsed / MiB).toFixed(0)} MiB, data.mdb ${(baseline!.storeBytes / MiB).toFixed(1)} MiB`);
+  console.log(
+    '- req/s, p50 and p99 are over each step; snapshots = automatic snapshots the service reported during it; heap used includes garbage not yet collected; ' +
+      'anon RSS = RSS without file-backed pages (lmdb maps data.mdb: the pages it touched count in RSS)',
+  );
   const first = rows[0];
   const final = rows.at(-1);
   let steady: number | undefined;
@@ -199,7 +217,7 @@ async function main(): Promise<number> {
   }
   if (final !== undefined) {
     console.log(
-      `- RSS per customer at ${fmtInt(final.customers)}: ${fmtInt(final.rssPerCustomer)} B (heap ${fmtInt(final.heapPerCustomer)} B) — aim < ${AIM_BYTES_PER_CUSTOMER} B: ` +
+      `- RSS per customer at ${fmtInt(final.customers)}: ${fmtInt(final.rssPerCustomer)} B (anon ${fmtInt(final.anonRssPerCustomer)} B, heap ${fmtInt(final.heapPerCustomer)} B) — aim < ${AIM_BYTES_PER_CUSTOMER} B: ` +
         `${final.rssPerCustomer < AIM_BYTES_PER_CUSTOMER ? 'MET' : 'NOT MET'}`,
     );
   }
