@@ -33,6 +33,7 @@ const { values: flags } = parseArgs({
     'service-node-options': { type: 'string', default: '' },
     'snapshot-every-entries': { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
+    'trace-gc': { type: 'boolean', default: false },
     json: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -48,6 +49,7 @@ if (flags.help === true) {
   --service-node-options="..."  node flags for the service, e.g. "--max-old-space-size=8192"
   --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES (default: the service's own)
   --keep-data                   keep the data directory; the service is then killed with SIGKILL at the end
+  --trace-gc                    run the service with --trace-gc and add its GC pauses per step to the table
   --json FILE                   also write the rows and the verdict as JSON`);
   process.exit(0);
 }
@@ -62,9 +64,24 @@ const customers = positive('customers', flags.customers);
 const step = positive('step', flags.step);
 const connections = positive('connections', flags.connections);
 const loadProcesses = positive('load-processes', flags['load-processes']);
-const nodeOptions = flags['service-node-options'].split(' ').filter((a) => a !== '');
+const traceGc = flags['trace-gc'];
+const nodeOptions = [...flags['service-node-options'].split(' ').filter((a) => a !== ''), ...(traceGc ? ['--trace-gc'] : [])];
+/**
+ * A --trace-gc line: `[pid:0x..]  1234 ms: Scavenge 45.2 (60.1) -> 40.3 (61.1) MB, 2.34 / 0.00 ms ...`;
+ * the first figure after MB is the pause on the main thread.
+ */
+const GC_LINE = /\d ms: ([A-Za-z-]+)[^,]*MB, ([\d.]+) \/ [\d.]+ ms/;
 const snapshotEvery = flags['snapshot-every-entries'];
 if (snapshotEvery !== undefined) positive('snapshot-every-entries', snapshotEvery);
+
+/** GC pauses the service reported (--trace-gc) during a step. */
+interface GcPauses {
+  /** Young generation (Scavenge, Minor Mark-Compact). */
+  youngMs: number;
+  /** Old generation (Mark-Compact, Mark-sweep). */
+  oldMs: number;
+  longestMs: number;
+}
 
 interface Row {
   customers: number;
@@ -81,6 +98,9 @@ interface Row {
   anonRssPerCustomer: number;
   heapPerCustomer: number;
   storePerCustomer: number;
+  /** The step's wall time (ms). */
+  elapsedMs: number;
+  gc: GcPauses;
 }
 
 interface Figures {
@@ -112,6 +132,7 @@ async function main(): Promise<number> {
   );
 
   let snapshotsSeen = 0;
+  let gc: GcPauses = { youngMs: 0, oldMs: 0, longestMs: 0 };
   let service: ServiceChild | undefined;
   const rows: Row[] = [];
   let baseline: Figures;
@@ -122,6 +143,13 @@ async function main(): Promise<number> {
       env: snapshotEvery === undefined ? {} : { SNAPSHOT_EVERY_ENTRIES: snapshotEvery },
       onLine: (line) => {
         if (line.startsWith('snapshot at ')) snapshotsSeen++;
+        const pause = traceGc ? GC_LINE.exec(line) : null;
+        if (pause !== null) {
+          const ms = Number(pause[2]);
+          if (pause[1] === 'Scavenge' || pause[1] === 'Minor') gc.youngMs += ms;
+          else gc.oldMs += ms;
+          gc.longestMs = Math.max(gc.longestMs, ms);
+        }
       },
     });
     const authorization = sandboxAuthorization(service.dataDir);
@@ -131,6 +159,7 @@ async function main(): Promise<number> {
     while (created < customers) {
       const count = Math.min(step, customers - created);
       const snapshotsBefore = snapshotsSeen;
+      gc = { youngMs: 0, oldMs: 0, longestMs: 0 };
       process.stderr.write(`creating customers ${fmtInt(created + 1)} to ${fmtInt(created + count)} ...\n`);
       const r = await createCustomers(service, authorization, count, { connections, processes: loadProcesses }, `customers to ${fmtInt(created + count)}`);
       const problems = loadFailures(r);
@@ -159,6 +188,8 @@ async function main(): Promise<number> {
         anonRssPerCustomer: (now.anonRss - baseline.anonRss) / created,
         heapPerCustomer: (now.heapUsed - baseline.heapUsed) / created,
         storePerCustomer: (now.storeBytes - baseline.storeBytes) / created,
+        elapsedMs: r.elapsedMs,
+        gc,
       });
     }
     if (failures.length === 0) {
@@ -179,9 +210,11 @@ async function main(): Promise<number> {
     }
   }
 
+  const gcHeader = traceGc ? ['GC % of step', 'scavenge ms', 'mark-compact ms', 'longest GC ms'] : [];
+  const header = ['customers', 'req/s', 'p50 ms', 'p99 ms', 'snapshots', 'RSS MiB', 'anon RSS MiB', 'heap used MiB', 'data.mdb MiB', 'RSS B/customer', 'anon RSS B/customer', 'heap B/customer', 'data.mdb B/customer', ...gcHeader];
   console.log(
     markdownTable(
-      ['customers', 'req/s', 'p50 ms', 'p99 ms', 'snapshots', 'RSS MiB', 'anon RSS MiB', 'heap used MiB', 'data.mdb MiB', 'RSS B/customer', 'anon RSS B/customer', 'heap B/customer', 'data.mdb B/customer'],
+      header,
       rows.map((r) => [
         fmtInt(r.customers),
         fmtInt(r.requestsPerSecond),
@@ -196,8 +229,11 @@ async function main(): Promise<number> {
         fmtInt(r.anonRssPerCustomer),
         fmtInt(r.heapPerCustomer),
         fmtInt(r.storePerCustomer),
+        ...(traceGc
+          ? [`${(((r.gc.youngMs + r.gc.oldMs) / r.elapsedMs) * 100).toFixed(0)}%`, fmtInt(r.gc.youngMs), fmtInt(r.gc.oldMs), fmtMs(r.gc.longestMs)]
+          : []),
       ]),
-      Array<boolean>(13).fill(true),
+      header.map(() => true),
     ),
   );
   console.log('');
