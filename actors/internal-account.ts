@@ -7,10 +7,10 @@
 // per environment and currency the balances, plus the money in transit and the fees taken
 // (the ledger totals, actors/ledger.ts), always sum to inflow minus outflow.
 import { newId } from '../src/engine/ids.js';
-import type { CustomerEvent } from './customer.js';
+import type { Customer, CustomerEvent, Customers } from './customer.js';
 import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
+import { bucket, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -90,7 +90,10 @@ export function accountTypeFor(currency: string, ownedByCustomer: boolean): Inte
 
 /** A new account record; fiat accounts get their funding reference. */
 export function provisionAccount(envId: string, customerId: string, currency: string, at: number): InternalAccount {
-  const id = newId('InternalAccount', at);
+  return emptyAccount(newId('InternalAccount', at), envId, customerId, currency, at);
+}
+
+function emptyAccount(id: string, envId: string, customerId: string, currency: string, at: number): InternalAccount {
   const type = accountTypeFor(currency, customerId !== '');
   const account: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
     id,
@@ -106,6 +109,37 @@ export function provisionAccount(envId: string, customerId: string, currency: st
   };
   if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) account.fundingReference = fundingReference(id);
   return account;
+}
+
+const ACCOUNT_PREFIX = 'InternalAccount:';
+const CUSTOMER_PREFIX = 'Customer:';
+const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const BYTE_OF: ReadonlyMap<string, number> = new Map(HEX_BYTE.map((hex, i) => [hex, i]));
+
+/**
+ * The id of the i-th account provisioned with a customer (`customer.opened`): the
+ * customer's UUID, whose last byte is 0, with last byte i + 1 (there are fewer than 255
+ * currencies). Such an account has no stored record until money first moves through it;
+ * until then it is `derivedAccount`.
+ */
+export function derivedAccountId(customerId: string, index: number): string {
+  return `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}${HEX_BYTE[index + 1]!}`;
+}
+
+/** True when `accountId` is one of `customerId`'s provisioned (derived) accounts, by the ids alone. */
+function isDerivedId(accountId: string, customerId: string): boolean {
+  return (
+    customerId.endsWith('00') &&
+    !accountId.endsWith('00') &&
+    accountId.length === ACCOUNT_ID_LENGTH &&
+    accountId.slice(ACCOUNT_PREFIX.length, -2) === customerId.slice(CUSTOMER_PREFIX.length, -2)
+  );
+}
+
+/** The account `derivedAccountId(customer.id, index)` is before its first movement. */
+function derivedAccount(customer: Customer, index: number, currency: string): InternalAccount {
+  return emptyAccount(derivedAccountId(customer.id, index), customer.envId, customer.id, currency, customer.createdAt);
 }
 
 /** One account per currency. */
@@ -150,6 +184,10 @@ function assertBalance(accountId: string, balance: number): void {
  * owner (a customer, or the environment for the platform's accounts) changes only under
  * that owner's actor, which creates the accounts. The per-environment list only serves
  * listings; no decision reads it.
+ *
+ * The accounts provisioned with a customer by `customer.opened` are derived from the
+ * customer record (derivedAccountId) and stored only once money moves through them; they
+ * are in no index here: reads and listings expand each customer's provisioned currencies.
  */
 export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
   readonly idPrefix = 'InternalAccount:';
@@ -158,12 +196,15 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   readonly #byOwner = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
 
-  /** The ledger totals the invariant adds to the balances. */
-  constructor(private readonly ledger: Ledger) {}
+  /** The ledger totals the invariant adds to the balances; the customers whose provisioned accounts are derived. */
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly customers: Customers,
+  ) {}
 
   readonly appliers: Appliers<InternalAccountEvent | CustomerEvent | PaymentRecorded> = {
     'account.funded': (event, at) => {
-      const account = this.#accounts.get(event.accountId);
+      const account = this.get(event.accountId);
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
       const balance = account.balance + event.amount;
       assertBalance(account.id, balance);
@@ -171,10 +212,12 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     },
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
     'customer.created': (event) => this.#putAll(event.accounts),
+    // Its accounts are derived from the customer record (Customers applies it).
+    'customer.opened': () => {},
     'customer.updated': (event) => this.#putAll(event.accounts),
     'payment.recorded': (event, at) => {
       for (const p of event.postings) {
-        const account = this.#accounts.get(p.accountId);
+        const account = this.get(p.accountId);
         if (account === undefined) throw new Error(`no account ${p.accountId}`);
         const balance = account.balance + p.balance;
         assertBalance(account.id, balance);
@@ -189,13 +232,16 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
 
   restore(account: InternalAccount): void {
     this.#accounts.set(account.id, account);
+    // A derived account that money moved through: listed through its customer.
+    if (isDerivedId(account.id, account.customerId)) return;
     bucket(this.#byEnv, account.envId).insert(account.id);
     bucket(this.#byOwner, account.customerId === '' ? account.envId : account.customerId).insert(account.id);
   }
 
   /**
    * No negative or unsafe balances; per environment and currency (CONTRACT.md "Money"):
-   * sum(balances) + in transit + fees = inflow - outflow.
+   * sum(balances) + in transit + fees = inflow - outflow. Derived accounts not yet stored
+   * hold 0 with no flows, so the stored records are all there is to add.
    */
   checkInvariants(lookup: RecordLookup): string[] {
     const problems: string[] = [];
@@ -224,22 +270,66 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   get(id: string): InternalAccount | undefined {
-    return this.#accounts.get(id);
+    return this.#accounts.get(id) ?? this.#derived(id);
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  #derived(id: string): InternalAccount | undefined {
+    if (id.length !== ACCOUNT_ID_LENGTH || !id.startsWith(ACCOUNT_PREFIX)) return undefined;
+    const index = (BYTE_OF.get(id.slice(-2)) ?? 0) - 1;
+    if (index < 0) return undefined;
+    const customer = this.customers.get(`${CUSTOMER_PREFIX}${id.slice(ACCOUNT_PREFIX.length, -2)}00`);
+    const currency = customer?.provisioned?.[index];
+    return currency === undefined ? undefined : derivedAccount(customer!, index, currency);
   }
 
   /** An account of `envId`, or undefined: accounts of other environments do not exist for it. */
   inEnv(envId: string, id: string): InternalAccount | undefined {
-    const a = this.#accounts.get(id);
+    const a = this.get(id);
     return a?.envId === envId ? a : undefined;
   }
 
-  idsIn(envId: string): readonly string[] {
-    return this.#byEnv.get(envId)?.ids ?? [];
+  /**
+   * Every account of the environment, ascending: each customer's derived accounts (its
+   * provisioned currencies, in the customers' order) merged with the stored ones, walked
+   * without building a list of them all.
+   */
+  idsIn(envId: string): IdWalk {
+    const stored = this.#byEnv.get(envId)?.ids ?? [];
+    const customerIds = this.customers.idsIn(envId);
+    return {
+      ascending: () => this.#walk(stored, customerIds, 1),
+      descending: () => this.#walk(stored, customerIds, -1),
+    };
   }
 
-  /** The accounts of a customer, or (given an environment id) the platform's own. */
+  *#walk(stored: readonly string[], customerIds: readonly string[], step: 1 | -1): Generator<string> {
+    let s = step === 1 ? 0 : stored.length - 1;
+    for (let c = step === 1 ? 0 : customerIds.length - 1; c >= 0 && c < customerIds.length; c += step) {
+      const customerId = customerIds[c]!;
+      const count = this.customers.get(customerId)!.provisioned?.length ?? 0;
+      for (let j = 0; j < count; j++) {
+        const id = derivedAccountId(customerId, step === 1 ? j : count - 1 - j);
+        while (s >= 0 && s < stored.length && (step === 1 ? stored[s]! < id : stored[s]! > id)) {
+          yield stored[s]!;
+          s += step;
+        }
+        yield id;
+      }
+    }
+    for (; s >= 0 && s < stored.length; s += step) yield stored[s]!;
+  }
+
+  /** The accounts of a customer (derived and stored, ascending), or (given an environment id) the platform's own. */
   idsOwnedBy(ownerId: string): readonly string[] {
-    return this.#byOwner.get(ownerId)?.ids ?? [];
+    const stored = this.#byOwner.get(ownerId)?.ids ?? [];
+    const provisioned = this.customers.get(ownerId)?.provisioned;
+    if (provisioned === undefined || provisioned.length === 0) return stored;
+    const derived = provisioned.map((_, i) => derivedAccountId(ownerId, i));
+    return stored.length === 0 ? derived : [...derived, ...stored].sort();
   }
 }
 

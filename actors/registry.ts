@@ -28,6 +28,14 @@ export interface RecordKind<R, E extends DomainEvent> {
   restore(record: R): void;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
+  /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
+  has?(id: string): boolean;
+}
+
+/** Ids in ascending order, walked from either end without building a list of them all. */
+export interface IdWalk {
+  ascending(): Iterable<string>;
+  descending(): Iterable<string>;
 }
 
 type Applier = (event: DomainEvent, at: number) => void;
@@ -36,6 +44,7 @@ interface Registered {
   readonly records: ReadonlyMap<string, unknown>;
   restore(record: unknown): void;
   checkInvariants(lookup: RecordLookup): string[];
+  has(id: string): boolean;
 }
 
 export abstract class Registry<E extends DomainEvent, T> implements StateMachine<E, T>, RecordLookup {
@@ -51,6 +60,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record) => kind.restore(record as R),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
+      has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
@@ -88,7 +98,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   has(id: string): boolean {
-    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records.has(id) === true;
+    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.has(id) === true;
   }
 
   abstract onTimer(message: T, at: number): E[];

@@ -3,6 +3,7 @@
 // ascending order is creation order and the cursor stands for the last id handed out.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import type { IdWalk } from '../../actors/registry.js';
 import { invalidField } from './errors.js';
 import { Str } from './validation.js';
 
@@ -56,14 +57,14 @@ export class CursorCodec {
 }
 
 /**
- * Walks `ids` (ascending) from the newest (or, with order 'asc', from the oldest), keeping
+ * Walks `ids` (ascending, an array or a walk) from the newest (or, with order 'asc', from the oldest), keeping
  * the records `select` returns, and renders one page. Counting every match is what
  * `totalCount` costs. Here `cursor` and `nextCursor` are position ids: the HTTP front opens
  * the cursor a client sends before the route runs and seals `nextCursor` in the reply
  * (CursorCodec).
  */
 export function paginate<R, V>(
-  ids: readonly string[],
+  ids: readonly string[] | IdWalk,
   query: { limit?: number; cursor?: string },
   select: (id: string) => R | undefined,
   render: (record: R) => V,
@@ -76,21 +77,29 @@ export function paginate<R, V>(
   let lastId = '';
   let totalCount = 0;
   const ascending = order === 'asc';
-  for (let n = 0; n < ids.length; n++) {
-    const id = ids[ascending ? n : ids.length - 1 - n]!;
+  const visit = (id: string): void => {
     const record = select(id);
-    if (record === undefined) continue;
+    if (record === undefined) return;
     totalCount++;
     // The page starts past the cursor: the first id newer (asc) or older (desc) than it.
-    if (cursor !== undefined && (ascending ? id <= cursor : id >= cursor)) continue;
+    if (cursor !== undefined && (ascending ? id <= cursor : id >= cursor)) return;
     if (data.length < limit) {
       data.push(render(record));
       lastId = id;
     } else {
       hasMore = true;
     }
+  };
+  if (isArray(ids)) {
+    for (let n = 0; n < ids.length; n++) visit(ids[ascending ? n : ids.length - 1 - n]!);
+  } else {
+    for (const id of ascending ? ids.ascending() : ids.descending()) visit(id);
   }
   const page: Page<V> = { data, hasMore, totalCount };
   if (hasMore) page.nextCursor = lastId;
   return page;
+}
+
+function isArray(ids: readonly string[] | IdWalk): ids is readonly string[] {
+  return Array.isArray(ids);
 }
