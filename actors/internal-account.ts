@@ -47,6 +47,9 @@ export interface InternalAccount {
   readonly updatedAt: number;
 }
 
+/** What a listing filters accounts on. */
+export type AccountSummary = Pick<InternalAccount, 'customerId' | 'currency' | 'type'>;
+
 export type InternalAccountEvent =
   /**
    * Sandbox funding as logged before it recorded a transaction (now a `payment.recorded`,
@@ -115,7 +118,13 @@ const ACCOUNT_PREFIX = 'InternalAccount:';
 const CUSTOMER_PREFIX = 'Customer:';
 const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-const BYTE_OF: ReadonlyMap<string, number> = new Map(HEX_BYTE.map((hex, i) => [hex, i]));
+
+/** The value of a lower-case hex digit's char code; NaN for anything else. */
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  return NaN;
+}
 
 /**
  * The id of the i-th account provisioned with a customer (`customer.opened`): the
@@ -194,6 +203,8 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   readonly #accounts = new Map<string, InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byOwner = new Map<string, SortedIds>();
+  /** The customers with a derived account that has a stored record (money moved through it). */
+  readonly #materialised = new Set<string>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
 
   /** The ledger totals the invariant adds to the balances; the customers whose provisioned accounts are derived. */
@@ -208,7 +219,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
       const balance = account.balance + event.amount;
       assertBalance(account.id, balance);
-      this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
+      this.#store({ ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
     },
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
     'customer.created': (event) => this.#putAll(event.accounts),
@@ -221,7 +232,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
         if (account === undefined) throw new Error(`no account ${p.accountId}`);
         const balance = account.balance + p.balance;
         assertBalance(account.id, balance);
-        this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
+        this.#store({ ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
       }
     },
   };
@@ -231,11 +242,18 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   restore(account: InternalAccount): void {
-    this.#accounts.set(account.id, account);
-    // A derived account that money moved through: listed through its customer.
-    if (isDerivedId(account.id, account.customerId)) return;
+    // A derived account that money moved through is listed through its customer.
+    if (this.#store(account)) return;
     bucket(this.#byEnv, account.envId).insert(account.id);
     bucket(this.#byOwner, account.customerId === '' ? account.envId : account.customerId).insert(account.id);
+  }
+
+  /** Stores a new or changed record (a derived account's first); true when it is a derived account. */
+  #store(account: InternalAccount): boolean {
+    this.#accounts.set(account.id, account);
+    if (!isDerivedId(account.id, account.customerId)) return false;
+    this.#materialised.add(account.customerId);
+    return true;
   }
 
   /**
@@ -277,13 +295,31 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     return this.get(id) !== undefined;
   }
 
+  /**
+   * What listings filter on: the owner ('' for the platform), currency and type of an
+   * account, without building a derived account's full record (its funding reference is
+   * the costly part of that); `get` gives the record of what is shown.
+   */
+  summary(id: string): AccountSummary | undefined {
+    const stored = this.#accounts.get(id);
+    if (stored !== undefined) return stored;
+    const derived = this.#provisioning(id);
+    return derived === undefined ? undefined : { customerId: derived.customer.id, currency: derived.currency, type: accountTypeFor(derived.currency, true) };
+  }
+
   #derived(id: string): InternalAccount | undefined {
+    const derived = this.#provisioning(id);
+    return derived === undefined ? undefined : derivedAccount(derived.customer, derived.index, derived.currency);
+  }
+
+  /** The customer and provisioned currency a derived account id stands for, if it does. */
+  #provisioning(id: string): { customer: Customer; index: number; currency: string } | undefined {
     if (id.length !== ACCOUNT_ID_LENGTH || !id.startsWith(ACCOUNT_PREFIX)) return undefined;
-    const index = (BYTE_OF.get(id.slice(-2)) ?? 0) - 1;
-    if (index < 0) return undefined;
+    const index = hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 2)) * 16 + hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 1)) - 1;
+    if (!(index >= 0)) return undefined;
     const customer = this.customers.get(`${CUSTOMER_PREFIX}${id.slice(ACCOUNT_PREFIX.length, -2)}00`);
     const currency = customer?.provisioned?.[index];
-    return currency === undefined ? undefined : derivedAccount(customer!, index, currency);
+    return currency === undefined ? undefined : { customer: customer!, index, currency };
   }
 
   /** An account of `envId`, or undefined: accounts of other environments do not exist for it. */
@@ -293,34 +329,38 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   /**
-   * Every account of the environment, ascending: each customer's derived accounts (its
-   * provisioned currencies, in the customers' order) merged with the stored ones, walked
-   * without building a list of them all.
+   * Every account of the environment, ascending, with its summary: each customer's derived
+   * accounts (its provisioned currencies, in the customers' order) merged with the stored
+   * ones, visited without building a list of them all.
    */
-  idsIn(envId: string): IdWalk {
+  idsIn(envId: string): IdWalk<AccountSummary> {
     const stored = this.#byEnv.get(envId)?.ids ?? [];
     const customerIds = this.customers.idsIn(envId);
-    return {
-      ascending: () => this.#walk(stored, customerIds, 1),
-      descending: () => this.#walk(stored, customerIds, -1),
-    };
+    return { walk: (order, visit) => this.#walk(stored, customerIds, order === 'asc' ? 1 : -1, visit) };
   }
 
-  *#walk(stored: readonly string[], customerIds: readonly string[], step: 1 | -1): Generator<string> {
+  #walk(stored: readonly string[], customerIds: readonly string[], step: 1 | -1, visit: (id: string, summary: AccountSummary) => void): void {
     let s = step === 1 ? 0 : stored.length - 1;
     for (let c = step === 1 ? 0 : customerIds.length - 1; c >= 0 && c < customerIds.length; c += step) {
       const customerId = customerIds[c]!;
-      const count = this.customers.get(customerId)!.provisioned?.length ?? 0;
-      for (let j = 0; j < count; j++) {
-        const id = derivedAccountId(customerId, step === 1 ? j : count - 1 - j);
+      const provisioned = this.customers.get(customerId)!.provisioned;
+      if (provisioned === undefined) continue;
+      // Only a customer with a materialised account needs its derived ids looked up.
+      const materialised = this.#materialised.has(customerId);
+      // derivedAccountId, with the shared part built once per customer
+      const base = `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}`;
+      for (let j = 0; j < provisioned.length; j++) {
+        const index = step === 1 ? j : provisioned.length - 1 - j;
+        const id = base + HEX_BYTE[index + 1]!;
         while (s >= 0 && s < stored.length && (step === 1 ? stored[s]! < id : stored[s]! > id)) {
-          yield stored[s]!;
+          visit(stored[s]!, this.#accounts.get(stored[s]!)!);
           s += step;
         }
-        yield id;
+        const currency = provisioned[index]!;
+        visit(id, (materialised ? this.#accounts.get(id) : undefined) ?? { customerId, currency, type: accountTypeFor(currency, true) });
       }
     }
-    for (; s >= 0 && s < stored.length; s += step) yield stored[s]!;
+    for (; s >= 0 && s < stored.length; s += step) visit(stored[s]!, this.#accounts.get(stored[s]!)!);
   }
 
   /** The accounts of a customer (derived and stored, ascending), or (given an environment id) the platform's own. */

@@ -32,10 +32,12 @@ export interface RecordKind<R, E extends DomainEvent> {
   has?(id: string): boolean;
 }
 
-/** Ids in ascending order, walked from either end without building a list of them all. */
-export interface IdWalk {
-  ascending(): Iterable<string>;
-  descending(): Iterable<string>;
+/**
+ * Ids in ascending order, each with what a listing filters on (`S`), visited from either
+ * end without building a list of them all.
+ */
+export interface IdWalk<S> {
+  walk(order: 'asc' | 'desc', visit: (id: string, summary: S) => void): void;
 }
 
 type Applier = (event: DomainEvent, at: number) => void;

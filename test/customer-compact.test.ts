@@ -52,8 +52,9 @@ function entryBytes(world: World, envId: string, input: CustomerInput, at: numbe
 }
 
 function listed(world: World, envId: string, order: 'asc' | 'desc'): string[] {
-  const walk = world.internalAccounts.idsIn(envId);
-  return [...(order === 'asc' ? walk.ascending() : walk.descending())];
+  const ids: string[] = [];
+  world.internalAccounts.idsIn(envId).walk(order, (id) => ids.push(id));
+  return ids;
 }
 
 describe('compact customer create', () => {

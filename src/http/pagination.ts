@@ -57,16 +57,30 @@ export class CursorCodec {
 }
 
 /**
- * Walks `ids` (ascending, an array or a walk) from the newest (or, with order 'asc', from the oldest), keeping
+ * Walks `ids` (ascending) from the newest (or, with order 'asc', from the oldest), keeping
  * the records `select` returns, and renders one page. Counting every match is what
  * `totalCount` costs. Here `cursor` and `nextCursor` are position ids: the HTTP front opens
  * the cursor a client sends before the route runs and seals `nextCursor` in the reply
- * (CursorCodec).
+ * (CursorCodec). `ids` is an array, or a walk that hands `select` each id's summary.
  */
 export function paginate<R, V>(
-  ids: readonly string[] | IdWalk,
+  ids: readonly string[],
   query: { limit?: number; cursor?: string },
   select: (id: string) => R | undefined,
+  render: (record: R) => V,
+  order?: 'asc' | 'desc',
+): Page<V>;
+export function paginate<S, R, V>(
+  ids: IdWalk<S>,
+  query: { limit?: number; cursor?: string },
+  select: (id: string, summary: S) => R | undefined,
+  render: (record: R) => V,
+  order?: 'asc' | 'desc',
+): Page<V>;
+export function paginate<S, R, V>(
+  ids: readonly string[] | IdWalk<S>,
+  query: { limit?: number; cursor?: string },
+  select: (id: string, summary: S) => R | undefined,
   render: (record: R) => V,
   order: 'asc' | 'desc' = 'desc',
 ): Page<V> {
@@ -77,8 +91,8 @@ export function paginate<R, V>(
   let lastId = '';
   let totalCount = 0;
   const ascending = order === 'asc';
-  const visit = (id: string): void => {
-    const record = select(id);
+  const visit = (id: string, summary: S): void => {
+    const record = select(id, summary);
     if (record === undefined) return;
     totalCount++;
     // The page starts past the cursor: the first id newer (asc) or older (desc) than it.
@@ -91,15 +105,16 @@ export function paginate<R, V>(
     }
   };
   if (isArray(ids)) {
-    for (let n = 0; n < ids.length; n++) visit(ids[ascending ? n : ids.length - 1 - n]!);
+    // The array overload's `select` takes the id alone: there is no summary to give it.
+    for (let n = 0; n < ids.length; n++) visit(ids[ascending ? n : ids.length - 1 - n]!, undefined as S);
   } else {
-    for (const id of ascending ? ids.ascending() : ids.descending()) visit(id);
+    ids.walk(order, visit);
   }
   const page: Page<V> = { data, hasMore, totalCount };
   if (hasMore) page.nextCursor = lastId;
   return page;
 }
 
-function isArray(ids: readonly string[] | IdWalk): ids is readonly string[] {
+function isArray<S>(ids: readonly string[] | IdWalk<S>): ids is readonly string[] {
   return Array.isArray(ids);
 }
