@@ -225,20 +225,87 @@ describe('derived accounts across a restart', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'compact-restart-'));
     try {
       let svc = await startTestService({ dataDir });
-      const before = await createCustomer(svc, { currencies: ['USD'] });
-      const [usd] = await customerAccounts(svc, before.id);
-      assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${usd.id}/fund`, { body: { amount: 700 } }), 200);
-      await svc.service.services.engine.snapshot();
-      const afterSnapshot = await createCustomer(svc);
-      const [usd2] = await customerAccounts(svc, afterSnapshot.id);
-      assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${usd2.id}/fund`, { body: { amount: 300 } }), 200);
-      const paths = ['/internal-accounts?limit=100', `/customers/internal-accounts?customerId=${afterSnapshot.id}`, `/customers/${before.id}`, `/internal-accounts/${usd.id}`, '/customers?limit=100'];
-      const seen = await Promise.all(paths.map((p) => read(svc, p)));
-      await svc.stop({ keepData: true });
+      let paths: string[];
+      let seen: string[];
+      try {
+        const before = await createCustomer(svc, { currencies: ['USD', 'USDB'] });
+        const accounts = await customerAccounts(svc, before.id);
+        const usd = accounts.find((a) => a.type === 'INTERNAL_FIAT');
+        const wallet = accounts.find((a) => a.type === 'EMBEDDED_WALLET');
+        assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${usd.id}/fund`, { body: { amount: 700 } }), 200);
+        // A wallet credential on a derived account: recovery checks that its account exists.
+        assertStatus(await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId: wallet.id, email: 'w@example.com' } }), 201);
+        await svc.service.services.engine.snapshot();
+        const afterSnapshot = await createCustomer(svc);
+        const usd2 = (await customerAccounts(svc, afterSnapshot.id)).find((a) => a.type === 'INTERNAL_FIAT');
+        assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${usd2.id}/fund`, { body: { amount: 300 } }), 200);
+        paths = [
+          '/internal-accounts?limit=100',
+          `/customers/internal-accounts?customerId=${afterSnapshot.id}`,
+          `/customers/${before.id}`,
+          `/internal-accounts/${usd.id}`,
+          `/internal-accounts/${wallet.id}`,
+          `/auth/credentials?accountId=${wallet.id}`,
+          '/customers?limit=100',
+        ];
+        seen = await Promise.all(paths.map((p) => read(svc, p)));
+      } finally {
+        await svc.stop({ keepData: true });
+      }
 
       svc = await startTestService({ dataDir });
       try {
         assert.match(svc.reportLines.join('\n'), /snapshot at [1-9]/);
+        assert.deepEqual(await Promise.all(paths.map((p) => read(svc, p))), seen);
+      } finally {
+        await svc.stop({ keepData: true });
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a log holding customer.created in the old shape replays, and reads and lists as before', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'compact-old-log-'));
+    try {
+      let svc = await startTestService({ dataDir });
+      let paths: string[];
+      let seen: string[];
+      try {
+        const env = svc.service.services.world.envs.token(svc.credentials.sandbox.tokenId)!;
+        const at = svc.service.services.engine.clock.now();
+        const id = newId('Customer', at);
+        const customer: Customer = {
+          id,
+          envId: env.envId,
+          platformCustomerId: 'legacy-2',
+          customerType: 'INDIVIDUAL',
+          umaAddress: '$legacy.two@sandbox.uma.test',
+          region: 'US',
+          currencies: ['USD', 'USDC'],
+          kycStatus: 'APPROVED',
+          isDeleted: false,
+          createdAt: at,
+          updatedAt: at,
+        };
+        // Logged as the service did before customer.opened: the records themselves.
+        await svc.service.services.engine.exec([env.envId], (now) => ({
+          events: [{ type: 'customer.created', customer, accounts: provisionAccounts(env.envId, id, customer.currencies, now) }],
+          reply: () => undefined,
+        }));
+        const newer = await createCustomer(svc);
+        const [legacyAccount] = await customerAccounts(svc, id);
+        assertStatus(await svc.request('POST', `/sandbox/internal-accounts/${legacyAccount.id}/fund`, { body: { amount: 50 } }), 200);
+        paths = ['/internal-accounts?limit=100', `/customers/internal-accounts?customerId=${id}`, `/customers/${id}`, `/customers/${newer.id}`, '/customers?limit=100'];
+        seen = await Promise.all(paths.map((p) => read(svc, p)));
+        assert.equal(JSON.parse(seen[2]!).platformCustomerId, 'legacy-2');
+        assert.equal(JSON.parse(seen[1]!).totalCount, 2);
+      } finally {
+        await svc.stop({ keepData: true });
+      }
+
+      svc = await startTestService({ dataDir });
+      try {
         assert.deepEqual(await Promise.all(paths.map((p) => read(svc, p))), seen);
       } finally {
         await svc.stop({ keepData: true });
