@@ -474,15 +474,19 @@ class SharedLists {
   static readonly MAX_SHARED = 1024;
   readonly #lists = new Map<string, readonly string[]>();
   readonly #strings = new Map<string, string>();
+  #last: readonly string[] | undefined;
 
   shared(list: readonly string[]): readonly string[] {
+    // Consecutive customers mostly hold the same list: compare with the last one first.
+    const last = this.#last;
+    if (list === last || (last !== undefined && sameItems(list, last))) return last;
     const key = list.join(',');
     const known = this.#lists.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return (this.#last = known);
     if (this.#lists.size >= SharedLists.MAX_SHARED) return list;
     const frozen = Object.freeze([...list]);
     this.#lists.set(key, frozen);
-    return frozen;
+    return (this.#last = frozen);
   }
 
   string(value: string): string {
@@ -491,4 +495,10 @@ class SharedLists {
     if (this.#strings.size < SharedLists.MAX_SHARED) this.#strings.set(value, value);
     return value;
   }
+}
+
+function sameItems(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
