@@ -132,6 +132,19 @@ describe('compact customer create', () => {
     assert.deepEqual(world.checkInvariants(), []);
   });
 
+  it('a generated UMA address that had to step past a taken one is logged, and applies as decided', () => {
+    const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
+    const { world, envId } = worldWithEnv(at);
+    // The first generated candidate is taken, so the decision picks `.1`.
+    const taken = { umaOwner: (_env: string, address: string) => (address.includes('.1@') ? undefined : 'Customer:someone-else') };
+    const [opened] = decideCreateCustomer(world.envs.get(envId)!, { customerType: 'INDIVIDUAL' }, taken, at);
+    assert.match(opened!.a ?? '', /^\$user\.[0-9a-f]{12}\.1@sandbox\.uma\.test$/);
+    world.apply(opened!, at);
+    const id = openedCustomerId(opened!);
+    assert.equal(world.customers.get(id)!.umaAddress, opened!.a);
+    assert.equal(world.customers.umaOwner(envId, opened!.a!), id);
+  });
+
   it('derived accounts look like provisioned ones: zero balance, the customer\'s time, ids right after the customer\'s', () => {
     const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
     const { world, envId } = worldWithEnv(at);
