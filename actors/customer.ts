@@ -1,10 +1,12 @@
 // Customer actor: a platform's end user, with a region, the currencies it may hold, a
 // unique UMA address and its internal accounts. Creating a customer provisions one
-// internal account per enabled currency in the same log entry. Deletion is soft.
-import { newId } from '../src/engine/ids.js';
+// internal account per enabled currency in the same log entry; since `customer.opened`
+// those accounts are derived from the customer record until money first moves through
+// them (actors/internal-account.ts). Deletion is soft.
+import { uuidv7 } from '../src/engine/ids.js';
 import { DomainError, invalidField } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
-import { supportsCurrency, type PlatformEnv } from './platform.js';
+import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 
@@ -40,10 +42,54 @@ export interface Customer {
   readonly isDeleted: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /**
+   * The currencies of the accounts provisioned with the customer (`customer.opened`), in
+   * order: the i-th has the derived id `derivedAccountId(id, i)` (actors/internal-account.ts).
+   * Absent for customers logged by `customer.created`, whose accounts are stored records.
+   */
+  readonly provisioned?: readonly string[];
 }
 
+/**
+ * A customer made by POST /customers or /users: only the decided facts, under one-letter
+ * keys, since a million customers are a million of these entries (issue 10 holds each
+ * under 400 bytes with every profile field given). The record and its accounts are derived
+ * when applied: the entry time is createdAt, the environment gives the kycStatus and the
+ * generated UMA address's domain, platformCustomerId defaults to the id's UUID.
+ */
+export interface CustomerOpened {
+  type: 'customer.opened';
+  /** The UUID of the id (`Customer:<u>`). */
+  u: string;
+  /** envId */
+  e: string;
+  /** The resolved region. */
+  r: string;
+  /** The resolved currencies; one account is provisioned (derived) per currency, in order. */
+  c: string[];
+  /** customerType, absent for the default (INDIVIDUAL). */
+  t?: CustomerType;
+  /** platformCustomerId, when given. */
+  p?: string;
+  /** umaAddress, when given, or when the generated one is not `generatedUmaAddress` (that one was taken). */
+  a?: string;
+  /** The profile fields given: email, fullName, birthDate, nationality. */
+  m?: string;
+  n?: string;
+  b?: string;
+  x?: string;
+  /** The address given, as ADDRESS_FIELDS in order (null where a field was not given). */
+  l?: Array<string | null>;
+}
+
+const CUSTOMER_PREFIX = 'Customer:';
+const DEFAULT_CUSTOMER_TYPE: CustomerType = 'INDIVIDUAL';
+const ADDRESS_FIELDS = ['line1', 'line2', 'city', 'state', 'postalCode', 'country'] as const;
+
 export type CustomerEvent =
+  /** The full record and account records, as logged before `customer.opened`; applied so that older logs still replay. */
   | { type: 'customer.created'; customer: Customer; accounts: InternalAccount[] }
+  | CustomerOpened
   | { type: 'customer.updated'; customer: Customer; accounts: InternalAccount[] };
 
 export interface CustomerInput {
@@ -84,29 +130,75 @@ export function decideCreateCustomer(
   input: CustomerInput,
   directory: CustomerDirectory,
   at: number,
-): CustomerEvent[] {
+): CustomerOpened[] {
   const region = resolveRegion(input);
   const currencies = resolveCurrencies(env, region, input.currencies);
-  const id = newId('Customer', at);
-  const umaAddress =
-    input.umaAddress !== undefined
-      ? claimUmaAddress(env.id, input.umaAddress, undefined, directory)
-      : generateUmaAddress(env, id, directory);
-  const customer: Customer = {
+  const id = newCustomerId(at);
+  const event: CustomerOpened = { type: 'customer.opened', u: id.slice(CUSTOMER_PREFIX.length), e: env.id, r: region, c: currencies };
+  if (input.customerType !== DEFAULT_CUSTOMER_TYPE) event.t = input.customerType;
+  if (input.platformCustomerId !== undefined) event.p = input.platformCustomerId;
+  if (input.umaAddress !== undefined) {
+    event.a = claimUmaAddress(env.id, input.umaAddress, undefined, directory);
+  } else {
+    const generated = generateUmaAddress(env, id, directory);
+    if (generated !== generatedUmaAddress(env, id)) event.a = generated;
+  }
+  if (input.email !== undefined) event.m = input.email;
+  if (input.fullName !== undefined) event.n = input.fullName;
+  if (input.birthDate !== undefined) event.b = input.birthDate;
+  if (input.nationality !== undefined) event.x = input.nationality;
+  const address = input.address;
+  if (address !== undefined) event.l = ADDRESS_FIELDS.map((field) => address[field] ?? null);
+  return [event];
+}
+
+/** The id of the customer a `customer.opened` makes. */
+export function openedCustomerId(event: CustomerOpened): string {
+  return `${CUSTOMER_PREFIX}${event.u}`;
+}
+
+/** The customer record a `customer.opened` stands for, in `env`, made at `at`. */
+function openedCustomer(event: CustomerOpened, env: PlatformEnv, at: number): Customer {
+  const id = openedCustomerId(event);
+  const profile: { -readonly [K in keyof Profile]?: Profile[K] } = {};
+  if (event.m !== undefined) profile.email = event.m;
+  if (event.n !== undefined) profile.fullName = event.n;
+  if (event.b !== undefined) profile.birthDate = event.b;
+  if (event.x !== undefined) profile.nationality = event.x;
+  const lines = event.l;
+  if (lines !== undefined) {
+    const address: Address = {};
+    ADDRESS_FIELDS.forEach((field, i) => {
+      const value = lines[i];
+      if (value !== undefined && value !== null) address[field] = value;
+    });
+    profile.address = address;
+  }
+  return {
     id,
     envId: env.id,
-    platformCustomerId: input.platformCustomerId ?? id.slice('Customer:'.length),
-    customerType: input.customerType,
-    umaAddress,
-    region,
-    currencies,
+    platformCustomerId: event.p ?? event.u,
+    customerType: event.t ?? DEFAULT_CUSTOMER_TYPE,
+    umaAddress: event.a ?? generatedUmaAddress(env, id),
+    region: event.r,
+    currencies: event.c,
     kycStatus: env.environment === 'sandbox' ? 'APPROVED' : 'UNVERIFIED',
-    ...optionalProfile(input),
+    ...profile,
     isDeleted: false,
     createdAt: at,
     updatedAt: at,
+    provisioned: event.c,
   };
-  return [{ type: 'customer.created', customer, accounts: provisionAccounts(env.id, id, currencies, at) }];
+}
+
+/**
+ * `Customer:` and a UUIDv7 whose last byte is 0: its provisioned accounts take the same
+ * UUID with last byte 1, 2, ... (derivedAccountId), so they sort right after it, as
+ * accounts made in the same millisecond would. Still unique: the timestamp and counter
+ * bytes are.
+ */
+function newCustomerId(at: number): string {
+  return `${CUSTOMER_PREFIX}${uuidv7(at).slice(0, -2)}00`;
 }
 
 export function decideUpdateCustomer(
@@ -147,8 +239,10 @@ export function assertActive(customer: Customer): void {
   if (customer.isDeleted) throw new DomainError('CONFLICT', `customer ${customer.id} is deleted`);
 }
 
-function optionalProfile(source: CustomerInput | CustomerPatch | Customer): Partial<Customer> {
-  const out: { -readonly [K in keyof Customer]?: Customer[K] } = {};
+type Profile = Pick<Customer, 'email' | 'fullName' | 'birthDate' | 'nationality' | 'address'>;
+
+function optionalProfile(source: Profile): Profile {
+  const out: { -readonly [K in keyof Profile]?: Profile[K] } = {};
   if (source.email !== undefined) out.email = source.email;
   if (source.fullName !== undefined) out.fullName = source.fullName;
   if (source.birthDate !== undefined) out.birthDate = source.birthDate;
@@ -227,11 +321,15 @@ function claimUmaAddress(envId: string, requested: string, self: string | undefi
   return address;
 }
 
+/** The UMA address a customer gets when none is given and this one is free. */
+function generatedUmaAddress(env: PlatformEnv, customerId: string): string {
+  return `$user.${customerId.slice(-12)}@${env.config.umaDomain}`;
+}
+
 function generateUmaAddress(env: PlatformEnv, customerId: string, directory: CustomerDirectory): string {
-  const random = customerId.slice(-12);
+  const first = generatedUmaAddress(env, customerId);
   for (let attempt = 0; ; attempt++) {
-    const local = attempt === 0 ? `user.${random}` : `user.${random}.${attempt}`;
-    const address = `$${local}@${env.config.umaDomain}`;
+    const address = attempt === 0 ? first : `$user.${customerId.slice(-12)}.${attempt}@${env.config.umaDomain}`;
     if (directory.umaOwner(env.id, address) === undefined) return address;
   }
 }
@@ -279,38 +377,69 @@ export function renderCustomer(c: Customer): CustomerView {
  * The customers. The UMA index is the environment actor's: a decision that reads it
  * (create, or an address change) holds the environment. The per-environment id list only
  * serves listings; no decision reads it.
+ *
+ * Memory: a million customers live in one process, so records share what repeats (the
+ * environment id string, interned currency lists) and the UMA index is a map per
+ * environment keyed by the address itself (no composed key string per customer).
  */
 export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly idPrefix = 'Customer:';
   readonly #customers = new Map<string, Customer>();
   readonly #byEnv = new Map<string, SortedIds>();
-  readonly #umaOwners = new Map<string, string>();
+  readonly #umaOwners = new Map<string, Map<string, string>>();
+  readonly #lists = new SharedLists();
   readonly records: ReadonlyMap<string, Customer> = this.#customers;
+
+  /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
+  constructor(private readonly envs: PlatformEnvs) {}
 
   readonly appliers: Appliers<CustomerEvent> = {
     'customer.created': (event) => {
       if (this.#customers.has(event.customer.id)) throw new Error(`customer.created for ${event.customer.id}, which exists`);
       this.restore(event.customer);
     },
+    'customer.opened': (event, at) => {
+      const env = this.envs.get(event.e);
+      if (env === undefined) throw new Error(`customer.opened for ${event.u} in unknown environment ${event.e}`);
+      const customer = openedCustomer(event, env, at);
+      if (this.#customers.has(customer.id)) throw new Error(`customer.opened for ${customer.id}, which exists`);
+      this.restore(customer);
+    },
     'customer.updated': (event) => {
       const previous = this.#customers.get(event.customer.id);
       if (previous === undefined) throw new Error(`customer.updated for ${event.customer.id}, which does not exist`);
-      if (previous.umaAddress !== event.customer.umaAddress) this.#umaOwners.delete(umaKey(previous.envId, previous.umaAddress));
+      if (previous.umaAddress !== event.customer.umaAddress) this.#umaOwners.get(previous.envId)?.delete(previous.umaAddress.toLowerCase());
       this.restore(event.customer);
     },
   };
 
-  restore(customer: Customer): void {
+  restore(record: Customer): void {
+    const customer = this.#compact(record);
     this.#customers.set(customer.id, customer);
     bucket(this.#byEnv, customer.envId).insert(customer.id);
-    this.#umaOwners.set(umaKey(customer.envId, customer.umaAddress), customer.id);
+    let owners = this.#umaOwners.get(customer.envId);
+    if (owners === undefined) {
+      owners = new Map();
+      this.#umaOwners.set(customer.envId, owners);
+    }
+    owners.set(customer.umaAddress.toLowerCase(), customer.id);
+  }
+
+  /** The record with its repeated values shared: lists read back from a log entry or snapshot are fresh copies. */
+  #compact(customer: Customer): Customer {
+    const envId = this.envs.get(customer.envId)?.id ?? customer.envId;
+    const region = this.#lists.string(customer.region);
+    const currencies = this.#lists.shared(customer.currencies);
+    const provisioned = customer.provisioned === undefined ? undefined : this.#lists.shared(customer.provisioned);
+    if (envId === customer.envId && region === customer.region && currencies === customer.currencies && provisioned === customer.provisioned) return customer;
+    return { ...customer, envId, region, currencies, ...(provisioned !== undefined ? { provisioned } : {}) };
   }
 
   checkInvariants(): string[] {
     const problems: string[] = [];
     const seenUma = new Set<string>();
     for (const c of this.#customers.values()) {
-      const key = umaKey(c.envId, c.umaAddress);
+      const key = `${c.envId} ${c.umaAddress.toLowerCase()}`;
       if (seenUma.has(key)) problems.push(`UMA address ${c.umaAddress} is held twice`);
       seenUma.add(key);
     }
@@ -332,10 +461,44 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   }
 
   umaOwner(envId: string, umaAddress: string): string | undefined {
-    return this.#umaOwners.get(umaKey(envId, umaAddress));
+    return this.#umaOwners.get(envId)?.get(umaAddress.toLowerCase());
   }
 }
 
-function umaKey(envId: string, umaAddress: string): string {
-  return `${envId} ${umaAddress.toLowerCase()}`;
+/**
+ * One frozen copy of each distinct currency list and region code, so a million customers
+ * hold a handful of lists. At most MAX_SHARED of each are kept; past that, values are used
+ * as they come (correct, only not shared).
+ */
+class SharedLists {
+  static readonly MAX_SHARED = 1024;
+  readonly #lists = new Map<string, readonly string[]>();
+  readonly #strings = new Map<string, string>();
+  #last: readonly string[] | undefined;
+
+  shared(list: readonly string[]): readonly string[] {
+    // Consecutive customers mostly hold the same list: compare with the last one first.
+    const last = this.#last;
+    if (list === last || (last !== undefined && sameItems(list, last))) return last;
+    const key = list.join(',');
+    const known = this.#lists.get(key);
+    if (known !== undefined) return (this.#last = known);
+    if (this.#lists.size >= SharedLists.MAX_SHARED) return list;
+    const frozen = Object.freeze([...list]);
+    this.#lists.set(key, frozen);
+    return (this.#last = frozen);
+  }
+
+  string(value: string): string {
+    const known = this.#strings.get(value);
+    if (known !== undefined) return known;
+    if (this.#strings.size < SharedLists.MAX_SHARED) this.#strings.set(value, value);
+    return value;
+  }
+}
+
+function sameItems(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -7,10 +7,10 @@
 // per environment and currency the balances, plus the money in transit and the fees taken
 // (the ledger totals, actors/ledger.ts), always sum to inflow minus outflow.
 import { newId } from '../src/engine/ids.js';
-import type { CustomerEvent } from './customer.js';
+import type { Customer, CustomerEvent, Customers } from './customer.js';
 import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
+import { bucket, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -46,6 +46,9 @@ export interface InternalAccount {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
+
+/** What a listing filters accounts on. */
+export type AccountSummary = Pick<InternalAccount, 'customerId' | 'currency' | 'type'>;
 
 export type InternalAccountEvent =
   /**
@@ -90,7 +93,10 @@ export function accountTypeFor(currency: string, ownedByCustomer: boolean): Inte
 
 /** A new account record; fiat accounts get their funding reference. */
 export function provisionAccount(envId: string, customerId: string, currency: string, at: number): InternalAccount {
-  const id = newId('InternalAccount', at);
+  return emptyAccount(newId('InternalAccount', at), envId, customerId, currency, at);
+}
+
+function emptyAccount(id: string, envId: string, customerId: string, currency: string, at: number): InternalAccount {
   const type = accountTypeFor(currency, customerId !== '');
   const account: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
     id,
@@ -106,6 +112,43 @@ export function provisionAccount(envId: string, customerId: string, currency: st
   };
   if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) account.fundingReference = fundingReference(id);
   return account;
+}
+
+const ACCOUNT_PREFIX = 'InternalAccount:';
+const CUSTOMER_PREFIX = 'Customer:';
+const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** The value of a lower-case hex digit's char code; NaN for anything else. */
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  return NaN;
+}
+
+/**
+ * The id of the i-th account provisioned with a customer (`customer.opened`): the
+ * customer's UUID, whose last byte is 0, with last byte i + 1 (there are fewer than 255
+ * currencies). Such an account has no stored record until money first moves through it;
+ * until then it is `derivedAccount`.
+ */
+export function derivedAccountId(customerId: string, index: number): string {
+  return `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}${HEX_BYTE[index + 1]!}`;
+}
+
+/** True when `accountId` is one of `customerId`'s provisioned (derived) accounts, by the ids alone. */
+function isDerivedId(accountId: string, customerId: string): boolean {
+  return (
+    customerId.endsWith('00') &&
+    !accountId.endsWith('00') &&
+    accountId.length === ACCOUNT_ID_LENGTH &&
+    accountId.slice(ACCOUNT_PREFIX.length, -2) === customerId.slice(CUSTOMER_PREFIX.length, -2)
+  );
+}
+
+/** The account `derivedAccountId(customer.id, index)` is before its first movement. */
+function derivedAccount(customer: Customer, index: number, currency: string): InternalAccount {
+  return emptyAccount(derivedAccountId(customer.id, index), customer.envId, customer.id, currency, customer.createdAt);
 }
 
 /** One account per currency. */
@@ -150,35 +193,46 @@ function assertBalance(accountId: string, balance: number): void {
  * owner (a customer, or the environment for the platform's accounts) changes only under
  * that owner's actor, which creates the accounts. The per-environment list only serves
  * listings; no decision reads it.
+ *
+ * The accounts provisioned with a customer by `customer.opened` are derived from the
+ * customer record (derivedAccountId) and stored only once money moves through them; they
+ * are in no index here: reads and listings expand each customer's provisioned currencies.
  */
 export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
   readonly idPrefix = 'InternalAccount:';
   readonly #accounts = new Map<string, InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byOwner = new Map<string, SortedIds>();
+  /** The customers with a derived account that has a stored record (money moved through it). */
+  readonly #materialised = new Set<string>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
 
-  /** The ledger totals the invariant adds to the balances. */
-  constructor(private readonly ledger: Ledger) {}
+  /** The ledger totals the invariant adds to the balances; the customers whose provisioned accounts are derived. */
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly customers: Customers,
+  ) {}
 
   readonly appliers: Appliers<InternalAccountEvent | CustomerEvent | PaymentRecorded> = {
     'account.funded': (event, at) => {
-      const account = this.#accounts.get(event.accountId);
+      const account = this.get(event.accountId);
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
       const balance = account.balance + event.amount;
       assertBalance(account.id, balance);
-      this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
+      this.#store({ ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
     },
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
     'customer.created': (event) => this.#putAll(event.accounts),
+    // Its accounts are derived from the customer record (Customers applies it).
+    'customer.opened': () => {},
     'customer.updated': (event) => this.#putAll(event.accounts),
     'payment.recorded': (event, at) => {
       for (const p of event.postings) {
-        const account = this.#accounts.get(p.accountId);
+        const account = this.get(p.accountId);
         if (account === undefined) throw new Error(`no account ${p.accountId}`);
         const balance = account.balance + p.balance;
         assertBalance(account.id, balance);
-        this.#accounts.set(account.id, { ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
+        this.#store({ ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
       }
     },
   };
@@ -188,14 +242,24 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   restore(account: InternalAccount): void {
-    this.#accounts.set(account.id, account);
+    // A derived account that money moved through is listed through its customer.
+    if (this.#store(account)) return;
     bucket(this.#byEnv, account.envId).insert(account.id);
     bucket(this.#byOwner, account.customerId === '' ? account.envId : account.customerId).insert(account.id);
   }
 
+  /** Stores a new or changed record (a derived account's first); true when it is a derived account. */
+  #store(account: InternalAccount): boolean {
+    this.#accounts.set(account.id, account);
+    if (!isDerivedId(account.id, account.customerId)) return false;
+    this.#materialised.add(account.customerId);
+    return true;
+  }
+
   /**
    * No negative or unsafe balances; per environment and currency (CONTRACT.md "Money"):
-   * sum(balances) + in transit + fees = inflow - outflow.
+   * sum(balances) + in transit + fees = inflow - outflow. Derived accounts not yet stored
+   * hold 0 with no flows, so the stored records are all there is to add.
    */
   checkInvariants(lookup: RecordLookup): string[] {
     const problems: string[] = [];
@@ -224,22 +288,88 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   get(id: string): InternalAccount | undefined {
-    return this.#accounts.get(id);
+    return this.#accounts.get(id) ?? this.#derived(id);
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  /**
+   * What listings filter on: the owner ('' for the platform), currency and type of an
+   * account, without building a derived account's full record (its funding reference is
+   * the costly part of that); `get` gives the record of what is shown.
+   */
+  summary(id: string): AccountSummary | undefined {
+    const stored = this.#accounts.get(id);
+    if (stored !== undefined) return stored;
+    const derived = this.#provisioning(id);
+    return derived === undefined ? undefined : { customerId: derived.customer.id, currency: derived.currency, type: accountTypeFor(derived.currency, true) };
+  }
+
+  #derived(id: string): InternalAccount | undefined {
+    const derived = this.#provisioning(id);
+    return derived === undefined ? undefined : derivedAccount(derived.customer, derived.index, derived.currency);
+  }
+
+  /** The customer and provisioned currency a derived account id stands for, if it does. */
+  #provisioning(id: string): { customer: Customer; index: number; currency: string } | undefined {
+    if (id.length !== ACCOUNT_ID_LENGTH || !id.startsWith(ACCOUNT_PREFIX)) return undefined;
+    const index = hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 2)) * 16 + hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 1)) - 1;
+    if (!(index >= 0)) return undefined;
+    const customer = this.customers.get(`${CUSTOMER_PREFIX}${id.slice(ACCOUNT_PREFIX.length, -2)}00`);
+    const currency = customer?.provisioned?.[index];
+    return currency === undefined ? undefined : { customer: customer!, index, currency };
   }
 
   /** An account of `envId`, or undefined: accounts of other environments do not exist for it. */
   inEnv(envId: string, id: string): InternalAccount | undefined {
-    const a = this.#accounts.get(id);
+    const a = this.get(id);
     return a?.envId === envId ? a : undefined;
   }
 
-  idsIn(envId: string): readonly string[] {
-    return this.#byEnv.get(envId)?.ids ?? [];
+  /**
+   * Every account of the environment, ascending, with its summary: each customer's derived
+   * accounts (its provisioned currencies, in the customers' order) merged with the stored
+   * ones, visited without building a list of them all.
+   */
+  idsIn(envId: string): IdWalk<AccountSummary> {
+    const stored = this.#byEnv.get(envId)?.ids ?? [];
+    const customerIds = this.customers.idsIn(envId);
+    return { walk: (order, visit) => this.#walk(stored, customerIds, order === 'asc' ? 1 : -1, visit) };
   }
 
-  /** The accounts of a customer, or (given an environment id) the platform's own. */
+  #walk(stored: readonly string[], customerIds: readonly string[], step: 1 | -1, visit: (id: string, summary: AccountSummary) => void): void {
+    let s = step === 1 ? 0 : stored.length - 1;
+    for (let c = step === 1 ? 0 : customerIds.length - 1; c >= 0 && c < customerIds.length; c += step) {
+      const customerId = customerIds[c]!;
+      const provisioned = this.customers.get(customerId)!.provisioned;
+      if (provisioned === undefined) continue;
+      // Only a customer with a materialised account needs its derived ids looked up.
+      const materialised = this.#materialised.has(customerId);
+      // derivedAccountId, with the shared part built once per customer
+      const base = `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}`;
+      for (let j = 0; j < provisioned.length; j++) {
+        const index = step === 1 ? j : provisioned.length - 1 - j;
+        const id = base + HEX_BYTE[index + 1]!;
+        while (s >= 0 && s < stored.length && (step === 1 ? stored[s]! < id : stored[s]! > id)) {
+          visit(stored[s]!, this.#accounts.get(stored[s]!)!);
+          s += step;
+        }
+        const currency = provisioned[index]!;
+        visit(id, (materialised ? this.#accounts.get(id) : undefined) ?? { customerId, currency, type: accountTypeFor(currency, true) });
+      }
+    }
+    for (; s >= 0 && s < stored.length; s += step) visit(stored[s]!, this.#accounts.get(stored[s]!)!);
+  }
+
+  /** The accounts of a customer (derived and stored, ascending), or (given an environment id) the platform's own. */
   idsOwnedBy(ownerId: string): readonly string[] {
-    return this.#byOwner.get(ownerId)?.ids ?? [];
+    const stored = this.#byOwner.get(ownerId)?.ids ?? [];
+    const provisioned = this.customers.get(ownerId)?.provisioned;
+    if (provisioned === undefined || provisioned.length === 0) return stored;
+    const derived = provisioned.map((_, i) => derivedAccountId(ownerId, i));
+    return stored.length === 0 ? derived : [...derived, ...stored].sort();
   }
 }
 

@@ -28,6 +28,16 @@ export interface RecordKind<R, E extends DomainEvent> {
   restore(record: R): void;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
+  /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
+  has?(id: string): boolean;
+}
+
+/**
+ * Ids in ascending order, each with what a listing filters on (`S`), visited from either
+ * end without building a list of them all.
+ */
+export interface IdWalk<S> {
+  walk(order: 'asc' | 'desc', visit: (id: string, summary: S) => void): void;
 }
 
 type Applier = (event: DomainEvent, at: number) => void;
@@ -36,6 +46,7 @@ interface Registered {
   readonly records: ReadonlyMap<string, unknown>;
   restore(record: unknown): void;
   checkInvariants(lookup: RecordLookup): string[];
+  has(id: string): boolean;
 }
 
 export abstract class Registry<E extends DomainEvent, T> implements StateMachine<E, T>, RecordLookup {
@@ -51,6 +62,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record) => kind.restore(record as R),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
+      has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
@@ -90,7 +102,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   has(id: string): boolean {
     // A scan of the few prefixes: slicing the prefix off each id cost recovery's invariant
     // check a string per reference (a million accounts name two records each).
-    for (const [prefix, kind] of this.#byPrefix) if (id.startsWith(prefix)) return kind.records.has(id);
+    for (const [prefix, kind] of this.#byPrefix) if (id.startsWith(prefix)) return kind.has(id);
     return false;
   }
 

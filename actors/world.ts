@@ -34,9 +34,9 @@ export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;
 
 export class World extends Registry<DomainEvent, TimerMessage> {
   readonly envs = new PlatformEnvs();
-  readonly customers = new Customers();
+  readonly customers = new Customers(this.envs);
   readonly ledger = new Ledger();
-  readonly internalAccounts = new InternalAccounts(this.ledger);
+  readonly internalAccounts = new InternalAccounts(this.ledger, this.customers);
   readonly externalAccounts = new ExternalAccounts();
   readonly wallets = new Wallets();
   readonly lookups = new Lookups();

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
 import { World } from '../actors/world.js';
-import { decideCreateCustomer } from '../actors/customer.js';
+import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import { newPlatformEnv } from '../actors/platform.js';
 import { newId } from '../src/engine/ids.js';
 
@@ -110,14 +110,14 @@ describe('record-kind registry', () => {
     world.apply({ type: 'platform.env.created', env }, at);
     const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
     world.apply(created!, at);
-    const customerId = created!.customer.id;
+    const customerId = openedCustomerId(created!);
     assert.equal(world.internalAccounts.idsOwnedBy(customerId).length, 3);
 
     const restored = new World();
     restored.restore(world.capture());
     assert.deepEqual(restored.capture(), world.capture());
     assert.equal(restored.envs.token('tok')?.envId, env.id);
-    assert.equal(restored.customers.umaOwner(env.id, created!.customer.umaAddress), customerId);
+    assert.equal(restored.customers.umaOwner(env.id, world.customers.get(customerId)!.umaAddress), customerId);
     assert.deepEqual(restored.internalAccounts.idsOwnedBy(customerId), world.internalAccounts.idsOwnedBy(customerId));
     assert.deepEqual(restored.checkInvariants(), []);
   });

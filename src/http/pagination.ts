@@ -3,6 +3,7 @@
 // ascending order is creation order and the cursor stands for the last id handed out.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import type { IdWalk } from '../../actors/registry.js';
 import { invalidField } from './errors.js';
 import { Str } from './validation.js';
 
@@ -60,12 +61,26 @@ export class CursorCodec {
  * the records `select` returns, and renders one page. Counting every match is what
  * `totalCount` costs. Here `cursor` and `nextCursor` are position ids: the HTTP front opens
  * the cursor a client sends before the route runs and seals `nextCursor` in the reply
- * (CursorCodec).
+ * (CursorCodec). `ids` is an array, or a walk that hands `select` each id's summary.
  */
 export function paginate<R, V>(
   ids: readonly string[],
   query: { limit?: number; cursor?: string },
   select: (id: string) => R | undefined,
+  render: (record: R) => V,
+  order?: 'asc' | 'desc',
+): Page<V>;
+export function paginate<S, R, V>(
+  ids: IdWalk<S>,
+  query: { limit?: number; cursor?: string },
+  select: (id: string, summary: S) => R | undefined,
+  render: (record: R) => V,
+  order?: 'asc' | 'desc',
+): Page<V>;
+export function paginate<S, R, V>(
+  ids: readonly string[] | IdWalk<S>,
+  query: { limit?: number; cursor?: string },
+  select: (id: string, summary: S) => R | undefined,
   render: (record: R) => V,
   order: 'asc' | 'desc' = 'desc',
 ): Page<V> {
@@ -76,21 +91,30 @@ export function paginate<R, V>(
   let lastId = '';
   let totalCount = 0;
   const ascending = order === 'asc';
-  for (let n = 0; n < ids.length; n++) {
-    const id = ids[ascending ? n : ids.length - 1 - n]!;
-    const record = select(id);
-    if (record === undefined) continue;
+  const visit = (id: string, summary: S): void => {
+    const record = select(id, summary);
+    if (record === undefined) return;
     totalCount++;
     // The page starts past the cursor: the first id newer (asc) or older (desc) than it.
-    if (cursor !== undefined && (ascending ? id <= cursor : id >= cursor)) continue;
+    if (cursor !== undefined && (ascending ? id <= cursor : id >= cursor)) return;
     if (data.length < limit) {
       data.push(render(record));
       lastId = id;
     } else {
       hasMore = true;
     }
+  };
+  if (isArray(ids)) {
+    // The array overload's `select` takes the id alone: there is no summary to give it.
+    for (let n = 0; n < ids.length; n++) visit(ids[ascending ? n : ids.length - 1 - n]!, undefined as S);
+  } else {
+    ids.walk(order, visit);
   }
   const page: Page<V> = { data, hasMore, totalCount };
   if (hasMore) page.nextCursor = lastId;
   return page;
+}
+
+function isArray<S>(ids: readonly string[] | IdWalk<S>): ids is readonly string[] {
+  return Array.isArray(ids);
 }

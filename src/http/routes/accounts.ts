@@ -3,7 +3,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { decideCreateExternalAccount, renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
 import { assertActive } from '../../../actors/customer.js';
-import { INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAccount, type InternalAccount } from '../../../actors/internal-account.js';
+import {
+  INTERNAL_ACCOUNT_TYPES,
+  MAX_FUND_AMOUNT,
+  renderInternalAccount,
+  type AccountSummary,
+  type InternalAccount,
+} from '../../../actors/internal-account.js';
 import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
@@ -67,20 +73,19 @@ interface InternalFilter {
 async function listInternal(services: Services, env: PlatformEnv, filter: InternalFilter, page: { limit?: number; cursor?: string }): Promise<Reply> {
   await services.engine.settled();
   if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
-  const ids = filter.customerId !== undefined ? services.world.internalAccounts.idsOwnedBy(filter.customerId) : services.world.internalAccounts.idsIn(env.id);
-  const body = paginate(
-    ids,
-    page,
-    (id) => {
-      const a = services.world.internalAccounts.get(id)!;
-      if (filter.owner === 'customers' && a.customerId === '') return undefined;
-      if (filter.owner === 'platform' && a.customerId !== '') return undefined;
-      if (filter.currency !== undefined && a.currency !== filter.currency) return undefined;
-      if (filter.type !== undefined && a.type !== filter.type) return undefined;
-      return a;
-    },
-    renderInternalAccount,
-  );
+  const accounts = services.world.internalAccounts;
+  const matches = (a: AccountSummary): boolean =>
+    !(filter.owner === 'customers' && a.customerId === '') &&
+    !(filter.owner === 'platform' && a.customerId !== '') &&
+    (filter.currency === undefined || a.currency === filter.currency) &&
+    (filter.type === undefined || a.type === filter.type);
+  // Filtered on summaries; only the page's accounts are built in full (a customer's
+  // provisioned accounts are derived from it, see InternalAccounts).
+  const render = (id: string): ReturnType<typeof renderInternalAccount> => renderInternalAccount(accounts.get(id)!);
+  const body =
+    filter.customerId !== undefined
+      ? paginate(accounts.idsOwnedBy(filter.customerId), page, (id) => (matches(accounts.summary(id)!) ? id : undefined), render)
+      : paginate(accounts.idsIn(env.id), page, (id, summary) => (matches(summary) ? id : undefined), render);
   return { status: 200, body };
 }
 

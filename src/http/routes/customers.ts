@@ -7,6 +7,7 @@ import {
   decideCreateCustomer,
   decideDeleteCustomer,
   decideUpdateCustomer,
+  openedCustomerId,
   renderCustomer,
   type Customer,
   type CustomerInput,
@@ -98,8 +99,8 @@ function createCustomer(ctx: RouteContext<unknown, unknown>, input: CustomerInpu
   return ctx.exec([env.id], (at) => {
     const current = services.world.envs.get(env.id)!;
     const events = decideCreateCustomer(current, input, services.world.customers, at);
-    const created = events[0]!.customer;
-    return { events, reply: () => ({ status: 201, body: renderCustomer(services.world.customers.get(created.id)!) }) };
+    const id = openedCustomerId(events[0]!);
+    return { events, reply: () => ({ status: 201, body: renderCustomer(services.world.customers.get(id)!) }) };
   });
 }
 
