@@ -9,6 +9,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
 export const KYC_STATUSES: readonly KycStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
@@ -362,8 +363,8 @@ export function renderCustomer(c: Customer): CustomerView {
     currencies: [...c.currencies],
     kycStatus: c.kycStatus,
     isDeleted: c.isDeleted,
-    createdAt: new Date(c.createdAt).toISOString(),
-    updatedAt: new Date(c.updatedAt).toISOString(),
+    createdAt: isoTime(c.createdAt),
+    updatedAt: isoTime(c.updatedAt),
   };
   if (c.email !== undefined) view.email = c.email;
   if (c.fullName !== undefined) view.fullName = c.fullName;

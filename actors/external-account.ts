@@ -8,6 +8,7 @@ import { DomainError, invalidInput } from './errors.js';
 import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 export type ExternalAccountStatus = 'PENDING' | 'ACTIVE' | 'UNDER_REVIEW' | 'INACTIVE';
 export interface ExternalAccount {
@@ -113,8 +114,8 @@ export function renderExternalAccount(a: ExternalAccount): ExternalAccountView {
     customerId: a.customerId,
     defaultUmaDepositAccount: a.defaultUmaDepositAccount,
     beneficiaryVerificationStatus: a.beneficiaryVerificationStatus,
-    createdAt: new Date(a.createdAt).toISOString(),
-    updatedAt: new Date(a.updatedAt).toISOString(),
+    createdAt: isoTime(a.createdAt),
+    updatedAt: isoTime(a.updatedAt),
   };
   if (a.platformAccountId !== undefined) view.platformAccountId = a.platformAccountId;
   if (a.beneficiaryVerifiedData !== undefined) view.beneficiaryVerifiedData = { ...a.beneficiaryVerifiedData };

@@ -12,6 +12,7 @@ import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 import { bucket, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
+import { isoTime } from './iso-time.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'];
@@ -390,8 +391,8 @@ export function renderInternalAccount(account: InternalAccount): InternalAccount
     balance: { amount: account.balance, currency: currencyObject(account.currency) },
     fundingPaymentInstructions: fundingInstructions(account),
     customerId: account.customerId,
-    createdAt: new Date(account.createdAt).toISOString(),
-    updatedAt: new Date(account.updatedAt).toISOString(),
+    createdAt: isoTime(account.createdAt),
+    updatedAt: isoTime(account.updatedAt),
   };
 }
 

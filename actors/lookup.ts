@@ -19,6 +19,7 @@ import { exchangeRate, pairRate } from './fx.js';
 import { defaultSupportedCurrency, SANDBOX_UMA_DOMAIN, type CounterpartyField, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import type { Appliers, RecordKind } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 /** How long a lookup can be used by a quote (CONTRACT.md). */
 export const LOOKUP_TTL_MS = 5 * 60_000;
@@ -189,7 +190,7 @@ export function decideUseLookup(
 ): { receiver: LookupReceiver; currency: LookupCurrency; event: LookupUsed } {
   if (lookup === undefined) throw invalidField('lookupId', `unknown lookup ${input.lookupId}: look the receiver up first`);
   if (at >= lookup.expiresAt) {
-    throw new DomainError('LOOKUP_EXPIRED', `lookup ${lookup.id} expired at ${new Date(lookup.expiresAt).toISOString()}; look the receiver up again`, [
+    throw new DomainError('LOOKUP_EXPIRED', `lookup ${lookup.id} expired at ${isoTime(lookup.expiresAt)}; look the receiver up again`, [
       { field: 'lookupId', message: 'has expired' },
     ]);
   }
@@ -257,7 +258,7 @@ export function renderLookup(lookup: Lookup): LookupView {
       max: c.max,
     })),
     requiredPayerDataFields: requiredPayerDataFields(lookup),
-    expiresAt: new Date(lookup.expiresAt).toISOString(),
+    expiresAt: isoTime(lookup.expiresAt),
   };
 }
 

@@ -36,6 +36,7 @@ import {
   type Transaction,
 } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
+import { isoTime } from './iso-time.js';
 
 export interface ExecuteDecision {
   events: PaymentRecorded[];
@@ -57,7 +58,7 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: numb
 
 function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
-    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
+    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
   }
   if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was executed already (it is ${quote.status})`);
   assertPartiesActive(parties);
@@ -186,7 +187,7 @@ export interface FundingReceived {
 export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, at: number): PaymentRecorded {
   if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
-    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${new Date(quote.expiresAt).toISOString()}`);
+    throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
   }
   if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was funded already (it is ${quote.status})`);
   assertPartiesActive(parties);

@@ -6,6 +6,7 @@ import { newId } from '../src/engine/ids.js';
 import { invalidField } from './errors.js';
 import { CURRENCIES } from './reference.js';
 import type { Appliers, RecordKind } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 export type Environment = 'sandbox' | 'production';
 export const ENVIRONMENTS: readonly Environment[] = ['sandbox', 'production'];
@@ -404,8 +405,8 @@ export function renderConfig(env: PlatformEnv): PlatformConfigView {
     webhookPublicKey: env.webhookPublicKey,
     webhookPublicKeyPem: p256SpkiPem(env.webhookPublicKey),
     embeddedWalletConfig: embeddedWalletConfigOf(c),
-    createdAt: new Date(c.createdAt).toISOString(),
-    updatedAt: new Date(c.updatedAt).toISOString(),
+    createdAt: isoTime(c.createdAt),
+    updatedAt: isoTime(c.updatedAt),
   };
 }
 

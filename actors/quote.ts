@@ -16,6 +16,7 @@ import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { QuoteEvent, PaymentRecorded } from './transaction.js';
+import { isoTime } from './iso-time.js';
 
 export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
 export const QUOTE_STATUSES: readonly QuoteStatus[] = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'];
@@ -246,7 +247,7 @@ function executePayload(quote: Quote): string {
     feesIncluded: p.feesIncluded,
     receivingCurrency: p.receivingCurrency,
     totalReceivingAmount: p.totalReceivingAmount,
-    expiresAt: new Date(quote.expiresAt).toISOString(),
+    expiresAt: isoTime(quote.expiresAt),
   });
 }
 
@@ -422,12 +423,12 @@ function paymentInstructionsOf(q: Quote, reference: string): PaymentInstruction[
   const amount = `${q.price.totalSendingAmount} (smallest unit of ${currency})`;
   const pool = POOL_ACCOUNT[currency];
   if (pool !== undefined) {
-    return [{ accountOrWalletInfo: { ...pool, reference }, instructionsNotes: `Send exactly ${amount} to this account with the reference ${reference} before ${new Date(q.expiresAt).toISOString()}.` }];
+    return [{ accountOrWalletInfo: { ...pool, reference }, instructionsNotes: `Send exactly ${amount} to this account with the reference ${reference} before ${isoTime(q.expiresAt)}.` }];
   }
   return [
     {
       accountOrWalletInfo: { accountType: 'SPARK_WALLET', assetType: 'BTC', address: `sprt1${reference.toLowerCase()}`, reference },
-      instructionsNotes: `Send exactly ${amount} to this Spark address before ${new Date(q.expiresAt).toISOString()}.`,
+      instructionsNotes: `Send exactly ${amount} to this Spark address before ${isoTime(q.expiresAt)}.`,
     },
   ];
 }
@@ -438,8 +439,8 @@ export function renderQuote(q: Quote): QuoteView {
   const view: QuoteView = {
     id: q.id,
     status: q.status,
-    createdAt: new Date(q.createdAt).toISOString(),
-    expiresAt: new Date(q.expiresAt).toISOString(),
+    createdAt: isoTime(q.createdAt),
+    expiresAt: isoTime(q.expiresAt),
     source:
       q.fundingReference !== undefined
         ? { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency, ...(q.sourceCustomerId === '' ? {} : { customerId: q.sourceCustomerId }) }

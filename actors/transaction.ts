@@ -21,6 +21,7 @@ import { renderDestination, type DestinationView, type Quote, type QuoteDestinat
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
+import { isoTime } from './iso-time.js';
 
 export type TransactionStatus = 'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
 export const TRANSACTION_STATUSES: readonly TransactionStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'];
@@ -435,8 +436,8 @@ export function renderTransaction(tx: Transaction): TransactionView {
     receivedAmount: { amount: tx.receivedAmount, currency: currencyObject(tx.receivingCurrency) },
     exchangeRate: tx.exchangeRate,
     rateDetails: { ...tx.rateDetails },
-    createdAt: new Date(tx.createdAt).toISOString(),
-    updatedAt: new Date(tx.updatedAt).toISOString(),
+    createdAt: isoTime(tx.createdAt),
+    updatedAt: isoTime(tx.updatedAt),
   };
   if (tx.type === 'OUTGOING') view.sentAmount = { amount: tx.sentAmount, currency: currencyObject(tx.sendingCurrency) };
   if (tx.quoteId !== '') view.quoteId = tx.quoteId;
@@ -444,6 +445,6 @@ export function renderTransaction(tx: Transaction): TransactionView {
   if (tx.counterpartyInformation !== undefined) view.counterpartyInformation = { ...tx.counterpartyInformation };
   if (tx.status !== 'CREATED') view.reconciliationInstructions = { reference: tx.reference };
   if (tx.failureReason !== undefined) view.failureReason = tx.failureReason;
-  if (tx.settledAt !== undefined) view.settledAt = new Date(tx.settledAt).toISOString();
+  if (tx.settledAt !== undefined) view.settledAt = isoTime(tx.settledAt);
   return view;
 }

@@ -10,6 +10,7 @@ import { newId } from '../src/engine/ids.js';
 import type { Customer } from './customer.js';
 import type { Environment } from './platform.js';
 import type { Appliers, RecordKind } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 export type CheckStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
 export const CHECK_STATUSES: readonly CheckStatus[] = ['PENDING', 'APPROVED', 'REJECTED'];
@@ -133,8 +134,8 @@ export function renderVerification(v: Verification): VerificationView {
     id: v.id,
     verificationStatus: v.verificationStatus,
     errors: [],
-    createdAt: new Date(v.createdAt).toISOString(),
-    updatedAt: new Date(v.updatedAt).toISOString(),
+    createdAt: isoTime(v.createdAt),
+    updatedAt: isoTime(v.updatedAt),
   };
   if (v.customerId !== undefined) view.customerId = v.customerId;
   if (v.businessInfo !== undefined) view.businessInfo = { ...v.businessInfo };

@@ -16,6 +16,7 @@
 import { DomainError, unauthorized } from './errors.js';
 import type { InternalAccount } from './internal-account.js';
 import type { Appliers, RecordKind, RecordLookup } from './registry.js';
+import { isoTime } from './iso-time.js';
 
 export type CredentialType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
 export const CREDENTIAL_TYPES: readonly CredentialType[] = ['OAUTH', 'EMAIL_OTP', 'PASSKEY'];
@@ -376,8 +377,8 @@ export function renderAuthMethod(wallet: Wallet, credential: Credential): AuthMe
     accountId: wallet.accountId,
     type: credential.type,
     nickname: credential.nickname,
-    createdAt: new Date(credential.createdAt).toISOString(),
-    updatedAt: new Date(credential.updatedAt).toISOString(),
+    createdAt: isoTime(credential.createdAt),
+    updatedAt: isoTime(credential.updatedAt),
   };
 }
 
@@ -392,8 +393,8 @@ export function renderSession(wallet: Wallet, session: WalletSession): SessionVi
     accountId: wallet.accountId,
     type: credential.type,
     nickname: credential.nickname,
-    createdAt: new Date(session.createdAt).toISOString(),
-    updatedAt: new Date(session.createdAt).toISOString(),
-    expiresAt: new Date(session.expiresAt).toISOString(),
+    createdAt: isoTime(session.createdAt),
+    updatedAt: isoTime(session.createdAt),
+    expiresAt: isoTime(session.expiresAt),
   };
 }

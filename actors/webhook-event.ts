@@ -15,6 +15,7 @@ import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
+import { isoTime } from './iso-time.js';
 
 export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
@@ -72,7 +73,7 @@ export interface WebhookBody {
 }
 
 export function webhookBody(event: WebhookEvent): WebhookBody {
-  const body: WebhookBody = { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString() };
+  const body: WebhookBody = { id: event.id, type: event.type, timestamp: isoTime(event.timestamp) };
   const transaction = event.rendered?.transaction ?? (event.transaction === undefined ? undefined : renderTransaction(event.transaction));
   const account = event.rendered?.account ?? (event.account === undefined ? undefined : renderInternalAccount(event.account));
   if (transaction !== undefined) body.transaction = transaction;

@@ -326,6 +326,7 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
 }
 
 function isJson(contentType: string): boolean {
+  if (contentType === 'application/json') return true;
   const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }

@@ -14,6 +14,7 @@ import type { Engine } from '../engine/engine.js';
 import type { DomainEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { EmbeddedWalletConfig } from '../../actors/platform.js';
+import { isoTime } from '../../actors/iso-time.js';
 
 export const OTP_MAIL_EFFECT = 'wallet.otp-mail';
 export const OUTBOX_DIR = 'outbox';
@@ -81,7 +82,7 @@ interface Message {
 }
 
 function otpMessage(mail: OtpMail, code: string): Message {
-  const expires = new Date(mail.expiresAt).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+  const expires = isoTime(mail.expiresAt).replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
   return {
     from: { name: mail.fromName, address: mail.fromAddress },
     to: mail.to,

@@ -25,6 +25,7 @@ import type { RequestHeaders } from '../http/route.js';
 import { rateLimited } from '../http/errors.js';
 import { requestHash } from '../http/idempotency.js';
 import type { Services } from '../services.js';
+import { isoTime } from '../../actors/iso-time.js';
 
 /** Sandbox accepts this literal wherever a stamp is asked for (SERVICE_SPEC 5.8). */
 export const SANDBOX_SIGNATURE = 'sandbox-valid-signature';
@@ -93,7 +94,7 @@ export function openSignedRequest(services: Services, wallet: Wallet, spec: Sign
     ...(spec.binds ?? {}),
     ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
     bodySha256: bodyHash,
-    expiresAt: new Date(expiresAt).toISOString(),
+    expiresAt: isoTime(expiresAt),
   });
   const request: PendingRequest = {
     id: requestId,
@@ -108,7 +109,7 @@ export function openSignedRequest(services: Services, wallet: Wallet, spec: Sign
     ...(spec.credentialType !== undefined ? { credentialType: spec.credentialType } : {}),
     ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
   };
-  const body: Record<string, string> = { payloadToSign, requestId, expiresAt: new Date(expiresAt).toISOString() };
+  const body: Record<string, string> = { payloadToSign, requestId, expiresAt: isoTime(expiresAt) };
   if (spec.credentialType !== undefined) body.type = spec.credentialType;
   return {
     events: [

@@ -25,6 +25,7 @@ import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncom
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
+import { isoTime } from '../../actors/iso-time.js';
 
 /** CONTRACT.md: a 2xx within 5 s is success. */
 export const DELIVERY_TIMEOUT_MS = 5_000;
@@ -248,7 +249,7 @@ export class WebhookDelivery {
   /** POST /webhooks/test: a signed TEST event, not recorded. */
   async sendTest(envId: string, url: string): Promise<{ url: string; delivered: boolean; statusCode: number }> {
     const at = this.#clock.now();
-    const body = JSON.stringify({ id: newId('Webhook', at), type: 'TEST', timestamp: new Date(at).toISOString() });
+    const body = JSON.stringify({ id: newId('Webhook', at), type: 'TEST', timestamp: isoTime(at) });
     const { statusCode } = await this.post(envId, url, body);
     return { url, delivered: statusCode >= 200 && statusCode < 300, statusCode };
   }

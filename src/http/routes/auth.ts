@@ -53,6 +53,7 @@ import { OTP_MAIL_EFFECT, otpMail } from '../../wallet-auth/mail.js';
 import { parseSandboxOidc } from '../../wallet-auth/oidc.js';
 import { newOtp, OTP_TRIES, otpMatches } from '../../wallet-auth/otp.js';
 import { verifyPasskeyAssertion, verifyPasskeyRegistration } from '../../wallet-auth/webauthn.js';
+import { isoTime } from '../../../actors/iso-time.js';
 
 const SANDBOX_OTP = '000000';
 const SANDBOX_PASSKEY_SIGNATURE = 'sandbox-valid-passkey-signature';
@@ -286,7 +287,7 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
       clientPublicKey,
       requestId,
       nonce: randomBytes(16).toString('hex'),
-      expiresAt: new Date(expiresAt).toISOString(),
+      expiresAt: isoTime(expiresAt),
     });
     const passkeyChallenge = { requestId, challenge: createHash('sha256').update(sessionPayload).digest('base64url'), clientPublicKey, expiresAt };
     const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at, passkeyChallenge });
@@ -298,7 +299,7 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
           ...renderAuthMethod(next, credentialOf(next, id)!),
           challenge: passkeyChallenge.challenge,
           requestId: passkeyChallenge.requestId,
-          expiresAt: new Date(passkeyChallenge.expiresAt).toISOString(),
+          expiresAt: isoTime(passkeyChallenge.expiresAt),
         },
       }),
     };

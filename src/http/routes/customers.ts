@@ -20,6 +20,7 @@ import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { isoTime } from '../../../actors/iso-time.js';
 
 const Profile = {
   email: Type.Optional(Email),
@@ -71,7 +72,7 @@ function checkProfile(input: { birthDate?: string; nationality?: string; region?
   const errors: FieldError[] = [];
   if (input.birthDate !== undefined) {
     const parsed = Date.parse(`${input.birthDate}T00:00:00Z`);
-    if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== input.birthDate) {
+    if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== input.birthDate) {
       errors.push({ field: 'birthDate', message: 'not a calendar date' });
     } else if (parsed > today) {
       errors.push({ field: 'birthDate', message: 'must not be in the future' });

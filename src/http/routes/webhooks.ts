@@ -9,6 +9,7 @@ import { route, type Route } from '../route.js';
 import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { isoTime } from '../../../actors/iso-time.js';
 
 const WebhookEventView = Obj({
   id: Str(),
@@ -44,7 +45,7 @@ function renderEvent(event: WebhookEvent): WebhookEventListed {
   return {
     ...webhookBody(event),
     deliveryStatus: event.deliveryStatus,
-    attempts: event.attempts.map((a) => ({ at: new Date(a.at).toISOString(), statusCode: a.statusCode, ms: a.ms })),
+    attempts: event.attempts.map((a) => ({ at: isoTime(a.at), statusCode: a.statusCode, ms: a.ms })),
   };
 }
 
