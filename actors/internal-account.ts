@@ -10,7 +10,7 @@ import { newId } from '../src/engine/ids.js';
 import type { CustomerEvent } from './customer.js';
 import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -153,7 +153,7 @@ function assertBalance(accountId: string, balance: number): void {
  */
 export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
   readonly idPrefix = 'InternalAccount:';
-  readonly #accounts = new Map<string, InternalAccount>();
+  readonly #accounts = new RecordMap<InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byOwner = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;

@@ -7,7 +7,7 @@
 // The body carries the transaction as it was rendered when the event was made: a later
 // change of the transaction is a later event, and an old event keeps saying what it said.
 import type { Appliers, RecordKind } from './registry.js';
-import { bucket, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView } from './internal-account.js';
@@ -137,7 +137,7 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  */
 export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded | WebhookDeliveryEvent> {
   readonly idPrefix = 'Webhook:';
-  readonly #events = new Map<string, WebhookEvent>();
+  readonly #events = new RecordMap<WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #pendingByEnv = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;

@@ -4,7 +4,7 @@
 // by id prefix, capture, invariants that look at other kinds, and the refusals.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
+import { RecordMap, Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
 import { World } from '../actors/world.js';
 import { decideCreateCustomer } from '../actors/customer.js';
 import { newPlatformEnv } from '../actors/platform.js';
@@ -20,7 +20,7 @@ type NoteEvent = { type: 'note.written'; note: Note } | { type: 'ping'; count: n
 
 class Notes implements RecordKind<Note, NoteEvent> {
   readonly idPrefix = 'Note:';
-  readonly #notes = new Map<string, Note>();
+  readonly #notes = new RecordMap<Note>();
   readonly records: ReadonlyMap<string, Note> = this.#notes;
   pings = 0;
   readonly appliers: Appliers<NoteEvent> = {
@@ -39,7 +39,7 @@ class Notes implements RecordKind<Note, NoteEvent> {
 
 class Pings implements RecordKind<never, Extract<NoteEvent, { type: 'ping' }>> {
   readonly idPrefix = 'Ping:';
-  readonly records: ReadonlyMap<string, never> = new Map<string, never>();
+  readonly records: ReadonlyMap<string, never> = new RecordMap<never>();
   seen = 0;
   readonly appliers: Appliers<Extract<NoteEvent, { type: 'ping' }>> = {
     ping: () => {
