@@ -167,22 +167,27 @@ export class WriteAheadLog<E> {
     return this.#db.getKeysCount({ start: seq + 1 });
   }
 
-  /** Removes entries up to and including `seq` (covered by a durable snapshot). */
+  /**
+   * Removes entries up to and including `seq` (covered by a durable snapshot). Keys are
+   * consecutive sequences, so they are removed by number, without a scan, at most
+   * TRIM_CHUNK per transaction: no long stretch on the event loop.
+   */
   async trimThrough(seq: number): Promise<number> {
-    let removed = 0;
-    const keys: number[] = [];
-    for (const key of this.#db.getKeys({ end: seq + 1 })) keys.push(key);
-    const CHUNK = 10_000;
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      const slice = keys.slice(i, i + CHUNK);
+    let first: number | undefined;
+    for (const key of this.#db.getKeys({ limit: 1 })) first = key;
+    if (first === undefined || first > seq) return 0;
+    for (let from = first; from <= seq; from += TRIM_CHUNK) {
+      const to = Math.min(seq, from + TRIM_CHUNK - 1);
       await this.#db.transaction(() => {
-        for (const key of slice) this.#db.remove(key);
+        for (let key = from; key <= to; key++) this.#db.remove(key);
       });
-      removed += slice.length;
     }
-    return removed;
+    return seq - first + 1;
   }
 }
+
+/** Log entries removed per transaction when the log is trimmed. */
+const TRIM_CHUNK = 2_000;
 
 /** Verifies and decodes one stored entry; every format version is read here. */
 export function decodeEntry<E>(seq: number, bytes: Uint8Array): LogEntry<E> {

@@ -248,24 +248,23 @@ export class SnapshotStore<T> {
    */
   async #removeOlderVersions(space: Space, items: ReadonlyArray<readonly [string | number, unknown]>, generation: number): Promise<number> {
     let removed = 0;
-    for (let i = 0; i < items.length; ) {
-      const from = i;
-      const sliceEnd = performance.now() + SLICE_MS;
-      while (i < items.length && i - from < SNAPSHOT_CHUNK && performance.now() < sliceEnd) i++;
-      const slice = items.slice(from, i);
-      removed += await this.#db.transaction(() => {
-        let count = 0;
-        for (const [id, item] of slice) {
+    let i = 0;
+    while (i < items.length) {
+      await this.#db.transaction(() => {
+        // The lookups run inside the transaction: it ends at SLICE_MS or SNAPSHOT_CHUNK items.
+        const sliceEnd = performance.now() + SLICE_MS;
+        const end = Math.min(items.length, i + SNAPSHOT_CHUNK);
+        do {
+          const [id, item] = items[i++]!;
           for (const key of this.#db.getKeys({ start: [space, id], end: [space, id, generation] })) {
             this.#db.remove(key);
-            count++;
+            removed++;
           }
           if (item === undefined) {
             this.#db.remove([space, id, generation]);
-            count++;
+            removed++;
           }
-        }
-        return count;
+        } while (i < end && performance.now() < sliceEnd);
       });
       await nextTurn();
     }
