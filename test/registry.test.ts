@@ -121,4 +121,36 @@ describe('record-kind registry', () => {
     assert.deepEqual(restored.internalAccounts.idsOwnedBy(customerId), world.internalAccounts.idsOwnedBy(customerId));
     assert.deepEqual(restored.checkInvariants(), []);
   });
+  it('notes every stored record a change touches, for incremental snapshots; restoring is not a change', () => {
+    const world = new World();
+    const at = Date.now();
+    const env = newPlatformEnv(
+      {
+        platformId: newId('Platform', at),
+        environment: 'sandbox',
+        token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
+        umaDomain: 'sandbox.uma.test',
+        isRegulatedFinancialInstitution: false,
+        webhookPublicKey: '04',
+        webhookPrivateKeySealed: new Uint8Array(0),
+      },
+      at,
+    );
+    world.apply({ type: 'platform.env.created', env }, at);
+    assert.deepEqual(world.captureChanges(), [[env.id, world.envs.get(env.id)]]);
+    const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
+    world.apply(created!, at);
+    const changes = world.captureChanges();
+    // Exactly the stored records the create added (the environment did not change).
+    assert.deepEqual(
+      [...changes].sort(),
+      world.capture().filter(([id]) => id !== env.id).sort(),
+    );
+    assert.ok(changes.some(([id]) => id === created!.customer.id));
+    assert.deepEqual(world.captureChanges(), [], 'taken once');
+
+    const restored = new World();
+    restored.restore(world.capture());
+    assert.deepEqual(restored.captureChanges(), []);
+  });
 });

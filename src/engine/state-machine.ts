@@ -77,8 +77,8 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   // Not a #private field: Map's constructor may call `set` before those exist.
   private changes: Set<K> | undefined;
 
-  /** From now on, changes are noted in `changes`. */
-  track(changes: Set<K>): void {
+  /** From now on, changes are noted in `changes` (undefined: not noted, as while restoring). */
+  track(changes: Set<K> | undefined): void {
     this.changes = changes;
   }
 
