@@ -124,6 +124,7 @@ export class Engine<E extends DomainEvent, T> {
   /** The next snapshot writes everything (none yet in the current layout, or the last one failed). */
   #fullSnapshotNext = true;
   #snapshotting: Promise<void> | undefined;
+  #lastSnapshot: SnapshotStats | undefined;
   #snapshotTicker: (() => void) | undefined;
   /** No new work is accepted (closing, or failed). */
   #closed = false;
@@ -168,7 +169,9 @@ export class Engine<E extends DomainEvent, T> {
   }
 
   /** What the last snapshot of this process wrote and removed (benches and tests). */
-  lastSnapshot: SnapshotStats | undefined;
+  get lastSnapshot(): SnapshotStats | undefined {
+    return this.#lastSnapshot;
+  }
 
   get logStats(): { flushes: number; entries: number } {
     return { flushes: this.#log.flushes, entries: this.#log.flushedEntries };
@@ -362,7 +365,7 @@ export class Engine<E extends DomainEvent, T> {
         await this.#log.whenDurable(seq);
         const stats = await this.#snapshots.write(captured);
         this.#snapshotSeq = seq;
-        this.lastSnapshot = stats;
+        this.#lastSnapshot = stats;
         const trimmed = await this.#log.trimThrough(seq);
         this.#opts.report(
           `snapshot at ${seq} (${captured.full ? 'full' : 'changes'}): ${stats.written} values, ${stats.bytes} bytes, ` +

@@ -30,6 +30,8 @@ const SPACE_NAMES: Record<Space, string> = { r: 'record', t: 'timer', e: 'effect
 export const SNAPSHOT_CHUNK = 1_000;
 /** Synchronous work per event-loop turn (ms) before a chunk is cut short. */
 const SLICE_MS = 2;
+/** Chunk transactions queued at once while writing (lmdb commits queued ones together). */
+const CHUNKS_IN_FLIGHT = 4;
 
 /** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
 export interface SnapshotWrite<T> {
@@ -202,8 +204,8 @@ export class SnapshotStore<T> {
       ['e', snapshot.effects],
       ['i', snapshot.idempotency],
     ];
-    // One transaction in flight while the next chunk is encoded.
-    let inFlight: Promise<unknown> | undefined;
+    // A few transactions queued while the next chunks are encoded.
+    const inFlight: Array<Promise<unknown>> = [];
     for (const [space, items] of sections) {
       let i = 0;
       while (i < items.length) {
@@ -216,17 +218,17 @@ export class SnapshotStore<T> {
           stats.bytes += bytes.length;
         }
         stats.written += chunk.length;
-        if (inFlight !== undefined) await inFlight;
+        if (inFlight.length >= CHUNKS_IN_FLIGHT) await inFlight.shift();
         const committing = this.#db.transaction(() => {
           for (const [key, bytes] of chunk) this.#db.put(key, bytes);
         });
         // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
         committing.catch(() => undefined);
-        inFlight = committing;
+        inFlight.push(committing);
         await nextTurn();
       }
     }
-    if (inFlight !== undefined) await inFlight;
+    for (const committing of inFlight) await committing;
     await this.#db.flushed;
     const manifest: Manifest = { generation, base, seq: snapshot.seq, at: snapshot.at, counts: snapshot.counts };
     await this.#db.put(MANIFEST_KEY, encodeStored(manifest));
