@@ -193,7 +193,7 @@ describe('incremental snapshots', () => {
   });
 });
 
-/** A store whose snapshot transactions can be made to fail (as a crash would end them there). */
+/** A store whose snapshot batches can be made to fail (as a crash would end them there). */
 function failingImageStore(): { open: (dataDir: string) => RootDatabase; failTransaction: (nth: number) => void } {
   let countdown = 0;
   return {
@@ -207,11 +207,11 @@ function failingImageStore(): { open: (dataDir: string) => RootDatabase; failTra
         openDB: (options: { name: string; encoding: 'binary' }) => {
           const db = openDB(options);
           if (options.name !== 'image') return db;
-          const transaction = db.transaction.bind(db);
+          const batch = db.batch.bind(db);
           return Object.assign(db, {
-            transaction: <V>(work: () => V): Promise<V> => {
+            batch: (work: () => unknown): Promise<boolean> => {
               if (countdown > 0 && --countdown === 0) return Promise.reject(new Error('the disk went away'));
-              return transaction(work);
+              return batch(work);
             },
           });
         },

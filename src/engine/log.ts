@@ -170,7 +170,7 @@ export class WriteAheadLog<E> {
   /**
    * Removes entries up to and including `seq` (covered by a durable snapshot). Keys are
    * consecutive sequences, so they are removed by number, without a scan, at most
-   * TRIM_CHUNK per transaction: no long stretch on the event loop.
+   * TRIM_CHUNK per batch: no long stretch on the event loop.
    */
   async trimThrough(seq: number): Promise<number> {
     let first: number | undefined;
@@ -178,7 +178,8 @@ export class WriteAheadLog<E> {
     if (first === undefined || first > seq) return 0;
     for (let from = first; from <= seq; from += TRIM_CHUNK) {
       const to = Math.min(seq, from + TRIM_CHUNK - 1);
-      await this.#db.transaction(() => {
+      // A batch: the removals run in lmdb's write thread, not on the event loop.
+      await this.#db.batch(() => {
         for (let key = from; key <= to; key++) this.#db.remove(key);
       });
     }
@@ -186,7 +187,7 @@ export class WriteAheadLog<E> {
   }
 }
 
-/** Log entries removed per transaction when the log is trimmed. */
+/** Log entries removed per batch when the log is trimmed. */
 const TRIM_CHUNK = 2_000;
 
 /** Verifies and decodes one stored entry; every format version is read here. */
