@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a set
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ChangeTrackingMap, type DomainChanges, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /** How each event type in `E` changes one kind's records. */
@@ -87,6 +87,17 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     const image: Array<readonly [string, unknown]> = [];
     for (const kind of this.#kinds) for (const entry of kind.records) image.push(entry);
     return image;
+  }
+
+  captureColumns(): DomainColumns {
+    this.#changed.clear();
+    const ids: string[] = [];
+    const records: unknown[] = [];
+    for (const kind of this.#kinds) {
+      for (const id of kind.records.keys()) ids.push(id);
+      for (const record of kind.records.values()) records.push(record);
+    }
+    return { ids, records };
   }
 
   captureChanges(): DomainChanges {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../src/engine/engine.js';
 import { systemClock } from '../src/engine/clock.js';
-import { ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
 import { sampleCustomerEvent } from './support/sample-event.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
@@ -58,6 +58,10 @@ class CustomerStore implements StateMachine<BenchEvent, never> {
   capture(): DomainImage {
     this.#changed.clear();
     return [...this.records];
+  }
+  captureColumns(): DomainColumns {
+    this.#changed.clear();
+    return { ids: [...this.records.keys()], records: [...this.records.values()] };
   }
   captureChanges(): DomainChanges {
     return this.records.takeChanges();

@@ -152,5 +152,11 @@ describe('record-kind registry', () => {
     const restored = new World();
     restored.restore(world.capture());
     assert.deepEqual(restored.captureChanges(), []);
+    // The columns a full snapshot takes hold what capture holds.
+    const { ids, records } = restored.captureColumns();
+    assert.deepEqual(
+      ids.map((id, i) => [id, records[i]]),
+      restored.capture(),
+    );
   });
 });

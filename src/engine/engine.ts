@@ -411,7 +411,7 @@ export class Engine<E extends DomainEvent, T> {
       at,
       full,
       counts,
-      records: this.#machine.capture(),
+      records: this.#machine.captureColumns?.() ?? this.#machine.capture(),
       timers: [...this.#timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...this.#effects.values()].map((effect) => [effect.id, effect] as const),
       idempotency: this.#idempotency.captureAll(),

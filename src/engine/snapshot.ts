@@ -19,7 +19,7 @@
 // Every value is versioned and checksummed (format.ts).
 import type { Database, RootDatabase } from 'lmdb';
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
-import type { DomainChanges, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
 
 /** Key spaces: domain records, pending timers, pending effects, idempotency records by insertion number. */
 type Space = 'r' | 't' | 'e' | 'i';
@@ -41,7 +41,8 @@ export interface SnapshotWrite<T> {
   seq: number;
   at: number;
   full: boolean;
-  records: DomainChanges;
+  /** Columns when the machine captures everything that way. */
+  records: DomainChanges | DomainColumns;
   timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
   effects: ReadonlyArray<readonly [string, Effect | undefined]>;
   idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
@@ -198,10 +199,11 @@ export class SnapshotStore<T> {
   async write(snapshot: SnapshotWrite<T>): Promise<SnapshotStats> {
     const previous = this.#manifest;
     if (!snapshot.full && previous === undefined) throw new Error('an incremental snapshot needs a previous one');
+    if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as pairs, not columns');
     const generation = ++this.#generation;
     const base = snapshot.full ? generation : previous!.base;
     const stats: SnapshotStats = { written: 0, bytes: 0, removed: 0 };
-    const sections: Array<[Space, ReadonlyArray<readonly [string | number, unknown]>]> = [
+    const sections: Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> = [
       ['r', snapshot.records],
       ['t', snapshot.timers],
       ['e', snapshot.effects],
@@ -210,12 +212,16 @@ export class SnapshotStore<T> {
     // A few batches queued while the next chunks are encoded.
     const inFlight: Array<Promise<unknown>> = [];
     for (const [space, items] of sections) {
+      const columns = 'ids' in items ? items : undefined;
+      const pairs = 'ids' in items ? undefined : items;
+      const length = columns?.ids.length ?? pairs!.length;
       let i = 0;
-      while (i < items.length) {
+      while (i < length) {
         const chunk: Array<[ValueKey, Buffer]> = [];
         const sliceEnd = performance.now() + SLICE_MS;
-        while (i < items.length && chunk.length < SNAPSHOT_CHUNK && performance.now() < sliceEnd) {
-          const [id, item] = items[i++]!;
+        while (i < length && chunk.length < SNAPSHOT_CHUNK && performance.now() < sliceEnd) {
+          const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
+          i++;
           const bytes = item === undefined ? TOMBSTONE : encodeStored(item);
           chunk.push([[space, id, generation], bytes]);
           stats.bytes += bytes.length;
@@ -241,7 +247,8 @@ export class SnapshotStore<T> {
       stats.removed += await this.#removeBelow(base);
       stats.removed += await this.#legacy.removeAll();
     } else {
-      for (const [space, items] of sections) stats.removed += await this.#removeOlderVersions(space, items, generation);
+      // Pairs only (checked at the start).
+      for (const [space, items] of sections) if (!('ids' in items)) stats.removed += await this.#removeOlderVersions(space, items, generation);
     }
     return stats;
   }
@@ -292,6 +299,8 @@ export class SnapshotStore<T> {
       removed += await this.#removeInChunks(stale);
       // The next scan starts at the last key seen (inclusive): at most one key is seen twice.
       if (scanned < SCAN) return removed;
+      // Nothing to remove awaits nothing: yield anyway, a scan is a turn's work.
+      await nextTurn();
     }
   }
 
