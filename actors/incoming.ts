@@ -12,8 +12,8 @@ import { DomainError, invalidField } from './errors.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
-import { paymentReference, renderTransaction, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
-import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
+import { paymentReference, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
+import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
 /** How long the platform has to approve or reject after answering 202. */
 export const APPROVAL_WINDOW_MS = 5_000;
@@ -90,7 +90,7 @@ export function decideReceive(
     createdAt: at,
     updatedAt: at,
   };
-  const created: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [incomingWebhook(tx, at, true)] };
+  const created: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, true)] };
   return approveNow ? [created, ...decideSettleIncoming(tx, account, { kind: 'APPROVE' }, at)] : [created];
 }
 
@@ -111,7 +111,7 @@ export function decideSettleIncoming(tx: Transaction, account: InternalAccount, 
         transactions: [done],
         postings: [{ accountId: account.id, balance: paidOut ? 0 : amount, inflow: amount, outflow: paidOut ? amount : 0 }],
         ledger: [],
-        webhooks: [incomingWebhook(done, at, false)],
+        webhooks: [transactionWebhook(done, 'INCOMING_PAYMENT', at)],
       };
       return withAccountStatus([event], [account], at);
     }
@@ -123,10 +123,6 @@ export function decideSettleIncoming(tx: Transaction, account: InternalAccount, 
 }
 
 function settled(tx: Transaction, at: number): PaymentRecorded {
-  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [incomingWebhook(tx, at, false)] };
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at)] };
 }
 
-function incomingWebhook(tx: Transaction, at: number, approval: boolean): WebhookEvent {
-  const event: WebhookEvent = { id: newId('Webhook', at), envId: tx.envId, type: 'INCOMING_PAYMENT', timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
-  return approval ? { ...event, approval: true } : event;
-}

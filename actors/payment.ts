@@ -22,41 +22,20 @@ import type { LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   paymentReference,
+  quotedFields,
+  logged,
   payoutPlan,
   pullPlan,
   type PayoutPlan,
   type PendingOutcome,
-  renderTransaction,
   umaTestPlan,
   withStatus,
   type PaymentRecorded,
   type PaymentTimer,
+  type QuoteChange,
   type Transaction,
 } from './transaction.js';
-import { withAccountStatus, type WebhookEvent } from './webhook-event.js';
-
-/** What a transaction takes from the quote that made it: destination, priced amounts, memo. */
-function quotedFields(quote: Quote): Pick<Transaction, 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails'> {
-  const p = quote.price;
-  return {
-    destination: quote.destination,
-    sendingCurrency: p.sendingCurrency,
-    sentAmount: p.totalSendingAmount,
-    receivingCurrency: p.receivingCurrency,
-    receivedAmount: p.totalReceivingAmount,
-    principal: p.principal,
-    feesIncluded: p.feesIncluded,
-    exchangeRate: p.exchangeRate,
-    quoteId: quote.id,
-    ...(quote.description !== undefined ? { description: quote.description } : {}),
-    rateDetails: {
-      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
-      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
-      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
-      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
-    },
-  };
-}
+import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
 export interface ExecuteDecision {
   events: PaymentRecorded[];
@@ -132,7 +111,7 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
     const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
     const out = withStatus(outgoing, 'COMPLETED', at);
     const transactions = [out];
-    const webhooks = [webhook(out, 'OUTGOING_PAYMENT', at)];
+    const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
     // Another party receives it: the receiver sees an INCOMING transaction of its own.
     if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
       const incoming: Transaction = {
@@ -147,14 +126,14 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
       const sender = quote.senderCustomerInfo;
       const incomingTx: Transaction = sender !== undefined ? { ...withoutReceiverInfo, counterpartyInformation: sender } : withoutReceiverInfo;
       transactions.push(incomingTx);
-      webhooks.push(webhook(incomingTx, 'INCOMING_PAYMENT', at));
+      webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at));
     }
     return {
       events: [
         {
           type: 'payment.recorded',
-          quote: executed('COMPLETED'),
-          transactions,
+          quoteChange: changeOf(executed('COMPLETED')),
+          transactions: transactions.map(logged),
           postings:
             source.kind === 'PULL'
               ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
@@ -330,14 +309,19 @@ export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | 
 
 /** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
 export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
-  if (quote !== undefined) event.quote = quote;
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
+  if (quote !== undefined) event.quoteChange = changeOf(quote);
   return event;
 }
 
-function webhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number): WebhookEvent {
-  return { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transaction: renderTransaction(tx), deliveryStatus: 'PENDING', attempts: [] };
+/**
+ * What the log keeps of a quote a payment step changed: its status and transaction (every
+ * step changes only those, and `updatedAt` to the entry's time).
+ */
+function changeOf(quote: Quote): QuoteChange {
+  return quote.transactionId === undefined ? { id: quote.id, status: quote.status } : { id: quote.id, status: quote.status, transactionId: quote.transactionId };
 }
+
 
 function posting(accountId: string, balance: number, inflow: number, outflow: number): Posting {
   return { accountId, balance, inflow, outflow };

@@ -313,8 +313,14 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
       this.restore(event.quote);
     },
     'quote.changed': (event) => this.#replace(event.quote),
-    'payment.recorded': (event) => {
+    'payment.recorded': (event, at) => {
       if (event.quote !== undefined) this.#replace(event.quote);
+      const change = event.quoteChange;
+      if (change !== undefined) {
+        const quote = this.#quotes.get(change.id);
+        if (quote === undefined) throw new Error(`quote ${change.id} does not exist`);
+        this.#quotes.set(quote.id, { ...quote, status: change.status, ...(change.transactionId !== undefined ? { transactionId: change.transactionId } : {}), updatedAt: at });
+      }
     },
   };
 

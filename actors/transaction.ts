@@ -17,10 +17,10 @@ import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { LedgerDelta } from './ledger.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
-import { renderDestination, type DestinationView, type Quote, type QuoteDestination } from './quote.js';
+import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteStatus } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { WebhookEvent } from './webhook-event.js';
+import type { WebhookRecordedAs } from './webhook-event.js';
 
 export type TransactionStatus = 'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
 export const TRANSACTION_STATUSES: readonly TransactionStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'];
@@ -127,13 +127,76 @@ export interface Transaction {
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
+/** The fields a transaction takes from the quote that made it. */
+type QuotedField = 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails';
+
+/** What a transaction takes from the quote that made it: destination, priced amounts, memo. */
+export function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
+  const p = quote.price;
+  return {
+    destination: quote.destination,
+    sendingCurrency: p.sendingCurrency,
+    sentAmount: p.totalSendingAmount,
+    receivingCurrency: p.receivingCurrency,
+    receivedAmount: p.totalReceivingAmount,
+    principal: p.principal,
+    feesIncluded: p.feesIncluded,
+    exchangeRate: p.exchangeRate,
+    quoteId: quote.id,
+    ...(quote.description !== undefined ? { description: quote.description } : {}),
+    rateDetails: {
+      serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
+      serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
+      serviceApiVariableFeeRate: p.rateDetails.serviceApiVariableFeeRate,
+      serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
+    },
+  };
+}
+
+/**
+ * A transaction as a payment step logs it. One made from a quote leaves out what it takes
+ * from the quote (`quotedFields`: every transaction with a quote id got them from it, and a
+ * quote never changes them); applying it takes them from the quote again.
+ */
+export type LoggedTransaction = Transaction | FromQuote;
+type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string };
+
+/** The logged form of a decided transaction. */
+export function logged(tx: Transaction): LoggedTransaction {
+  if (tx.quoteId === '') return tx;
+  const {
+    destination: _destination,
+    sendingCurrency: _sendingCurrency,
+    sentAmount: _sentAmount,
+    receivingCurrency: _receivingCurrency,
+    receivedAmount: _receivedAmount,
+    principal: _principal,
+    feesIncluded: _feesIncluded,
+    exchangeRate: _exchangeRate,
+    quoteId,
+    description: _description,
+    rateDetails: _rateDetails,
+    ...rest
+  } = tx;
+  return { ...rest, fromQuote: quoteId };
+}
+
 export interface PaymentRecorded {
   type: 'payment.recorded';
+  /** The quote's new status (and its transaction), changed at the entry's time. */
+  quoteChange?: QuoteChange;
+  /** As logged before quote changes were: the whole changed quote. */
   quote?: Quote;
-  transactions: Transaction[];
+  transactions: LoggedTransaction[];
   postings: Posting[];
   ledger: LedgerDelta[];
-  webhooks: WebhookEvent[];
+  webhooks: WebhookRecordedAs[];
+}
+
+export interface QuoteChange {
+  id: string;
+  status: QuoteStatus;
+  transactionId?: string;
 }
 
 export type MoneyEvent = QuoteEvent | PaymentRecorded;
@@ -260,11 +323,22 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   readonly #byCustomer = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, Transaction> = this.#transactions;
 
+  /** The quotes that transactions logged without their quoted fields take them from. */
+  constructor(private readonly quotes: { get(id: string): Quote | undefined }) {}
+
   readonly appliers: Appliers<PaymentRecorded> = {
     'payment.recorded': (event) => {
-      for (const tx of event.transactions) this.restore(tx);
+      for (const tx of event.transactions) this.restore(this.#fromLog(tx));
     },
   };
+
+  #fromLog(tx: LoggedTransaction): Transaction {
+    if (!('fromQuote' in tx)) return tx;
+    const { fromQuote, ...rest } = tx;
+    const quote = this.quotes.get(fromQuote);
+    if (quote === undefined) throw new Error(`transaction ${tx.id} comes from quote ${fromQuote}, which does not exist`);
+    return { ...rest, ...quotedFields(quote) };
+  }
 
   restore(tx: Transaction): void {
     this.#transactions.set(tx.id, tx);

@@ -4,14 +4,17 @@
 // its outcome as `webhook.attempted`, so the outbox's delivery state is part of the
 // recovered state: after a restart each event resumes where its log says it stopped.
 //
-// The body carries the transaction as it was rendered when the event was made: a later
-// change of the transaction is a later event, and an old event keeps saying what it said.
+// The body carries the transaction (or account) as it was when the event was made: a later
+// change is a later event, and an old event keeps saying what it said. The event holds the
+// record of that moment (records are immutable, so that is a reference, not a copy) and is
+// rendered when it is delivered or read. The log names the record only: the event is
+// applied after the transactions and postings of its own entry, which recreate it.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
-import { renderInternalAccount, type InternalAccount, type InternalAccountView } from './internal-account.js';
-import type { PaymentRecorded, TransactionView } from './transaction.js';
+import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
+import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 
 export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
@@ -41,9 +44,11 @@ export interface WebhookEvent {
   readonly type: WebhookEventType;
   readonly timestamp: number;
   /** INCOMING_PAYMENT and OUTGOING_PAYMENT: the transaction as it was. */
-  readonly transaction?: TransactionView;
+  readonly transaction?: Transaction;
   /** ACCOUNT_STATUS: the internal account as it was after the change. */
-  readonly account?: InternalAccountView;
+  readonly account?: InternalAccount;
+  /** Events recorded before records were referenced: their resource as it was rendered then. */
+  readonly rendered?: { transaction?: TransactionView; account?: InternalAccountView };
   readonly deliveryStatus: DeliveryStatus;
   readonly attempts: readonly DeliveryAttempt[];
   /** Failed tries since the event was (re)queued; absent: none. */
@@ -68,35 +73,78 @@ export interface WebhookBody {
 
 export function webhookBody(event: WebhookEvent): WebhookBody {
   const body: WebhookBody = { id: event.id, type: event.type, timestamp: new Date(event.timestamp).toISOString() };
-  if (event.transaction !== undefined) body.transaction = event.transaction;
-  if (event.account !== undefined) body.account = event.account;
+  const transaction = event.rendered?.transaction ?? (event.transaction === undefined ? undefined : renderTransaction(event.transaction));
+  const account = event.rendered?.account ?? (event.account === undefined ? undefined : renderInternalAccount(event.account));
+  if (transaction !== undefined) body.transaction = transaction;
+  if (account !== undefined) body.account = account;
   return body;
 }
 
-/** ACCOUNT_STATUS for an account as it is after a change (`account` already changed). */
-export function accountStatusWebhook(account: InternalAccount, at: number): WebhookEvent {
-  return { id: newId('Webhook', at), envId: account.envId, type: 'ACCOUNT_STATUS', timestamp: at, account: renderInternalAccount(account), deliveryStatus: 'PENDING', attempts: [] };
+/** The id of the transaction an event reports, however it was recorded. */
+export function reportedTransactionId(event: WebhookEvent): string | undefined {
+  return event.transaction?.id ?? event.rendered?.transaction?.id;
+}
+
+/**
+ * A webhook event as a decision logs it: the record it reports is named, not rendered.
+ * The record is the one its own event leaves: the transaction and the account as that
+ * `payment.recorded` makes them (both kinds apply it before this one).
+ */
+export interface LoggedWebhook {
+  readonly id: string;
+  readonly envId: string;
+  readonly type: WebhookEventType;
+  readonly timestamp: number;
+  readonly transactionId?: string;
+  readonly accountId?: string;
+  readonly approval?: true;
+}
+
+/** As entries logged them before records were referenced: the resource rendered in the entry. */
+interface RenderedWebhook {
+  readonly id: string;
+  readonly envId: string;
+  readonly type: WebhookEventType;
+  readonly timestamp: number;
+  readonly transaction?: TransactionView;
+  readonly account?: InternalAccountView;
+  readonly approval?: true;
+  readonly deliveryStatus: DeliveryStatus;
+  readonly attempts: readonly DeliveryAttempt[];
+}
+
+/** What a log entry may hold for a new webhook event. */
+export type WebhookRecordedAs = LoggedWebhook | RenderedWebhook;
+
+/** A new event reporting a transaction (one in the same `payment.recorded`). */
+export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number, approval = false): LoggedWebhook {
+  const event = { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transactionId: tx.id };
+  return approval ? { ...event, approval: true } : event;
+}
+
+/** ACCOUNT_STATUS for an account as its event's postings leave it. */
+export function accountStatusWebhook(account: InternalAccount, at: number): LoggedWebhook {
+  return { id: newId('Webhook', at), envId: account.envId, type: 'ACCOUNT_STATUS', timestamp: at, accountId: account.id };
 }
 
 /**
  * The payment events with an ACCOUNT_STATUS event added for every balance they change
- * (CONTRACT.md: every internal-account balance change). `accounts` are the records before
- * the first event; the events apply in order, so each reports the balance after its own
- * postings.
+ * (CONTRACT.md: every internal-account balance change) among `accounts`. Each event
+ * reports the account as its own postings leave it (the record it names is read when the
+ * event is applied, after those postings).
  */
 export function withAccountStatus(events: PaymentRecorded[], accounts: ReadonlyArray<InternalAccount | undefined>, at: number): PaymentRecorded[] {
-  const current = new Map<string, InternalAccount>();
-  for (const account of accounts) if (account !== undefined) current.set(account.id, account);
+  const known = new Map<string, InternalAccount>();
+  for (const account of accounts) if (account !== undefined) known.set(account.id, account);
   return events.map((event) => {
-    const changed: string[] = [];
+    const changed: InternalAccount[] = [];
     for (const p of event.postings) {
-      const account = current.get(p.accountId);
-      if (account === undefined || p.balance === 0) continue;
-      current.set(account.id, { ...account, balance: account.balance + p.balance, updatedAt: at });
-      if (!changed.includes(account.id)) changed.push(account.id);
+      const account = known.get(p.accountId);
+      if (account === undefined || p.balance === 0 || changed.includes(account)) continue;
+      changed.push(account);
     }
     if (changed.length === 0) return event;
-    return { ...event, webhooks: [...event.webhooks, ...changed.map((id) => accountStatusWebhook(current.get(id)!, at))] };
+    return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, at))] };
   });
 }
 
@@ -109,7 +157,7 @@ export type WebhookDeliveryEvent =
    * Events of a change that records no payment, in that change's entry: sandbox funding as
    * logged before it recorded a transaction; applied so that older logs still replay.
    */
-  | { type: 'webhooks.recorded'; webhooks: WebhookEvent[] };
+  | { type: 'webhooks.recorded'; webhooks: WebhookRecordedAs[] };
 
 /**
  * The outcome of one try, decided from the event as the log has it: `undefined` when the
@@ -144,6 +192,12 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
 
+  /** The records the events report; both kinds apply an entry's events before this one. */
+  constructor(
+    private readonly accounts: InternalAccounts,
+    private readonly transactions: Transactions,
+  ) {}
+
   readonly appliers: Appliers<PaymentRecorded | WebhookDeliveryEvent> = {
     'payment.recorded': (event) => this.#record(event.webhooks),
     'webhooks.recorded': (event) => this.#record(event.webhooks),
@@ -168,6 +222,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   };
 
   restore(event: WebhookEvent): void {
+    // Snapshots taken before records were referenced hold the rendered resource.
+    if (typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string') event = renderedOf(event);
     this.#events.set(event.id, event);
     bucket(this.#byEnv, event.envId).insert(event.id);
     if (event.deliveryStatus === 'PENDING') bucket(this.#pendingByEnv, event.envId).insert(event.id);
@@ -214,12 +270,28 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     return n;
   }
 
-  #record(webhooks: readonly WebhookEvent[]): void {
-    for (const webhook of webhooks) {
-      if (this.#events.has(webhook.id)) throw new Error(`webhook event ${webhook.id} exists already`);
-      this.restore(webhook);
-      this.onQueued?.(webhook.envId);
+  #record(webhooks: readonly WebhookRecordedAs[]): void {
+    for (const logged of webhooks) {
+      if (this.#events.has(logged.id)) throw new Error(`webhook event ${logged.id} exists already`);
+      this.restore('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged));
+      this.onQueued?.(logged.envId);
     }
+  }
+
+  #resolve(logged: LoggedWebhook): WebhookEvent {
+    const { transactionId, accountId, ...rest } = logged;
+    const event: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...rest, deliveryStatus: 'PENDING', attempts: [] };
+    if (transactionId !== undefined) {
+      const tx = this.transactions.get(transactionId);
+      if (tx === undefined) throw new Error(`webhook event ${logged.id} reports transaction ${transactionId}, which does not exist`);
+      event.transaction = tx;
+    }
+    if (accountId !== undefined) {
+      const account = this.accounts.get(accountId);
+      if (account === undefined) throw new Error(`webhook event ${logged.id} reports account ${accountId}, which does not exist`);
+      event.account = account;
+    }
+    return event;
   }
 
   #unqueue(event: WebhookEvent): void {
@@ -229,6 +301,15 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     if (pending.ids[at] === event.id) pending.ids.splice(at, 1);
     if (pending.ids.length === 0) this.#pendingByEnv.delete(event.envId);
   }
+}
+
+/** An event whose resource was rendered when it was logged (or snapshotted) before. */
+function renderedOf(old: RenderedWebhook | WebhookEvent): WebhookEvent {
+  const { transaction, account, ...rest } = old as RenderedWebhook & Omit<WebhookEvent, 'transaction' | 'account'>;
+  const rendered: { transaction?: TransactionView; account?: InternalAccountView } = {};
+  if (transaction !== undefined) rendered.transaction = transaction;
+  if (account !== undefined) rendered.account = account;
+  return { ...rest, rendered };
 }
 
 function withoutQueueState(event: WebhookEvent): WebhookEvent {

@@ -41,8 +41,8 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly wallets = new Wallets();
   readonly lookups = new Lookups();
   readonly quotes = new Quotes();
-  readonly transactions = new Transactions();
-  readonly webhookEvents = new WebhookEvents();
+  readonly transactions = new Transactions(this.quotes);
+  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions);
   readonly verifications = new Verifications();
 
   constructor() {

@@ -13,19 +13,28 @@
 // and service-hot-account (many senders paying one receiver). Every response must be 2xx:
 // anything else, a socket error or a request left unanswered fails the run (exit 1) after
 // the table is printed.
-import { mkdtempSync, readdirSync, readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ChildProcess } from 'node:child_process';
 import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForHttp } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
+import {
+  API,
+  createCustomerRequest,
+  health,
+  keepOutput,
+  lastOutput,
+  loadFailures,
+  sandboxAuthorization,
+  startServiceChild,
+  type ServerChild,
+} from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable } from './support/stats.js';
 import { formatSummary, summariseFile } from './support/cpuprofile.js';
 
-const API = '/2025-10-13';
 /** Below this many cores busy (all processes), the machine counts as quiet. */
 const QUIET_CORES = 0.25;
 const SCENARIOS = ['bare-post', 'service-post', 'bare-get', 'service-get', 'bare-quote', 'service-quote', 'service-hot-account'] as const;
@@ -67,7 +76,7 @@ if (flags.help === true) {
   --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')} (default ${DEFAULT_SCENARIOS.join(',')})
   --wait-quiet S        before each scenario, wait up to S s for other processes to go idle (BENCH_WAIT_QUIET, default 5)
   --cpu-prof            run the service under --cpu-prof and summarise the profile
-  --service-node-options "..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
+  --service-node-options="..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
   --keep-data           keep the service's data directory (and profile)
   --json FILE           also write the results as JSON`);
   process.exit(0);
@@ -101,64 +110,18 @@ const selected = new Set<Scenario>(
 );
 if (selected.has('service-get') && !selected.has('service-post')) selected.add('service-post');
 
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BARE = fileURLToPath(new URL('./support/bare-server.js', import.meta.url));
 
-interface Server {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
-function capture(child: ChildProcess, output: string[]): void {
-  const add = (chunk: Buffer): void => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line === '') continue;
-      output.push(line);
-      if (output.length > 200) output.shift();
-    }
-  };
-  child.stdout?.on('data', add);
-  child.stderr?.on('data', add);
-}
-
-async function startBare(): Promise<Server> {
+async function startBare(): Promise<ServerChild> {
   const port = await freePort();
   const child = spawnTracked(process.execPath, [BARE], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  capture(child, output);
+  keepOutput(child, output);
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
   return { name: 'bare', child, port, output };
-}
-
-/** Starts the service; it joins `servers` before it is ready, so a failed start still shows its output. */
-async function startService(dataDir: string, profileDir: string | undefined, servers: Server[]): Promise<Server> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
-  const port = await freePort();
-  const nodeArgs = [...serviceNodeOptions, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])];
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir };
-  delete env.MASTER_KEY;
-  const child = spawnTracked(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  capture(child, output);
-  const server: Server = { name: 'service', child, port, output };
-  servers.push(server);
-  await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
-  return server;
-}
-
-interface Health {
-  lastSeq: number;
-  durableSeq: number;
-}
-
-async function health(port: number): Promise<Health> {
-  const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-  return (await res.json()) as Health;
 }
 
 /** One setup call to the service (outside any measured window); anything but 2xx aborts the bench. */
@@ -200,18 +163,6 @@ function quoteRequest(authorization: string, from: string, to: string): RequestT
   };
 }
 
-function describeFailures(r: ScenarioResult): string[] {
-  const out: string[] = [];
-  if (r.non2xx > 0) {
-    const bad = Object.entries(r.statuses).filter(([s]) => !s.startsWith('2'));
-    out.push(`${r.name}: ${r.non2xx} non-2xx responses (${bad.map(([s, n]) => `${s}×${n}`).join(', ')})`);
-  }
-  if (r.errors > 0) out.push(`${r.name}: ${r.errors} connection errors (${r.errorSamples.join('; ')})`);
-  if (r.unanswered > 0) out.push(`${r.name}: ${r.unanswered} requests still unanswered after the drain`);
-  if (r.completed === 0) out.push(`${r.name}: no request completed in the window`);
-  return out;
-}
-
 async function main(): Promise<number> {
   const results = new Map<Scenario, ScenarioResult>();
   const notes: string[] = [];
@@ -235,26 +186,22 @@ async function main(): Promise<number> {
   );
 
   const needBare = selected.has('bare-post') || selected.has('bare-get') || selected.has('bare-quote');
-  const servers: Server[] = [];
-  let bare: Server | undefined;
+  const servers: ServerChild[] = [];
+  let bare: ServerChild | undefined;
   try {
-    const service = await startService(serviceDir, profileDir, servers);
+    const service = await startServiceChild({
+      dataDir: serviceDir,
+      nodeOptions: [...serviceNodeOptions, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
+      spawned: (child) => servers.push(child),
+    });
     if (needBare) {
       bare = await startBare();
       servers.push(bare);
     }
-    const credentials = JSON.parse(readFileSync(join(serviceDir, 'credentials.json'), 'utf8')) as {
-      sandbox: { tokenId: string; clientSecret: string };
-    };
-    const authorization = `Basic ${Buffer.from(`${credentials.sandbox.tokenId}:${credentials.sandbox.clientSecret}`).toString('base64')}`;
-    const post: RequestTemplate = {
-      method: 'POST',
-      path: `${API}/customers`,
-      headers: { Authorization: authorization, 'Content-Type': 'application/json' },
-      body: '{"customerType":"INDIVIDUAL"}',
-    };
+    const authorization = sandboxAuthorization(serviceDir);
+    const post = createCustomerRequest(authorization);
     const base = { host: '127.0.0.1', connections, warmupMs, durationMs, drainMs: 10_000, client };
-    const run = async (name: Scenario, server: Server, requests: RequestTemplate[], collectIds = 0): Promise<ScenarioResult> => {
+    const run = async (name: Scenario, server: ServerChild, requests: RequestTemplate[], collectIds = 0): Promise<ScenarioResult> => {
       // On a shared 2-core machine anything else running skews the figures: wait a little for quiet.
       const quietBy = performance.now() + waitQuietMs;
       let idle = await machineLoad(500);
@@ -270,7 +217,7 @@ async function main(): Promise<number> {
         spec: { ...base, port: server.port, requests, collectIds },
       });
       results.set(name, r);
-      failures.push(...describeFailures(r));
+      failures.push(...loadFailures(r));
       return r;
     };
 
@@ -328,7 +275,7 @@ async function main(): Promise<number> {
     }
   } catch (err) {
     for (const server of servers) {
-      if (server.output.length > 0) process.stderr.write(`--- last output of the ${server.name} server ---\n${server.output.slice(-30).join('\n')}\n`);
+      if (server.output.length > 0) process.stderr.write(lastOutput(server));
     }
     throw err;
   } finally {

@@ -1,7 +1,7 @@
 // Opening the service: the store and recovery, the default platform, then the HTTP front.
 // Tests open it in-process (port 0, a manual clock); `main.ts` opens it for real.
-import { resolve } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
@@ -24,6 +24,7 @@ import { WebhookDelivery } from './webhooks/delivery.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
+import { DATA_FILE } from './engine/store.js';
 
 const NewPlatformBody = validator(
   Obj({
@@ -130,6 +131,26 @@ export function smtpUrlFrom(value: string | undefined): string | undefined {
   return value.trim();
 }
 
+/** Process memory and the store's size on disk, as /healthz reports them (all in bytes). */
+export interface ResourceFigures {
+  memory: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+  /** data.mdb: its length, and the disk blocks it holds (smaller while LMDB's map has holes). */
+  store: { dataFileBytes: number; allocatedBytes: number };
+}
+
+/**
+ * Read on every /healthz (it is polled): process.memoryUsage() reads /proc/self/statm and the
+ * heap's counters, and one stat() of data.mdb; no LMDB transaction, nothing walked.
+ */
+export function resourceFigures(dataDir: string): ResourceFigures {
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  const data = statSync(join(dataDir, DATA_FILE));
+  return {
+    memory: { rss, heapUsed, heapTotal, external, arrayBuffers },
+    store: { dataFileBytes: data.size, allocatedBytes: data.blocks * 512 },
+  };
+}
+
 /**
  * Takes the data directory's lock, checks the store, opens and recovers it, and returns
  * services without serving HTTP (for commands). Rejects with DataDirInUseError when another
@@ -225,6 +246,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
           lastSeq: services.engine.lastSeq,
           durableSeq: services.engine.durableSeq,
           webhooks: services.webhooks.stats(),
+          ...resourceFigures(services.config.dataDir),
         }),
         openapi: () => openApiDocument(routes, services.config.baseUrl),
         operator: {

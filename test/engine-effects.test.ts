@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import { EFFECT_CONCURRENCY, EffectsFullError, MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
-import { decodeEntry } from '../src/engine/log.js';
+import { decodeGroup } from '../src/engine/log.js';
 import { storeWithLogPuts } from './support/log-store.js';
 import type { EngineEvent } from '../src/engine/state-machine.js';
 import { add, openCounterEngine, tempDir, waitFor, type CounterEvent } from './support/counter-machine.js';
@@ -37,8 +37,10 @@ async function logged<K extends EngineEvent<unknown>['type']>(dir: string, type:
   const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
   const found: Array<Extract<EngineEvent<unknown>, { type: K }>> = [];
   for (const { key, value } of log.getRange()) {
-    for (const event of decodeEntry<CounterEvent | EngineEvent<unknown>>(key, value).events) {
-      if (event.type === type) found.push(event as Extract<EngineEvent<unknown>, { type: K }>);
+    for (const entry of decodeGroup<CounterEvent | EngineEvent<unknown>>(key, value)) {
+      for (const event of entry.events) {
+        if (event.type === type) found.push(event as Extract<EngineEvent<unknown>, { type: K }>);
+      }
     }
   }
   await root.close();

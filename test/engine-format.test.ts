@@ -3,7 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { open, type Key, type RootDatabase } from 'lmdb';
+import { Packr } from 'msgpackr';
 import { ManualClock } from '../src/engine/clock.js';
 import { encodeStored } from '../src/engine/format.js';
 import { add, openCounterEngine, tempDir } from './support/counter-machine.js';
@@ -25,6 +27,22 @@ async function withStore(dir: string, change: (root: RootDatabase) => void): Pro
   await root.close();
 }
 
+/** A log value as format version 1 wrote it: one `{seq, at, events}` entry in plain msgpack. */
+function versionOneEntry(seq: number, at: number, events: unknown[]): Buffer {
+  const payload = new Packr({ useRecords: false }).pack({ seq, at, events });
+  const header = Buffer.alloc(5);
+  header[0] = 1;
+  header.writeUInt32LE(crc32(payload), 1);
+  return Buffer.concat([header, payload]);
+}
+
+function logKeys(dir: string): Promise<number[]> {
+  const keys: number[] = [];
+  return withStore(dir, (root) => {
+    for (const key of root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' }).getKeys()) keys.push(key);
+  }).then(() => keys);
+}
+
 function flipByte(bytes: Buffer, index: number): Buffer {
   const copy = Buffer.from(bytes);
   copy[index] = copy[index]! ^ 0x01;
@@ -32,6 +50,58 @@ function flipByte(bytes: Buffer, index: number): Buffer {
 }
 
 describe('engine store format', () => {
+  it('writes the entries of one event-loop turn as one log value, and replays each of them', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock);
+    await Promise.all(['a', 'b', 'c', 'a'].map((id) => a.engine.exec([id], () => ({ events: [add(id, 1)], reply: () => undefined }))));
+    await a.engine.exec(['b'], () => ({ events: [add('b', 5)], reply: () => undefined }));
+    await a.engine.close();
+    assert.deepEqual(await logKeys(dir), [1, 5]);
+
+    const b = await openCounterEngine(dir, clock);
+    assert.deepEqual(Object.fromEntries(b.counters.values), { a: 2, b: 6, c: 1 });
+    assert.equal(b.engine.lastSeq, 5);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replays a log written one entry per value in format version 1, then goes on in the current format', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await withStore(dir, (root) => {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      log.putSync(1, versionOneEntry(1, 1000, [add('x', 2)]));
+      log.putSync(2, versionOneEntry(2, 1001, [add('y', 300), add('x', 100)]));
+    });
+    const a = await openCounterEngine(dir, clock);
+    assert.deepEqual(Object.fromEntries(a.counters.values), { x: 102, y: 300 });
+    await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    assert.equal(a.engine.lastSeq, 3);
+    await a.engine.close();
+
+    const b = await openCounterEngine(dir, clock);
+    assert.deepEqual(Object.fromEntries(b.counters.values), { x: 103, y: 300 });
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names the first entry of a damaged group', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock);
+    await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
+    await Promise.all([1, 2, 3].map(() => a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }))));
+    await a.engine.close();
+    await withStore(dir, (root) => {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      const stored = log.get(2)!;
+      log.putSync(2, flipByte(stored, stored.length - 1));
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /log entry 2: checksum mismatch/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses to start on a log entry with a flipped payload byte, naming its sequence', async () => {
     const dir = tempDir();
     const clock = new ManualClock();

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestService, basicHeader, type TestService } from './support/service.js';
 import { ManualClock } from '../src/engine/clock.js';
 import {
@@ -75,6 +76,17 @@ describe('HTTP surface', () => {
       assert.equal(typeof res.body.lastSeq, 'number');
       assert.equal(typeof res.body.durableSeq, 'number');
       assert.ok(res.body.durableSeq <= res.body.lastSeq);
+    });
+
+    it('GET /healthz reports the process memory and the size of data.mdb on disk', async () => {
+      const res = await svc.request('GET', '/healthz', { auth: 'none' });
+      assertStatus(res, 200);
+      for (const field of ['rss', 'heapUsed', 'heapTotal', 'external', 'arrayBuffers']) {
+        assert.ok(Number.isInteger(res.body.memory[field]) && res.body.memory[field] > 0, `memory.${field} is a byte count`);
+      }
+      assert.ok(res.body.memory.heapUsed <= res.body.memory.heapTotal);
+      assert.equal(res.body.store.dataFileBytes, statSync(join(svc.dataDir, 'data.mdb')).size);
+      assert.ok(res.body.store.dataFileBytes > 0 && Number.isInteger(res.body.store.allocatedBytes));
     });
 
     it('GET /2025-10-13/openapi.json describes every route of this issue', async () => {

@@ -11,7 +11,7 @@ import { open } from 'lmdb';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { ManualClock } from '../src/engine/clock.js';
 import { retryDelayMs } from '../src/engine/engine.js';
-import { decodeEntry } from '../src/engine/log.js';
+import { decodeGroup } from '../src/engine/log.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { configFromEnv } from '../src/app.js';
 import { OTP_MAIL_EFFECT, otpMail, registerOtpMail } from '../src/wallet-auth/mail.js';
@@ -84,7 +84,7 @@ async function loggedText(dir: string): Promise<string> {
   const root = open({ path: dir });
   const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
   let text = '';
-  for (const { key, value } of log.getRange()) text += JSON.stringify(decodeEntry(key, value).events);
+  for (const { key, value } of log.getRange()) for (const entry of decodeGroup(key, value)) text += JSON.stringify(entry.events);
   await root.close();
   return text;
 }

@@ -128,6 +128,27 @@ export function processCpuMs(pid: number | undefined, thread?: number): number |
   }
 }
 
+/**
+ * A process's resident memory split as /proc/<pid>/status does (bytes): anonymous (its heap,
+ * native allocations) and file-backed (mapped files such as lmdb's data.mdb, shared code).
+ * Undefined if unreadable.
+ */
+export function processRss(pid: number | undefined): { anon: number; file: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const kib = (field: string): number | undefined => {
+      const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+      return m === null ? undefined : Number(m[1]) * 1024;
+    };
+    const anon = kib('RssAnon');
+    const file = kib('RssFile');
+    return anon === undefined || file === undefined ? undefined : { anon, file };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Busy CPU time of the whole machine (all cores, ms) from /proc/stat; undefined if unreadable. */
 export function machineBusyMs(): number | undefined {
   try {

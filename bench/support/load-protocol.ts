@@ -24,13 +24,24 @@ export interface LoadSpec {
   collectIds: number;
   /** 'raw': pre-serialised requests on net sockets; 'http': node:http with a keep-alive Agent. */
   client: 'raw' | 'http';
+  /**
+   * Send at most this many requests (warmup included), then end the window as soon as the
+   * last is answered; durationMs stays the cap. Unset: the window is durationMs.
+   */
+  limit?: number;
+  /** Count the window's completions in buckets of this many ms (unset: no buckets). */
+  bucketMs?: number;
 }
 
 export interface LoadResult {
   /** Responses completed inside the measured window. */
   completed: number;
-  /** The window as measured by this process (ms). */
+  /** The window (ms): durationMs, or less when `limit` ended it early. */
   elapsedMs: number;
+  /** When the window started, in ms since the epoch (performance.timeOrigin based, comparable across processes). */
+  windowStartEpochMs: number;
+  /** Completions per `bucketMs` of the window, from its start; empty without bucketMs. */
+  buckets: number[];
   histogram: HistogramData;
   /** Status counts over the whole run (warmup, window, drain). */
   statuses: Record<string, number>;

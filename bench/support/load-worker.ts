@@ -14,6 +14,8 @@ import { LatencyHistogram } from './stats.js';
 import type { LoadResult, LoadSpec, ParentMessage, RequestTemplate, WorkerMessage } from './load-protocol.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
+/** Most completion buckets one window keeps (at 250 ms buckets, almost 7 hours). */
+const MAX_BUCKETS = 100_000;
 
 function send(message: WorkerMessage, then?: () => void): void {
   if (process.send === undefined) throw new Error('the load worker must be forked with an IPC channel');
@@ -46,6 +48,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   let completed = 0;
   let inFlight = 0;
   let next = spec.offset;
+  let sent = 0;
   let stopping = false;
   let finished = false;
 
@@ -54,14 +57,20 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const windowEnd = windowStart + spec.durationMs;
   let windowStartedAt = windowStart;
   let windowEndedAt = windowEnd;
+  const buckets: number[] =
+    spec.bucketMs === undefined ? [] : new Array<number>(Math.min(MAX_BUCKETS, Math.ceil(spec.durationMs / spec.bucketMs))).fill(0);
   let cpuAtStart = process.cpuUsage();
   let cpuMs = 0;
 
   const nextIndex = (): number => {
     const i = next % spec.requests.length;
     next++;
+    sent++;
     return i;
   };
+  const limitReached = (): boolean => spec.limit !== undefined && sent >= spec.limit;
+  /** Whether a connection that is free should send another request. */
+  const wantMore = (): boolean => !stopping && !limitReached();
 
   const error = (what: string): void => {
     errors++;
@@ -78,12 +87,16 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     if (now >= windowStart && now < windowEnd) {
       completed++;
       histogram.record(now - sentAt);
+      if (spec.bucketMs !== undefined) {
+        const bucket = Math.floor((now - windowStart) / spec.bucketMs);
+        if (bucket < buckets.length) buckets[bucket]!++;
+      }
     }
     if (ok && body !== undefined && ids.length < spec.collectIds) {
       const id = idFrom(body);
       if (id !== undefined) ids.push(id);
     }
-    return !stopping;
+    return wantMore();
   };
 
   const collect = spec.collectIds > 0;
@@ -92,8 +105,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const allIdle = new Promise<void>((resolve) => {
     wake = resolve;
   });
+  /** Raw client: every connection closed (the server went away), so no response can come. */
+  let allClosed = false;
   const maybeIdle = (): void => {
-    if (stopping && inFlight === 0) wake?.();
+    if ((stopping || limitReached() || allClosed) && inFlight === 0) wake?.();
   };
 
   if (spec.client === 'raw') {
@@ -116,7 +131,8 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
         socket.write(wire[nextIndex()]!);
       };
       socket.on('connect', () => {
-        if (!stopping) fire();
+        if (wantMore()) fire();
+        else maybeIdle();
       });
       socket.on('data', (chunk: Buffer) => {
         let buf = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
@@ -166,9 +182,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
           busy = false;
           inFlight--;
           error('connection closed with a request in flight');
-          if (!stopping) open();
-          maybeIdle();
+          if (wantMore()) open();
         }
+        allClosed = sockets.size === 0;
+        maybeIdle();
       });
     };
     for (let i = 0; i < spec.connections; i++) open();
@@ -196,12 +213,12 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       req.on('error', (err) => {
         inFlight--;
         error(`request: ${err.message}`);
-        if (!stopping) loop();
+        if (wantMore()) loop();
         else maybeIdle();
       });
       req.end(t.body);
     };
-    for (let i = 0; i < spec.connections; i++) loop();
+    for (let i = 0; i < spec.connections && wantMore(); i++) loop();
     closeAll = () => agent.destroy();
   }
 
@@ -213,16 +230,20 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       resolve();
     }, Math.max(0, windowStart - performance.now())),
   );
-  await new Promise<void>((resolve) =>
-    setTimeout(() => {
-      windowEndedAt = performance.now();
-      const cpu = process.cpuUsage(cpuAtStart);
-      cpuMs = (cpu.user + cpu.system) / 1000;
-      send({ type: 'window-end' });
-      stopping = true;
-      resolve();
-    }, Math.max(0, windowEnd - performance.now())),
-  );
+  // With a limit, the window also ends once every request sent is answered.
+  let windowTimer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      windowTimer = setTimeout(resolve, Math.max(0, windowEnd - performance.now()));
+    }),
+    ...(spec.limit === undefined ? [] : [allIdle]),
+  ]);
+  clearTimeout(windowTimer);
+  windowEndedAt = performance.now();
+  const cpu = process.cpuUsage(cpuAtStart);
+  cpuMs = (cpu.user + cpu.system) / 1000;
+  send({ type: 'window-end' });
+  stopping = true;
   maybeIdle();
   await Promise.race([allIdle, new Promise((resolve) => setTimeout(resolve, spec.drainMs))]);
   const unanswered = inFlight;
@@ -230,8 +251,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   closeAll();
   return {
     completed,
-    // Responses are counted by their completion time against the nominal window.
-    elapsedMs: spec.durationMs,
+    // Responses are counted by their completion time against the nominal window (cut short by a limit).
+    elapsedMs: Math.min(spec.durationMs, windowEndedAt - windowStart),
+    windowStartEpochMs: performance.timeOrigin + windowStart,
+    buckets,
     cpuWindowMs: windowEndedAt - windowStartedAt,
     histogram: histogram.toData(),
     statuses: Object.fromEntries([...statuses].map(([k, v]) => [String(k), v])),

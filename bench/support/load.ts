@@ -12,6 +12,12 @@ export interface ScenarioResult {
   name: string;
   requestsPerSecond: number;
   completed: number;
+  /** The window (ms): the spec's durationMs, or less when its `limit` ended it early. */
+  elapsedMs: number;
+  /** When the first generator's window started (ms since the epoch). */
+  windowStartEpochMs: number;
+  /** Completions per spec.bucketMs of the window, summed over the generators; empty without bucketMs. */
+  buckets: number[];
   p50: number;
   p99: number;
   max: number;
@@ -79,7 +85,8 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
     Array.from({ length: processes }, (_, i) => {
       const connections = Math.floor(opts.spec.connections / processes) + (i < opts.spec.connections % processes ? 1 : 0);
       const offset = Math.floor((i * opts.spec.requests.length) / processes);
-      const spec: LoadSpec = { ...opts.spec, connections, offset, collectIds: Math.ceil(opts.spec.collectIds / processes) };
+      const limit = opts.spec.limit === undefined ? {} : { limit: Math.floor(opts.spec.limit / processes) + (i < opts.spec.limit % processes ? 1 : 0) };
+      const spec: LoadSpec = { ...opts.spec, ...limit, connections, offset, collectIds: Math.ceil(opts.spec.collectIds / processes) };
       // The first generator's window marks when the server's CPU is read.
       return runWorker(
         spec,
@@ -110,7 +117,13 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
   let generatorCores = 0;
   const errorSamples: string[] = [];
   const ids: string[] = [];
+  const buckets: number[] = [];
+  let elapsedMs = 0;
   for (const r of results) {
+    elapsedMs = Math.max(elapsedMs, r.elapsedMs);
+    r.buckets.forEach((n, i) => {
+      buckets[i] = (buckets[i] ?? 0) + n;
+    });
     histogram.merge(r.histogram);
     completed += r.completed;
     non2xx += r.non2xx;
@@ -123,11 +136,13 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
   }
   const serverCpuMs = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
   const windowMs = wallEnd - wallStart;
-  const durationS = opts.spec.durationMs / 1000;
   return {
     name: opts.name,
-    requestsPerSecond: completed / durationS,
+    requestsPerSecond: elapsedMs > 0 ? completed / (elapsedMs / 1000) : 0,
     completed,
+    elapsedMs,
+    windowStartEpochMs: results[0]?.windowStartEpochMs ?? 0,
+    buckets,
     p50: histogram.percentile(0.5),
     p99: histogram.percentile(0.99),
     max: histogram.max,
@@ -139,7 +154,7 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
     unanswered,
     serverCores: serverCpuMs !== undefined && windowMs > 0 ? serverCpuMs / windowMs : undefined,
     serverMainCores: mainStart !== undefined && mainEnd !== undefined && windowMs > 0 ? (mainEnd - mainStart) / windowMs : undefined,
-    serverCpuUsPerRequest: serverCpuMs !== undefined && completed > 0 ? (serverCpuMs * 1000 * (opts.spec.durationMs / windowMs)) / completed : undefined,
+    serverCpuUsPerRequest: serverCpuMs !== undefined && completed > 0 ? (serverCpuMs * 1000 * (elapsedMs / windowMs)) / completed : undefined,
     generatorCores,
     machineCores: machineStart !== undefined && machineEnd !== undefined && windowMs > 0 ? (machineEnd - machineStart) / windowMs : undefined,
     ids,

@@ -250,31 +250,60 @@ export class Engine<E extends DomainEvent, T> {
    * the promise resolves with the reply once that entry is durable. `extra` may add
    * engine events computed from the reply (the idempotency record) to the same entry.
    */
-  async exec<R>(
+  exec<R>(
     actors: readonly string[],
     decide: (at: number) => Decision<E, R> | Promise<Decision<E, R>>,
     extra?: (reply: R, at: number) => EngineEvent<unknown>[],
   ): Promise<R> {
-    if (this.#closed) throw new EngineClosedError();
-    if (!this.#log.hasRoom()) throw new LogFullError();
-    const held = await this.#enter(actors);
-    let seq = 0;
-    let reply: R;
+    if (this.#closed) return Promise.reject(new EngineClosedError());
+    if (!this.#log.hasRoom()) return Promise.reject(new LogFullError());
+    // The usual case, idle actors, takes them without a promise.
+    const held = this.#tryEnter(actors);
+    if (held !== undefined) return this.#decide(held, decide, extra);
+    return this.#enter(actors).then((waited) => this.#decide(waited, decide, extra));
+  }
+
+  /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
+  #decide<R>(
+    held: Mailbox[],
+    decide: (at: number) => Decision<E, R> | Promise<Decision<E, R>>,
+    extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
+  ): Promise<R> {
+    let decided: Decision<E, R> | Promise<Decision<E, R>>;
+    let at: number;
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
       if (this.#closed) throw new EngineClosedError();
       // Read only once every mailbox is held: the decision sees time after its wait.
-      const at = this.clock.now();
-      // A synchronous decision is applied in the same turn it was made, so checks against
-      // shared indexes (unique addresses, references) cannot be overtaken in between.
-      const decided = decide(at);
-      let decision: Decision<E, R>;
-      if (decided instanceof Promise) {
-        decision = await decided;
-        if (this.#closed) throw new EngineClosedError();
-      } else {
-        decision = decided;
-      }
+      at = this.clock.now();
+      decided = decide(at);
+    } catch (err) {
+      this.#leaveAll(held);
+      return Promise.reject(err);
+    }
+    // A synchronous decision is applied in the same turn it was made, so checks against
+    // shared indexes (unique addresses, references) cannot be overtaken in between.
+    if (!(decided instanceof Promise)) return this.#commit(held, decided, at, extra);
+    return decided.then(
+      (decision) => {
+        if (this.#closed) {
+          this.#leaveAll(held);
+          throw new EngineClosedError();
+        }
+        return this.#commit(held, decision, at, extra);
+      },
+      (err: unknown) => {
+        this.#leaveAll(held);
+        throw err;
+      },
+    );
+  }
+
+  /** Applies and appends the decision as one entry, releases the actors, answers once durable. */
+  #commit<R>(held: Mailbox[], decision: Decision<E, R>, at: number, extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined): Promise<R> {
+    let seq = 0;
+    let reply: R;
+    try {
       const events = decision.events;
       if (this.#effects.size + events.length > this.#maxEffects) this.#checkEffectRoom(events);
       let applied = false;
@@ -299,16 +328,16 @@ export class Engine<E extends DomainEvent, T> {
         if (applied) throw this.#fatal('a decision failed after it was applied', asError(err));
         throw err;
       }
+    } catch (err) {
+      return Promise.reject(err);
     } finally {
-      for (const mailbox of held) this.#leave(mailbox);
+      this.#leaveAll(held);
     }
-    if (seq > 0) {
-      await this.#log.whenDurable(seq);
+    if (seq === 0) return this.settled().then(() => reply);
+    return this.#log.whenDurable(seq).then(() => {
       this.#maybeSnapshot();
-    } else {
-      await this.settled();
-    }
-    return reply;
+      return reply;
+    });
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */
@@ -659,6 +688,19 @@ export class Engine<E extends DomainEvent, T> {
     }
   }
 
+  /** Takes every mailbox at once if all are idle (nothing is taken otherwise). */
+  #tryEnter(actors: readonly string[]): Mailbox[] | undefined {
+    if (actors.length === 0) return [];
+    if (actors.length > 1) return undefined;
+    const id = actors[0]!;
+    let mailbox = this.#mailboxes.get(id);
+    if (mailbox === undefined) {
+      mailbox = new Mailbox(id);
+      this.#mailboxes.set(id, mailbox);
+    }
+    return mailbox.tryEnter() ? [mailbox] : undefined;
+  }
+
   async #enter(actors: readonly string[]): Promise<Mailbox[]> {
     const ids = actors.length <= 1 ? actors : [...new Set(actors)].sort();
     const held: Mailbox[] = [];
@@ -673,10 +715,14 @@ export class Engine<E extends DomainEvent, T> {
         held.push(mailbox);
       }
     } catch (err) {
-      for (const mailbox of held) this.#leave(mailbox);
+      this.#leaveAll(held);
       throw err;
     }
     return held;
+  }
+
+  #leaveAll(held: readonly Mailbox[]): void {
+    for (const mailbox of held) this.#leave(mailbox);
   }
 
   #leave(mailbox: Mailbox): void {

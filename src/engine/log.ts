@@ -1,8 +1,10 @@
-// The write-ahead log: every accepted message is one entry, keyed by a gapless,
-// increasing sequence (written in lmdb append mode), stored versioned and checksummed
-// (format.ts) and verified on replay. Entries are committed in groups: every
-// entry appended in one event-loop turn shares one transaction and one fsync, and lmdb
-// starts the next group while the previous one syncs. A reply waits for `whenDurable(seq)`.
+// The write-ahead log: every accepted message is one entry, numbered by a gapless,
+// increasing sequence and verified on replay. Entries are committed in groups: every entry
+// appended in one event-loop turn goes into ONE lmdb value (keyed by its first sequence,
+// written in append mode, versioned and checksummed by format.ts), one transaction and
+// one fsync, and lmdb starts the next group while the previous one syncs. A reply waits
+// for `whenDurable(seq)`. Stores written before groups hold one entry per value (format
+// version 1); they read as groups of one.
 //
 // The in-memory state is applied before its entry is durable (so an actor does not wait
 // for the disk between messages); replies, and reads, wait for durability instead. If a
@@ -20,6 +22,8 @@ export interface LogEntry<E> {
 
 /** Entries waiting for their flush are bounded; past this, new work is refused (429). */
 export const MAX_PENDING_ENTRIES = 50_000;
+/** Entries per log value: a larger turn's entries are split, so one value's encoding stays short. */
+export const MAX_GROUP_ENTRIES = 2_048;
 
 export class LogFullError extends Error {
   constructor() {
@@ -46,9 +50,8 @@ export class WriteAheadLog<E> {
   #waiters: Waiter[] = [];
   #failure: Error | undefined;
   readonly #onFatal: (err: Error) => void;
-  /** The newest write of the current event-loop turn: its flush covers the whole group. */
-  #tail: { seq: number; written: Written } | undefined;
-  #tailHooked = false;
+  /** Entries appended in this event-loop turn, written as one group at its end. */
+  #group: Array<LogEntry<E>> = [];
   /** Flush statistics, for the bench and the health report. */
   flushes = 0;
   flushedEntries = 0;
@@ -58,7 +61,10 @@ export class WriteAheadLog<E> {
     this.#put = this.#db.put.bind(this.#db) as unknown as PutWithFlags;
     this.#onFatal = onFatal;
     let last = 0;
-    for (const key of this.#db.getKeys({ reverse: true, limit: 1 })) last = key;
+    for (const { key, value } of this.#db.getRange({ reverse: true, limit: 1 })) {
+      const group = decodeGroup<E>(key, value);
+      last = group[group.length - 1]!.seq;
+    }
     this.#lastSeq = last;
     this.#durableSeq = last;
   }
@@ -88,37 +94,43 @@ export class WriteAheadLog<E> {
   }
 
   /**
-   * Assigns the next sequence and hands the entry to lmdb, which encodes it now and
-   * commits every write of this event-loop turn in one transaction (the group). The
-   * group is durable when the flush of its last write is.
+   * Assigns the next sequence and queues the entry for this event-loop turn's group, which
+   * is encoded and handed to lmdb (one value, one transaction) at the end of the turn. The
+   * group is durable when its flush is. Events must not change after they are appended.
    */
   append(at: number, events: E[]): number {
     if (this.#failure !== undefined) throw this.#failure;
     const seq = ++this.#lastSeq;
-    const entry: LogEntry<E> = { seq, at, events };
-    this.#tail = { seq, written: this.#put(seq, encodeStored(entry), { append: true }) };
-    if (!this.#tailHooked) {
-      this.#tailHooked = true;
-      setImmediate(() => this.#hookTail());
-    }
+    if (this.#group.length === 0) setImmediate(() => this.#writeGroup());
+    this.#group.push({ seq, at, events });
     return seq;
   }
 
-  #hookTail(): void {
-    this.#tailHooked = false;
-    const tail = this.#tail;
-    if (tail === undefined) return;
-    this.#tail = undefined;
-    // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
-    // and rejects only the commit promise: the group is durable when both succeeded.
-    const flushed = tail.written.flushed ?? tail.written;
-    Promise.all([tail.written, flushed]).then(
-      ([committed]) => {
-        if (committed) this.#flushedThrough(tail.seq);
-        else this.#fail(new Error(`lmdb refused the write of entry ${tail.seq}`));
-      },
-      (err: unknown) => this.#fail(err),
-    );
+  #writeGroup(): void {
+    const group = this.#group;
+    this.#group = [];
+    try {
+      for (let start = 0; start < group.length; start += MAX_GROUP_ENTRIES) {
+        const part = group.slice(start, start + MAX_GROUP_ENTRIES);
+        const first = part[0]!.seq;
+        const last = part[part.length - 1]!.seq;
+        const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
+        const written = this.#put(first, encodeStored([first, entries] satisfies StoredGroup<E>), { append: true });
+        // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
+        // and rejects only the commit promise: the group is durable when both succeeded.
+        const flushed = written.flushed ?? written;
+        Promise.all([written, flushed]).then(
+          ([committed]) => {
+            if (committed) this.#flushedThrough(last);
+            else this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
+          },
+          (err: unknown) => this.#fail(err),
+        );
+      }
+    } catch (err) {
+      // An entry that cannot be encoded: it is applied in memory, so nothing may go on.
+      this.#fail(err);
+    }
   }
 
   #flushedThrough(seq: number): void {
@@ -160,42 +172,65 @@ export class WriteAheadLog<E> {
 
   /** Entries after `seq`, in order and verified: the tail that recovery replays. */
   *readAfter(seq: number): Generator<LogEntry<E>> {
-    for (const { key, value } of this.#db.getRange({ start: seq + 1 })) yield decodeEntry<E>(key, value);
+    // The group holding seq + 1 may start before it (a snapshot can fall inside a group).
+    let start = seq + 1;
+    for (const key of this.#db.getKeys({ start: seq + 1, reverse: true, limit: 1 })) start = key;
+    for (const { key, value } of this.#db.getRange({ start })) {
+      for (const entry of decodeGroup<E>(key, value)) if (entry.seq > seq) yield entry;
+    }
   }
 
+  /** How many entries follow `seq` (for progress reports). */
   countAfter(seq: number): number {
-    return this.#db.getKeysCount({ start: seq + 1 });
+    return Math.max(0, this.#lastSeq - seq);
   }
 
   /**
-   * Removes entries up to and including `seq` (covered by a durable snapshot). Keys are
-   * consecutive sequences, so they are removed by number, without a scan, at most
-   * TRIM_CHUNK per batch: no long stretch on the event loop.
+   * Removes the groups whose entries all lie at or before `seq` (covered by a durable
+   * snapshot); a group that straddles it stays until a later trim.
    */
   async trimThrough(seq: number): Promise<number> {
-    let first: number | undefined;
-    for (const key of this.#db.getKeys({ limit: 1 })) first = key;
-    if (first === undefined || first > seq) return 0;
-    for (let from = first; from <= seq; from += TRIM_CHUNK) {
-      const to = Math.min(seq, from + TRIM_CHUNK - 1);
+    const keys: number[] = [];
+    for (const key of this.#db.getKeys({ end: seq + 2 })) keys.push(key);
+    // Each key but the last is followed by a group starting at most at seq + 1: it ends by seq.
+    // The last group's end is known only from its successor, which lies past seq + 1.
+    keys.pop();
+    let removed = 0;
+    const CHUNK = 2_000;
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const slice = keys.slice(i, i + CHUNK);
       // A batch: the removals run in lmdb's write thread, not on the event loop.
       await this.#db.batch(() => {
-        for (let key = from; key <= to; key++) this.#db.remove(key);
+        for (const key of slice) this.#db.remove(key);
       });
+      removed += slice.length;
     }
-    return seq - first + 1;
+    return removed;
   }
 }
 
-/** Log entries removed per batch when the log is trimmed. */
-const TRIM_CHUNK = 2_000;
+/** A stored entry within its group: its sequence is the group's first plus its position. */
+type StoredEntry<E> = [at: number, events: E[]];
+type StoredGroup<E> = [first: number, entries: Array<StoredEntry<E>>];
 
-/** Verifies and decodes one stored entry; every format version is read here. */
-export function decodeEntry<E>(seq: number, bytes: Uint8Array): LogEntry<E> {
-  const where = `log entry ${seq}`;
-  const entry = decodeStored(bytes, where) as LogEntry<E>;
-  if (entry === null || typeof entry !== 'object' || entry.seq !== seq || typeof entry.at !== 'number' || !Array.isArray(entry.events)) {
+/**
+ * Verifies and decodes one stored log value into its entries; every format version is read
+ * here (version 1: one `{seq, at, events}` entry per value).
+ */
+export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E>> {
+  const where = `log entry ${key}`;
+  const decoded = decodeStored(bytes, where);
+  if (Array.isArray(decoded)) {
+    const [first, entries] = decoded as StoredGroup<E>;
+    if (first !== key || !Array.isArray(entries) || entries.length === 0) throw new StoreCorruptError(where, 'not a log group for this sequence');
+    return entries.map(([at, events], i) => {
+      if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
+      return { seq: key + i, at, events };
+    });
+  }
+  const entry = decoded as LogEntry<E>;
+  if (entry === null || typeof entry !== 'object' || entry.seq !== key || typeof entry.at !== 'number' || !Array.isArray(entry.events)) {
     throw new StoreCorruptError(where, 'not a log entry for this sequence');
   }
-  return entry;
+  return [entry];
 }

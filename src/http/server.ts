@@ -350,10 +350,17 @@ async function handle(
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
-  const capped = (decide: Decide): Decide => async (at) => {
-    const decision = await decide(at);
-    checkWebhookRoom(services, env.id, decision.events);
-    return decision;
+  // Keeps a synchronous decision synchronous (the engine applies it in the same turn).
+  const capped = (decide: Decide): Decide => (at) => {
+    const decided = decide(at);
+    if (decided instanceof Promise) {
+      return decided.then((decision) => {
+        checkWebhookRoom(services, env.id, decision.events);
+        return decision;
+      });
+    }
+    checkWebhookRoom(services, env.id, decided.events);
+    return decided;
   };
   if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
@@ -445,7 +452,7 @@ function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   } catch {
     throw invalidField('body', 'malformed JSON');
   }
-  checkJsonShape(json);
+  checkJsonShape(json, text);
   return json;
 }
 

@@ -88,30 +88,48 @@ export const MAX_DEPTH = 32;
 const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * One pass over a parsed body, without recursion (a deep body must not exhaust the stack
- * here or in anything that walks it later): refuses nesting past MAX_DEPTH and strings or
- * keys with lone surrogates, which UTF-8 storage would turn into U+FFFD, so recovery
- * would not rebuild what was acknowledged. The pending stack holds at most the values of
- * one body (1 MiB), so it is bounded by the body limit.
+ * One pass over a parsed body: refuses nesting past MAX_DEPTH and strings or keys with lone
+ * surrogates, which UTF-8 storage would turn into U+FFFD, so recovery would not rebuild
+ * what was acknowledged. A lone surrogate can only come from a `\uD800`-`\uDFFF` escape
+ * (the body was strict UTF-8), so `text` without one skips those checks. Recursion is
+ * bounded: it goes no deeper than MAX_DEPTH levels. The field path of a problem is built
+ * only once one is found.
  */
-export function checkJsonShape(body: unknown): void {
-  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, path, depth } = next;
-    if (typeof value === 'string') {
-      if (!isWellFormed(value)) throw invalidInput([{ field: path === '' ? 'body' : path, message: 'must be well-formed Unicode (no lone surrogates)' }]);
-      continue;
+export function checkJsonShape(body: unknown, text: string): void {
+  const problem = shapeProblem(body, 0, SURROGATE_ESCAPE.test(text));
+  if (problem === undefined) return;
+  if (problem.kind === 'depth') throw invalidInput([{ field: 'body', message: `must not nest deeper than ${MAX_DEPTH} levels` }]);
+  const field = problem.path.length === 0 ? 'body' : problem.path.join('.');
+  if (problem.kind === 'key') throw invalidInput([{ field, message: 'property names must be well-formed Unicode (no lone surrogates)' }]);
+  throw invalidInput([{ field, message: 'must be well-formed Unicode (no lone surrogates)' }]);
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
+
+/** A string or key that is not well-formed (`path` leads to it, or to the key's object), or nesting too deep. */
+type ShapeProblem = { kind: 'depth' } | { kind: 'string' | 'key'; path: string[] };
+
+function shapeProblem(value: unknown, depth: number, surrogates: boolean): ShapeProblem | undefined {
+  if (typeof value === 'string') return surrogates && !isWellFormed(value) ? { kind: 'string', path: [] } : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_DEPTH) return { kind: 'depth' };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = shapeProblem(value[i], depth + 1, surrogates);
+      if (problem !== undefined) return within(problem, String(i));
     }
-    if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_DEPTH) throw invalidInput([{ field: 'body', message: `must not nest deeper than ${MAX_DEPTH} levels` }]);
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) pending.push({ value: value[i], path: path === '' ? String(i) : `${path}.${i}`, depth: depth + 1 });
-      continue;
-    }
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      const itemPath = path === '' ? key : `${path}.${key}`;
-      if (!isWellFormed(key)) throw invalidInput([{ field: path === '' ? 'body' : path, message: 'property names must be well-formed Unicode (no lone surrogates)' }]);
-      pending.push({ value: item, path: itemPath, depth: depth + 1 });
-    }
+    return undefined;
   }
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    if (surrogates && !isWellFormed(key)) return { kind: 'key', path: [] };
+    const problem = shapeProblem(object[key], depth + 1, surrogates);
+    if (problem !== undefined) return within(problem, key);
+  }
+  return undefined;
+}
+
+function within(problem: ShapeProblem, step: string): ShapeProblem {
+  if (problem.kind !== 'depth') problem.path.unshift(step);
+  return problem;
 }

@@ -19,7 +19,7 @@
 import type { Clock } from '../engine/clock.js';
 import type { Engine } from '../engine/engine.js';
 import { newId } from '../engine/ids.js';
-import { decideAttempt, webhookBody, type DeliveryAttempt, type WebhookEvent } from '../../actors/webhook-event.js';
+import { decideAttempt, reportedTransactionId, webhookBody, type DeliveryAttempt, type WebhookEvent } from '../../actors/webhook-event.js';
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
 import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
 import type { EngineEvent } from '../engine/state-machine.js';
@@ -189,7 +189,7 @@ export class WebhookDelivery {
     const attempt: DeliveryAttempt = { at, statusCode: outcome.statusCode, ms: outcome.ms };
     // An approval webhook's answer decides its payment, in the entry that logs the answer,
     // held on the account that owns the transaction.
-    const approvalOf = head.approval === true ? head.transaction?.id : undefined;
+    const approvalOf = head.approval === true ? reportedTransactionId(head) : undefined;
     const accountId = approvalOf === undefined ? undefined : world.transactions.get(approvalOf)?.accountId;
     try {
       await engine.exec(accountId === undefined ? [head.id] : [head.id, accountId], (decidedAt) => {

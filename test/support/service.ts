@@ -197,3 +197,14 @@ export function rawExchange(port: number, payload: string | Buffer, expect: Read
     });
   });
 }
+
+/** The 200 answers to GETs of `paths`, by path: what a client reading the service sees. */
+export async function answersTo(svc: TestService, paths: readonly string[]): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const path of paths) {
+    const res = await svc.request('GET', path);
+    assert.equal(res.status, 200, `${path}: ${res.text}`);
+    out[path] = res.body;
+  }
+  return out;
+}

@@ -1,0 +1,277 @@
+// Load to a million customers: the service as a child on a fresh data directory, filled with
+// durable POST /customers from the raw keep-alive generators (closed loop, as fast as it
+// answers), measured step by step as the store grows.
+//
+//   npm run bench:scale -- --customers 1000000            # the issue's figure (long: tens of minutes)
+//   npm run bench:scale -- --customers 20000 --step 5000  # a quick look
+//   npm run bench:scale -- --customers 1000000 --service-node-options="--max-old-space-size=8192" --keep-data
+//
+// After each step (default 100k customers) it reads /healthz: RSS, heap used, data.mdb on disk.
+// Per customer = (figure now - figure before loading) / customers so far. The verdict compares
+// the last step's req/s with the first (aim: within 20%) and RSS per customer with 2 KB.
+// With --keep-data the service is killed with SIGKILL at the end (its log as written, for
+// `npm run bench:recovery -- --data DIR`), otherwise stopped with SIGTERM and the directory removed.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { keep, processRss, removeOnExit, stop } from './support/children.js';
+import { createCustomers, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild } from './support/service.js';
+import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
+
+/** Aims of issue 10. */
+const AIM_STEADY = 0.8;
+const AIM_BYTES_PER_CUSTOMER = 2048;
+const MiB = 1024 * 1024;
+
+const { values: flags } = parseArgs({
+  options: {
+    customers: { type: 'string', default: '1000000' },
+    step: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '64' },
+    'load-processes': { type: 'string', default: '1' },
+    'service-node-options': { type: 'string', default: '' },
+    'snapshot-every-entries': { type: 'string' },
+    'keep-data': { type: 'boolean', default: false },
+    'trace-gc': { type: 'boolean', default: false },
+    json: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (flags.help === true) {
+  console.log(`usage: node dist/bench/scale.js [options]
+  --customers N                 customers to create (default 1000000)
+  --step N                      a row every N customers (default 100000)
+  --connections N               keep-alive connections, one request in flight each (default 64)
+  --load-processes N            load generator processes sharing them (default 1)
+  --service-node-options="..."  node flags for the service, e.g. "--max-old-space-size=8192"
+  --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES (default: the service's own)
+  --keep-data                   keep the data directory; the service is then killed with SIGKILL at the end
+  --trace-gc                    run the service with --trace-gc and add its GC pauses per step to the table
+  --json FILE                   also write the rows and the verdict as JSON`);
+  process.exit(0);
+}
+
+function positive(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+  return n;
+}
+
+const customers = positive('customers', flags.customers);
+const step = positive('step', flags.step);
+const connections = positive('connections', flags.connections);
+const loadProcesses = positive('load-processes', flags['load-processes']);
+const traceGc = flags['trace-gc'];
+const nodeOptions = [...flags['service-node-options'].split(' ').filter((a) => a !== ''), ...(traceGc ? ['--trace-gc'] : [])];
+/**
+ * A --trace-gc line: `[pid:0x..]  1234 ms: Scavenge 45.2 (60.1) -> 40.3 (61.1) MB, 2.34 / 0.00 ms ...`;
+ * the first figure after MB is the pause on the main thread.
+ */
+const GC_LINE = /\d ms: ([A-Za-z-]+)[^,]*MB, ([\d.]+) \/ [\d.]+ ms/;
+const snapshotEvery = flags['snapshot-every-entries'];
+if (snapshotEvery !== undefined) positive('snapshot-every-entries', snapshotEvery);
+
+/** GC pauses the service reported (--trace-gc) during a step. */
+interface GcPauses {
+  /** Young generation (Scavenge, Minor Mark-Compact). */
+  youngMs: number;
+  /** Old generation (Mark-Compact, Mark-sweep). */
+  oldMs: number;
+  longestMs: number;
+}
+
+interface Row {
+  customers: number;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  /** Snapshots the service reported during the step. */
+  snapshots: number;
+  rss: number;
+  anonRss: number;
+  heapUsed: number;
+  storeBytes: number;
+  rssPerCustomer: number;
+  anonRssPerCustomer: number;
+  heapPerCustomer: number;
+  storePerCustomer: number;
+  /** The step's wall time (ms). */
+  elapsedMs: number;
+  gc: GcPauses;
+}
+
+interface Figures {
+  rss: number;
+  /** Anonymous RSS: RSS without file-backed pages (lmdb's map of data.mdb, code). */
+  anonRss: number;
+  heapUsed: number;
+  storeBytes: number;
+}
+
+function figures(h: Health, pid: number | undefined): Figures {
+  if (h.memory === undefined || h.store === undefined) throw new Error('/healthz reports no memory or store figures: this service predates the scale benches');
+  const rss = processRss(pid);
+  if (rss === undefined) throw new Error(`cannot read /proc/${pid}/status for the service's anonymous RSS`);
+  return { rss: h.memory.rss, anonRss: rss.anon, heapUsed: h.memory.heapUsed, storeBytes: h.store.dataFileBytes };
+}
+
+async function main(): Promise<number> {
+  const failures: string[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-scale-'));
+  if (flags['keep-data']) keep(dataDir);
+  else removeOnExit(dataDir);
+  console.log(
+    `# Scale: Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; ${fmtInt(customers)} customers ` +
+      `in steps of ${fmtInt(step)}; ${connections} keep-alive connections, ${loadProcesses} load-generator process(es)` +
+      (nodeOptions.length > 0 ? `; service node options: ${nodeOptions.join(' ')}` : '') +
+      (snapshotEvery !== undefined ? `; SNAPSHOT_EVERY_ENTRIES=${snapshotEvery}` : '') +
+      '\n',
+  );
+
+  let snapshotsSeen = 0;
+  let gc: GcPauses = { youngMs: 0, oldMs: 0, longestMs: 0 };
+  let service: ServiceChild | undefined;
+  const rows: Row[] = [];
+  let baseline: Figures;
+  try {
+    service = await startServiceChild({
+      dataDir: join(dataDir, 'db'),
+      nodeOptions,
+      env: snapshotEvery === undefined ? {} : { SNAPSHOT_EVERY_ENTRIES: snapshotEvery },
+      onLine: (line) => {
+        if (line.startsWith('snapshot at ')) snapshotsSeen++;
+        const pause = traceGc ? GC_LINE.exec(line) : null;
+        if (pause !== null) {
+          const ms = Number(pause[2]);
+          if (pause[1] === 'Scavenge' || pause[1] === 'Minor') gc.youngMs += ms;
+          else gc.oldMs += ms;
+          gc.longestMs = Math.max(gc.longestMs, ms);
+        }
+      },
+    });
+    const authorization = sandboxAuthorization(service.dataDir);
+    baseline = figures(await health(service.port), service.child.pid);
+    const startSeq = (await health(service.port)).lastSeq;
+    let created = 0;
+    while (created < customers) {
+      const count = Math.min(step, customers - created);
+      const snapshotsBefore = snapshotsSeen;
+      gc = { youngMs: 0, oldMs: 0, longestMs: 0 };
+      process.stderr.write(`creating customers ${fmtInt(created + 1)} to ${fmtInt(created + count)} ...\n`);
+      const r = await createCustomers(service, authorization, count, { connections, processes: loadProcesses }, `customers to ${fmtInt(created + count)}`);
+      const problems = loadFailures(r);
+      if (problems.length > 0) {
+        failures.push(...problems);
+        const exit = service.child.exitCode ?? service.child.signalCode;
+        if (exit !== null) {
+          // A V8 abort ends in a native stack trace: its FATAL ERROR line says why.
+          const why = service.output.filter((line) => /fatal|out of memory/i.test(line)).slice(-3);
+          failures.push(`the service exited (${exit}) after about ${fmtInt(created)} customers:\n    ${(why.length > 0 ? why : service.output.slice(-5)).join('\n    ')}`);
+        }
+        break;
+      }
+      created += r.statuses['201'] ?? 0;
+      const h = await health(service.port);
+      const now = figures(h, service.child.pid);
+      if (h.lastSeq - startSeq !== created) failures.push(`${created} customers created (201) but ${h.lastSeq - startSeq} log entries appended`);
+      rows.push({
+        customers: created,
+        requestsPerSecond: r.requestsPerSecond,
+        p50: r.p50,
+        p99: r.p99,
+        snapshots: snapshotsSeen - snapshotsBefore,
+        ...now,
+        rssPerCustomer: (now.rss - baseline.rss) / created,
+        anonRssPerCustomer: (now.anonRss - baseline.anonRss) / created,
+        heapPerCustomer: (now.heapUsed - baseline.heapUsed) / created,
+        storePerCustomer: (now.storeBytes - baseline.storeBytes) / created,
+        elapsedMs: r.elapsedMs,
+        gc,
+      });
+    }
+    if (failures.length === 0) {
+      const last = await health(service.port);
+      if (last.durableSeq !== last.lastSeq) failures.push('the log is not fully durable after the run');
+    }
+  } catch (err) {
+    if (service !== undefined) process.stderr.write(lastOutput(service));
+    throw err;
+  } finally {
+    if (service !== undefined) {
+      if (flags['keep-data']) {
+        await stop(service.child, 'SIGKILL');
+      } else {
+        const how = await stop(service.child, 'SIGTERM', 120_000);
+        if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
+      }
+    }
+  }
+
+  const gcHeader = traceGc ? ['GC % of step', 'scavenge ms', 'mark-compact ms', 'longest GC ms'] : [];
+  const header = ['customers', 'req/s', 'p50 ms', 'p99 ms', 'snapshots', 'RSS MiB', 'anon RSS MiB', 'heap used MiB', 'data.mdb MiB', 'RSS B/customer', 'anon RSS B/customer', 'heap B/customer', 'data.mdb B/customer', ...gcHeader];
+  console.log(
+    markdownTable(
+      header,
+      rows.map((r) => [
+        fmtInt(r.customers),
+        fmtInt(r.requestsPerSecond),
+        fmtMs(r.p50),
+        fmtMs(r.p99),
+        String(r.snapshots),
+        (r.rss / MiB).toFixed(0),
+        (r.anonRss / MiB).toFixed(0),
+        (r.heapUsed / MiB).toFixed(0),
+        (r.storeBytes / MiB).toFixed(0),
+        fmtInt(r.rssPerCustomer),
+        fmtInt(r.anonRssPerCustomer),
+        fmtInt(r.heapPerCustomer),
+        fmtInt(r.storePerCustomer),
+        ...(traceGc
+          ? [`${(((r.gc.youngMs + r.gc.oldMs) / r.elapsedMs) * 100).toFixed(0)}%`, fmtInt(r.gc.youngMs), fmtInt(r.gc.oldMs), fmtMs(r.gc.longestMs)]
+          : []),
+      ]),
+      header.map(() => true),
+    ),
+  );
+  console.log('');
+  console.log(`- baseline before loading: RSS ${(baseline!.rss / MiB).toFixed(0)} MiB (anon ${(baseline!.anonRss / MiB).toFixed(0)}), heap used ${(baseline!.heapUsed / MiB).toFixed(0)} MiB, data.mdb ${(baseline!.storeBytes / MiB).toFixed(1)} MiB`);
+  console.log(
+    '- req/s, p50 and p99 are over each step; snapshots = automatic snapshots the service reported during it; heap used includes garbage not yet collected; ' +
+      'anon RSS = RSS without file-backed pages (lmdb maps data.mdb: the pages it touched count in RSS)',
+  );
+  const first = rows[0];
+  const final = rows.at(-1);
+  let steady: number | undefined;
+  if (first !== undefined && final !== undefined && rows.length > 1) {
+    steady = final.requestsPerSecond / first.requestsPerSecond;
+    console.log(`- last step against the first: ${steady.toFixed(2)}× req/s — aim within 20% (≥ ${AIM_STEADY}): ${steady >= AIM_STEADY ? 'MET' : 'NOT MET'}`);
+    const rates = rows.map((r) => r.requestsPerSecond);
+    console.log(`- slowest step against the fastest: ${(Math.min(...rates) / Math.max(...rates)).toFixed(2)}×`);
+  }
+  if (final !== undefined) {
+    console.log(
+      `- RSS per customer at ${fmtInt(final.customers)}: ${fmtInt(final.rssPerCustomer)} B (anon ${fmtInt(final.anonRssPerCustomer)} B, heap ${fmtInt(final.heapPerCustomer)} B) — aim < ${AIM_BYTES_PER_CUSTOMER} B: ` +
+        `${final.rssPerCustomer < AIM_BYTES_PER_CUSTOMER ? 'MET' : 'NOT MET'}`,
+    );
+  }
+  if (flags['keep-data']) console.log(`- data directory kept (service killed with SIGKILL): ${join(dataDir, 'db')}  →  npm run bench:recovery -- --data ${join(dataDir, 'db')}`);
+  if (flags.json !== undefined) {
+    writeFileSync(flags.json, JSON.stringify({ customers, step, connections, loadProcesses, nodeOptions, baseline: baseline!, rows, steady, failures }, null, 2));
+  }
+  if (failures.length > 0) {
+    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`scale bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);
