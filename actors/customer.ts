@@ -8,7 +8,7 @@ import { DomainError, invalidField } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -385,7 +385,7 @@ export function renderCustomer(c: Customer): CustomerView {
  */
 export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly idPrefix = 'Customer:';
-  readonly #customers = new Map<string, Customer>();
+  readonly #customers = new RecordMap<Customer>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #umaOwners = new Map<string, Map<string, string>>();
   readonly #lists = new SharedLists();

@@ -7,7 +7,7 @@ import type { AccountInfo } from './account-info.js';
 import { DomainError, invalidInput } from './errors.js';
 import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
-import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type ExternalAccountStatus = 'PENDING' | 'ACTIVE' | 'UNDER_REVIEW' | 'INACTIVE';
@@ -130,7 +130,7 @@ export function renderExternalAccount(a: ExternalAccount): ExternalAccountView {
  */
 export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAccountEvent> {
   readonly idPrefix = 'ExternalAccount:';
-  readonly #accounts = new Map<string, ExternalAccount>();
+  readonly #accounts = new RecordMap<ExternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byCustomer = new Map<string, SortedIds>();
   readonly #defaultDeposit = new Map<string, string>();

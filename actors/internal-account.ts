@@ -10,7 +10,7 @@ import { newId } from '../src/engine/ids.js';
 import type { Customer, CustomerEvent, Customers } from './customer.js';
 import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
-import { bucket, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
@@ -201,7 +201,7 @@ function assertBalance(accountId: string, balance: number): void {
  */
 export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
   readonly idPrefix = 'InternalAccount:';
-  readonly #accounts = new Map<string, InternalAccount>();
+  readonly #accounts = new RecordMap<InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byOwner = new Map<string, SortedIds>();
   /** The customers with a derived account that has a stored record (money moved through it). */

@@ -13,7 +13,7 @@
 // to be held for them. They are records (snapshotted like any other) rather than an index
 // rebuilt on restore, because the transactions that add up to them do not all stay in
 // flight: a settled payout's in-transit amount is gone, its fee stays.
-import type { Appliers, RecordKind } from './registry.js';
+import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
 
 export interface LedgerTotals {
@@ -43,7 +43,7 @@ export function ledgerId(envId: string, currency: string): string {
 
 export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
   readonly idPrefix = 'Ledger:';
-  readonly #totals = new Map<string, LedgerTotals>();
+  readonly #totals = new RecordMap<LedgerTotals>();
   readonly records: ReadonlyMap<string, LedgerTotals> = this.#totals;
 
   readonly appliers: Appliers<PaymentRecorded> = {

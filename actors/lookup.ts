@@ -18,7 +18,7 @@ import type { ExternalAccount } from './external-account.js';
 import { exchangeRate, pairRate } from './fx.js';
 import { defaultSupportedCurrency, SANDBOX_UMA_DOMAIN, type CounterpartyField, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
-import type { Appliers, RecordKind } from './registry.js';
+import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 /** How long a lookup can be used by a quote (CONTRACT.md). */
@@ -268,7 +268,7 @@ export function renderLookup(lookup: Lookup): LookupView {
  */
 export class Lookups implements RecordKind<Lookup, LookupEvent> {
   readonly idPrefix = 'Lookup:';
-  readonly #lookups = new Map<string, Lookup>();
+  readonly #lookups = new RecordMap<Lookup>();
   readonly #heldByEnv = new Map<string, number>();
   readonly records: ReadonlyMap<string, Lookup> = this.#lookups;
 

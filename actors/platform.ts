@@ -5,7 +5,7 @@
 import { newId } from '../src/engine/ids.js';
 import { invalidField } from './errors.js';
 import { CURRENCIES } from './reference.js';
-import type { Appliers, RecordKind } from './registry.js';
+import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type Environment = 'sandbox' | 'production';
@@ -341,7 +341,7 @@ function checkWebhookUrl(value: string): void {
 /** The platform environments, and the API-token index authentication reads. */
 export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
   readonly idPrefix = 'Platform:';
-  readonly #envs = new Map<string, PlatformEnv>();
+  readonly #envs = new RecordMap<PlatformEnv>();
   readonly #tokens = new Map<string, { envId: string; secretHash: string }>();
   readonly records: ReadonlyMap<string, PlatformEnv> = this.#envs;
 

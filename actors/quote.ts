@@ -14,7 +14,7 @@ import { fundingReference, POOL_ACCOUNT, type InternalAccount } from './internal
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { QuoteEvent, PaymentRecorded } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
@@ -302,7 +302,7 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
  */
 export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   readonly idPrefix = 'Quote:';
-  readonly #quotes = new Map<string, Quote>();
+  readonly #quotes = new RecordMap<Quote>();
   readonly #byEnv = new Map<string, SortedIds>();
   /** REALTIME_FUNDING quotes by funding reference (references are unique: they encode the quote id). */
   readonly #byReference = new Map<string, string>();

@@ -5,8 +5,10 @@
 // into the engine's StateMachine: `apply` looks the event type up in a map (one event type
 // may change several kinds: a created customer also brings its internal accounts),
 // `restore` routes each record by its id prefix, `capture` and `checkInvariants` visit
-// every kind. Adding a kind is registering it; nothing here changes.
-import type { DomainImage, DomainEvent, StateMachine } from '../src/engine/state-machine.js';
+// every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a set
+// the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
+// kind is registering it; nothing here changes.
+import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /** How each event type in `E` changes one kind's records. */
@@ -22,7 +24,10 @@ export interface RecordKind<R, E extends DomainEvent> {
   readonly idPrefix: string;
   /** The event types this kind applies; `apply` must not fail for a decided event. */
   readonly appliers: Appliers<E>;
-  /** Every record by id. Records are immutable (replaced, never mutated): a snapshot holds references. */
+  /**
+   * Every record by id, a `RecordMap` (so snapshots see every change). Records are immutable
+   * (replaced, never mutated): a snapshot holds references.
+   */
   readonly records: ReadonlyMap<string, R>;
   /** Puts a record read back from a snapshot, with its index entries. */
   restore(record: R): void;
@@ -40,10 +45,13 @@ export interface IdWalk<S> {
   walk(order: 'asc' | 'desc', visit: (id: string, summary: S) => void): void;
 }
 
+/** A kind's stored records by id; the registry it is registered with learns of every change. */
+export class RecordMap<R> extends ChangeTrackingMap<string, R> {}
+
 type Applier = (event: DomainEvent, at: number) => void;
 
 interface Registered {
-  readonly records: ReadonlyMap<string, unknown>;
+  readonly records: RecordMap<unknown>;
   restore(record: unknown): void;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
@@ -53,12 +61,17 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly #appliers = new Map<string, Applier[]>();
   readonly #byPrefix = new Map<string, Registered>();
   readonly #kinds: Registered[] = [];
+  /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
+  readonly #changed = new Set<string>();
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends E>(kind: RecordKind<R, KE>): void {
     if (this.#byPrefix.has(kind.idPrefix)) throw new Error(`two record kinds use the id prefix ${kind.idPrefix}`);
+    // A plain Map would change records behind the snapshots' back.
+    if (!(kind.records instanceof RecordMap)) throw new Error(`the records of kind ${kind.idPrefix} are not a RecordMap`);
+    kind.records.track(this.#changed);
     const registered: Registered = {
-      records: kind.records,
+      records: kind.records as RecordMap<unknown>,
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record) => kind.restore(record as R),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
@@ -82,17 +95,43 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   capture(): DomainImage {
+    this.#changed.clear();
     const image: Array<readonly [string, unknown]> = [];
     for (const kind of this.#kinds) for (const entry of kind.records) image.push(entry);
     return image;
   }
 
-  restore(image: DomainImage): void {
-    for (const [id, record] of image) {
-      const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
-      if (kind === undefined) throw new Error(`snapshot holds a record of unknown kind: ${id}`);
-      kind.restore(record);
+  captureColumns(): DomainColumns {
+    this.#changed.clear();
+    const ids: string[] = [];
+    const records: unknown[] = [];
+    for (const kind of this.#kinds) {
+      for (const id of kind.records.keys()) ids.push(id);
+      for (const record of kind.records.values()) records.push(record);
     }
+    return { ids, records };
+  }
+
+  captureChanges(): DomainChanges {
+    const changes: Array<readonly [string, unknown]> = [];
+    for (const id of this.#changed) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
+    this.#changed.clear();
+    return changes;
+  }
+
+  restore(image: DomainImage): void {
+    // What a snapshot holds is not a change: not noted at all (a million Set entries saved).
+    for (const kind of this.#kinds) kind.records.track(undefined);
+    try {
+      for (const [id, record] of image) {
+        const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
+        if (kind === undefined) throw new Error(`snapshot holds a record of unknown kind: ${id}`);
+        kind.restore(record);
+      }
+    } finally {
+      for (const kind of this.#kinds) kind.records.track(this.#changed);
+    }
+    this.#changed.clear();
   }
 
   checkInvariants(): string[] {

@@ -19,7 +19,7 @@ import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
 import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteStatus } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
-import { bucket, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
@@ -319,7 +319,7 @@ export function withStatus(tx: Transaction, status: TransactionStatus, at: numbe
  */
 export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   readonly idPrefix = 'Transaction:';
-  readonly #transactions = new Map<string, Transaction>();
+  readonly #transactions = new RecordMap<Transaction>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byCustomer = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, Transaction> = this.#transactions;

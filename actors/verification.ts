@@ -9,7 +9,7 @@
 import { newId } from '../src/engine/ids.js';
 import type { Customer } from './customer.js';
 import type { Environment } from './platform.js';
-import type { Appliers, RecordKind } from './registry.js';
+import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type CheckStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -92,7 +92,7 @@ export function decideCreateVerification(envId: string, environment: Environment
 
 export class Verifications implements RecordKind<Verification, VerificationEvent> {
   readonly idPrefix = 'Verification:';
-  readonly #records = new Map<string, Verification>();
+  readonly #records = new RecordMap<Verification>();
   readonly records: ReadonlyMap<string, Verification> = this.#records;
 
   readonly appliers: Appliers<VerificationEvent> = {

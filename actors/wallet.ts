@@ -15,7 +15,7 @@
 // Sessions and requests are removed by durable timers at their expiry.
 import { DomainError, unauthorized } from './errors.js';
 import type { InternalAccount } from './internal-account.js';
-import type { Appliers, RecordKind, RecordLookup } from './registry.js';
+import { RecordMap, type Appliers, type RecordKind, type RecordLookup } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type CredentialType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
@@ -310,7 +310,7 @@ export function decideTimer(wallet: Wallet | undefined, message: WalletTimerMess
  */
 export class Wallets implements RecordKind<Wallet, WalletEvent> {
   readonly idPrefix = 'Wallet:';
-  readonly #wallets = new Map<string, Wallet>();
+  readonly #wallets = new RecordMap<Wallet>();
   readonly #byMember = new Map<string, string>();
   readonly records: ReadonlyMap<string, Wallet> = this.#wallets;
 

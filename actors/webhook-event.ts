@@ -10,7 +10,7 @@
 // rendered when it is delivered or read. The log names the record only: the event is
 // applied after the transactions and postings of its own entry, which recreate it.
 import type { Appliers, RecordKind } from './registry.js';
-import { bucket, type SortedIds } from './registry.js';
+import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
@@ -186,7 +186,7 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  */
 export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded | WebhookDeliveryEvent> {
   readonly idPrefix = 'Webhook:';
-  readonly #events = new Map<string, WebhookEvent>();
+  readonly #events = new RecordMap<WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #pendingByEnv = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;

@@ -1,4 +1,4 @@
-// The stored form: every log entry and snapshot chunk is versioned and checksummed and
+// The stored form: every log entry and snapshot value is versioned and checksummed and
 // verified on replay; gaps are refused; a snapshot abandoned by a crash is cleaned up.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -140,48 +140,47 @@ describe('engine store format', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses a snapshot chunk with a flipped byte, naming the snapshot and chunk', async () => {
+  it('refuses a snapshot value with a flipped byte, naming the snapshot and the record', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     await storeWith(dir, clock, 4, 3);
     await withStore(dir, (root) => {
-      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
-      const key = [1, 'records', 0];
-      const stored = snapshot.get(key)!;
-      snapshot.putSync(key, flipByte(stored, stored.length - 1));
+      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
+      const key = ['r', 'name', 1];
+      const stored = image.get(key)!;
+      image.putSync(key, flipByte(stored, stored.length - 1));
     });
-    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), records chunk 0: checksum mismatch/);
+    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), record name: checksum mismatch/);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('removes at start a previous snapshot that a crash left behind after the new manifest', async () => {
+  it('at start, ignores and removes values of an abandoned snapshot and versions a crash left behind', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const a = await openCounterEngine(dir, clock);
     await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
-    await a.engine.snapshot(); // generation 1
+    await a.engine.snapshot(); // generation 1, full
     await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
-    await a.engine.snapshot(); // generation 2, generation 1 dropped
+    await a.engine.snapshot(); // generation 2: x only, its generation 1 version removed
     await a.engine.close();
-    // The crash: generation 2's manifest is durable, generation 1's chunks were never removed.
-    const leaked: Key[] = [
-      [1, 'records', 0],
-      [1, 'idempotency', 0],
-    ];
     await withStore(dir, (root) => {
-      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
-      for (const key of leaked) snapshot.putSync(key, encodeStored([['x', 1]]));
+      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
+      assert.deepEqual([...image.getKeys()].filter(Array.isArray), [['r', 'x', 2]]);
+      // The crash: generation 2's manifest is durable, x's older version was never removed;
+      // and generation 3 was being written when the process died.
+      image.putSync(['r', 'x', 1], encodeStored(1));
+      image.putSync(['r', 'x', 3], encodeStored(50));
+      image.putSync(['r', 'ghost', 3], encodeStored(7));
     });
 
     const b = await openCounterEngine(dir, clock);
     assert.equal(b.counters.values.get('x'), 2);
-    assert.ok(b.reports.includes('recovery: removed 2 values of an abandoned snapshot'), b.reports.join('\n'));
+    assert.equal(b.counters.values.has('ghost'), false);
+    assert.ok(b.reports.includes('recovery: removed 3 values of an abandoned snapshot'), b.reports.join('\n'));
     await b.engine.close();
     await withStore(dir, (root) => {
-      const snapshot = root.openDB<Buffer, Key>({ name: 'snapshot', encoding: 'binary' });
-      const generations = new Set<unknown>();
-      for (const key of snapshot.getKeys()) if (Array.isArray(key)) generations.add(key[0]);
-      assert.deepEqual([...generations], [2]);
+      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
+      assert.deepEqual([...image.getKeys()].filter(Array.isArray), [['r', 'x', 2]]);
     });
     rmSync(dir, { recursive: true, force: true });
   });

@@ -4,7 +4,7 @@
 // by id prefix, capture, invariants that look at other kinds, and the refusals.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
+import { RecordMap, Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
 import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import { newPlatformEnv } from '../actors/platform.js';
@@ -20,7 +20,7 @@ type NoteEvent = { type: 'note.written'; note: Note } | { type: 'ping'; count: n
 
 class Notes implements RecordKind<Note, NoteEvent> {
   readonly idPrefix = 'Note:';
-  readonly #notes = new Map<string, Note>();
+  readonly #notes = new RecordMap<Note>();
   readonly records: ReadonlyMap<string, Note> = this.#notes;
   pings = 0;
   readonly appliers: Appliers<NoteEvent> = {
@@ -39,7 +39,7 @@ class Notes implements RecordKind<Note, NoteEvent> {
 
 class Pings implements RecordKind<never, Extract<NoteEvent, { type: 'ping' }>> {
   readonly idPrefix = 'Ping:';
-  readonly records: ReadonlyMap<string, never> = new Map<string, never>();
+  readonly records: ReadonlyMap<string, never> = new RecordMap<never>();
   seen = 0;
   readonly appliers: Appliers<Extract<NoteEvent, { type: 'ping' }>> = {
     ping: () => {
@@ -120,5 +120,43 @@ describe('record-kind registry', () => {
     assert.equal(restored.customers.umaOwner(env.id, world.customers.get(customerId)!.umaAddress), customerId);
     assert.deepEqual(restored.internalAccounts.idsOwnedBy(customerId), world.internalAccounts.idsOwnedBy(customerId));
     assert.deepEqual(restored.checkInvariants(), []);
+  });
+  it('notes every stored record a change touches, for incremental snapshots; restoring is not a change', () => {
+    const world = new World();
+    const at = Date.now();
+    const env = newPlatformEnv(
+      {
+        platformId: newId('Platform', at),
+        environment: 'sandbox',
+        token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
+        umaDomain: 'sandbox.uma.test',
+        isRegulatedFinancialInstitution: false,
+        webhookPublicKey: '04',
+        webhookPrivateKeySealed: new Uint8Array(0),
+      },
+      at,
+    );
+    world.apply({ type: 'platform.env.created', env }, at);
+    assert.deepEqual(world.captureChanges(), [[env.id, world.envs.get(env.id)]]);
+    const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
+    world.apply(created!, at);
+    const changes = world.captureChanges();
+    // Exactly the stored records the create added (the environment did not change).
+    assert.deepEqual(
+      [...changes].sort(),
+      world.capture().filter(([id]) => id !== env.id).sort(),
+    );
+    assert.ok(changes.some(([id]) => id === `Customer:${created!.type === 'customer.opened' ? created!.u : ''}`));
+    assert.deepEqual(world.captureChanges(), [], 'taken once');
+
+    const restored = new World();
+    restored.restore(world.capture());
+    assert.deepEqual(restored.captureChanges(), []);
+    // The columns a full snapshot takes hold what capture holds.
+    const { ids, records } = restored.captureColumns();
+    assert.deepEqual(
+      ids.map((id, i) => [id, records[i]]),
+      restored.capture(),
+    );
   });
 });

@@ -15,9 +15,10 @@ import { openStore } from './store.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
 import { Mailbox, MailboxFullError } from './mailbox.js';
-import { SnapshotStore } from './snapshot.js';
+import { IdempotencyTable } from './idempotency-table.js';
+import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
 import { TimerTable } from './timers.js';
-import type { DomainEvent, Effect, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
+import { ChangeTrackingMap, type DomainEvent, type Effect, type EngineEvent, type IdempotencyRecord, type StateMachine, type Timer } from './state-machine.js';
 
 export { LogFullError, MailboxFullError, StoreCorruptError };
 
@@ -109,16 +110,21 @@ export class Engine<E extends DomainEvent, T> {
   readonly #mailboxes = new Map<string, Mailbox>();
   readonly #timers: TimerTable<T>;
   /** Insertion-ordered by time, so expiry and eviction trim from the front. */
-  readonly #idempotency = new Map<string, IdempotencyRecord>();
+  readonly #idempotency = new IdempotencyTable();
   /** Evicting records before their 24 hours is reported once per process. */
   #evictionReported = false;
-  readonly #effects = new Map<string, Effect>();
+  readonly #effects = new ChangeTrackingMap<string, Effect>();
+  /** Effect ids added or removed since the last snapshot capture. */
+  readonly #effectsChanged = new Set<string>();
   readonly #runners = new Map<string, EffectRunner<E, never, unknown>>();
   /** Ids of durable effects whose time has come, waiting for a free run slot (bounded by #maxEffects). */
   #effectQueue: string[] = [];
   #effectsRunning = 0;
   #snapshotSeq = 0;
+  /** The next snapshot writes everything (none yet in the current layout, or the last one failed). */
+  #fullSnapshotNext = true;
   #snapshotting: Promise<void> | undefined;
+  #lastSnapshot: SnapshotStats | undefined;
   #snapshotTicker: (() => void) | undefined;
   /** No new work is accepted (closing, or failed). */
   #closed = false;
@@ -132,6 +138,7 @@ export class Engine<E extends DomainEvent, T> {
     this.#machine = opts.machine;
     this.#maxIdempotency = opts.maxIdempotencyRecords ?? IDEMPOTENCY_MAX_RECORDS;
     this.#maxEffects = opts.maxPendingEffects ?? MAX_PENDING_EFFECTS;
+    this.#effects.track(this.#effectsChanged);
     this.#timers = new TimerTable<T>(opts.clock, (due) => {
       for (const timer of due) this.#fireTimer(timer);
     });
@@ -161,6 +168,11 @@ export class Engine<E extends DomainEvent, T> {
     return this.#idempotency.size;
   }
 
+  /** What the last snapshot of this process wrote and removed (benches and tests). */
+  get lastSnapshot(): SnapshotStats | undefined {
+    return this.#lastSnapshot;
+  }
+
   get logStats(): { flushes: number; entries: number } {
     return { flushes: this.#log.flushes, entries: this.#log.flushedEntries };
   }
@@ -174,15 +186,26 @@ export class Engine<E extends DomainEvent, T> {
     this.#snapshots = new SnapshotStore<T>(this.#root);
 
     this.#recovering = true;
+    const image = this.#snapshots.load();
+    const readMs = performance.now() - started;
+    // Before any new snapshot, so none of them can ever count.
     const leftovers = await this.#snapshots.removeLeftovers();
     if (leftovers > 0) this.#opts.report(`recovery: removed ${leftovers} values of an abandoned snapshot`);
-    const image = this.#snapshots.load();
     let expected = 1;
     if (image !== undefined) {
+      const restoreStarted = performance.now();
       this.#machine.restore(image.records);
       for (const timer of image.timers) this.#timers.add(timer);
       for (const effect of image.effects) this.#effects.set(effect.id, effect);
-      for (const record of image.idempotency) this.#idempotency.set(record.key, record);
+      for (const [order, record] of image.idempotency) this.#idempotency.restore(order, record);
+      // What was restored is what the snapshot holds; only the tail replayed below is new.
+      this.#timers.forgetChanges();
+      this.#effectsChanged.clear();
+      this.#fullSnapshotNext = image.legacy;
+      this.#opts.report(
+        `recovery: snapshot at ${image.seq} loaded: ${image.records.length} records, ${image.idempotency.length} idempotency records ` +
+          `(read ${Math.round(readMs)} ms, restored ${Math.round(performance.now() - restoreStarted)} ms)`,
+      );
       this.#snapshotSeq = image.seq;
       expected = image.seq + 1;
       this.#log.resumeAfter(image.seq);
@@ -364,30 +387,64 @@ export class Engine<E extends DomainEvent, T> {
     if (this.#snapshotting !== undefined) return this.#snapshotting;
     const seq = this.#log.lastSeq;
     if (seq === this.#snapshotSeq) return Promise.resolve();
-    const image = {
-      seq,
-      at: this.clock.now(),
-      records: this.#machine.capture(),
-      timers: [...this.#timers.values()],
-      effects: [...this.#effects.values()],
-      idempotency: [...this.#idempotency.values()],
-    };
+    const captured = this.#capture(seq);
     this.#snapshotting = (async () => {
       try {
         const started = performance.now();
         await this.#log.whenDurable(seq);
-        await this.#snapshots.write(image);
+        const stats = await this.#snapshots.write(captured);
         this.#snapshotSeq = seq;
+        this.#lastSnapshot = stats;
         const trimmed = await this.#log.trimThrough(seq);
         this.#opts.report(
-          `snapshot at ${seq}: ${image.records.length} records, ${image.idempotency.length} idempotency records, ` +
-            `${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
+          `snapshot at ${seq} (${captured.full ? 'full' : 'changes'}): ${stats.written} values, ${stats.bytes} bytes, ` +
+            `${stats.removed} older values removed, ${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
         );
+      } catch (err) {
+        // What this one captured is no longer tracked anywhere: the next one writes everything.
+        this.#fullSnapshotNext = true;
+        throw err;
       } finally {
         this.#snapshotting = undefined;
       }
     })();
     return this.#snapshotting;
+  }
+
+  /**
+   * Synchronous: references to everything (full) or to what changed since the previous
+   * capture; records, timers, effects and idempotency records are immutable, so they can be
+   * encoded later while new entries apply.
+   */
+  #capture(seq: number): SnapshotWrite<T> {
+    const full = this.#fullSnapshotNext || this.#machine.captureChanges === undefined;
+    this.#fullSnapshotNext = false;
+    const counts = { timers: this.#timers.size, effects: this.#effects.size, idempotency: this.#idempotency.size };
+    const at = this.clock.now();
+    if (!full) {
+      return {
+        seq,
+        at,
+        full,
+        counts,
+        records: this.#machine.captureChanges!(),
+        timers: this.#timers.takeChanges(),
+        effects: this.#effects.takeChanges(),
+        idempotency: this.#idempotency.captureChanges(),
+      };
+    }
+    this.#timers.forgetChanges();
+    this.#effectsChanged.clear();
+    return {
+      seq,
+      at,
+      full,
+      counts,
+      records: this.#machine.captureColumns?.() ?? this.#machine.capture(),
+      timers: [...this.#timers.values()].map((timer) => [timer.id, timer] as const),
+      effects: [...this.#effects.values()].map((effect) => [effect.id, effect] as const),
+      idempotency: this.#idempotency.captureAll(),
+    };
   }
 
   /** Final commit: waits for pending entries and a running snapshot, then closes the store. */

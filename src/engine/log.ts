@@ -196,10 +196,11 @@ export class WriteAheadLog<E> {
     // The last group's end is known only from its successor, which lies past seq + 1.
     keys.pop();
     let removed = 0;
-    const CHUNK = 10_000;
+    const CHUNK = 2_000;
     for (let i = 0; i < keys.length; i += CHUNK) {
       const slice = keys.slice(i, i + CHUNK);
-      await this.#db.transaction(() => {
+      // A batch: the removals run in lmdb's write thread, not on the event loop.
+      await this.#db.batch(() => {
         for (const key of slice) this.#db.remove(key);
       });
       removed += slice.length;

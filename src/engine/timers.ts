@@ -4,13 +4,15 @@
 // paced: at most TIMERS_PER_TURN are started per event-loop turn, the rest on the next
 // turns, so thousands that fell due during an outage do not start in one storm.
 import type { Clock } from './clock.js';
-import type { Timer } from './state-machine.js';
+import { ChangeTrackingMap, type Timer } from './state-machine.js';
 
 /** Timers started per event-loop turn when many are due at once. */
 export const TIMERS_PER_TURN = 100;
 
 export class TimerTable<T> {
-  readonly #pending = new Map<string, Timer<T>>();
+  readonly #pending = new ChangeTrackingMap<string, Timer<T>>();
+  /** Ids set or removed since the last snapshot capture (bounded by the entries between snapshots). */
+  readonly #changed = new Set<string>();
   #heap: Timer<T>[] = [];
   #cancelArmed: (() => void) | undefined;
   #armedAt = Infinity;
@@ -20,7 +22,9 @@ export class TimerTable<T> {
   constructor(
     private readonly clock: Clock,
     private readonly fire: (timers: Timer<T>[]) => void,
-  ) {}
+  ) {
+    this.#pending.track(this.#changed);
+  }
 
   get size(): number {
     return this.#pending.size;
@@ -42,6 +46,16 @@ export class TimerTable<T> {
 
   get(id: string): Timer<T> | undefined {
     return this.#pending.get(id);
+  }
+
+  /** The timers set or removed since the last call (undefined: removed), for a snapshot. */
+  takeChanges(): Array<[string, Timer<T> | undefined]> {
+    return this.#pending.takeChanges();
+  }
+
+  /** What is pending now is what the snapshot holds: no changes to write. */
+  forgetChanges(): void {
+    this.#changed.clear();
   }
 
   /** Arms the clock for the earliest pending timer (after recovery, and after each change). */

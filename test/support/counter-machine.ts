@@ -4,19 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { Clock } from '../../src/engine/clock.js';
-import type { DomainImage, StateMachine } from '../../src/engine/state-machine.js';
+import { ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
 
-export type CounterEvent = { type: 'add'; id: string; n: number };
+/** `drop` removes a counter (so snapshots see removals). */
+export type CounterEvent = { type: 'add'; id: string; n: number } | { type: 'drop'; id: string };
 /** `bonus` adds n; `broken` always fails, to exercise retries. */
 export type CounterTimer = { type: 'bonus'; id: string; n: number } | { type: 'broken'; id: string };
 
 export class Counters implements StateMachine<CounterEvent, CounterTimer> {
-  readonly values = new Map<string, number>();
+  readonly values = new ChangeTrackingMap<string, number>();
+  readonly #changed = new Set<string>();
   applied = 0;
   /** onTimer calls, failed ones included. */
   timerCalls = 0;
 
+  constructor() {
+    this.values.track(this.#changed);
+  }
+
   apply(event: CounterEvent): void {
+    if (event.type === 'drop') {
+      this.values.delete(event.id);
+      this.applied++;
+      return;
+    }
     const next = (this.values.get(event.id) ?? 0) + event.n;
     if (next < 0) throw new Error(`counter ${event.id} would go negative`);
     this.values.set(event.id, next);
@@ -24,11 +35,17 @@ export class Counters implements StateMachine<CounterEvent, CounterTimer> {
   }
 
   capture(): DomainImage {
+    this.#changed.clear();
     return [...this.values];
+  }
+
+  captureChanges(): DomainChanges {
+    return this.values.takeChanges();
   }
 
   restore(image: DomainImage): void {
     for (const [id, value] of image) this.values.set(id, value as number);
+    this.#changed.clear();
   }
 
   checkInvariants(): string[] {
@@ -44,6 +61,10 @@ export class Counters implements StateMachine<CounterEvent, CounterTimer> {
 
 export function add(id: string, n: number): CounterEvent {
   return { type: 'add', id, n };
+}
+
+export function drop(id: string): CounterEvent {
+  return { type: 'drop', id };
 }
 
 export function tempDir(): string {
