@@ -29,8 +29,10 @@ const NEVER_ENTRIES = String(Number.MAX_SAFE_INTEGER);
 const NEVER_SECONDS = String(365 * 24 * 60 * 60);
 /** `recovery: snapshot at S, replayed N entries in M ms` (engine.ts). */
 const RECOVERY_LINE = /^recovery: snapshot at (\d+), replayed (\d+) entries in (\d+) ms/;
-/** `snapshot at S: R records, ...` (engine.ts). */
+/** `snapshot at S: R records, ...` (engine.ts before incremental snapshots: every snapshot held every record). */
 const SNAPSHOT_LINE = /^snapshot at (\d+): (\d+) records/;
+/** `recovery: snapshot at S loaded: R records, ...` (engine.ts since incremental snapshots). */
+const LOADED_LINE = /^recovery: snapshot at (\d+) loaded: (\d+) records/;
 
 const { values: flags } = parseArgs({
   options: {
@@ -158,6 +160,11 @@ async function main(): Promise<number> {
       onLine: (line) => {
         const m = RECOVERY_LINE.exec(line);
         if (m !== null) recovery = { snapshotSeq: Number(m[1]), replayed: Number(m[2]), engineMs: Number(m[3]) };
+        const loaded = LOADED_LINE.exec(line);
+        if (loaded !== null) {
+          snapshotSeq = Number(loaded[1]);
+          snapshotRecords = Number(loaded[2]);
+        }
       },
     });
     readyMs = epochNow() - spawnedAt;

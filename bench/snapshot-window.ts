@@ -29,8 +29,11 @@ import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
 /** Aim of issue 10: the worst bucket during a snapshot against the usual one. */
 const AIM_RATIO = 0.8;
-/** `snapshot at 1234: ... 567 ms` (engine.ts): the seq, and how long it took, at the end of the line. */
-const SNAPSHOT_LINE = /^snapshot at (\d+):.*?(\d+) ms\s*$/;
+/**
+ * `snapshot at 1234: ... 567 ms`, or since incremental snapshots `snapshot at 1234 (changes): ...
+ * 567 ms` (engine.ts): the seq, and how long it took, at the end of the line.
+ */
+const SNAPSHOT_LINE = /^snapshot at (\d+)(?: \((?:full|changes)\))?:.*?(\d+) ms\s*$/;
 
 const { values: flags } = parseArgs({
   options: {

@@ -337,8 +337,16 @@ export function readFreeList(dataDir: string): FreeList {
   }));
 }
 
+/**
+ * The address space reserved for the store. LMDB grows a full map by remapping it, which
+ * stops every writer (a full snapshot of a million records stalled the event loop 250-311
+ * ms each time); reserving it up front costs only virtual memory (data.mdb grows with
+ * what is written), and lmdb still grows the map past it if a store ever needs more.
+ */
+export const STORE_MAP_BYTES = 16 * 2 ** 30;
+
 /** Opens the LMDB environment in `dataDir` (a directory, whatever its name) after inspectStore. */
 export function openStore(dataDir: string): RootDatabase {
   inspectStore(dataDir);
-  return open({ path: dataDir, noSubdir: false, overlappingSync: true, separateFlushed: true });
+  return open({ path: dataDir, noSubdir: false, overlappingSync: true, separateFlushed: true, mapSize: STORE_MAP_BYTES });
 }
