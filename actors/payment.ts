@@ -24,6 +24,7 @@ import {
   paymentReference,
   quotedFields,
   logged,
+  receivedSide,
   payoutPlan,
   pullPlan,
   type PayoutPlan,
@@ -115,17 +116,9 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
     const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
     // Another party receives it: the receiver sees an INCOMING transaction of its own.
     if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
-      const incoming: Transaction = {
-        ...out,
-        id: newId('Transaction', at),
-        type: 'INCOMING',
-        accountId: target.id,
-        customerId: target.customerId,
-        platformCustomerId: payee.customer?.platformCustomerId ?? '',
-      };
-      const { counterpartyInformation: _receiver, ...withoutReceiverInfo } = incoming;
+      // Its counterparty is the sender (when the quote names one), not the receiver.
       const sender = quote.senderCustomerInfo;
-      const incomingTx: Transaction = sender !== undefined ? { ...withoutReceiverInfo, counterpartyInformation: sender } : withoutReceiverInfo;
+      const incomingTx = receivedSide(out, newId('Transaction', at), target, payee.customer?.platformCustomerId ?? '', sender);
       transactions.push(incomingTx);
       webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at));
     }

@@ -165,21 +165,96 @@ type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string }
 /** The logged form of a decided transaction. */
 export function logged(tx: Transaction): LoggedTransaction {
   if (tx.quoteId === '') return tx;
-  const {
-    destination: _destination,
-    sendingCurrency: _sendingCurrency,
-    sentAmount: _sentAmount,
-    receivingCurrency: _receivingCurrency,
-    receivedAmount: _receivedAmount,
-    principal: _principal,
-    feesIncluded: _feesIncluded,
-    exchangeRate: _exchangeRate,
-    quoteId,
-    description: _description,
-    rateDetails: _rateDetails,
-    ...rest
-  } = tx;
-  return { ...rest, fromQuote: quoteId };
+  return { ...ownFields(tx), fromQuote: tx.quoteId };
+}
+
+/** The fields a transaction does not take from its quote. */
+function ownFields(tx: Omit<Transaction, QuotedField>, keepPending = true): Omit<Transaction, QuotedField> {
+  const own: { -readonly [K in keyof Omit<Transaction, QuotedField>]: Transaction[K] } = {
+    id: tx.id,
+    envId: tx.envId,
+    type: tx.type,
+    status: tx.status,
+    accountId: tx.accountId,
+    customerId: tx.customerId,
+    platformCustomerId: tx.platformCustomerId,
+    source: tx.source,
+    reference: tx.reference,
+    createdAt: tx.createdAt,
+    updatedAt: tx.updatedAt,
+  };
+  if (tx.counterpartyInformation !== undefined) own.counterpartyInformation = tx.counterpartyInformation;
+  if (tx.failureReason !== undefined) own.failureReason = tx.failureReason;
+  if (keepPending && tx.pending !== undefined) own.pending = tx.pending;
+  if (tx.settledAt !== undefined) own.settledAt = tx.settledAt;
+  return own;
+}
+
+type MutableTransaction = { -readonly [K in keyof Transaction]: Transaction[K] };
+
+/**
+ * A transaction from its own fields and its quoted ones, written out field by field: in
+ * Node 20 `{ ...own, ...quoted }` of these two objects takes about 11 µs (and Object.assign
+ * leaves a slow dictionary object), which was most of the money path's apply time.
+ */
+function assemble(own: Omit<Transaction, QuotedField>, q: Pick<Transaction, QuotedField>): MutableTransaction {
+  const tx: MutableTransaction = {
+    id: own.id,
+    envId: own.envId,
+    type: own.type,
+    status: own.status,
+    accountId: own.accountId,
+    customerId: own.customerId,
+    platformCustomerId: own.platformCustomerId,
+    source: own.source,
+    destination: q.destination,
+    sendingCurrency: q.sendingCurrency,
+    sentAmount: q.sentAmount,
+    receivingCurrency: q.receivingCurrency,
+    receivedAmount: q.receivedAmount,
+    principal: q.principal,
+    feesIncluded: q.feesIncluded,
+    exchangeRate: q.exchangeRate,
+    quoteId: q.quoteId,
+    reference: own.reference,
+    rateDetails: q.rateDetails,
+    createdAt: own.createdAt,
+    updatedAt: own.updatedAt,
+  };
+  if (q.description !== undefined) tx.description = q.description;
+  if (own.counterpartyInformation !== undefined) tx.counterpartyInformation = own.counterpartyInformation;
+  if (own.failureReason !== undefined) tx.failureReason = own.failureReason;
+  if (own.pending !== undefined) tx.pending = own.pending;
+  if (own.settledAt !== undefined) tx.settledAt = own.settledAt;
+  return tx;
+}
+
+/** The receiving party's own transaction of an internal payment `out`; its counterparty is the sender. */
+export function receivedSide(
+  out: Transaction,
+  id: string,
+  account: { readonly id: string; readonly customerId: string },
+  platformCustomerId: string,
+  sender: Readonly<Record<string, string>> | undefined,
+): Transaction {
+  const own: { -readonly [K in keyof Omit<Transaction, QuotedField>]: Transaction[K] } = {
+    id,
+    envId: out.envId,
+    type: 'INCOMING',
+    status: out.status,
+    accountId: account.id,
+    customerId: account.customerId,
+    platformCustomerId,
+    source: out.source,
+    reference: out.reference,
+    createdAt: out.createdAt,
+    updatedAt: out.updatedAt,
+  };
+  if (sender !== undefined) own.counterpartyInformation = sender;
+  if (out.failureReason !== undefined) own.failureReason = out.failureReason;
+  if (out.pending !== undefined) own.pending = out.pending;
+  if (out.settledAt !== undefined) own.settledAt = out.settledAt;
+  return assemble(own, out);
 }
 
 export interface PaymentRecorded {
@@ -307,9 +382,11 @@ export function umaTestPlan(behaviour: SandboxReceiverBehaviour): PayoutPlan {
 
 /** A transaction in a new status, without its pending outcome once that has played out. */
 export function withStatus(tx: Transaction, status: TransactionStatus, at: number, changes: Partial<Transaction> = {}): Transaction {
-  const { pending: _done, ...rest } = tx;
-  const next: Transaction = { ...rest, ...changes, status, updatedAt: at };
-  if (status === 'COMPLETED' && next.settledAt === undefined) return { ...next, settledAt: at };
+  const next = assemble(ownFields(tx, false), tx);
+  for (const key of Object.keys(changes) as Array<keyof Transaction>) (next as Record<keyof Transaction, unknown>)[key] = changes[key];
+  next.status = status;
+  next.updatedAt = at;
+  if (status === 'COMPLETED' && next.settledAt === undefined) next.settledAt = at;
   return next;
 }
 
@@ -335,10 +412,9 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
 
   #fromLog(tx: LoggedTransaction): Transaction {
     if (!('fromQuote' in tx)) return tx;
-    const { fromQuote, ...rest } = tx;
-    const quote = this.quotes.get(fromQuote);
-    if (quote === undefined) throw new Error(`transaction ${tx.id} comes from quote ${fromQuote}, which does not exist`);
-    return { ...rest, ...quotedFields(quote) };
+    const quote = this.quotes.get(tx.fromQuote);
+    if (quote === undefined) throw new Error(`transaction ${tx.id} comes from quote ${tx.fromQuote}, which does not exist`);
+    return assemble(tx, quotedFields(quote));
   }
 
   restore(tx: Transaction): void {
