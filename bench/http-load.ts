@@ -18,7 +18,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForHttp } from './support/children.js';
+import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForHttp, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import {
   API,
@@ -163,7 +163,7 @@ function quoteRequest(authorization: string, from: string, to: string): RequestT
   };
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<string[]> {
   const results = new Map<Scenario, ScenarioResult>();
   const notes: string[] = [];
   const failures: string[] = [];
@@ -351,17 +351,7 @@ async function main(): Promise<number> {
     writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, results: out, postRatio, getRatio, quoteRatio, failures }, null, 2));
   }
 
-  if (failures.length > 0) {
-    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
-    return 1;
-  }
-  return 0;
+  return failures;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`http-load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('http-load', main);

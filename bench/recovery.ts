@@ -15,7 +15,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keep, processRss, removeOnExit, stop } from './support/children.js';
+import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
 import { createCustomers, epochNow, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
 import { fmtInt, markdownTable } from './support/stats.js';
 import { DATA_FILE, readFreeList } from '../src/engine/store.js';
@@ -90,7 +90,7 @@ interface Recovery {
   engineMs: number;
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<string[]> {
   const failures: string[] = [];
   let dataDir: string;
   if (flags.data !== undefined) {
@@ -230,17 +230,7 @@ async function main(): Promise<number> {
       if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
     }
   }
-  if (failures.length > 0) {
-    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
-    return 1;
-  }
-  return 0;
+  return failures;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`recovery bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('recovery bench', main);

@@ -15,7 +15,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keep, processRss, removeOnExit, stop } from './support/children.js';
+import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
 import { createCustomers, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
@@ -118,7 +118,7 @@ function figures(h: Health, pid: number | undefined): Figures {
   return { rss: h.memory.rss, anonRss: rss.anon, heapUsed: h.memory.heapUsed, storeBytes: h.store.dataFileBytes };
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<string[]> {
   const failures: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-scale-'));
   if (flags['keep-data']) keep(dataDir);
@@ -261,17 +261,7 @@ async function main(): Promise<number> {
   if (flags.json !== undefined) {
     writeFileSync(flags.json, JSON.stringify({ customers, step, connections, loadProcesses, nodeOptions, baseline: baseline!, rows, steady, failures }, null, 2));
   }
-  if (failures.length > 0) {
-    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
-    return 1;
-  }
-  return 0;
+  return failures;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`scale bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('scale bench', main);

@@ -25,7 +25,7 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { utf8 } from '../src/crypto/bytes.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, keyPairToHex, verifyP256 } from '../src/crypto/p256.js';
 import { parseStamp } from '../src/crypto/stamp.js';
-import { freePort, removeOnExit, spawnTracked, stop, waitForHttp } from './support/children.js';
+import { freePort, removeOnExit, spawnTracked, stop, waitForHttp, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable } from './support/stats.js';
@@ -186,7 +186,7 @@ function failuresOf(r: ScenarioResult): string[] {
   return out;
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<string[]> {
   const base = { host: '127.0.0.1', connections, warmupMs, durationMs, drainMs: 10_000, client: 'raw' as const, collectIds: 0 };
   const results: ScenarioResult[] = [];
   const failures: string[] = [];
@@ -262,17 +262,7 @@ async function main(): Promise<number> {
         (bareRate === undefined ? '' : `, ${fmtRatio(r.requestsPerSecond / bareRate)} of bare-post`),
     );
   }
-  if (failures.length > 0) {
-    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
-    return 1;
-  }
-  return 0;
+  return failures;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`signed-quotes failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('signed-quotes', main);

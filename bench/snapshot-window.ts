@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { removeOnExit, stop } from './support/children.js';
+import { removeOnExit, stop, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import {
   createCustomerRequest,
@@ -97,7 +97,7 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<string[]> {
   const failures: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-snapshot-window-'));
   removeOnExit(dataDir);
@@ -207,17 +207,7 @@ async function main(): Promise<number> {
       JSON.stringify({ preload, snapshotEvery, durationMs, bucketMs, connections, requestsPerSecond: result.requestsPerSecond, p50: result.p50, p99: result.p99, buckets, snapshots: inWindow, ratio, failures }, null, 2),
     );
   }
-  if (failures.length > 0) {
-    console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
-    return 1;
-  }
-  return 0;
+  return failures;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`snapshot-window bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('snapshot-window bench', main);

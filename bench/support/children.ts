@@ -169,3 +169,20 @@ export async function machineLoad(ms = 500): Promise<number | undefined> {
   if (a === undefined || b === undefined) return undefined;
   return (b - a) / (performance.now() - t0);
 }
+
+/**
+ * Runs a bench's `main`, which returns what went wrong (empty: nothing): prints that under
+ * `FAILED:` and exits 1, or exits 0; a throw is printed and exits 1.
+ */
+export function runBench(name: string, main: () => Promise<readonly string[]>): void {
+  main().then(
+    (failures) => {
+      if (failures.length > 0) console.error(`\nFAILED:\n  ${failures.join('\n  ')}`);
+      process.exit(failures.length > 0 ? 1 : 0);
+    },
+    (err: unknown) => {
+      console.error(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
