@@ -168,8 +168,12 @@ export function logged(tx: Transaction): LoggedTransaction {
   return { ...ownFields(tx), fromQuote: tx.quoteId };
 }
 
-/** The fields a transaction does not take from its quote. */
-function ownFields(tx: Omit<Transaction, QuotedField>, keepPending = true): Omit<Transaction, QuotedField> {
+/** The fields a transaction does not take from its quote; `counterparty` null: none. */
+function ownFields(
+  tx: Omit<Transaction, QuotedField>,
+  keepPending = true,
+  counterparty: Readonly<Record<string, string>> | null = tx.counterpartyInformation ?? null,
+): { -readonly [K in keyof Omit<Transaction, QuotedField>]: Transaction[K] } {
   const own: { -readonly [K in keyof Omit<Transaction, QuotedField>]: Transaction[K] } = {
     id: tx.id,
     envId: tx.envId,
@@ -183,7 +187,7 @@ function ownFields(tx: Omit<Transaction, QuotedField>, keepPending = true): Omit
     createdAt: tx.createdAt,
     updatedAt: tx.updatedAt,
   };
-  if (tx.counterpartyInformation !== undefined) own.counterpartyInformation = tx.counterpartyInformation;
+  if (counterparty !== null) own.counterpartyInformation = counterparty;
   if (tx.failureReason !== undefined) own.failureReason = tx.failureReason;
   if (keepPending && tx.pending !== undefined) own.pending = tx.pending;
   if (tx.settledAt !== undefined) own.settledAt = tx.settledAt;
@@ -237,23 +241,12 @@ export function receivedSide(
   platformCustomerId: string,
   sender: Readonly<Record<string, string>> | undefined,
 ): Transaction {
-  const own: { -readonly [K in keyof Omit<Transaction, QuotedField>]: Transaction[K] } = {
-    id,
-    envId: out.envId,
-    type: 'INCOMING',
-    status: out.status,
-    accountId: account.id,
-    customerId: account.customerId,
-    platformCustomerId,
-    source: out.source,
-    reference: out.reference,
-    createdAt: out.createdAt,
-    updatedAt: out.updatedAt,
-  };
-  if (sender !== undefined) own.counterpartyInformation = sender;
-  if (out.failureReason !== undefined) own.failureReason = out.failureReason;
-  if (out.pending !== undefined) own.pending = out.pending;
-  if (out.settledAt !== undefined) own.settledAt = out.settledAt;
+  const own = ownFields(out, true, sender ?? null);
+  own.id = id;
+  own.type = 'INCOMING';
+  own.accountId = account.id;
+  own.customerId = account.customerId;
+  own.platformCustomerId = platformCustomerId;
   return assemble(own, out);
 }
 
