@@ -66,6 +66,26 @@ class NoteBook extends Registry<NoteEvent, never> {
   }
 }
 
+/** A World holding one sandbox environment (token id `tok`), created now. */
+function worldWithSandbox(): { world: World; env: ReturnType<typeof newPlatformEnv>; at: number } {
+  const world = new World();
+  const at = Date.now();
+  const env = newPlatformEnv(
+    {
+      platformId: newId('Platform', at),
+      environment: 'sandbox',
+      token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
+      umaDomain: 'sandbox.uma.test',
+      isRegulatedFinancialInstitution: false,
+      webhookPublicKey: '04',
+      webhookPrivateKeySealed: new Uint8Array(0),
+    },
+    at,
+  );
+  world.apply({ type: 'platform.env.created', env }, at);
+  return { world, env, at };
+}
+
 describe('record-kind registry', () => {
   it('dispatches each event type to every kind that applies it, restores by id prefix, checks invariants across kinds', () => {
     const book = new NoteBook();
@@ -93,21 +113,7 @@ describe('record-kind registry', () => {
   });
 
   it("World's kinds: a created customer lands in customers and internal accounts, and survives capture and restore", () => {
-    const world = new World();
-    const at = Date.now();
-    const env = newPlatformEnv(
-      {
-        platformId: newId('Platform', at),
-        environment: 'sandbox',
-        token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
-        umaDomain: 'sandbox.uma.test',
-        isRegulatedFinancialInstitution: false,
-        webhookPublicKey: '04',
-        webhookPrivateKeySealed: new Uint8Array(0),
-      },
-      at,
-    );
-    world.apply({ type: 'platform.env.created', env }, at);
+    const { world, env, at } = worldWithSandbox();
     const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
     world.apply(created!, at);
     const customerId = openedCustomerId(created!);
@@ -122,21 +128,7 @@ describe('record-kind registry', () => {
     assert.deepEqual(restored.checkInvariants(), []);
   });
   it('notes every stored record a change touches, for incremental snapshots; restoring is not a change', () => {
-    const world = new World();
-    const at = Date.now();
-    const env = newPlatformEnv(
-      {
-        platformId: newId('Platform', at),
-        environment: 'sandbox',
-        token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
-        umaDomain: 'sandbox.uma.test',
-        isRegulatedFinancialInstitution: false,
-        webhookPublicKey: '04',
-        webhookPrivateKeySealed: new Uint8Array(0),
-      },
-      at,
-    );
-    world.apply({ type: 'platform.env.created', env }, at);
+    const { world, env, at } = worldWithSandbox();
     assert.deepEqual(world.captureChanges(), [[env.id, world.envs.get(env.id)]]);
     const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
     world.apply(created!, at);
