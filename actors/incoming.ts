@@ -12,7 +12,7 @@ import { DomainError, invalidField } from './errors.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
-import { paymentReference, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
+import { unquotedAmounts, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
 /** How long the platform has to approve or reject after answering 202. */
@@ -77,16 +77,7 @@ export function decideReceive(
     source: { sourceType: 'UMA_ADDRESS', umaAddress: input.senderUmaAddress },
     // The customer's default UMA deposit account of the currency, if any, else its internal account.
     destination: { destinationType: 'ACCOUNT', accountId: deposit !== undefined && deposit.currency === account.currency ? deposit.id : account.id },
-    sendingCurrency: input.receivingCurrencyCode,
-    sentAmount: amount,
-    receivingCurrency: input.receivingCurrencyCode,
-    receivedAmount: amount,
-    principal: amount,
-    feesIncluded: 0,
-    exchangeRate: 1,
-    quoteId: '',
-    reference: paymentReference(id),
-    rateDetails: { serviceApiMultiplier: 1, serviceApiFixedFee: 0, serviceApiVariableFeeRate: 0, serviceApiVariableFeeAmount: 0 },
+    ...unquotedAmounts(id, input.receivingCurrencyCode, amount),
     createdAt: at,
     updatedAt: at,
   };

@@ -281,6 +281,26 @@ export function paymentReference(transactionId: string): string {
   return fundingReference(transactionId);
 }
 
+/**
+ * The amounts of a transaction no quote priced (a transfer, sandbox funding, an incoming UMA
+ * payment): `amount` of one currency on both sides, no fees, no conversion, and the
+ * reference derived from its id.
+ */
+export function unquotedAmounts(id: string, currency: string, amount: number): Pick<Transaction, Exclude<QuotedField, 'destination' | 'description'> | 'reference'> {
+  return {
+    sendingCurrency: currency,
+    sentAmount: amount,
+    receivingCurrency: currency,
+    receivedAmount: amount,
+    principal: amount,
+    feesIncluded: 0,
+    exchangeRate: 1,
+    quoteId: '',
+    reference: paymentReference(id),
+    rateDetails: { serviceApiMultiplier: 1, serviceApiFixedFee: 0, serviceApiVariableFeeRate: 0, serviceApiVariableFeeAmount: 0 },
+  };
+}
+
 /** How a payout to an external account plays out: at once, and (maybe) when its timer fires. */
 export interface PayoutPlan {
   atExecute: 'FAIL' | 'COMPLETE' | 'PROCESS';

@@ -19,7 +19,7 @@ import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { InternalAccount } from './internal-account.js';
 import { paymentStep, type ExecuteDecision as PaymentDecision } from './payment.js';
 import type { Environment } from './platform.js';
-import { BANK_RETURN_MS, paymentReference, SHORT_OUTCOME_MS, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
+import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
 
 export interface TransferParties {
   readonly environment: Environment;
@@ -102,17 +102,8 @@ function transferTransaction(
     platformCustomerId: customer?.platformCustomerId ?? '',
     source: { sourceType: 'ACCOUNT', accountId: from },
     destination: extra.paymentRail !== undefined ? { destinationType: 'ACCOUNT', accountId: to, paymentRail: extra.paymentRail } : { destinationType: 'ACCOUNT', accountId: to },
-    sendingCurrency: internal.currency,
-    sentAmount: amount,
-    receivingCurrency: internal.currency,
-    receivedAmount: amount,
-    principal: amount,
-    feesIncluded: 0,
-    exchangeRate: 1,
-    quoteId: '',
-    reference: paymentReference(id),
+    ...unquotedAmounts(id, internal.currency, amount),
     ...(extra.description !== undefined ? { description: extra.description } : {}),
-    rateDetails: { serviceApiMultiplier: 1, serviceApiFixedFee: 0, serviceApiVariableFeeRate: 0, serviceApiVariableFeeAmount: 0 },
     createdAt: at,
     updatedAt: at,
   };
