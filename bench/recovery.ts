@@ -1,8 +1,9 @@
 // Kill and recover: the service as a child, loaded with customers (or an existing data
 // directory), killed with SIGKILL, then started again on the same directory and timed until
 // it answers /healthz. The service's own `recovery: snapshot at S, replayed N entries in M ms`
-// line gives the replay; the last `snapshot at S: R records` line before the kill gives the
-// records the restart loads from the snapshot.
+// line gives the replay; the restart's `recovery: snapshot at S loaded: R records` line (from
+// services before incremental snapshots, the last `snapshot at S: R records` line before the
+// kill) gives the records it loads from the snapshot.
 //
 //   npm run bench:recovery -- --customers 1000000 --no-snapshot   # the whole log replays
 //   npm run bench:recovery -- --customers 1000000                 # the service's snapshots, then the log's tail
@@ -11,6 +12,7 @@
 //
 // Acknowledged means durable: after the restart lastSeq must equal the lastSeq the service
 // reported (all durable) just before the kill.
+import { integerFlag } from './support/flags.js';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,18 +66,13 @@ if (flags.help === true) {
   process.exit(0);
 }
 
-function positive(name: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return n;
-}
 
-const customers = positive('customers', flags.customers);
-const connections = positive('connections', flags.connections);
-const loadProcesses = positive('load-processes', flags['load-processes']);
+const customers = integerFlag('customers', flags.customers);
+const connections = integerFlag('connections', flags.connections);
+const loadProcesses = integerFlag('load-processes', flags['load-processes']);
 const nodeOptions = flags['service-node-options'].split(' ').filter((a) => a !== '');
 const snapshotEvery = flags['snapshot-every-entries'];
-if (snapshotEvery !== undefined) positive('snapshot-every-entries', snapshotEvery);
+if (snapshotEvery !== undefined) integerFlag('snapshot-every-entries', snapshotEvery);
 if (flags['no-snapshot'] && snapshotEvery !== undefined) throw new Error('--no-snapshot and --snapshot-every-entries exclude each other');
 const env: Record<string, string> = flags['no-snapshot']
   ? { SNAPSHOT_EVERY_ENTRIES: NEVER_ENTRIES, SNAPSHOT_EVERY_SECONDS: NEVER_SECONDS }

@@ -11,6 +11,7 @@
 // the last step's req/s with the first (aim: within 20%) and RSS per customer with 2 KB.
 // With --keep-data the service is killed with SIGKILL at the end (its log as written, for
 // `npm run bench:recovery -- --data DIR`), otherwise stopped with SIGTERM and the directory removed.
+import { integerFlag } from './support/flags.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,16 +55,11 @@ if (flags.help === true) {
   process.exit(0);
 }
 
-function positive(name: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return n;
-}
 
-const customers = positive('customers', flags.customers);
-const step = positive('step', flags.step);
-const connections = positive('connections', flags.connections);
-const loadProcesses = positive('load-processes', flags['load-processes']);
+const customers = integerFlag('customers', flags.customers);
+const step = integerFlag('step', flags.step);
+const connections = integerFlag('connections', flags.connections);
+const loadProcesses = integerFlag('load-processes', flags['load-processes']);
 const traceGc = flags['trace-gc'];
 const nodeOptions = [...flags['service-node-options'].split(' ').filter((a) => a !== ''), ...(traceGc ? ['--trace-gc'] : [])];
 /**
@@ -72,7 +68,7 @@ const nodeOptions = [...flags['service-node-options'].split(' ').filter((a) => a
  */
 const GC_LINE = /\d ms: ([A-Za-z-]+)[^,]*MB, ([\d.]+) \/ [\d.]+ ms/;
 const snapshotEvery = flags['snapshot-every-entries'];
-if (snapshotEvery !== undefined) positive('snapshot-every-entries', snapshotEvery);
+if (snapshotEvery !== undefined) integerFlag('snapshot-every-entries', snapshotEvery);
 
 /** GC pauses the service reported (--trace-gc) during a step. */
 interface GcPauses {

@@ -9,6 +9,7 @@
 //
 // Report: the usual bucket (median of the buckets no snapshot overlaps), the worst bucket a
 // snapshot overlaps, their ratio (aim ≥ 0.8) and the window's p99 latency.
+import { integerFlag } from './support/flags.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,19 +66,14 @@ if (flags.help === true) {
   process.exit(0);
 }
 
-function positive(name: string, raw: string, allowZero = false): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${raw}`);
-  return n;
-}
 
-const preload = positive('preload', flags.preload, true);
-const durationMs = positive('duration', flags.duration) * 1000;
-const warmupMs = positive('warmup', flags.warmup, true) * 1000;
-const bucketMs = positive('bucket', flags.bucket);
-const snapshotEvery = positive('snapshot-every-entries', flags['snapshot-every-entries']);
-const connections = positive('connections', flags.connections);
-const loadProcesses = positive('load-processes', flags['load-processes']);
+const preload = integerFlag('preload', flags.preload, true);
+const durationMs = integerFlag('duration', flags.duration) * 1000;
+const warmupMs = integerFlag('warmup', flags.warmup, true) * 1000;
+const bucketMs = integerFlag('bucket', flags.bucket);
+const snapshotEvery = integerFlag('snapshot-every-entries', flags['snapshot-every-entries']);
+const connections = integerFlag('connections', flags.connections);
+const loadProcesses = integerFlag('load-processes', flags['load-processes']);
 const nodeOptions = flags['service-node-options'].split(' ').filter((a) => a !== '');
 if (durationMs < 2 * bucketMs) throw new Error('--duration must hold at least two buckets');
 

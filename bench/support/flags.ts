@@ -1,0 +1,8 @@
+// Command-line numbers shared by the benches: refused with the flag named, never guessed.
+
+/** `raw` as an integer ≥ 1 (≥ 0 with `allowZero`), or an error naming `--name`. */
+export function integerFlag(name: string, raw: string, allowZero = false): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${raw}`);
+  return n;
+}
