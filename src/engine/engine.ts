@@ -688,17 +688,24 @@ export class Engine<E extends DomainEvent, T> {
     }
   }
 
-  /** Takes every mailbox at once if all are idle (nothing is taken otherwise). */
+  /**
+   * The common case without a promise: no actor, or one that is idle, is taken at once.
+   * Undefined when the message must wait (or names several actors): nothing is taken then.
+   */
   #tryEnter(actors: readonly string[]): Mailbox[] | undefined {
     if (actors.length === 0) return [];
     if (actors.length > 1) return undefined;
-    const id = actors[0]!;
+    const mailbox = this.#mailboxOf(actors[0]!);
+    return mailbox.tryEnter() ? [mailbox] : undefined;
+  }
+
+  #mailboxOf(id: string): Mailbox {
     let mailbox = this.#mailboxes.get(id);
     if (mailbox === undefined) {
       mailbox = new Mailbox(id);
       this.#mailboxes.set(id, mailbox);
     }
-    return mailbox.tryEnter() ? [mailbox] : undefined;
+    return mailbox;
   }
 
   async #enter(actors: readonly string[]): Promise<Mailbox[]> {
@@ -706,11 +713,7 @@ export class Engine<E extends DomainEvent, T> {
     const held: Mailbox[] = [];
     try {
       for (const id of ids) {
-        let mailbox = this.#mailboxes.get(id);
-        if (mailbox === undefined) {
-          mailbox = new Mailbox(id);
-          this.#mailboxes.set(id, mailbox);
-        }
+        const mailbox = this.#mailboxOf(id);
         if (!mailbox.tryEnter()) await mailbox.enter();
         held.push(mailbox);
       }
