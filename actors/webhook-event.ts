@@ -224,7 +224,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
 
   restore(event: WebhookEvent): void {
     // Snapshots taken before records were referenced hold the rendered resource.
-    if (typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string') event = renderedOf(event);
+    const legacy = typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string';
+    this.#put(legacy ? renderedOf(event) : event);
+  }
+
+  #put(event: WebhookEvent): void {
     this.#events.set(event.id, event);
     bucket(this.#byEnv, event.envId).insert(event.id);
     if (event.deliveryStatus === 'PENDING') bucket(this.#pendingByEnv, event.envId).insert(event.id);
@@ -274,7 +278,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   #record(webhooks: readonly WebhookRecordedAs[]): void {
     for (const logged of webhooks) {
       if (this.#events.has(logged.id)) throw new Error(`webhook event ${logged.id} exists already`);
-      this.restore('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged));
+      this.#put('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged));
       this.onQueued?.(logged.envId);
     }
   }
