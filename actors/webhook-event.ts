@@ -4,6 +4,16 @@
 // its outcome as `webhook.attempted`, so the outbox's delivery state is part of the
 // recovered state: after a restart each event resumes where its log says it stopped.
 //
+// A dead receiver must not cost the platform its events or its payments. Its endpoint's
+// health (`WebhookEndpoint:<envId>`, a record of its own, logged with each try) tells a
+// receiver that did not answer (no answer, 429, 502, 503, 504) apart from one that refused
+// an event: after ENDPOINT_DOWN_AFTER unanswered tries in a row the endpoint is down, and
+// from then on the queue's head is a probe on the endpoint's own backoff (5 s doubling, at
+// most 5 min) that does not spend the event's tries; the first answer brings it up and the
+// backlog goes out in creation order. The queue is bounded instead of refusing writes:
+// past the environment's cap the oldest events are FAILED as dropped (the delivery worker
+// decides that in entries of its own), still listed and redeliverable.
+//
 // The body carries the transaction (or account) as it was when the event was made: a later
 // change is a later event, and an old event keeps saying what it said. The event holds the
 // record of that moment (records are immutable, so that is a reference, not a copy) and is
@@ -11,7 +21,6 @@
 // applied after the transactions and postings of its own entry, which recreate it.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
-import { lowerBound } from '../src/engine/ids.js';
 import { newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
@@ -30,6 +39,25 @@ export function deliveryRetryDelayMs(failedTries: number): number {
 }
 /** Attempts kept per event (the newest); a redelivered event keeps its history up to this. */
 export const MAX_KEPT_ATTEMPTS = 50;
+/** Unanswered tries in a row after which an endpoint is down. */
+export const ENDPOINT_DOWN_AFTER = 3;
+/** The wait after the n-th failed probe of a down endpoint (from 0): 5 s doubling, at most 5 min. */
+export function probeDelayMs(failedProbes: number): number {
+  return Math.min(5_000 * 2 ** failedProbes, MAX_PROBE_DELAY_MS);
+}
+export const MAX_PROBE_DELAY_MS = 300_000;
+
+/**
+ * Whether a try's outcome says the receiver is not there (as opposed to refusing this
+ * event): no answer at all, or a status that means "not now" (429, and a proxy's 502, 503,
+ * 504 for an application behind it that is down).
+ */
+export function unanswered(statusCode: number): boolean {
+  return statusCode === 0 || statusCode === 429 || statusCode === 502 || statusCode === 503 || statusCode === 504;
+}
+
+/** The attempts of every event not tried yet: one shared array instead of one each (a backlog may hold a million). */
+const NO_ATTEMPTS: readonly DeliveryAttempt[] = Object.freeze([]);
 
 export interface DeliveryAttempt {
   readonly at: number;
@@ -61,6 +89,40 @@ export interface WebhookEvent {
    * so it is tried once (CONTRACT.md: not retried) and the answer decides the payment.
    */
   readonly approval?: true;
+  /** FAILED without its tries spent: why (dropped from a full backlog). */
+  readonly failureReason?: string;
+}
+
+/**
+ * The health of an environment's endpoint as its tries left it. No record: up, nothing
+ * unanswered. A record about another URL than the configured one says nothing (the
+ * platform changed its endpoint): that endpoint is up until its own tries say otherwise.
+ */
+export interface WebhookEndpoint {
+  /** `WebhookEndpoint:<envId>` */
+  readonly id: string;
+  readonly envId: string;
+  readonly url: string;
+  /** Unanswered tries in a row. */
+  readonly unanswered: number;
+  /** Down (ENDPOINT_DOWN_AFTER unanswered in a row) since this try. */
+  readonly downSince?: number;
+  /** Failed probes since it went down. */
+  readonly failedProbes?: number;
+  /** While down: when the next probe may go. */
+  readonly nextProbeAt?: number;
+}
+
+/** What a try logs of its endpoint's health afterwards; `unanswered: 0` is up. */
+export type EndpointHealth = Omit<WebhookEndpoint, 'id' | 'envId'>;
+
+export function endpointIdOf(envId: string): string {
+  return `WebhookEndpoint:${envId}`;
+}
+
+/** The endpoint's health if it is about `url` (the configured endpoint). */
+export function healthOf(endpoint: WebhookEndpoint | undefined, url: string): WebhookEndpoint | undefined {
+  return endpoint?.url === url ? endpoint : undefined;
 }
 
 /** What the platform's endpoint receives. */
@@ -150,8 +212,13 @@ export function withAccountStatus(events: PaymentRecorded[], accounts: ReadonlyA
 }
 
 export type WebhookDeliveryEvent =
-  /** One delivery try and what it left: DELIVERED on a 2xx, else a retry or FAILED. */
-  | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number }
+  /**
+   * One delivery try and what it left: DELIVERED on a 2xx, else a retry or FAILED; and the
+   * endpoint's health after it (absent in entries logged before endpoints had one).
+   */
+  | { type: 'webhook.attempted'; id: string; attempt: DeliveryAttempt; deliveryStatus: DeliveryStatus; tries: number; nextAttemptAt: number; endpoint?: EndpointHealth }
+  /** The oldest PENDING events of an environment past its cap: FAILED, with the reason. */
+  | { type: 'webhooks.dropped'; envId: string; ids: string[]; reason: string }
   /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
   | { type: 'webhook.requeued'; id: string }
   /**
@@ -161,17 +228,70 @@ export type WebhookDeliveryEvent =
   | { type: 'webhooks.recorded'; webhooks: WebhookRecordedAs[] };
 
 /**
- * The outcome of one try, decided from the event as the log has it: `undefined` when the
- * event is no longer PENDING (a redelivery raced the try; its outcome is dropped).
+ * The outcome of one try, decided from the event and its endpoint as the log has them:
+ * `undefined` when the event is no longer PENDING (a redelivery or a drop raced the try;
+ * its outcome is dropped). A try made while the endpoint is down is a probe: when it goes
+ * unanswered it says the endpoint is still down, not that the event is bad, so the event
+ * keeps its tries and waits for the next probe. An approval is tried once whatever the
+ * endpoint's state (its payment fails by its own rules).
  */
-export function decideAttempt(event: WebhookEvent | undefined, attempt: DeliveryAttempt): WebhookDeliveryEvent | undefined {
+export function decideAttempt(
+  event: WebhookEvent | undefined,
+  endpoint: WebhookEndpoint | undefined,
+  url: string,
+  attempt: DeliveryAttempt,
+): WebhookDeliveryEvent | undefined {
   if (event === undefined || event.deliveryStatus !== 'PENDING') return undefined;
   const ok = attempt.statusCode >= 200 && attempt.statusCode < 300;
-  const tries = (event.tries ?? 0) + 1;
+  const before = healthOf(endpoint, url);
+  const wasDown = before?.downSince !== undefined;
+  const noAnswer = !ok && unanswered(attempt.statusCode);
+  const probe = wasDown && noAnswer && event.approval !== true;
+  const tries = probe ? (event.tries ?? 0) : (event.tries ?? 0) + 1;
   const limit = event.approval === true ? 1 : MAX_DELIVERY_TRIES;
   const deliveryStatus: DeliveryStatus = ok ? 'DELIVERED' : tries >= limit ? 'FAILED' : 'PENDING';
-  const nextAttemptAt = deliveryStatus === 'PENDING' ? attempt.at + attempt.ms + deliveryRetryDelayMs(tries) : 0;
-  return { type: 'webhook.attempted', id: event.id, attempt, deliveryStatus, tries, nextAttemptAt };
+  const health = healthAfter(before, url, noAnswer, attempt);
+  const retryAt = health.nextProbeAt ?? attempt.at + attempt.ms + deliveryRetryDelayMs(tries);
+  const nextAttemptAt = deliveryStatus === 'PENDING' ? retryAt : 0;
+  return { type: 'webhook.attempted', id: event.id, attempt, deliveryStatus, tries, nextAttemptAt, endpoint: health };
+}
+
+function healthAfter(before: WebhookEndpoint | undefined, url: string, noAnswer: boolean, attempt: DeliveryAttempt): EndpointHealth {
+  if (!noAnswer) return { url, unanswered: 0 };
+  const unansweredInARow = (before?.unanswered ?? 0) + 1;
+  if (unansweredInARow < ENDPOINT_DOWN_AFTER) return { url, unanswered: unansweredInARow };
+  const downSince = before?.downSince;
+  const failedProbes = downSince === undefined ? 0 : (before?.failedProbes ?? 0) + 1;
+  const nextProbeAt = attempt.at + attempt.ms + probeDelayMs(failedProbes);
+  return { url, unanswered: unansweredInARow, downSince: downSince ?? attempt.at, failedProbes, nextProbeAt };
+}
+
+/** Why events dropped from a full backlog are FAILED. */
+export function droppedReason(cap: number): string {
+  return `dropped from the backlog: the environment held more than ${cap} undelivered events`;
+}
+
+/**
+ * The oldest PENDING events of the environment past `cap`, at most `batch`: the ones a
+ * drop would take, so that its decision can hold them. An approval is never dropped: its
+ * payment waits on its answer, and fails by its own rules.
+ */
+export function dropCandidates(events: WebhookEvents, envId: string, cap: number, batch: number): string[] {
+  const want = Math.min(events.pendingIn(envId) - cap, batch);
+  const ids: string[] = [];
+  if (want <= 0) return ids;
+  for (const id of events.pendingIdsIn(envId)) {
+    if (ids.length >= want) break;
+    if (events.get(id)!.approval !== true) ids.push(id);
+  }
+  return ids;
+}
+
+/** FAILS the held `candidates` that are still PENDING, as many as the environment is past `cap` now. */
+export function decideDrop(events: WebhookEvents, envId: string, candidates: readonly string[], cap: number): WebhookDeliveryEvent[] {
+  const excess = events.pendingIn(envId) - cap;
+  const ids = candidates.filter((id) => events.get(id)?.deliveryStatus === 'PENDING').slice(0, Math.max(excess, 0));
+  return ids.length === 0 ? [] : [{ type: 'webhooks.dropped', envId, ids, reason: droppedReason(cap) }];
 }
 
 /** Requeues a settled event; a PENDING one is queued already (nothing to log). */
@@ -188,7 +308,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   readonly idPrefix = 'Webhook:';
   readonly #events = new RecordMap<WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
-  readonly #pendingByEnv = new Map<string, SortedIds>();
+  readonly #pendingByEnv = new Map<string, PendingQueue>();
   readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
@@ -204,7 +324,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     'webhooks.recorded': (event) => this.#record(event.webhooks),
     'webhook.attempted': (event) => {
       const current = this.#events.get(event.id)!;
-      const attempts = [...current.attempts, event.attempt].slice(-MAX_KEPT_ATTEMPTS);
+      const attempts = current.attempts.length < MAX_KEPT_ATTEMPTS ? [...current.attempts, event.attempt] : [...current.attempts.slice(1 - MAX_KEPT_ATTEMPTS), event.attempt];
       const next: WebhookEvent =
         event.deliveryStatus === 'PENDING'
           ? { ...current, attempts, tries: event.tries, nextAttemptAt: event.nextAttemptAt }
@@ -217,8 +337,17 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
       const current = this.#events.get(event.id)!;
       const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'PENDING' };
       this.#events.set(next.id, next);
-      bucket(this.#pendingByEnv, next.envId).insert(next.id);
+      this.#queue(next.envId).insert(next.id);
       this.onQueued?.(next.envId);
+    },
+    'webhooks.dropped': (event) => {
+      for (const id of event.ids) {
+        const current = this.#events.get(id)!;
+        const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason };
+        this.#events.set(id, next);
+        this.#unqueue(next);
+      }
+      this.onQueued?.(event.envId);
     },
   };
 
@@ -231,13 +360,22 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   #put(event: WebhookEvent): void {
     this.#events.set(event.id, event);
     bucket(this.#byEnv, event.envId).insert(event.id);
-    if (event.deliveryStatus === 'PENDING') bucket(this.#pendingByEnv, event.envId).insert(event.id);
+    if (event.deliveryStatus === 'PENDING') this.#queue(event.envId).insert(event.id);
+  }
+
+  #queue(envId: string): PendingQueue {
+    let queue = this.#pendingByEnv.get(envId);
+    if (queue === undefined) {
+      queue = new PendingQueue();
+      this.#pendingByEnv.set(envId, queue);
+    }
+    return queue;
   }
 
   checkInvariants(): string[] {
     const problems: string[] = [];
     for (const [envId, pending] of this.#pendingByEnv) {
-      for (const id of pending.ids) {
+      for (const id of pending) {
         if (this.#events.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
       }
     }
@@ -254,8 +392,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
 
   /** The oldest PENDING event of the environment: the next one its endpoint gets. */
   queueHead(envId: string): WebhookEvent | undefined {
-    const id = this.#pendingByEnv.get(envId)?.ids[0];
+    const id = this.#pendingByEnv.get(envId)?.head();
     return id === undefined ? undefined : this.#events.get(id);
+  }
+
+  /** The PENDING events of one environment, oldest first. */
+  pendingIdsIn(envId: string): Iterable<string> {
+    return this.#pendingByEnv.get(envId) ?? [];
   }
 
   /** Environments with PENDING events. */
@@ -265,13 +408,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
 
   /** PENDING events of one environment: its delivery queue's length. */
   pendingIn(envId: string): number {
-    return this.#pendingByEnv.get(envId)?.ids.length ?? 0;
+    return this.#pendingByEnv.get(envId)?.size ?? 0;
   }
 
   /** PENDING events, all environments. */
   get pendingCount(): number {
     let n = 0;
-    for (const ids of this.#pendingByEnv.values()) n += ids.ids.length;
+    for (const queue of this.#pendingByEnv.values()) n += queue.size;
     return n;
   }
 
@@ -292,7 +435,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
       type: logged.type,
       timestamp: logged.timestamp,
       deliveryStatus: 'PENDING',
-      attempts: [],
+      attempts: NO_ATTEMPTS,
     };
     if (logged.approval === true) event.approval = true;
     if (transactionId !== undefined) {
@@ -311,9 +454,113 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
   #unqueue(event: WebhookEvent): void {
     const pending = this.#pendingByEnv.get(event.envId);
     if (pending === undefined) return;
-    const at = lowerBound(pending.ids, event.id);
-    if (pending.ids[at] === event.id) pending.ids.splice(at, 1);
-    if (pending.ids.length === 0) this.#pendingByEnv.delete(event.envId);
+    pending.remove(event.id);
+    if (pending.size === 0) this.#pendingByEnv.delete(event.envId);
+  }
+}
+
+/** The health of each environment's endpoint, as its tries left it (see WebhookEndpoint). */
+type EndpointEvent = Extract<WebhookDeliveryEvent, { type: 'webhook.attempted' }>;
+
+export class WebhookEndpoints implements RecordKind<WebhookEndpoint, EndpointEvent> {
+  readonly idPrefix = 'WebhookEndpoint:';
+  readonly #endpoints = new RecordMap<WebhookEndpoint>();
+  readonly records: ReadonlyMap<string, WebhookEndpoint> = this.#endpoints;
+
+  /** The event a try names exists before the try, so its environment is known. */
+  constructor(private readonly events: WebhookEvents) {}
+
+  readonly appliers: Appliers<EndpointEvent> = {
+    'webhook.attempted': (event) => {
+      if (event.endpoint === undefined) return;
+      const envId = this.events.get(event.id)!.envId;
+      const id = endpointIdOf(envId);
+      // Up with nothing unanswered is the state without a record.
+      if (event.endpoint.unanswered === 0) this.#endpoints.delete(id);
+      else this.#endpoints.set(id, { id, envId, ...event.endpoint });
+    },
+  };
+
+  restore(endpoint: WebhookEndpoint): void {
+    this.#endpoints.set(endpoint.id, endpoint);
+  }
+
+  checkInvariants(): string[] {
+    const problems: string[] = [];
+    for (const endpoint of this.#endpoints.values()) {
+      if (endpoint.id !== endpointIdOf(endpoint.envId)) problems.push(`webhook endpoint ${endpoint.id} is filed under another environment than ${endpoint.envId}`);
+      if ((endpoint.downSince === undefined) !== (endpoint.nextProbeAt === undefined)) problems.push(`webhook endpoint ${endpoint.id} is down without a next probe, or the reverse`);
+    }
+    return problems;
+  }
+
+  get(envId: string): WebhookEndpoint | undefined {
+    return this.#endpoints.get(endpointIdOf(envId));
+  }
+
+  /** Endpoints that are down now. */
+  down(): WebhookEndpoint[] {
+    return [...this.#endpoints.values()].filter((e) => e.downSince !== undefined);
+  }
+}
+
+/**
+ * One environment's PENDING event ids in ascending (creation) order. Events join at the
+ * tail (new ids are the newest) and leave from the head (delivered in order), so the head
+ * is an offset into the array rather than a shift of it: a delivery from a million-event
+ * backlog costs O(1), not a million-element move. The rare out-of-order join (a
+ * redelivery) or leave (an approval failed behind the head) splices.
+ */
+class PendingQueue implements Iterable<string> {
+  #ids: string[] = [];
+  #start = 0;
+
+  get size(): number {
+    return this.#ids.length - this.#start;
+  }
+
+  head(): string | undefined {
+    return this.#ids[this.#start];
+  }
+
+  insert(id: string): void {
+    const ids = this.#ids;
+    if (ids.length === this.#start || ids[ids.length - 1]! < id) {
+      ids.push(id);
+      return;
+    }
+    const at = this.#lowerBound(id);
+    if (ids[at] !== id) ids.splice(at, 0, id);
+  }
+
+  remove(id: string): void {
+    const ids = this.#ids;
+    if (ids[this.#start] === id) {
+      ids[this.#start++] = '';
+      // Reclaims the dead prefix once it outweighs the live part.
+      if (this.#start > 1024 && this.#start * 2 > ids.length) {
+        this.#ids = ids.slice(this.#start);
+        this.#start = 0;
+      }
+      return;
+    }
+    const at = this.#lowerBound(id);
+    if (ids[at] === id) ids.splice(at, 1);
+  }
+
+  #lowerBound(id: string): number {
+    let lo = this.#start;
+    let hi = this.#ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#ids[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  *[Symbol.iterator](): Iterator<string> {
+    for (let i = this.#start; i < this.#ids.length; i++) yield this.#ids[i]!;
   }
 }
 
@@ -327,6 +574,6 @@ function renderedOf(old: RenderedWebhook | WebhookEvent): WebhookEvent {
 }
 
 function withoutQueueState(event: WebhookEvent): WebhookEvent {
-  const { tries: _tries, nextAttemptAt: _next, ...rest } = event;
+  const { tries: _tries, nextAttemptAt: _next, failureReason: _reason, ...rest } = event;
   return rest;
 }

@@ -16,7 +16,7 @@ import { Registry } from './registry.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
-import { WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
+import { WebhookEndpoints, WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
 
 export type DomainEvent =
   | PlatformEvent
@@ -43,6 +43,7 @@ export class World extends Registry<DomainEvent, TimerMessage> {
   readonly quotes = new Quotes();
   readonly transactions = new Transactions(this.quotes);
   readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions);
+  readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);
   readonly verifications = new Verifications();
 
   constructor() {
@@ -56,6 +57,8 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.ledger);
     this.register(this.quotes);
     this.register(this.transactions);
+    // Before the events: a try's outcome wakes the delivery worker, which reads the endpoint's health.
+    this.register(this.webhookEndpoints);
     this.register(this.webhookEvents);
     this.register(this.verifications);
   }

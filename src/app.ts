@@ -20,7 +20,7 @@ import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, op
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { WebhookDelivery } from './webhooks/delivery.js';
+import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery } from './webhooks/delivery.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
@@ -32,13 +32,6 @@ const NewPlatformBody = validator(
     isRegulatedFinancialInstitution: Type.Optional(Type.Boolean()),
   }),
 );
-
-/**
- * PENDING webhook events one environment may hold: an endpoint that is down, or never set,
- * keeps its events PENDING, and each keeps the transaction or account it reports (about a
- * kilobyte), so this bounds that environment's outbox to tens of megabytes.
- */
-export const DEFAULT_MAX_PENDING_WEBHOOKS = 50_000;
 
 export interface ServiceOptions {
   host?: string;
@@ -194,7 +187,11 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     masterKeyLoaded = masterKey;
     const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
-    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, { report, ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}) });
+    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, {
+      report,
+      maxPending: config.maxPendingWebhooks,
+      ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
+    });
     let closing: Promise<void> | undefined;
     return {
       config,

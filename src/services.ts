@@ -24,8 +24,8 @@ export interface ServiceConfig {
   /** OTP mail relay (SMTP_URL); undefined writes mail to `<dataDir>/outbox/`. */
   smtpUrl: string | undefined;
   /**
-   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): a
-   * request whose decision would pass it is refused with 429 RATE_LIMITED.
+   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): past
+   * it the oldest are FAILED as dropped from the backlog; no write is refused for it.
    */
   maxPendingWebhooks: number;
 }

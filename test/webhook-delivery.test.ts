@@ -114,7 +114,7 @@ describe('webhook delivery', () => {
   it('after 10 failed tries the event is FAILED and the next one goes; redeliver queues it again', async () => {
     receiver.received.length = 0;
     const before = eventIds(svc).length;
-    receiver.answer = (json) => (json.type === 'OUTGOING_PAYMENT' ? 503 : 200);
+    receiver.answer = (json) => (json.type === 'OUTGOING_PAYMENT' ? 500 : 200);
     await transfer(svc);
     const fresh = eventIds(svc).slice(before);
     const typeOf = (id: string): string => svc.service.services.world.webhookEvents.get(id)!.type;

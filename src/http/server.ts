@@ -7,7 +7,7 @@ import uWS from 'uWebSockets.js';
 import type { TSchema } from '@sinclair/typebox';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, fromDomainError, invalidField, rateLimited, unauthorized, type ErrorBody } from './errors.js';
+import { ApiError, fromDomainError, invalidField, unauthorized, type ErrorBody } from './errors.js';
 import { checkJsonShape } from './validation.js';
 import { Authenticator } from './auth.js';
 import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
@@ -15,8 +15,6 @@ import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
-import type { EngineEvent } from '../engine/state-machine.js';
-import type { DomainEvent } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError } from '../../actors/errors.js';
 
@@ -351,58 +349,16 @@ async function handle(
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
   const base: Omit<RouteContext<unknown, unknown>, 'exec'> = { env, params, query, body, headers: incoming.headers, services };
-  // Keeps a synchronous decision synchronous (the engine applies it in the same turn).
-  const capped = (decide: Decide): Decide => (at) => {
-    const decided = decide(at);
-    if (decided instanceof Promise) {
-      return decided.then((decision) => {
-        checkWebhookRoom(services, env.id, decision.events);
-        return decision;
-      });
-    }
-    checkWebhookRoom(services, env.id, decided.events);
-    return decided;
-  };
   if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
     const outcome = await idempotency.run(scoped, hash, (remember) =>
-      route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, capped(decide), remember) }),
+      route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide, remember) }),
     );
     if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
     return serialise(outcome.reply);
   }
-  const reply = await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, capped(decide)) });
+  const reply = await route.handle({ ...base, exec: (actors, decide) => services.engine.exec(actors, decide) });
   return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply));
-}
-
-type Decide = Parameters<RouteContext<unknown, unknown>['exec']>[1];
-
-/** Seconds a request refused for a full webhook queue is told to wait: a few deliveries' worth. */
-export const WEBHOOK_QUEUE_RETRY_AFTER_S = 5;
-
-/**
- * The stated cap on an environment's webhook queue (ServiceConfig.maxPendingWebhooks):
- * while an endpoint is configured, a decision whose events would take the environment's
- * PENDING events past it is refused
- * with 429 RATE_LIMITED, and nothing it decided is logged. Only requests are refused; a
- * timer's outcome (a payout settling) is recorded whatever the queue holds, since
- * refusing it would leave money in flight. The count is read as the decision runs; the
- * delivery worker only shortens the queue meanwhile.
- */
-function checkWebhookRoom(services: Services, envId: string, events: ReadonlyArray<DomainEvent | EngineEvent<unknown>>): void {
-  let added = 0;
-  for (const event of events) {
-    if (event.type === 'payment.recorded' || event.type === 'webhooks.recorded') added += event.webhooks.length;
-  }
-  if (added === 0) return;
-  // Without an endpoint nothing is being delivered: the events wait, readable, until one is
-  // set. Refusing payments then would lock out a platform that never configured webhooks.
-  if (services.world.envs.get(envId)?.config.webhookEndpoint === '') return;
-  const pending = services.world.webhookEvents.pendingIn(envId);
-  const limit = services.config.maxPendingWebhooks;
-  if (pending + added > limit) {
-    throw rateLimited(`the environment's webhook queue holds ${pending} undelivered events (at most ${limit}); retry once the endpoint has taken some`, WEBHOOK_QUEUE_RETRY_AFTER_S);
-  }
 }
 
 type PageRequest = Record<string, unknown> & { cursor?: string };

@@ -11,15 +11,32 @@
 // a restart, kill -9 included, rebuilds exactly the same queue and due times from the log:
 // a try whose outcome was not logged is made again (at least once, same event id).
 //
+// A dead receiver never holds up money: an endpoint that stops answering is marked down
+// and probed on its own backoff (actors/webhook-event.ts decides both), and the queue is
+// bounded by dropping its oldest events, in entries of the worker's own, never by
+// refusing the writes that record events.
+//
 // Limits: at most `maxConnections` requests in flight across all endpoints (one per
 // endpoint), each cut off after `timeoutMs`; an endpoint waiting for a free connection
 // is queued once, so the waiting list never exceeds the number of environments. Memory
 // is one lane per environment with PENDING events; the events themselves are records.
-// The queue's depth is `stats().pending` (served in /healthz).
+// Each environment holds at most `maxPending` PENDING events (and approvals) once its drop
+// entry is durable; a drop entry FAILS at most DROP_BATCH events. The queue's depth is
+// `stats().pending` (served in /healthz).
 import type { Clock } from '../engine/clock.js';
 import type { Engine } from '../engine/engine.js';
 import { newId } from '../engine/ids.js';
-import { decideAttempt, reportedTransactionId, webhookBody, type DeliveryAttempt, type WebhookEvent } from '../../actors/webhook-event.js';
+import {
+  decideAttempt,
+  decideDrop,
+  dropCandidates,
+  endpointIdOf,
+  healthOf,
+  reportedTransactionId,
+  webhookBody,
+  type DeliveryAttempt,
+  type WebhookEvent,
+} from '../../actors/webhook-event.js';
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
 import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
 import type { EngineEvent } from '../engine/state-machine.js';
@@ -35,11 +52,34 @@ export const MAX_WEBHOOK_CONNECTIONS = 32;
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** After the log refused an outcome (overload), the try is made again after this long. */
 const OVERLOAD_RETRY_MS = 1_000;
+/**
+ * PENDING events an environment holds by default before its oldest are dropped
+ * (MAX_PENDING_WEBHOOKS). An event costs about 200 bytes of its own (the record it reports
+ * is the transaction's or account's own, shared): a full backlog is a few hundred MB.
+ */
+export const DEFAULT_MAX_PENDING_WEBHOOKS = 1_000_000;
+/** Events one drop entry FAILS: bounds the actors one decision holds and the entry's size. */
+export const DROP_BATCH = 1_000;
+/** Down endpoints /healthz names (the count covers them all). */
+const LISTED_DOWN_ENDPOINTS = 20;
 
 export interface DeliveryOptions {
   timeoutMs?: number;
   maxConnections?: number;
+  /** PENDING events an environment may hold before its oldest are FAILED as dropped. */
+  maxPending?: number;
   report?: (line: string) => void;
+}
+
+/** An environment's endpoint as /healthz and the events list show it. */
+export interface EndpointState {
+  state: 'UP' | 'DOWN';
+  /** While down: since when (ISO 8601). */
+  downSince?: string;
+  /** When its queue's head is tried next, if it waits (ISO 8601). */
+  nextAttemptAt?: string;
+  /** Tries in a row it has not answered. */
+  unansweredTries: number;
 }
 
 export interface DeliveryStats {
@@ -49,6 +89,10 @@ export interface DeliveryStats {
   /** Endpoints waiting for a free connection. */
   waiting: number;
   maxConnections: number;
+  maxPendingPerEnvironment: number;
+  /** Endpoints that are down, and the first of them. */
+  endpointsDown: number;
+  down: Array<{ environmentId: string } & EndpointState>;
 }
 
 /** What one POST to an endpoint came to; statusCode 0 when no answer came. */
@@ -75,12 +119,16 @@ export class WebhookDelivery {
   readonly #clock: Clock;
   readonly #timeoutMs: number;
   readonly #maxConnections: number;
+  readonly #maxPending: number;
   readonly #report: (line: string) => void;
   readonly #lanes = new Map<string, Lane>();
   /** Environments whose head is due, waiting for a connection; a Set, so each at most once. */
   readonly #waiting = new Set<string>();
   readonly #inFlight = new Set<AbortController>();
   readonly #keys = new Map<string, Uint8Array>();
+  /** Environments whose queue may be past its cap, looked at once per turn. */
+  readonly #toTrim = new Set<string>();
+  #trimming = false;
   #running = false;
 
   constructor(deps: DeliveryDeps, options: DeliveryOptions = {}) {
@@ -88,14 +136,21 @@ export class WebhookDelivery {
     this.#clock = deps.engine.clock;
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.#maxConnections = options.maxConnections ?? MAX_WEBHOOK_CONNECTIONS;
+    this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_WEBHOOKS;
     this.#report = options.report ?? (() => undefined);
   }
 
   /** Starts delivering: what recovery left PENDING, and from then on what is recorded. */
   start(): void {
     this.#running = true;
-    this.#deps.world.webhookEvents.onQueued = (envId) => this.kick(envId);
-    for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) this.kick(envId);
+    this.#deps.world.webhookEvents.onQueued = (envId) => {
+      this.#trimLater(envId);
+      this.kick(envId);
+    };
+    for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) {
+      this.#trimLater(envId);
+      this.kick(envId);
+    }
   }
 
   /** Stops sending: timers cancelled, requests in flight aborted (their tries are made again after a restart). */
@@ -109,12 +164,38 @@ export class WebhookDelivery {
   }
 
   stats(): DeliveryStats {
+    const down = this.#deps.world.webhookEndpoints.down().filter((e) => this.#endpointOf(e.envId) === e.url);
     return {
       pending: this.#deps.world.webhookEvents.pendingCount,
       inFlight: this.#inFlight.size,
       waiting: this.#waiting.size,
       maxConnections: this.#maxConnections,
+      maxPendingPerEnvironment: this.#maxPending,
+      endpointsDown: down.length,
+      down: down.slice(0, LISTED_DOWN_ENDPOINTS).map((e) => ({ environmentId: e.envId, ...this.endpointState(e.envId) })),
     };
+  }
+
+  /** The configured endpoint's health and when its queue's head goes next. */
+  endpointState(envId: string): EndpointState {
+    const health = healthOf(this.#deps.world.webhookEndpoints.get(envId), this.#endpointOf(envId));
+    const due = this.#dueAt(envId);
+    const state: EndpointState = { state: health?.downSince === undefined ? 'UP' : 'DOWN', unansweredTries: health?.unanswered ?? 0 };
+    if (health?.downSince !== undefined) state.downSince = isoTime(health.downSince);
+    if (due !== undefined && due > this.#clock.now()) state.nextAttemptAt = isoTime(due);
+    return state;
+  }
+
+  #endpointOf(envId: string): string {
+    return this.#deps.world.envs.get(envId)?.config.webhookEndpoint ?? '';
+  }
+
+  /** When the queue's head may be tried: its own retry time, and while the endpoint is down, not before its probe. */
+  #dueAt(envId: string): number | undefined {
+    const head = this.#deps.world.webhookEvents.queueHead(envId);
+    if (head === undefined) return undefined;
+    const health = healthOf(this.#deps.world.webhookEndpoints.get(envId), this.#endpointOf(envId));
+    return Math.max(head.nextAttemptAt ?? 0, health?.nextProbeAt ?? 0);
   }
 
   /** Looks at the environment's queue again (a new event, an outcome, a new endpoint). */
@@ -122,9 +203,9 @@ export class WebhookDelivery {
     if (!this.#running) return;
     let lane = this.#lanes.get(envId);
     if (lane?.busy === true) return; // it looks again when its try ends
-    const head = this.#deps.world.webhookEvents.queueHead(envId);
-    const endpoint = this.#deps.world.envs.get(envId)?.config.webhookEndpoint ?? '';
-    if (head === undefined || endpoint === '') {
+    const due = this.#dueAt(envId);
+    const endpoint = this.#endpointOf(envId);
+    if (due === undefined || endpoint === '') {
       // Nothing to send, or nowhere to send it: events wait until an endpoint is configured.
       if (lane !== undefined) {
         lane.cancelTimer?.();
@@ -137,7 +218,6 @@ export class WebhookDelivery {
       lane = { busy: false, cancelTimer: undefined, timerDue: 0 };
       this.#lanes.set(envId, lane);
     }
-    const due = head.nextAttemptAt ?? 0;
     if (due > this.#clock.now()) {
       if (lane.cancelTimer !== undefined && lane.timerDue === due) return;
       lane.cancelTimer?.();
@@ -182,7 +262,7 @@ export class WebhookDelivery {
     const { engine, world } = this.#deps;
     // The event is sent only once the entry that recorded it is durable.
     await engine.settled();
-    const endpoint = world.envs.get(envId)?.config.webhookEndpoint ?? '';
+    const endpoint = this.#endpointOf(envId);
     if (!this.#running || endpoint === '') return;
     const at = this.#clock.now();
     const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal);
@@ -192,9 +272,11 @@ export class WebhookDelivery {
     // held on the account that owns the transaction.
     const approvalOf = head.approval === true ? reportedTransactionId(head) : undefined;
     const accountId = approvalOf === undefined ? undefined : world.transactions.get(approvalOf)?.accountId;
+    const actors = [head.id, endpointIdOf(envId)];
+    if (accountId !== undefined) actors.push(accountId);
     try {
-      await engine.exec(accountId === undefined ? [head.id] : [head.id, accountId], (decidedAt) => {
-        const recorded = decideAttempt(world.webhookEvents.get(head.id), attempt);
+      await engine.exec(actors, (decidedAt) => {
+        const recorded = decideAttempt(world.webhookEvents.get(head.id), world.webhookEndpoints.get(envId), endpoint, attempt);
         const events: Array<DomainEvent | EngineEvent<unknown>> = recorded === undefined ? [] : [recorded];
         if (recorded !== undefined && approvalOf !== undefined) events.push(...this.#approval(approvalOf, attempt.statusCode, decidedAt));
         return { events, reply: () => undefined };
@@ -203,6 +285,43 @@ export class WebhookDelivery {
       // The outcome could not be logged (overload, closing): the try counts as not made.
       this.#report(`webhook ${head.id}: outcome not logged (${err instanceof Error ? err.message : String(err)}); trying again`);
       await new Promise<void>((resolve) => this.#clock.schedule(this.#clock.now() + OVERLOAD_RETRY_MS, resolve));
+    }
+  }
+
+  /** Looks at the environment's queue length once this turn's entries are in (a burst is one look). */
+  #trimLater(envId: string): void {
+    if (this.#deps.world.webhookEvents.pendingIn(envId) <= this.#maxPending) return;
+    this.#toTrim.add(envId);
+    if (this.#trimming) return;
+    this.#trimming = true;
+    setImmediate(() => {
+      this.#trim().then(
+        () => undefined,
+        (err: unknown) => this.#report(`webhook backlog: ${err instanceof Error ? err.message : String(err)}`),
+      );
+    });
+  }
+
+  /**
+   * FAILS the oldest events of each environment past its cap, DROP_BATCH per entry, held
+   * on the events it drops. A drop the log refused (overload, closing) is tried again on
+   * the environment's next event.
+   */
+  async #trim(): Promise<void> {
+    const { engine, world } = this.#deps;
+    try {
+      while (this.#running && this.#toTrim.size > 0) {
+        const envId = this.#toTrim.values().next().value as string;
+        const candidates = dropCandidates(world.webhookEvents, envId, this.#maxPending, DROP_BATCH);
+        if (candidates.length === 0) {
+          this.#toTrim.delete(envId);
+          continue;
+        }
+        await engine.exec(candidates, () => ({ events: decideDrop(world.webhookEvents, envId, candidates, this.#maxPending), reply: () => undefined }));
+      }
+    } finally {
+      this.#trimming = false;
+      this.#toTrim.clear();
     }
   }
 

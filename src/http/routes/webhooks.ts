@@ -19,7 +19,19 @@ const WebhookEventView = Obj({
   account: Type.Optional(InternalAccountView),
   deliveryStatus: StringEnum(DELIVERY_STATUSES),
   attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
+  failureReason: Type.Optional(Str({ description: 'FAILED without its tries spent: why (dropped from a full backlog)' })),
 });
+
+const EndpointStateView = Obj(
+  {
+    state: StringEnum(['UP', 'DOWN'] as const),
+    downSince: Type.Optional(Str({ format: 'date-time' })),
+    nextAttemptAt: Type.Optional(Str({ format: 'date-time', description: 'when the oldest pending event is tried next, if it waits' })),
+    unansweredTries: Type.Integer({ description: 'tries in a row the endpoint did not answer (no answer, 429, 502, 503, 504); at 3 it is DOWN and probed every 5 s doubling to 5 min' }),
+  },
+  { description: 'the configured webhookEndpoint as its tries left it' },
+);
+const EventList = Obj({ ...ListOf(WebhookEventView).properties, endpoint: EndpointStateView });
 
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
@@ -39,24 +51,27 @@ function httpUrl(value: string): boolean {
 interface WebhookEventListed extends WebhookBody {
   deliveryStatus: WebhookEvent['deliveryStatus'];
   attempts: Array<{ at: string; statusCode: number; ms: number }>;
+  failureReason?: string;
 }
 
 function renderEvent(event: WebhookEvent): WebhookEventListed {
-  return {
+  const listed: WebhookEventListed = {
     ...webhookBody(event),
     deliveryStatus: event.deliveryStatus,
     attempts: event.attempts.map((a) => ({ at: isoTime(a.at), statusCode: a.statusCode, ms: a.ms })),
   };
+  if (event.failureReason !== undefined) listed.failureReason = event.failureReason;
+  return listed;
 }
 
 export const webhookRoutes: Route[] = [
   route<undefined, ListQuery>({
     method: 'GET',
     path: '/webhooks/events',
-    summary: 'List recorded webhook events, newest first',
+    summary: "List recorded webhook events, newest first, with the endpoint's state",
     tag: 'Webhooks',
     query: validator(ListEvents, { coerce: true }),
-    response: ListOf(WebhookEventView),
+    response: EventList,
     status: 200,
     handle: async ({ services, env, query }) => {
       await services.engine.settled();
@@ -72,7 +87,7 @@ export const webhookRoutes: Route[] = [
         },
         renderEvent,
       );
-      return { status: 200, body };
+      return { status: 200, body: { ...body, endpoint: services.webhooks.endpointState(env.id) } };
     },
   }),
   route({

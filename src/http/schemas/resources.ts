@@ -1,6 +1,6 @@
 // Shapes shared by several routes: the request fragments (address, ids) and the response
 // resources of SERVICE_SPEC part 2, as published in the OpenAPI document.
-import { Type, type TSchema, type TString } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema, type TString } from '@sinclair/typebox';
 import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
 import {
@@ -183,6 +183,6 @@ export const PlatformConfigView = Obj({
   updatedAt: Timestamp,
 });
 
-export function ListOf(item: TSchema): TSchema {
+export function ListOf(item: TSchema): TObject {
   return Obj({ data: List(item), hasMore: Type.Boolean(), nextCursor: Type.Optional(Str()), totalCount: Type.Integer() });
 }
