@@ -7,6 +7,9 @@
 // dropped. Time moves through the ManualClock; the receiver is real, on loopback.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
 import { createPlatform } from '../src/platforms.js';
 import { ENDPOINT_DOWN_AFTER, MAX_PROBE_DELAY_MS } from '../actors/webhook-event.js';
@@ -125,6 +128,40 @@ describe('a dead webhook receiver', () => {
     assert.equal(events.get(fresh[1]!)!.deliveryStatus, 'DELIVERED');
     assert.deepEqual((await getJson(svc, '/webhooks/events?limit=1')).endpoint, { state: 'UP', unansweredTries: 0 });
   });
+});
+
+describe('a down endpoint across a restart', () => {
+  for (const from of ['the log', 'a snapshot'] as const) {
+    it(`is still DOWN, with the same next probe, when recovered from ${from}`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-down-'));
+      const receiver = await startReceiver(() => 503);
+      try {
+        const clock = new ManualClock();
+        const first = await startTestService({ clock, dataDir });
+        const envId = sandboxEnvId(first, first.credentials.platformId);
+        assertStatus(await first.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+        const alice = await fundedCustomer(first, 0);
+        await fund(first, alice.usd.id, 1);
+        await pass(first, clock, envId, 60_000);
+        if (from === 'a snapshot') await first.service.services.engine.snapshot();
+        const before = (await getJson(first, '/webhooks/events?limit=1')).endpoint;
+        assert.equal(before.state, 'DOWN');
+        const tries = receiver.received.length;
+        await first.stop({ keepData: true });
+
+        const again = await startTestService({ clock: new ManualClock(clock.now()), dataDir });
+        try {
+          assert.deepEqual((await getJson(again, '/webhooks/events?limit=1')).endpoint, before);
+          assert.equal(receiver.received.length, tries, 'nothing is sent before the probe is due');
+        } finally {
+          await again.stop({ keepData: true });
+        }
+      } finally {
+        await receiver.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe('a full webhook backlog', () => {
