@@ -40,6 +40,12 @@ export const configRoutes: Route[] = [
     status: 200,
     handle: async (ctx) => {
       const { services, env, body } = ctx;
+      // Where the endpoint leads needs DNS, so it is checked here rather than in the
+      // decision (which would hold the environment's mailbox for the lookup). Nothing it
+      // reads can change meanwhile: an environment's kind is fixed at creation.
+      if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') {
+        await services.webhookTargets.check(env.environment, 'webhookEndpoint', body.webhookEndpoint);
+      }
       const reply = await ctx.exec([env.id], (at) => {
         const current = services.world.envs.get(env.id)!;
         const config = patchedConfig(current.config, body, at);
