@@ -26,9 +26,15 @@ const PUBLIC_LOOKING = '93.184.215.14';
 // ---- every TCP connection attempt of this process ------------------------------------------
 
 const attempts: Array<{ ip: string; port: number }> = [];
+const LOOPBACK = new Set(['127.0.0.1', '::1']);
 const onSocket = (message: unknown): void => {
   const { socket } = message as { socket: Socket };
-  socket.on('connectionAttempt', (ip: string, port: number) => attempts.push({ ip, port }));
+  socket.on('connectionAttempt', (ip: string, port: number) => {
+    attempts.push({ ip, port });
+    // A safety net should the code under test be broken: net emits this just before the
+    // connect call, so throwing here stops the packet (and fails the test loudly).
+    if (!LOOPBACK.has(ip)) throw new Error(`the suite tried to connect off the machine, to ${ip}:${port}`);
+  });
 };
 subscribe('net.client.socket', onSocket);
 
@@ -505,7 +511,7 @@ describe('nothing left the machine', () => {
   it('every connection attempt of this suite went to loopback', () => {
     unsubscribe('net.client.socket', onSocket);
     assert.ok(attempts.length > 0, 'the watcher saw the suite connect');
-    const offMachine = attempts.filter((a) => a.ip !== '127.0.0.1' && a.ip !== '::1');
+    const offMachine = attempts.filter((a) => !LOOPBACK.has(a.ip));
     assert.deepEqual(offMachine, []);
   });
 });
