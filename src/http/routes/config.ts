@@ -12,7 +12,7 @@ const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0
 const PatchConfig = Obj({
   umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
   proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
-  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it' })),
+  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
   supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
   embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
 });

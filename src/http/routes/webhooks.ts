@@ -24,7 +24,7 @@ const WebhookEventView = Obj({
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
-const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; the configured webhookEndpoint when left out' })) });
+const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) });
 const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) });
 
 interface WebhookEventListed extends WebhookBody {
