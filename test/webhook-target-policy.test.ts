@@ -314,6 +314,36 @@ describe('webhook egress', () => {
   });
 });
 
+describe('webhook egress limits', () => {
+  it('reads at most 64 KiB of an answer, and cuts off an endpoint that does not answer in time', async () => {
+    const egress = new WebhookEgress(new TargetPolicy());
+    // An answer that never ends: the status counts once the bound is read.
+    const endless = await startListener((_req, res) => {
+      res.writeHead(201);
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const write = (): void => {
+        if (!res.destroyed) res.write(chunk, () => setImmediate(write));
+      };
+      write();
+    });
+    const silent = await startListener(() => undefined);
+    try {
+      const post = (url: string, timeoutMs: number) => egress.post({ environment: 'sandbox', url, body: '{}', headers: {}, timeoutMs });
+      const read = await post(endless.url(), 5_000);
+      assert.equal(read.statusCode, 201);
+      assert.ok(read.ms < 5_000);
+      const cut = await post(silent.url(), 200);
+      assert.equal(cut.statusCode, 0);
+      assert.equal(cut.refused, undefined);
+      assert.ok(cut.ms >= 150 && cut.ms < 5_000, `cut off after ${cut.ms} ms`);
+    } finally {
+      egress.close();
+      await endless.close();
+      await silent.close();
+    }
+  });
+});
+
 // ---- routes --------------------------------------------------------------------------------------
 
 async function refusedEverywhere(svc: TestService, url: string, auth: 'sandbox' | 'production'): Promise<void> {

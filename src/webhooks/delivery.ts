@@ -238,7 +238,7 @@ export class WebhookDelivery {
       timeoutMs: this.#timeoutMs,
       ...(signal !== undefined ? { signal } : {}),
     });
-    if (outcome.refused !== undefined) this.#report(`webhook to ${envId}'s endpoint refused: ${outcome.refused}`);
+    if (outcome.refused !== undefined) this.#report(`webhook for ${envId} refused: ${outcome.refused}`);
     return outcome;
   }
 

@@ -7,7 +7,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { checkWebhookUrl, ENVIRONMENTS, type Environment } from '../../actors/platform.js';
+import { checkWebhookUrl, type Environment } from '../../actors/platform.js';
 import { bareAddress, TargetRefusedError, type TargetPolicy } from './target-policy.js';
 
 /** An endpoint's answer body is read (and dropped) up to this many bytes. */
@@ -54,7 +54,7 @@ export class WebhookEgress {
       https: new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
       lookup: this.#lookup(environment),
     });
-    this.#agents = Object.fromEntries(ENVIRONMENTS.map((e) => [e, agents(e)])) as Record<Environment, Agents>;
+    this.#agents = { sandbox: agents('sandbox'), production: agents('production') };
   }
 
   /** POSTs `body` to `url` under `environment`'s rule; never throws. */
