@@ -165,21 +165,18 @@ export interface TargetPolicyOptions {
   allowPrivate?: boolean;
   /** How host names are resolved, at check time and for every connection; tests fake DNS here. */
   resolver?: Resolver;
-  /** How long a check waits for DNS before taking the name as unresolved (default RESOLVE_TIMEOUT_MS). */
-  resolveTimeoutMs?: number;
 }
 
+/** How long a request's check waits for DNS before taking the name as unresolved. */
 export const RESOLVE_TIMEOUT_MS = 5_000;
 
 export class TargetPolicy {
   readonly allowPrivate: boolean;
   readonly #resolver: Resolver;
-  readonly #resolveTimeoutMs: number;
 
   constructor(options: TargetPolicyOptions = {}) {
     this.allowPrivate = options.allowPrivate ?? false;
     this.#resolver = options.resolver ?? systemResolver;
-    this.#resolveTimeoutMs = options.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS;
   }
 
   /** Why `environment` may not send to `address` (an IP literal), or undefined when it may. */
@@ -222,7 +219,7 @@ export class TargetPolicy {
     }
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#resolveTimeoutMs);
+      timer = setTimeout(resolve, RESOLVE_TIMEOUT_MS);
     });
     try {
       // Allowed, or no answer in time (then it is checked at every connection, as above).
