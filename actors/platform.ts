@@ -240,7 +240,7 @@ export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: nu
       return merged;
     });
   }
-  if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl(patch.webhookEndpoint);
+  if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl('webhookEndpoint', patch.webhookEndpoint);
   const embeddedWallet = patch.embeddedWalletConfig === undefined ? undefined : patchedEmbeddedWallet(config, patch.embeddedWalletConfig);
   return {
     ...config,
@@ -327,15 +327,24 @@ function checkOrigin(field: string, value: string, rpId: string): void {
   if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) throw invalidField(field, `host must be ${rpId} or a subdomain of it`);
 }
 
-function checkWebhookUrl(value: string): void {
+/**
+ * The syntax of a webhook target (`webhookEndpoint`, or POST /webhooks/test's `url`): an
+ * absolute http(s) URL without credentials. Whitespace and control characters are refused
+ * anywhere, not trimmed: the URL parser silently drops them (leading, trailing, or a tab
+ * inside), so what is stored would not be what is called. Where the URL may lead is the
+ * target policy's question (src/webhooks/target-policy.ts), which needs the network.
+ */
+export function checkWebhookUrl(field: string, value: string): URL {
+  if (/[\s\u0000-\u001f\u007f]/u.test(value)) throw invalidField(field, 'must not contain whitespace or control characters');
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw invalidField('webhookEndpoint', 'must be an absolute http(s) URL');
+    throw invalidField(field, 'must be an absolute http(s) URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('webhookEndpoint', 'must use http or https');
-  if (url.username !== '' || url.password !== '') throw invalidField('webhookEndpoint', 'must not carry credentials');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField(field, 'must use http or https');
+  if (url.username !== '' || url.password !== '') throw invalidField(field, 'must not carry credentials');
+  return url;
 }
 
 /** The platform environments, and the API-token index authentication reads. */

@@ -21,6 +21,8 @@ import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } fro
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery } from './webhooks/delivery.js';
+import { WebhookEgress } from './webhooks/egress.js';
+import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
@@ -46,6 +48,10 @@ export interface ServiceOptions {
   webhookTimeoutMs?: number;
   /** The most PENDING webhook events per environment (default MAX_PENDING_WEBHOOKS); tests lower it. */
   maxPendingWebhooks?: number;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS, given directly (tests pass `env: {}`). */
+  allowPrivateWebhookTargets?: boolean;
+  /** How webhook host names resolve (default: the system's getaddrinfo); tests fake DNS with it. */
+  webhookResolver?: Resolver;
 }
 
 export interface RunningService {
@@ -70,6 +76,14 @@ function numberFrom(value: string | undefined, fallback: number, name: string): 
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got ${value}`);
   return n;
+}
+
+/** A boolean setting: exactly `true` or `false` (unset or empty: the default). */
+function booleanFrom(value: string | undefined, fallback: boolean, name: string): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, got ${value}`);
 }
 
 /**
@@ -108,6 +122,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
     smtpUrl: smtpUrlFrom(env.SMTP_URL),
     maxPendingWebhooks: options.maxPendingWebhooks ?? numberFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS'),
+    allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? booleanFrom(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
   };
 }
 
@@ -187,7 +202,12 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     masterKeyLoaded = masterKey;
     const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
-    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool }, {
+    const webhookTargets = new TargetPolicy({
+      allowPrivate: config.allowPrivateWebhookTargets,
+      ...(options.webhookResolver !== undefined ? { resolver: options.webhookResolver } : {}),
+    });
+    const egress = new WebhookEgress(webhookTargets);
+    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool, egress }, {
       report,
       maxPending: config.maxPendingWebhooks,
       ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
@@ -203,10 +223,12 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       otpHasher: new OtpHasher(masterKey),
       oidc: new OidcVerifier(),
       webhooks,
+      webhookTargets,
       close: () => {
         closing ??= (async () => {
           try {
             webhooks.stop();
+            egress.close();
             await opened.close();
             await pool.close();
           } finally {

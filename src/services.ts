@@ -8,6 +8,7 @@ import type { P256KeyPair } from './crypto/p256.js';
 import type { OidcVerifier } from './wallet-auth/oidc.js';
 import type { OtpHasher } from './wallet-auth/otp.js';
 import type { WebhookDelivery } from './webhooks/delivery.js';
+import type { TargetPolicy } from './webhooks/target-policy.js';
 
 export interface ServiceConfig {
   host: string;
@@ -28,6 +29,12 @@ export interface ServiceConfig {
    * it the oldest are FAILED as dropped from the backlog; no write is refused for it.
    */
   maxPendingWebhooks: number;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_TARGETS: webhooks may go to any address, for deployments whose
+   * receivers live on a private network. Otherwise production sends to public addresses
+   * only and sandbox to public and loopback ones (src/webhooks/target-policy.ts).
+   */
+  allowPrivateWebhookTargets: boolean;
 }
 
 export interface Services {
@@ -45,6 +52,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Webhook delivery; started by `startService`, idle in commands that only open the store. */
   webhooks: WebhookDelivery;
+  /** Where webhooks may go: checked when a URL is given, and again on every connection. */
+  webhookTargets: TargetPolicy;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }

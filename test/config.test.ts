@@ -279,6 +279,13 @@ describe('config', () => {
       [{ webhookEndpoint: 'https://user:secret@example.com/hook' }, 'webhookEndpoint'],
       [{ webhookEndpoint: 42 }, 'webhookEndpoint'],
       [{ webhookEndpoint: `https://example.com/${long(2049)}` }, 'webhookEndpoint'],
+      [{ webhookEndpoint: ' http://127.0.0.1/hook' }, 'webhookEndpoint'],
+      [{ webhookEndpoint: 'https://example.com/hook\n' }, 'webhookEndpoint'],
+      // Sandbox reaches loopback but nothing else internal (test/webhook-target-policy.test.ts has every form).
+      [{ webhookEndpoint: 'http://10.0.0.1/hook' }, 'webhookEndpoint'],
+      [{ webhookEndpoint: 'http://169.254.169.254/latest' }, 'webhookEndpoint'],
+      [{ webhookEndpoint: 'http://[::ffff:a9fe:a9fe]/latest' }, 'webhookEndpoint'],
+      [{ umaDomain: 'other.example.com', webhookEndpoint: 'http://192.168.0.1/' }, 'webhookEndpoint'],
       [{ umaDomain: 'not a domain' }, 'umaDomain'],
       [{ umaDomain: 'localhost' }, 'umaDomain'],
       [{ umaDomain: long(1025) }, 'umaDomain'],

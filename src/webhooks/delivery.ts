@@ -43,13 +43,12 @@ import type { EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
 import { isoTime } from '../../actors/iso-time.js';
+import type { EgressOutcome, WebhookEgress } from './egress.js';
 
 /** CONTRACT.md: a 2xx within 5 s is success. */
 export const DELIVERY_TIMEOUT_MS = 5_000;
 /** Requests in flight at once, all endpoints together. */
 export const MAX_WEBHOOK_CONNECTIONS = 32;
-/** An endpoint's answer body is read (and dropped) up to this many bytes. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 /** After the log refused an outcome (overload), the try is made again after this long. */
 const OVERLOAD_RETRY_MS = 1_000;
 /**
@@ -96,10 +95,7 @@ export interface DeliveryStats {
 }
 
 /** What one POST to an endpoint came to; statusCode 0 when no answer came. */
-export interface PostOutcome {
-  statusCode: number;
-  ms: number;
-}
+export type PostOutcome = EgressOutcome;
 
 interface Lane {
   busy: boolean;
@@ -112,6 +108,8 @@ export interface DeliveryDeps {
   world: World;
   masterKey: MasterKey;
   crypto: CryptoPool;
+  /** Sends only where the webhook target policy allows. */
+  egress: WebhookEgress;
 }
 
 export class WebhookDelivery {
@@ -343,26 +341,24 @@ export class WebhookDelivery {
     return decideSettleIncoming(tx, account, answer, at);
   }
 
-  /** Signs `body` with the environment's webhook key and POSTs it; never throws. */
+  /**
+   * Signs `body` with the environment's webhook key and POSTs it under the environment's
+   * target policy; never throws. A refused target is reported and comes to statusCode 0.
+   */
   async post(envId: string, url: string, body: string, signal?: AbortSignal): Promise<PostOutcome> {
     const signature = await this.#deps.crypto.signWebhook(body, this.#key(envId));
-    const started = performance.now();
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    let statusCode = 0;
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        body,
-        redirect: 'manual',
-        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-      });
-      await drain(res);
-      statusCode = res.status;
-    } catch {
-      statusCode = 0; // refused, reset, or past the timeout: no answer
-    }
-    return { statusCode, ms: Math.round(performance.now() - started) };
+    const environment = this.#deps.world.envs.get(envId)?.environment;
+    if (environment === undefined) throw new Error(`no environment ${envId}`);
+    const outcome = await this.#deps.egress.post({
+      environment,
+      url,
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+      timeoutMs: this.#timeoutMs,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    if (outcome.refused !== undefined) this.#report(`webhook for ${envId} refused: ${outcome.refused}`);
+    return outcome;
   }
 
   /** POST /webhooks/test: a signed TEST event, not recorded. */
@@ -382,21 +378,5 @@ export class WebhookDelivery {
       this.#keys.set(envId, key);
     }
     return key;
-  }
-}
-
-/** Reads and drops the answer (bounded), so the connection can be reused. */
-async function drain(res: Response): Promise<void> {
-  if (res.body === null) return;
-  const reader = res.body.getReader();
-  let read = 0;
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) return;
-    read += chunk.value.byteLength;
-    if (read > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      return;
-    }
   }
 }

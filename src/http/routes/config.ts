@@ -12,7 +12,7 @@ const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0
 const PatchConfig = Obj({
   umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
   proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
-  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it' })),
+  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
   supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
   embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
 });
@@ -40,6 +40,12 @@ export const configRoutes: Route[] = [
     status: 200,
     handle: async (ctx) => {
       const { services, env, body } = ctx;
+      // Where the endpoint leads needs DNS, so it is checked here rather than in the
+      // decision (which would hold the environment's mailbox for the lookup). Nothing it
+      // reads can change meanwhile: an environment's kind is fixed at creation.
+      if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') {
+        await services.webhookTargets.check(env.environment, 'webhookEndpoint', body.webhookEndpoint);
+      }
       const reply = await ctx.exec([env.id], (at) => {
         const current = services.world.envs.get(env.id)!;
         const config = patchedConfig(current.config, body, at);

@@ -36,17 +36,8 @@ const EventList = Obj({ ...ListOf(WebhookEventView).properties, endpoint: Endpoi
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
-const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; the configured webhookEndpoint when left out' })) });
+const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) });
 const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) });
-
-function httpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
 
 interface WebhookEventListed extends WebhookBody {
   deliveryStatus: WebhookEvent['deliveryStatus'];
@@ -134,7 +125,8 @@ export const webhookRoutes: Route[] = [
       await services.engine.settled();
       const url = body.url ?? services.world.envs.get(env.id)!.config.webhookEndpoint;
       if (url === '') throw invalidField('url', 'is required when no webhookEndpoint is configured');
-      if (!httpUrl(url)) throw invalidField('url', 'must be an absolute http(s) URL without credentials');
+      // The same rule as a configured endpoint (a stored one is checked again: it may predate it).
+      await services.webhookTargets.check(env.environment, 'url', url);
       return { status: 200, body: await services.webhooks.sendTest(env.id, url) };
     },
   }),
