@@ -32,13 +32,10 @@ const IDENTITY_KEY = Buffer.from('store', 'utf8');
 /** The additional data of the key check: the sealed id opens as the key check and nothing else. */
 const KEY_CHECK_AAD = 'store-identity';
 
-/** Files of the data directory that belong to different stores; the message names them. */
+/** Files of the data directory that do not belong to one store; the message names them. */
 export class StoreIdentityError extends Error {
   constructor(disagreement: string) {
-    super(
-      `${disagreement}: these files come from different instances; refusing to start ` +
-        '(put back the files of this instance, or move the directory aside for a fresh start)',
-    );
+    super(`${disagreement}: refusing to start (put back the files of this instance, or move the directory aside for a fresh start)`);
     this.name = 'StoreIdentityError';
   }
 }
