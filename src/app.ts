@@ -5,7 +5,6 @@ import { mkdirSync, statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
-import { loadMasterKey } from './crypto/master-key.js';
 import { loadOrCreateServiceKey } from './crypto/signer-key.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { registerOtpMail } from './wallet-auth/mail.js';
@@ -26,7 +25,9 @@ import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
-import { DATA_FILE } from './engine/store.js';
+import { DATA_FILE, openStore } from './engine/store.js';
+import type { RootDatabase } from 'lmdb';
+import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity } from './store-identity.js';
 
 const NewPlatformBody = validator(
   Obj({
@@ -174,8 +175,12 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   let engine: Engine<DomainEvent, TimerMessage> | undefined;
   try {
     checkStoreBeforeOpen(config.dataDir);
+    // Before anything is written (service.json included): another store is refused untouched.
+    const identityBeforeOpen = checkStoreIdentity(config.dataDir, env);
     forgetOwner(config.dataDir);
     const world = new World();
+    // The environment the engine opens, kept to record the store's identity beside the engine's databases.
+    const store: { root?: RootDatabase } = {};
     const opened = new Engine<DomainEvent, TimerMessage>({
       dataDir: config.dataDir,
       clock: options.clock ?? systemClock,
@@ -183,6 +188,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
       snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
       snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
       report,
+      openStore: (dataDir) => (store.root = openStore(dataDir)),
     });
     // The master key is loaded once the store is known to be this service's (below); an
     // OTP mail resumed by recovery runs only after open, by which time it is there.
@@ -198,8 +204,10 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     await opened.open();
     engine = opened;
     checkRecoveredStore(config.dataDir, world.envs.size);
-    const masterKey = loadMasterKey(config.dataDir, env);
+    const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, env, world, before: identityBeforeOpen });
     masterKeyLoaded = masterKey;
+    if (store.root === undefined) throw new Error('the engine opened no store');
+    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root: store.root, masterKey, before: identityBeforeOpen, report });
     const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
     const pool = createCryptoPool({ routes: config.cryptoRoutes });
     const webhookTargets = new TargetPolicy({
@@ -215,6 +223,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     let closing: Promise<void> | undefined;
     return {
       config,
+      storeId,
       engine: opened,
       world,
       masterKey,

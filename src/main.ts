@@ -3,10 +3,11 @@
 import { ConfigError, startService } from './app.js';
 import { DataDirInUseError, StoreGoneError } from './data-dir.js';
 import { StoreDamagedError } from './engine/store.js';
+import { StoreIdentityError } from './store-identity.js';
 
 /** Refusals whose message says all there is to say; anything else is a bug and shows its stack. */
 function isRefusal(err: unknown): err is Error {
-  return err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError;
+  return err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError || err instanceof StoreIdentityError;
 }
 
 const service = await startService().catch((err: unknown) => {

@@ -1,7 +1,7 @@
 // Creating platforms: both environments with their API tokens and webhook signing keys,
 // and the platform's internal accounts, as one log entry. Secrets leave this function
 // once, in the returned credentials; the store keeps only hashes and sealed keys.
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from './engine/ids.js';
 import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
@@ -25,6 +25,22 @@ export interface NewPlatform {
 }
 
 export const CREDENTIALS_FILE = 'credentials.json';
+
+/** credentials.json: the default platform's credentials, and the store they belong to (store-identity.ts). */
+export interface CredentialsFile extends PlatformCredentials {
+  storeId: string;
+}
+
+/**
+ * Writes credentials.json (mode 0600) through a temporary file renamed over it, so a crash
+ * leaves the old file or the new one, never half of it.
+ */
+export function writeCredentialsFile(path: string, credentials: CredentialsFile): void {
+  const temporary = `${path}.tmp`;
+  writeFileSync(temporary, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, path);
+}
 
 export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
   const platformId = newId('Platform', services.engine.clock.now());
@@ -68,13 +84,12 @@ export async function createPlatform(services: Services, options: NewPlatform = 
 
 /**
  * On an empty data directory: one default platform, its credentials written to
- * `<data dir>/credentials.json` with mode 0600. Returns the file's path.
+ * `<data dir>/credentials.json` with mode 0600, with the store's id. Returns the file's path.
  */
 export async function ensureDefaultPlatform(services: Services): Promise<{ path: string; created: boolean }> {
   const path = join(services.config.dataDir, CREDENTIALS_FILE);
   if (services.world.envs.size > 0) return { path, created: false };
   const credentials = await createPlatform(services);
-  writeFileSync(path, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeCredentialsFile(path, { ...credentials, storeId: services.storeId });
   return { path, created: true };
 }

@@ -39,6 +39,8 @@ export interface ServiceConfig {
 
 export interface Services {
   config: ServiceConfig;
+  /** The store's identity (store-identity.ts): credentials.json carries it too. */
+  storeId: string;
   engine: Engine<DomainEvent, TimerMessage>;
   world: World;
   masterKey: MasterKey;

@@ -49,23 +49,41 @@ export class MasterKey {
   }
 }
 
+/** Where the master key comes from, as an operator names it: `MASTER_KEY` when set, else the key file's path. */
+export function masterKeySource(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.MASTER_KEY;
+  return fromEnv !== undefined && fromEnv !== '' ? 'MASTER_KEY' : join(dataDir, MASTER_KEY_FILE);
+}
+
 /**
- * MASTER_KEY wins when set (hex, 32 bytes). Otherwise the key file in `dataDir` is read,
- * or created with mode 0600. A key file readable by others is tightened back to 0600:
- * it would leak every secret the service keeps.
+ * The master key if there is one (MASTER_KEY when set, else the key file), reading only:
+ * undefined when neither is there. For checks that must change nothing.
  */
-export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey {
+export function readMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey | undefined {
   const fromEnv = env.MASTER_KEY;
   if (fromEnv !== undefined && fromEnv !== '') {
     if (!/^[0-9a-fA-F]{64}$/.test(fromEnv)) throw new Error('MASTER_KEY must be 64 hex characters (32 bytes)');
     return new MasterKey(Buffer.from(fromEnv, 'hex'));
   }
   const path = join(dataDir, MASTER_KEY_FILE);
-  if (!existsSync(path)) {
-    writeFileSync(path, randomBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-  }
-  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  if (!existsSync(path)) return undefined;
   const hex = readFileSync(path, 'utf8').trim();
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error(`${path} must hold 64 hex characters`);
   return new MasterKey(Buffer.from(hex, 'hex'));
+}
+
+/**
+ * MASTER_KEY wins when set (hex, 32 bytes). Otherwise the key file in `dataDir` is read,
+ * or created with mode 0600. A key file readable by others is tightened back to 0600:
+ * it would leak every secret the service keeps.
+ */
+export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey {
+  const path = join(dataDir, MASTER_KEY_FILE);
+  if (masterKeySource(dataDir, env) === path) {
+    if (!existsSync(path)) writeFileSync(path, randomBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
+  const key = readMasterKey(dataDir, env);
+  if (key === undefined) throw new Error(`${path} disappeared while it was being read`);
+  return key;
 }

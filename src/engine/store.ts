@@ -42,13 +42,14 @@ const META = {
   version: 4,
   pageSize: 24,
   freeDb: 24,
+  mainDb: 72,
   mainEntries: 72 + 32,
   lastPage: 120,
   txnId: 128,
   end: 136,
 } as const;
-/** Offsets in an MDB_db record. */
-const DB = { root: 40 } as const;
+/** Offsets in an MDB_db record, and its length. */
+const DB = { root: 40, bytes: 48 } as const;
 /** Bytes read for a meta page: its header and MDB_meta fit in far less. */
 const META_READ_BYTES = 4096;
 
@@ -65,6 +66,8 @@ const P_LEAF = 0x02;
 const P_OVERFLOW = 0x04;
 const NODE_HEADER_BYTES = 8;
 const F_BIGDATA = 0x01;
+/** A main DB node whose value is the MDB_db record of a named database. */
+const F_SUBDATA = 0x02;
 /** mdb.c P_INVALID: the root of an empty tree. */
 const NO_PAGE = 0xffffffffffffffffn;
 /** mdb.c CURSOR_STACK: LMDB never builds a tree deeper than its cursors can walk. */
@@ -83,6 +86,7 @@ interface Meta {
   txnId: bigint;
   mainEntries: bigint;
   freeDbRoot: bigint;
+  mainDbRoot: bigint;
 }
 
 /** What `data.mdb` holds, read without opening LMDB (opening writes). */
@@ -122,6 +126,7 @@ function readMeta(page: Buffer): Meta | undefined {
     txnId: page.readBigUInt64LE(m + META.txnId),
     mainEntries: page.readBigUInt64LE(m + META.mainEntries),
     freeDbRoot: page.readBigUInt64LE(m + META.freeDb + DB.root),
+    mainDbRoot: page.readBigUInt64LE(m + META.mainDb + DB.root),
   };
 }
 
@@ -196,15 +201,20 @@ function addIdlRuns(file: StoreFile, idl: Buffer, runs: PageRun[]): void {
   }
 }
 
+/** A leaf node of a B-tree: its key, node flags, and value (read from its overflow pages when big). */
+interface LeafNode {
+  key: Buffer;
+  flags: number;
+  value: Buffer;
+}
+
 /**
- * Walks the free DB's B-tree from its root and returns the free page runs it lists. Every page
- * is read once at most (a page reached twice is damage), so the reads are bounded by the
- * pages of the file, and the walk by MAX_TREE_DEPTH levels. Only a file shorter than its last
- * page is walked, so opening a store of normal length reads nothing more than before.
+ * Walks the B-tree `tree` (its name in messages) from `root` and calls `visitLeaf` for every
+ * leaf node. Every page is read once at most (a page reached twice is damage), so the reads
+ * are bounded by the pages of the file, and the walk by MAX_TREE_DEPTH levels.
  */
-function readFreeRuns(file: StoreFile): PageRun[] {
-  const runs: PageRun[] = [];
-  if (file.meta.freeDbRoot === NO_PAGE) return runs;
+function walkTree(file: StoreFile, tree: string, root: bigint, visitLeaf: (node: LeafNode) => void): void {
+  if (root === NO_PAGE) return;
   const visited = new Set<number>();
   const pageSize = file.meta.pageSize;
   const toPageNumber = (pgno: bigint, what: string): number => {
@@ -212,50 +222,61 @@ function readFreeRuns(file: StoreFile): PageRun[] {
     return Number(pgno);
   };
   const visit = (pgno: number, level: number): void => {
-    if (visited.has(pgno)) throw file.damaged(`reaches free DB page ${pgno} twice`);
+    if (visited.has(pgno)) throw file.damaged(`reaches ${tree} page ${pgno} twice`);
     visited.add(pgno);
-    const page = file.readPages(pgno, 1, 'free DB page');
+    const page = file.readPages(pgno, 1, `${tree} page`);
     const flags = page.readUInt16LE(PAGE.flags);
     const isBranch = (flags & P_BRANCH) !== 0;
     const isLeaf = (flags & P_LEAF) !== 0;
     if (page.readBigUInt64LE(PAGE.pgno) !== BigInt(pgno) || isBranch === isLeaf) {
-      throw file.damaged(`has free DB page ${pgno} that is not the tree page its parent says`);
+      throw file.damaged(`has ${tree} page ${pgno} that is not the tree page its parent says`);
     }
-    if (isBranch && level === MAX_TREE_DEPTH) throw file.damaged(`has a free DB deeper than ${MAX_TREE_DEPTH} levels`);
+    if (isBranch && level === MAX_TREE_DEPTH) throw file.damaged(`has a ${tree} deeper than ${MAX_TREE_DEPTH} levels`);
     const nodes = page.readUInt16LE(PAGE.lower) >> 1;
-    if (PAGE_HEADER_BYTES + nodes * 2 > pageSize) throw file.damaged(`has free DB page ${pgno} with ${nodes} nodes`);
+    if (PAGE_HEADER_BYTES + nodes * 2 > pageSize) throw file.damaged(`has ${tree} page ${pgno} with ${nodes} nodes`);
     for (let i = 0; i < nodes; i++) {
       const node = PAGE_HEADER_BYTES + page.readUInt16LE(PAGE_HEADER_BYTES + i * 2);
-      if (node + NODE_HEADER_BYTES > pageSize) throw file.damaged(`has free DB page ${pgno} with a node past its end`);
+      if (node + NODE_HEADER_BYTES > pageSize) throw file.damaged(`has ${tree} page ${pgno} with a node past its end`);
       const lo = page.readUInt16LE(node);
       const hi = page.readUInt16LE(node + 2);
       const nodeFlags = page.readUInt16LE(node + 4);
-      const data = node + NODE_HEADER_BYTES + page.readUInt16LE(node + 6);
+      const keyStart = node + NODE_HEADER_BYTES;
+      const data = keyStart + page.readUInt16LE(node + 6);
       if (isBranch) {
         const child = BigInt(lo) | (BigInt(hi) << 16n) | (BigInt(nodeFlags) << 32n);
-        visit(toPageNumber(child, 'free DB page'), level + 1);
+        visit(toPageNumber(child, `${tree} page`), level + 1);
         continue;
       }
+      const key = page.subarray(keyStart, data);
       const size = lo + hi * 0x10000;
       if ((nodeFlags & F_BIGDATA) === 0) {
-        if (data + size > pageSize) throw file.damaged(`has free DB page ${pgno} with a record past its end`);
-        addIdlRuns(file, page.subarray(data, data + size), runs);
+        if (data + size > pageSize) throw file.damaged(`has ${tree} page ${pgno} with a record past its end`);
+        visitLeaf({ key, flags: nodeFlags, value: page.subarray(data, data + size) });
         continue;
       }
-      if (data + 8 > pageSize) throw file.damaged(`has free DB page ${pgno} with a record past its end`);
-      const overflow = toPageNumber(page.readBigUInt64LE(data), 'free DB overflow page');
-      if (visited.has(overflow)) throw file.damaged(`reaches free DB page ${overflow} twice`);
+      if (data + 8 > pageSize) throw file.damaged(`has ${tree} page ${pgno} with a record past its end`);
+      const overflow = toPageNumber(page.readBigUInt64LE(data), `${tree} overflow page`);
+      if (visited.has(overflow)) throw file.damaged(`reaches ${tree} page ${overflow} twice`);
       visited.add(overflow);
       // mdb.c OVPAGES: the header and the value, rounded up to whole pages.
       const pages = Math.floor((PAGE_HEADER_BYTES - 1 + size) / pageSize) + 1;
-      const value = file.readPages(overflow, pages, 'free DB overflow page');
+      const value = file.readPages(overflow, pages, `${tree} overflow page`);
       if ((value.readUInt16LE(PAGE.flags) & P_OVERFLOW) === 0 || value.readBigUInt64LE(PAGE.pgno) !== BigInt(overflow)) {
-        throw file.damaged(`has free DB page ${overflow} that is not the overflow page its record says`);
+        throw file.damaged(`has ${tree} page ${overflow} that is not the overflow page its record says`);
       }
-      addIdlRuns(file, value.subarray(PAGE_HEADER_BYTES, PAGE_HEADER_BYTES + size), runs);
+      visitLeaf({ key, flags: nodeFlags, value: value.subarray(PAGE_HEADER_BYTES, PAGE_HEADER_BYTES + size) });
     }
   };
-  visit(toPageNumber(file.meta.freeDbRoot, 'free DB root page'), 1);
+  visit(toPageNumber(root, `${tree} root page`), 1);
+}
+
+/**
+ * The free page runs the free DB lists. Only a file shorter than its last page is walked, so
+ * opening a store of normal length reads nothing more for it.
+ */
+function readFreeRuns(file: StoreFile): PageRun[] {
+  const runs: PageRun[] = [];
+  walkTree(file, 'free DB', file.meta.freeDbRoot, (node) => addIdlRuns(file, node.value, runs));
   return mergeRuns(runs);
 }
 
@@ -335,6 +356,34 @@ export function readFreeList(dataDir: string): FreeList {
     lastPage: file.lastPage,
     runs: readFreeRuns(file),
   }));
+}
+
+/**
+ * The value under `key` in the named database `name` of `<dataDir>/data.mdb`, as of its
+ * newest snapshot, read without opening LMDB (opening writes): undefined when the file, the
+ * database or the key is not there. For small databases: it walks every page of both trees.
+ */
+export function readNamedValue(dataDir: string, name: string, key: Uint8Array): Buffer | undefined {
+  const path = join(dataDir, DATA_FILE);
+  if (!existsSync(path)) return undefined;
+  const size = statSync(path).size;
+  if (size === 0) return undefined;
+  return withStoreFile(path, size, (file) => {
+    const find = (tree: string, root: bigint, wanted: Uint8Array): LeafNode | undefined => {
+      let found: LeafNode | undefined;
+      walkTree(file, tree, root, (node) => {
+        if (node.key.equals(wanted)) found = node;
+      });
+      return found;
+    };
+    // This LMDB keys a named database by its name with the terminating NUL (mdb_dbi_open: size = strlen(name) + 1).
+    const record = find('main DB', file.meta.mainDbRoot, Buffer.from(`${name}\0`, 'utf8'));
+    if (record === undefined) return undefined;
+    if ((record.flags & F_SUBDATA) === 0 || record.value.length !== DB.bytes) {
+      throw file.damaged(`has a main DB record ${name} that is not a named database`);
+    }
+    return find(`${name} DB`, record.value.readBigUInt64LE(DB.root), key)?.value;
+  });
 }
 
 /**
