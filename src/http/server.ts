@@ -1,8 +1,9 @@
-// The HTTP front on uWebSockets.js. Each request goes through, in order: version segment
-// and route (404/405; HEAD is GET without the body), authentication (401), environment
-// (403 SANDBOX_ONLY), media type (415), size (413), UTF-8, JSON, nesting depth, Unicode
-// and schema (400), list cursor (400), idempotency, then the route's handler. The reply
-// leaves only after the handler's log entry is durable.
+// The HTTP front on uWebSockets.js. Each request goes through, in order: framing and Host
+// (400, connection closed: framing.ts), version segment and route (404/405; HEAD is GET
+// without the body), authentication (401), environment (403 SANDBOX_ONLY), media type
+// (415), size (413), UTF-8, JSON, nesting depth, Unicode and schema (400), list cursor
+// (400), idempotency, then the route's handler. The reply leaves only after the handler's
+// log entry is durable.
 import uWS from 'uWebSockets.js';
 import type { TSchema } from '@sinclair/typebox';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -14,6 +15,7 @@ import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
 import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
+import { HeaderScan, framingProblem, refuseFrame } from './framing.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError } from '../../actors/errors.js';
@@ -77,6 +79,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
   const cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   const auth = new Authenticator(services.world);
   const app = uWS.App();
+  const scan = new HeaderScan();
   let inFlight = 0;
   // Requests whose body is still arriving: the only ones a client can hold open, so the
   // ones drain() closes when its time is up. (Tracking every request in a set cost GETs a
@@ -93,23 +96,29 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
   };
 
   app.any('/*', (res, req) => {
+    // Framing first: a request whose end is in doubt is answered and its connection closed
+    // before anything else, so nothing after it is read as a request (framing.ts).
+    const h = scan.read(req);
+    const problem = framingProblem(h);
+    if (problem !== undefined) {
+      refuseFrame(res, req, problem);
+      return;
+    }
     const incoming: Incoming = {
       method: req.getCaseSensitiveMethod().toUpperCase(),
       path: req.getUrl(),
       query: req.getQuery() ?? '',
-      authorization: req.getHeader('authorization'),
-      contentType: req.getHeader('content-type'),
-      contentLength: req.getHeader('content-length'),
-      transferEncoding: req.getHeader('transfer-encoding'),
+      authorization: h.authorization,
+      contentType: h.contentType,
+      contentLength: h.contentLength,
+      transferEncoding: h.transferEncoding,
       headers: {},
     };
-    const idem = req.getHeader('idempotency-key');
-    if (idem !== '') incoming.headers.idempotencyKey = idem;
-    else if (incoming.method === 'POST' && hasHeader(req, 'idempotency-key')) incoming.headers.idempotencyKey = '';
-    const requestId = req.getHeader('request-id');
-    if (requestId !== '') incoming.headers.requestId = requestId;
-    const signature = req.getHeader('service-wallet-signature');
-    if (signature !== '') incoming.headers.walletSignature = signature;
+    // uWS reads a header sent empty, or made only of bytes it trims (from 0x80 up, at
+    // either end), as ''; on a POST that is a key to refuse, not a missing one.
+    if (h.idempotencyKey !== undefined && (h.idempotencyKey !== '' || incoming.method === 'POST')) incoming.headers.idempotencyKey = h.idempotencyKey;
+    if (h.requestId !== '') incoming.headers.requestId = h.requestId;
+    if (h.walletSignature !== '') incoming.headers.walletSignature = h.walletSignature;
 
     inFlight++;
     let aborted = false;
@@ -411,18 +420,6 @@ function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   }
   checkJsonShape(json, text);
   return json;
-}
-
-/**
- * uWebSockets.js reads an absent header as ''; a header sent empty, or made only of bytes
- * it trims (from 0x80 up, at either end), is told apart by its presence.
- */
-function hasHeader(req: uWS.HttpRequest, name: string): boolean {
-  let found = false;
-  req.forEach((key) => {
-    if (key === name) found = true;
-  });
-  return found;
 }
 
 /**

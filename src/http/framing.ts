@@ -1,0 +1,126 @@
+// Request framing and the headers the front reads, taken in one pass over the header
+// section (`req.forEach`). uWebSockets.js frames a body by the *first* Content-Length or
+// Transfer-Encoding it finds, while a proxy in front may take the last one or merge them:
+// where the two could disagree about where a request ends, the rest of the bytes could be
+// read as a request the proxy never saw (request smuggling). Such a request is refused
+// with 400 and its connection closed before uWS reads another byte of it (RFC 9112 §6.3,
+// §3.2). What uWS refuses before any handler runs (both Content-Length and
+// Transfer-Encoding, no Host, unknown methods) is in README.md, "HTTP framing".
+import type uWS from 'uWebSockets.js';
+import { invalidInput, type ErrorBody, type FieldError } from './errors.js';
+
+/**
+ * The headers of one request, read by one `forEach` (one call into uWS instead of one
+ * `getHeader` per name: fewer crossings for the usual handful of headers), plus what
+ * framing needs: how often each framing header came and whether the values agreed.
+ * One instance serves every request: the handler reads it synchronously, before anything
+ * awaits, so no request can see another's values.
+ */
+export class HeaderScan {
+  authorization = '';
+  contentType = '';
+  contentLength = '';
+  transferEncoding = '';
+  host = '';
+  /** undefined when absent; '' when sent empty (or made only of bytes uWS trims). */
+  idempotencyKey: string | undefined;
+  requestId = '';
+  walletSignature = '';
+  contentLengths = 0;
+  contentLengthsDiffer = false;
+  transferEncodings = 0;
+  hosts = 0;
+
+  /** Field names arrive lower-cased (uWS lower-cases them as it parses). The first of a repeated header wins, as with getHeader. */
+  readonly #visit = (key: string, value: string): void => {
+    switch (key) {
+      case 'host':
+        if (this.hosts++ === 0) this.host = value;
+        break;
+      case 'authorization':
+        if (this.authorization === '') this.authorization = value;
+        break;
+      case 'content-type':
+        if (this.contentType === '') this.contentType = value;
+        break;
+      case 'content-length':
+        if (this.contentLengths++ === 0) this.contentLength = value;
+        else if (value !== this.contentLength) this.contentLengthsDiffer = true;
+        break;
+      case 'transfer-encoding':
+        if (this.transferEncodings++ === 0) this.transferEncoding = value;
+        break;
+      case 'idempotency-key':
+        this.idempotencyKey ??= value;
+        break;
+      case 'request-id':
+        if (this.requestId === '') this.requestId = value;
+        break;
+      case 'service-wallet-signature':
+        if (this.walletSignature === '') this.walletSignature = value;
+        break;
+    }
+  };
+
+  read(req: uWS.HttpRequest): this {
+    this.authorization = '';
+    this.contentType = '';
+    this.contentLength = '';
+    this.transferEncoding = '';
+    this.host = '';
+    this.idempotencyKey = undefined;
+    this.requestId = '';
+    this.walletSignature = '';
+    this.contentLengths = 0;
+    this.contentLengthsDiffer = false;
+    this.transferEncodings = 0;
+    this.hosts = 0;
+    req.forEach(this.#visit);
+    return this;
+  }
+}
+
+/**
+ * Why the request's framing (or Host) is refused, as the field error of its 400, or
+ * undefined when it is sound. Identical repeated Content-Length values are accepted: every
+ * reader frames them alike (RFC 9110 §8.6 lets a recipient collapse them).
+ */
+export function framingProblem(h: HeaderScan): FieldError | undefined {
+  if (h.contentLengthsDiffer) return { field: 'Content-Length', message: 'sent more than once with different values' };
+  if (h.transferEncodings > 0 && h.contentLengths > 0) return { field: 'Transfer-Encoding', message: 'must not be sent with Content-Length' };
+  if (h.transferEncodings > 1) return { field: 'Transfer-Encoding', message: 'sent more than once' };
+  // Only chunked is decoded; with any other coding the body's end cannot be known (§6.3).
+  if (h.transferEncodings === 1 && h.transferEncoding.trim().toLowerCase() !== 'chunked') return { field: 'Transfer-Encoding', message: 'only chunked is supported' };
+  if (h.contentLengths > 0 && !/^[0-9]+$/.test(h.contentLength)) return { field: 'Content-Length', message: 'must be a decimal number of bytes' };
+  // uWS holds a request without Host unanswered (README); should it ever pass one, it is refused here.
+  if (h.hosts !== 1 || h.host === '') return { field: 'Host', message: h.hosts > 1 ? 'sent more than once' : 'required, and must not be empty' };
+  return undefined;
+}
+
+/**
+ * uWS writes a response into its per-loop cork buffer (16 KiB in this version) while the
+ * handler runs, and sends it only after it has parsed every request in the bytes it read.
+ * `end(body, true)` closes the connection only when nothing is corked, and `close()` drops
+ * what is corked: a small 400 would either be followed by the next request in the buffer
+ * (the smuggled one) or never leave. A body larger than the cork buffer is written straight
+ * to the socket, so the 400 leaves at once and `end(…, true)` can close right away.
+ */
+const CORK_BUFFER_BYTES = 16 * 1024;
+
+/**
+ * Answers 400 and closes the connection, inside the uWS handler, so that uWS reads no
+ * further request from it. The JSON error is padded with trailing whitespace past the cork
+ * buffer (see CORK_BUFFER_BYTES); bad frames are rare, the padding costs nothing else.
+ * Should a later uWS cork more than that, yielding the route still closes the connection
+ * (uWS force-closes a request no handler takes) and nothing after the bad frame is read:
+ * only the status would be lost, which test/http-framing.test.ts would notice.
+ */
+export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldError): void {
+  const error = invalidInput([problem], `malformed request framing: ${problem.field} ${problem.message}`);
+  const json = JSON.stringify(error.toBody() satisfies ErrorBody);
+  // Still inside the handler's synchronous part, where uWS has corked the socket itself.
+  res.writeStatus('400 Bad Request');
+  res.writeHeader('Content-Type', 'application/json');
+  res.end(json.padEnd(CORK_BUFFER_BYTES + 1, ' '), true);
+  req.setYield(true);
+}
