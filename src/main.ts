@@ -16,8 +16,6 @@ const service = await startService().catch((err: unknown) => {
   process.exit(1);
 });
 
-process.stdout.write(`listening on ${service.baseUrl}\ncredentials: ${service.credentialsPath}\n`);
-
 let stopping = false;
 const stop = (signal: string): void => {
   if (stopping) return;
@@ -33,3 +31,6 @@ const stop = (signal: string): void => {
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+// Announced only once a signal is handled: a supervisor that signals the moment it reads
+// this line must get a drain and a final commit, not the default exit.
+process.stdout.write(`listening on ${service.baseUrl}\ncredentials: ${service.credentialsPath}\n`);
