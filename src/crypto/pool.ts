@@ -56,6 +56,9 @@ export interface CryptoPoolStats {
   readonly rejectedOverloaded: number;
 }
 
+/** How long close() waits for workers still loading before it terminates them anyway. */
+const WORKER_LOAD_WAIT_MS = 5_000;
+
 export const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 type Outcome = TaskOutcome<CryptoTaskResults[CryptoOp]>;
@@ -70,6 +73,8 @@ export class CryptoPool {
   #completed = 0;
   #rejected = 0;
   #closed = false;
+  /** Threads whose worker module has loaded (it says so on its parent port). */
+  readonly #loaded = new Set<number>();
 
   constructor(options: CryptoPoolOptions = {}) {
     this.threads = Math.max(1, Math.floor(options.threads ?? availableParallelism()));
@@ -89,6 +94,11 @@ export class CryptoPool {
         maxQueue: this.maxQueue,
         idleTimeout: this.#idleTimeout,
         concurrentTasksPerWorker: 1,
+      });
+      this.#piscina.on('message', (message: unknown) => {
+        if (typeof message === 'object' && message !== null && 'cryptoWorkerLoaded' in message && typeof message.cryptoWorkerLoaded === 'number') {
+          this.#loaded.add(message.cryptoWorkerLoaded);
+        }
       });
     }
     return this.#piscina;
@@ -169,7 +179,15 @@ export class CryptoPool {
     this.#closed = true;
     const piscina = this.#piscina;
     this.#piscina = undefined;
-    if (piscina !== undefined) await piscina.close();
+    if (piscina === undefined) return;
+    // Node 20 aborts the process (a V8 fatal error in require(esm)) when a worker is
+    // terminated while it is still loading its ES module, as a pool closed right after
+    // it started would: wait (at most WORKER_LOAD_WAIT_MS) until every worker has loaded.
+    const deadline = performance.now() + WORKER_LOAD_WAIT_MS;
+    while (piscina.threads.some((worker) => !this.#loaded.has(worker.threadId)) && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await piscina.close();
   }
 }
 
