@@ -6,7 +6,8 @@
 //
 //   npm run build && node --expose-gc dist/bench/customer-memory.js [customers, default 100000]
 import { decideCreateCustomer } from '../actors/customer.js';
-import { newPlatformEnv, type PlatformEnv } from '../actors/platform.js';
+import type { PlatformEnv } from '../actors/platform.js';
+import { samplePlatformEnv } from './support/sample-event.js';
 import { World, type DomainEvent } from '../actors/world.js';
 import { decodeStored, encodeStored } from '../src/engine/format.js';
 import { newId } from '../src/engine/ids.js';
@@ -30,18 +31,7 @@ function settledMemory(): NodeJS.MemoryUsage {
 }
 
 const start = Date.UTC(2026, 0, 1);
-const env = newPlatformEnv(
-  {
-    platformId: newId('Platform', start),
-    environment: 'sandbox',
-    token: { tokenId: 'tok_memory', secretHash: '0'.repeat(64) },
-    umaDomain: 'sandbox.uma.test',
-    isRegulatedFinancialInstitution: false,
-    webhookPublicKey: `04${'0'.repeat(128)}`,
-    webhookPrivateKeySealed: new Uint8Array(61),
-  },
-  start,
-);
+const env = samplePlatformEnv(newId('Platform', start), start);
 
 function worldWith(platform: PlatformEnv): World {
   const world = new World();

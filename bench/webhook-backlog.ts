@@ -10,7 +10,7 @@
 import { decideAttempt, type WebhookEvent } from '../actors/webhook-event.js';
 import { decideCreateCustomer } from '../actors/customer.js';
 import { decideSandboxFund } from '../actors/payment.js';
-import { newPlatformEnv } from '../actors/platform.js';
+import { samplePlatformEnv } from './support/sample-event.js';
 import { World } from '../actors/world.js';
 import { newId } from '../src/engine/ids.js';
 
@@ -28,18 +28,7 @@ if (!Number.isSafeInteger(events) || events < 2 || events % 2 !== 0) {
 const fundings = events / 2; // each records INCOMING_PAYMENT and ACCOUNT_STATUS
 
 const start = Date.UTC(2026, 0, 1);
-const env = newPlatformEnv(
-  {
-    platformId: newId('Platform', start),
-    environment: 'sandbox',
-    token: { tokenId: 'tok_backlog', secretHash: '0'.repeat(64) },
-    umaDomain: 'sandbox.uma.test',
-    isRegulatedFinancialInstitution: false,
-    webhookPublicKey: `04${'0'.repeat(128)}`,
-    webhookPrivateKeySealed: new Uint8Array(61),
-  },
-  start,
-);
+const env = samplePlatformEnv(newId('Platform', start), start);
 
 function heapUsed(): number {
   for (let i = 0; i < 3; i++) fullGc();

@@ -65,6 +65,19 @@ function sandboxAuth(dataDir: string): string {
 }
 
 /** Every file of the directory with its bytes and modification time: what "nothing changed" compares. */
+/** Starts the service on the instance's directory, reads its customer with its own token, and stops it. */
+async function assertServes(a: Instance, env: Record<string, string> = {}): Promise<void> {
+  const child = await spawnService(a.dataDir, env);
+  try {
+    const res = await fetch(`${child.baseUrl}/customers/${a.customerId}`, { headers: { authorization: sandboxAuth(a.dataDir) } });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+  } finally {
+    child.proc.kill('SIGTERM');
+    assert.equal(await child.exited, 0);
+  }
+}
+
 function filesOf(dataDir: string): Record<string, { bytes: string; mtimeMs: number }> {
   const files: Record<string, { bytes: string; mtimeMs: number }> = {};
   for (const name of readdirSync(dataDir).sort()) {
@@ -97,15 +110,7 @@ describe('a store bound to its data directory', { timeout: SUITE_TIMEOUT_MS }, (
     const a = await instance('identity-a-');
     assert.match(a.storeId, /^[0-9a-f-]{36}$/);
     assert.equal(credentialsOf(a.dataDir).storeId, a.storeId);
-    const child = await spawnService(a.dataDir);
-    try {
-      const res = await fetch(`${child.baseUrl}/customers/${a.customerId}`, { headers: { authorization: sandboxAuth(a.dataDir) } });
-      assert.equal(res.status, 200);
-      await res.arrayBuffer();
-    } finally {
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-    }
+    await assertServes(a);
     assert.equal(credentialsOf(a.dataDir).storeId, a.storeId, 'a restart keeps the identity');
   });
 
@@ -148,15 +153,7 @@ describe('a store bound to its data directory', { timeout: SUITE_TIMEOUT_MS }, (
     assert.ok(missing.includes(`${join(a.dataDir, 'master.key')} is missing and MASTER_KEY is unset`), missing);
     assert.equal(existsSync(join(a.dataDir, 'master.key')), false);
     // The right key still starts it, and it serves.
-    const child = await spawnService(a.dataDir, { MASTER_KEY: key });
-    try {
-      const res = await fetch(`${child.baseUrl}/customers/${a.customerId}`, { headers: { authorization: sandboxAuth(a.dataDir) } });
-      assert.equal(res.status, 200);
-      await res.arrayBuffer();
-    } finally {
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
-    }
+    await assertServes(a, { MASTER_KEY: key });
   });
 
   it('the offline platform command makes the same check: refused with the same line, nothing changed', async () => {

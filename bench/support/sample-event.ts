@@ -2,21 +2,26 @@
 // code (customer plus its USD, USDC and USDB accounts), so the log bench encodes exactly
 // what the service writes.
 import { decideCreateCustomer } from '../../actors/customer.js';
-import { newPlatformEnv } from '../../actors/platform.js';
+import { newPlatformEnv, type PlatformEnv } from '../../actors/platform.js';
 import type { DomainEvent } from '../../actors/world.js';
 
-const env = newPlatformEnv(
-  {
-    platformId: 'Platform:019a0000-0000-7000-8000-000000000000',
-    environment: 'sandbox',
-    token: { tokenId: 'tok_bench', secretHash: '0'.repeat(64) },
-    umaDomain: 'sandbox.uma.test',
-    isRegulatedFinancialInstitution: false,
-    webhookPublicKey: `04${'0'.repeat(128)}`,
-    webhookPrivateKeySealed: new Uint8Array(61),
-  },
-  Date.now(),
-);
+/** A sandbox environment as a new platform gets it (its keys are placeholders: nothing here signs). */
+export function samplePlatformEnv(platformId: string, at: number): PlatformEnv {
+  return newPlatformEnv(
+    {
+      platformId,
+      environment: 'sandbox',
+      token: { tokenId: 'tok_bench', secretHash: '0'.repeat(64) },
+      umaDomain: 'sandbox.uma.test',
+      isRegulatedFinancialInstitution: false,
+      webhookPublicKey: `04${'0'.repeat(128)}`,
+      webhookPrivateKeySealed: new Uint8Array(61),
+    },
+    at,
+  );
+}
+
+const env = samplePlatformEnv('Platform:019a0000-0000-7000-8000-000000000000', Date.now());
 
 const emptyDirectory = { umaOwner: () => undefined };
 
