@@ -53,7 +53,15 @@ async function listAll(call: ReturnType<typeof client>, query: string): Promise<
   return out;
 }
 
-async function runRound(dataDir: string, round: number, writers: WriterState[], env: Record<string, string>): Promise<Child> {
+/** The most a snapshot round waits for its first snapshot before it kills anyway (the assertion after it then says so). */
+const SNAPSHOT_WAIT_MS = 15_000;
+
+/**
+ * One round: writers create and fund until a SIGKILL 150-600 ms in. With `afterSnapshot`
+ * that delay starts once this round's service has reported a completed snapshot, so a
+ * loaded machine (fewer entries in the window) still crashes after one, mid-load.
+ */
+async function runRound(dataDir: string, round: number, writers: WriterState[], env: Record<string, string>, afterSnapshot = false): Promise<Child> {
   const child = await spawnService(dataDir, env);
   const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
   const call = client(child.baseUrl, basicHeader(creds.sandbox.tokenId, creds.sandbox.clientSecret));
@@ -82,6 +90,10 @@ async function runRound(dataDir: string, round: number, writers: WriterState[], 
   });
   // Settled from the start, so a writer that fails early is reported here, not as unhandled.
   const outcomes = Promise.allSettled(loops);
+  if (afterSnapshot) {
+    const deadline = Date.now() + SNAPSHOT_WAIT_MS;
+    while (!/(^|\n)snapshot at /.test(child.stderr.join('')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 450)));
   killed = true;
   child.proc.kill('SIGKILL');
@@ -171,7 +183,7 @@ describe('crash recovery under SIGKILL', { timeout: SUITE_TIMEOUT_MS }, () => {
       const writers = await setUpWriters(dataDir);
       let snapshots = 0;
       for (let round = 0; round < 3; round++) {
-        const crashed = await runRound(dataDir, round, writers, env);
+        const crashed = await runRound(dataDir, round, writers, env, true);
         snapshots += crashed.stderr.join('').split('snapshot at').length - 1;
         const verified = await verify(dataDir, writers, env);
         assert.match(verified.stderr.join(''), /recovery: snapshot at [1-9]/, 'recovery started from a snapshot');
