@@ -3,7 +3,7 @@
 // internal account per enabled currency in the same log entry; since `customer.opened`
 // those accounts are derived from the customer record until money first moves through
 // them (actors/internal-account.ts). Deletion is soft.
-import { uuidv7 } from '../src/engine/ids.js';
+import { CUSTOMER_PREFIX, newCustomerId } from './derived-ids.js';
 import { DomainError, invalidField } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
@@ -45,7 +45,7 @@ export interface Customer {
   readonly updatedAt: number;
   /**
    * The currencies of the accounts provisioned with the customer (`customer.opened`), in
-   * order: the i-th has the derived id `derivedAccountId(id, i)` (actors/internal-account.ts).
+   * order: the i-th has the derived id `derivedAccountId(id, i)` (actors/derived-ids.ts).
    * Absent for customers logged by `customer.created`, whose accounts are stored records.
    */
   readonly provisioned?: readonly string[];
@@ -83,7 +83,6 @@ export interface CustomerOpened {
   l?: Array<string | null>;
 }
 
-const CUSTOMER_PREFIX = 'Customer:';
 const DEFAULT_CUSTOMER_TYPE: CustomerType = 'INDIVIDUAL';
 const ADDRESS_FIELDS = ['line1', 'line2', 'city', 'state', 'postalCode', 'country'] as const;
 
@@ -192,15 +191,6 @@ function openedCustomer(event: CustomerOpened, env: PlatformEnv, at: number): Cu
   };
 }
 
-/**
- * `Customer:` and a UUIDv7 whose last byte is 0: its provisioned accounts take the same
- * UUID with last byte 1, 2, ... (derivedAccountId), so they sort right after it, as
- * accounts made in the same millisecond would. Still unique: the timestamp and counter
- * bytes are.
- */
-function newCustomerId(at: number): string {
-  return `${CUSTOMER_PREFIX}${uuidv7(at).slice(0, -2)}00`;
-}
 
 export function decideUpdateCustomer(
   env: PlatformEnv,

@@ -7,6 +7,7 @@
 // per environment and currency the balances, plus the money in transit and the fees taken
 // (the ledger totals, actors/ledger.ts), always sum to inflow minus outflow.
 import { newId } from '../src/engine/ids.js';
+import { derivedAccountBase, derivedAccountId, derivedAccountIdAt, derivedFrom, isDerivedId } from './derived-ids.js';
 import type { Customer, CustomerEvent, Customers } from './customer.js';
 import type { Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
@@ -113,38 +114,6 @@ function emptyAccount(id: string, envId: string, customerId: string, currency: s
   };
   if (type === 'INTERNAL_FIAT' && POOL_ACCOUNT[currency] !== undefined) account.fundingReference = fundingReference(id);
   return account;
-}
-
-const ACCOUNT_PREFIX = 'InternalAccount:';
-const CUSTOMER_PREFIX = 'Customer:';
-const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
-const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-/** The value of a lower-case hex digit's char code; NaN for anything else. */
-function hexDigit(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 97 && code <= 102) return code - 87;
-  return NaN;
-}
-
-/**
- * The id of the i-th account provisioned with a customer (`customer.opened`): the
- * customer's UUID, whose last byte is 0, with last byte i + 1 (there are fewer than 255
- * currencies). Such an account has no stored record until money first moves through it;
- * until then it is `derivedAccount`.
- */
-export function derivedAccountId(customerId: string, index: number): string {
-  return `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}${HEX_BYTE[index + 1]!}`;
-}
-
-/** True when `accountId` is one of `customerId`'s provisioned (derived) accounts, by the ids alone. */
-function isDerivedId(accountId: string, customerId: string): boolean {
-  return (
-    customerId.endsWith('00') &&
-    !accountId.endsWith('00') &&
-    accountId.length === ACCOUNT_ID_LENGTH &&
-    accountId.slice(ACCOUNT_PREFIX.length, -2) === customerId.slice(CUSTOMER_PREFIX.length, -2)
-  );
 }
 
 /** The account `derivedAccountId(customer.id, index)` is before its first movement. */
@@ -315,10 +284,10 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
 
   /** The customer and provisioned currency a derived account id stands for, if it does. */
   #provisioning(id: string): { customer: Customer; index: number; currency: string } | undefined {
-    if (id.length !== ACCOUNT_ID_LENGTH || !id.startsWith(ACCOUNT_PREFIX)) return undefined;
-    const index = hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 2)) * 16 + hexDigit(id.charCodeAt(ACCOUNT_ID_LENGTH - 1)) - 1;
-    if (!(index >= 0)) return undefined;
-    const customer = this.customers.get(`${CUSTOMER_PREFIX}${id.slice(ACCOUNT_PREFIX.length, -2)}00`);
+    const derived = derivedFrom(id);
+    if (derived === undefined) return undefined;
+    const { index } = derived;
+    const customer = this.customers.get(derived.customerId);
     const currency = customer?.provisioned?.[index];
     return currency === undefined ? undefined : { customer: customer!, index, currency };
   }
@@ -348,11 +317,10 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
       if (provisioned === undefined) continue;
       // Only a customer with a materialised account needs its derived ids looked up.
       const materialised = this.#materialised.has(customerId);
-      // derivedAccountId, with the shared part built once per customer
-      const base = `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}`;
+      const base = derivedAccountBase(customerId);
       for (let j = 0; j < provisioned.length; j++) {
         const index = step === 1 ? j : provisioned.length - 1 - j;
-        const id = base + HEX_BYTE[index + 1]!;
+        const id = derivedAccountIdAt(base, index);
         while (s >= 0 && s < stored.length && (step === 1 ? stored[s]! < id : stored[s]! > id)) {
           visit(stored[s]!, this.#accounts.get(stored[s]!)!);
           s += step;

@@ -1,5 +1,5 @@
-// The record-kind registry. Each kind of record (platform environment, customer, internal
-// account, external account; later quotes, transactions, ...) is one module that declares
+// The record-kind registry. Each kind of record (platform environment, customer, account,
+// wallet, quote, transaction, webhook event, ...) is one module that declares
 // its id prefix, how the event types it cares about change its records and indexes, how
 // its records come back from a snapshot, and its invariants. `Registry` composes the kinds
 // into the engine's StateMachine: `apply` looks the event type up in a map (one event type

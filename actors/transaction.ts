@@ -127,7 +127,6 @@ export interface Transaction {
 
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
-/** One step of a payment: the new records, and the money and webhook events that go with them. */
 /** The fields a transaction takes from the quote that made it. */
 type QuotedField = 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails';
 
@@ -250,6 +249,7 @@ export function receivedSide(
   return assemble(own, out);
 }
 
+/** One step of a payment: the new records, and the money and webhook events that go with them. */
 export interface PaymentRecorded {
   type: 'payment.recorded';
   /** The quote's new status (and its transaction), changed at the entry's time. */

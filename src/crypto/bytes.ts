@@ -90,14 +90,6 @@ export function bigIntToBytes(value: bigint, length: number): Uint8Array {
   return fromHex(hex.padStart(length * 2, '0'));
 }
 
-/** Constant-time equality for equal-length inputs; false when lengths differ. */
-export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  return diff === 0;
-}
-
 export function asBytes(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? utf8.encode(data) : data;
 }

@@ -272,11 +272,6 @@ export function isHighS(sig: RawSignature): boolean {
   return sig.s > HALF_N;
 }
 
-/** The same signature with s replaced by n - s when s is in the upper half. */
-export function toLowS(sig: RawSignature): RawSignature {
-  return isHighS(sig) ? { r: sig.r, s: P256_N - sig.s } : sig;
-}
-
 /** The other valid encoding of the same signature (s <-> n - s). Used by tests. */
 export function flipS(sig: RawSignature): RawSignature {
   return { r: sig.r, s: P256_N - sig.s };

@@ -78,13 +78,6 @@ export function newId(kind: IdKind, ms: number): string {
   return `${kind}:${uuidv7(ms)}`;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** True when `id` is `<kind>:<uuid>`; malformed ids are rejected before any lookup. */
-export function isId(kind: IdKind, id: string): boolean {
-  return id.length === kind.length + 37 && id.startsWith(kind) && id[kind.length] === ':' && UUID_RE.test(id.slice(kind.length + 1));
-}
-
 /** First index in `sorted` (ascending) whose id is not smaller than `id`. */
 export function lowerBound(sorted: readonly string[], id: string): number {
   let lo = 0;

@@ -16,6 +16,7 @@ import { embeddedWalletConfigOf, type EmbeddedWalletConfig, type PlatformEnv } f
 import {
   assertNotLast,
   assertTypeFree,
+  CHALLENGE_INTERVAL_MS,
   challengeRetryAfter,
   changed,
   CREDENTIAL_TYPES,
@@ -264,7 +265,7 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
     const credential = credentialOf(wallet, id)!;
     const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(body.clientPublicKey).toLowerCase() : undefined;
     const wait = challengeRetryAfter(credential, at);
-    if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than 30 seconds ago`, wait);
+    if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than ${CHALLENGE_INTERVAL_MS / 1000} seconds ago`, wait);
     if (clientPublicKey === undefined) {
       // EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue.
       let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };

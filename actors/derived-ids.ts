@@ -1,0 +1,59 @@
+// The derived-id scheme, in one place: a customer's id is `Customer:` and a UUIDv7 whose
+// last byte is 00; the i-th account provisioned with it is `InternalAccount:` and the same
+// UUID with last byte i + 1 (there are fewer than 255 currencies). So a customer's
+// accounts sort right after it, as accounts made in the same millisecond would, and an
+// account id alone says which customer and which provisioned currency it stands for: such
+// an account needs no stored record until money first moves through it.
+import { uuidv7 } from '../src/engine/ids.js';
+
+export const CUSTOMER_PREFIX = 'Customer:';
+const ACCOUNT_PREFIX = 'InternalAccount:';
+const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A new customer's id. Still unique with its last byte fixed: the timestamp and counter bytes are. */
+export function newCustomerId(at: number): string {
+  return `${CUSTOMER_PREFIX}${uuidv7(at).slice(0, -2)}00`;
+}
+
+/**
+ * What every derived account id of `customerId` starts with; `derivedAccountIdAt` ends it.
+ * A listing of many accounts builds it once per customer.
+ */
+export function derivedAccountBase(customerId: string): string {
+  return `${ACCOUNT_PREFIX}${customerId.slice(CUSTOMER_PREFIX.length, -2)}`;
+}
+
+/** The id of the `index`-th account provisioned with the customer whose derivedAccountBase is `base`. */
+export function derivedAccountIdAt(base: string, index: number): string {
+  return base + HEX_BYTE[index + 1]!;
+}
+
+export function derivedAccountId(customerId: string, index: number): string {
+  return derivedAccountIdAt(derivedAccountBase(customerId), index);
+}
+
+/** True when `accountId` is one of `customerId`'s provisioned (derived) accounts, by the ids alone. */
+export function isDerivedId(accountId: string, customerId: string): boolean {
+  return (
+    customerId.endsWith('00') &&
+    !accountId.endsWith('00') &&
+    accountId.length === ACCOUNT_ID_LENGTH &&
+    accountId.slice(ACCOUNT_PREFIX.length, -2) === customerId.slice(CUSTOMER_PREFIX.length, -2)
+  );
+}
+
+/** The customer and provisioned index a derived account id stands for, if its shape says it is one. */
+export function derivedFrom(accountId: string): { customerId: string; index: number } | undefined {
+  if (accountId.length !== ACCOUNT_ID_LENGTH || !accountId.startsWith(ACCOUNT_PREFIX)) return undefined;
+  const index = hexDigit(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 2)) * 16 + hexDigit(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 1)) - 1;
+  if (!(index >= 0)) return undefined;
+  return { customerId: `${CUSTOMER_PREFIX}${accountId.slice(ACCOUNT_PREFIX.length, -2)}00`, index };
+}
+
+/** The value of a lower-case hex digit's char code; NaN for anything else. */
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  return NaN;
+}
