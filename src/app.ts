@@ -5,6 +5,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
+import { notFound } from '../actors/errors.js';
 import { loadOrCreateServiceKey } from './crypto/signer-key.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { registerOtpMail } from './wallet-auth/mail.js';
@@ -23,7 +24,6 @@ import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery } from './webhooks/delive
 import { WebhookEgress } from './webhooks/egress.js';
 import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
-import { ApiError } from './http/errors.js';
 import { createPlatform } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
 import type { RootDatabase } from 'lmdb';
@@ -280,7 +280,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         operator: {
           keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
           handle: async (path, body) => {
-            if (path !== '/_operator/platforms') throw new ApiError(404, 'NOT_FOUND', `no operator endpoint ${path}`);
+            if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
             const input = NewPlatformBody.parse(body);
             return { status: 201, body: await createPlatform(services, input) };
           },

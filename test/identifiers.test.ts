@@ -17,7 +17,7 @@ import {
   primaryIdentifier,
   sandboxSuffix,
 } from '../actors/identifiers.js';
-import type { FieldError } from '../src/http/errors.js';
+import type { FieldProblem } from '../actors/errors.js';
 import { clabeEndingWith } from './support/assertions.js';
 
 // --- helpers -----------------------------------------------------------------------------
@@ -28,7 +28,7 @@ function accept(value: unknown): AccountInfo {
   return result.value;
 }
 
-function rejectAt(value: unknown, field: string, message?: RegExp): FieldError[] {
+function rejectAt(value: unknown, field: string, message?: RegExp): FieldProblem[] {
   const result = checkAccountInfo(value);
   assert.ok(!result.ok, `expected ${JSON.stringify(value)} to be rejected`);
   const hit = result.errors.find((e) => e.field === field);
@@ -37,7 +37,7 @@ function rejectAt(value: unknown, field: string, message?: RegExp): FieldError[]
   return result.errors;
 }
 
-function semantics(value: unknown, currency: string, network?: string): FieldError[] {
+function semantics(value: unknown, currency: string, network?: string): FieldProblem[] {
   return checkAccountSemantics(accept(value), currency, network);
 }
 

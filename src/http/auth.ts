@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { World } from '../../actors/world.js';
-import { unauthorized } from './errors.js';
+import { unauthorized } from '../../actors/errors.js';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');

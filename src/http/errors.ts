@@ -1,76 +1,11 @@
-// API errors: `{status, code, message, details?}` (CONTRACT.md), with `reason` on 401s.
-// The HTTP layer throws ApiError; the domain throws DomainError (actors/errors.ts), which
-// `fromDomainError` maps to its status. Anything else that escapes a handler is a bug and
-// becomes a logged 500.
-import { DomainError, type DomainErrorCode } from '../../actors/errors.js';
+// API errors on the wire: `{status, code, message, details?}` (CONTRACT.md), with `reason`
+// on 401s. Every error is a DomainError (actors/errors.ts, the one set of codes), thrown by
+// a decision, a route or the front itself; ERROR_STATUS is the one table of their statuses.
+// Anything else that escapes a handler is a bug and becomes a logged 500.
+import { DomainError, type ErrorCode, type FieldProblem } from '../../actors/errors.js';
 
-/** One offending field: a dotted path into the request (`address.country`, `query.limit`). */
-export interface FieldError {
-  field: string;
-  message: string;
-}
-
-export type ErrorCode =
-  | 'INVALID_INPUT'
-  | 'INSUFFICIENT_BALANCE'
-  | 'QUOTE_EXPIRED'
-  | 'QUOTE_ALREADY_EXECUTED'
-  | 'INSUFFICIENT_FUNDS'
-  | 'ACCOUNT_CLOSED'
-  | 'INVALID_CURRENCY_COMBINATION'
-  | 'UMA_ADDRESS_TAKEN'
-  | 'INVALID_ACCOUNT'
-  | 'UNAUTHORIZED'
-  | 'SANDBOX_ONLY'
-  | 'NOT_FOUND'
-  | 'UNSUPPORTED_VERSION'
-  | 'METHOD_NOT_ALLOWED'
-  | 'CONFLICT'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_ERROR'
-  | 'SIMULATED_ERROR'
-  | 'SERVICE_UNAVAILABLE'
-  | 'CREDENTIAL_EXISTS'
-  | 'LAST_CREDENTIAL'
-  | 'LOOKUP_EXPIRED'
-  | 'LOOKUP_ALREADY_USED'
-  | 'MISSING_MANDATORY_PAYEE_DATA'
-  | 'TRANSACTION_NOT_PENDING';
-
-export interface ErrorBody {
-  status: number;
-  code: ErrorCode;
-  message: string;
-  reason?: string;
-  details?: unknown;
-}
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: unknown,
-    readonly reason?: string,
-    /** Seconds, for 429 and 503. */
-    readonly retryAfter?: number,
-  ) {
-    super(message);
-  }
-
-  toBody(): ErrorBody {
-    const body: ErrorBody = { status: this.status, code: this.code, message: this.message };
-    if (this.reason !== undefined) body.reason = this.reason;
-    if (this.details !== undefined) body.details = this.details;
-    return body;
-  }
-}
-
-/** The status of each domain error code (CONTRACT.md, and the README's extra codes). */
-const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
+/** The status of each error code (CONTRACT.md, and the README's extra codes). */
+const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_INPUT: 400,
   INVALID_CURRENCY_COMBINATION: 400,
   UMA_ADDRESS_TAKEN: 400,
@@ -90,30 +25,32 @@ const DOMAIN_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   LOOKUP_ALREADY_USED: 409,
   MISSING_MANDATORY_PAYEE_DATA: 400,
   TRANSACTION_NOT_PENDING: 409,
+  RATE_LIMITED: 429,
+  SANDBOX_ONLY: 403,
+  UNSUPPORTED_VERSION: 404,
+  METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
 };
 
-export function fromDomainError(err: DomainError): ApiError {
-  return new ApiError(DOMAIN_STATUS[err.code], err.code, err.message, err.fields, err.reason);
+export interface ErrorBody {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  reason?: string;
+  details?: readonly FieldProblem[];
 }
 
-export function invalidInput(errors: FieldError[], message?: string): ApiError {
-  const first = errors[0];
-  const text = message ?? (first === undefined ? 'invalid input' : `${first.field}: ${first.message}`);
-  return new ApiError(400, 'INVALID_INPUT', text, errors);
+export function statusOf(err: DomainError): number {
+  return ERROR_STATUS[err.code];
 }
 
-export function invalidField(field: string, message: string): ApiError {
-  return invalidInput([{ field, message }]);
-}
-
-export function notFound(what: string, id: string): ApiError {
-  return new ApiError(404, 'NOT_FOUND', `${what} ${id} not found`);
-}
-
-export function unauthorized(reason: string): ApiError {
-  return new ApiError(401, 'UNAUTHORIZED', reason, undefined, reason);
-}
-
-export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
-  return new ApiError(429, 'RATE_LIMITED', message, undefined, undefined, retryAfterSeconds);
+export function errorBody(err: DomainError): ErrorBody {
+  const body: ErrorBody = { status: statusOf(err), code: err.code, message: err.message };
+  if (err.reason !== undefined) body.reason = err.reason;
+  if (err.fields !== undefined) body.details = err.fields;
+  return body;
 }

@@ -7,7 +7,8 @@
 // §3.2). What uWS refuses before any handler runs (both Content-Length and
 // Transfer-Encoding, no Host, unknown methods) is in README.md, "HTTP framing".
 import type uWS from 'uWebSockets.js';
-import { invalidInput, type ErrorBody, type FieldError } from './errors.js';
+import { invalidInput, type FieldProblem } from '../../actors/errors.js';
+import { errorBody, type ErrorBody } from './errors.js';
 
 /**
  * The headers of one request, read by one `forEach` (one call into uWS instead of one
@@ -85,7 +86,7 @@ export class HeaderScan {
  * undefined when it is sound. Identical repeated Content-Length values are accepted: every
  * reader frames them alike (RFC 9110 §8.6 lets a recipient collapse them).
  */
-export function framingProblem(h: HeaderScan): FieldError | undefined {
+export function framingProblem(h: HeaderScan): FieldProblem | undefined {
   if (h.contentLengthsDiffer) return { field: 'Content-Length', message: 'sent more than once with different values' };
   if (h.transferEncodings > 0 && h.contentLengths > 0) return { field: 'Transfer-Encoding', message: 'must not be sent with Content-Length' };
   if (h.transferEncodings > 1) return { field: 'Transfer-Encoding', message: 'sent more than once' };
@@ -115,9 +116,9 @@ const CORK_BUFFER_BYTES = 16 * 1024;
  * (uWS force-closes a request no handler takes) and nothing after the bad frame is read:
  * only the status would be lost, which test/http-framing.test.ts would notice.
  */
-export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldError): void {
+export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldProblem): void {
   const error = invalidInput([problem], `malformed request framing: ${problem.field} ${problem.message}`);
-  const json = JSON.stringify(error.toBody() satisfies ErrorBody);
+  const json = JSON.stringify(errorBody(error) satisfies ErrorBody);
   // Still inside the handler's synchronous part, where uWS has corked the socket itself.
   res.writeStatus('400 Bad Request');
   res.writeHeader('Content-Type', 'application/json');

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { Services } from '../services.js';
-import { ApiError, invalidField } from './errors.js';
+import { DomainError, invalidField } from '../../actors/errors.js';
 import type { Reply } from './route.js';
 
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -44,7 +44,7 @@ export class IdempotencyKeys {
     const previous = this.services.engine.idempotencyRecord(scoped);
     if (previous !== undefined) {
       if (previous.bodyHash !== requestHash) {
-        throw new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body');
+        throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body');
       }
       return { replayed: true, status: previous.status, body: previous.body };
     }

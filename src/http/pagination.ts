@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { IdWalk } from '../../actors/registry.js';
-import { invalidField } from './errors.js';
+import { invalidField } from '../../actors/errors.js';
 import { Str } from './validation.js';
 
 export const DEFAULT_LIMIT = 20;

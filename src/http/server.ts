@@ -8,7 +8,7 @@ import uWS from 'uWebSockets.js';
 import type { TSchema } from '@sinclair/typebox';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
-import { ApiError, fromDomainError, invalidField, unauthorized, type ErrorBody } from './errors.js';
+import { errorBody, statusOf, type ErrorBody } from './errors.js';
 import { checkJsonShape } from './validation.js';
 import { Authenticator } from './auth.js';
 import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
@@ -18,7 +18,7 @@ import { Router } from './router.js';
 import { HeaderScan, framingProblem, refuseFrame } from './framing.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
-import { DomainError } from '../../actors/errors.js';
+import { DomainError, invalidField, unauthorized } from '../../actors/errors.js';
 
 export const API_VERSION = '2025-10-13';
 /** Request bodies up to 1 MiB (CONTRACT.md). */
@@ -158,12 +158,13 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       });
     };
     const fail = (err: unknown): void => {
-      const apiError = toApiError(err, log);
+      const error = errorAnswer(err, log);
+      const status = statusOf(error);
       const headers: Array<[string, string]> = [];
-      if (apiError.retryAfter !== undefined) headers.push(['Retry-After', String(apiError.retryAfter)]);
-      if (apiError instanceof MethodNotAllowed) headers.push(['Allow', apiError.allowed.join(', ')]);
-      if (apiError.status === 401) headers.push(['WWW-Authenticate', incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
-      send(apiError.status, JSON.stringify(apiError.toBody() satisfies ErrorBody), headers);
+      if (error.retryAfter !== undefined) headers.push(['Retry-After', String(error.retryAfter)]);
+      if (error instanceof MethodNotAllowed) headers.push(['Allow', error.allowed.join(', ')]);
+      if (status === 401) headers.push(['WWW-Authenticate', incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
+      send(status, JSON.stringify(errorBody(error) satisfies ErrorBody), headers);
     };
 
     if (draining) {
@@ -303,31 +304,31 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
   const version = parts.shift();
   if (version !== API_VERSION) {
     if (version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version)) {
-      throw new ApiError(404, 'UNSUPPORTED_VERSION', `API version ${version} is not supported; use ${API_VERSION}`);
+      throw new DomainError('UNSUPPORTED_VERSION', `API version ${version} is not supported; use ${API_VERSION}`);
     }
-    throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.path}`);
+    throw new DomainError('NOT_FOUND', `no route ${incoming.path}`, [{ field: 'path', message: `no route ${incoming.path}` }]);
   }
   let decoded: string[];
   try {
     decoded = parts.map((p) => decodeURIComponent(p));
   } catch {
-    throw new ApiError(400, 'INVALID_INPUT', 'the path is not valid percent-encoding', [{ field: 'path', message: 'malformed percent-encoding' }]);
+    throw invalidField('path', 'malformed percent-encoding');
   }
   // HEAD is GET without the body (send() leaves it out).
   const match = router.match(incoming.method === 'HEAD' ? 'GET' : incoming.method, decoded);
-  if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route ${incoming.method} ${incoming.path}`);
+  if (match.kind === 'none') throw new DomainError('NOT_FOUND', `no route ${incoming.method} ${incoming.path}`, [{ field: 'path', message: `no route ${incoming.method} ${incoming.path}` }]);
   if (match.kind === 'wrong-method') {
     throw new MethodNotAllowed(incoming.method, match.allowed);
   }
   const env = auth.authenticate(incoming.authorization);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
-    throw new ApiError(403, 'SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
+    throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
   // Routes without a body schema (execute, approve) still read what is sent: nothing, an
   // empty body or JSON is fine (and ignored), anything else is 415.
   const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
   return { route: match.route, params: match.params, env, expectsBody };
 }
@@ -405,7 +406,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 function parseJson(raw: Buffer | undefined, contentType: string): unknown {
   if (raw === undefined || raw.length === 0) return {};
-  if (!isJson(contentType)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  if (!isJson(contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -458,35 +459,32 @@ function parseQuery(query: string, schema: TSchema): Record<string, string | str
 }
 
 /** 405: `details` names the method like any field; the Allow header lists the methods. */
-class MethodNotAllowed extends ApiError {
+class MethodNotAllowed extends DomainError {
   constructor(
     method: string,
     readonly allowed: readonly string[],
   ) {
     const message = `${method} is not allowed here; allowed: ${allowed.join(', ')}`;
-    super(405, 'METHOD_NOT_ALLOWED', message, [{ field: 'method', message }]);
+    super('METHOD_NOT_ALLOWED', message, [{ field: 'method', message }]);
   }
 }
 
-function shuttingDown(): ApiError {
-  return new ApiError(503, 'SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
+function shuttingDown(): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
 }
 
-function payloadTooLarge(): ApiError {
-  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+function payloadTooLarge(): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
 }
 
-function toApiError(err: unknown, log: (line: string) => void): ApiError {
-  if (err instanceof DomainError) return fromDomainError(err);
-  if (err instanceof ApiError) {
-    if (err.status >= 500 && err.code !== 'SIMULATED_ERROR' && err.code !== 'SERVICE_UNAVAILABLE') log(`error: ${err.message}`);
-    return err;
-  }
+/** What a failed request answers: its own error, or for the engine's refusals and bugs the API's. */
+function errorAnswer(err: unknown, log: (line: string) => void): DomainError {
+  if (err instanceof DomainError) return err;
   if (err instanceof EngineClosedError) return shuttingDown();
   if (err instanceof LogFullError || err instanceof MailboxFullError || err instanceof EffectsFullError) {
-    return new ApiError(429, 'RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
+    return new DomainError('RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
   const id = randomBytes(6).toString('hex');
   log(`error ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  return new ApiError(500, 'INTERNAL_ERROR', `internal error (reference ${id})`);
+  return new DomainError('INTERNAL_ERROR', `internal error (reference ${id})`);
 }

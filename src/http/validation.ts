@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type TProperties } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
-import { invalidInput, type FieldError } from './errors.js';
+import { invalidInput, type FieldProblem } from '../../actors/errors.js';
 
 /** Limits of CONTRACT.md: strings up to 1,024 characters, arrays up to 100 items. */
 export const MAX_STRING = 1024;
@@ -57,7 +57,7 @@ function coerceQuery(schema: TSchema, value: unknown): unknown {
   return out;
 }
 
-function fieldErrors<S extends TSchema>(check: TypeCheck<S>, value: unknown): FieldError[] {
+function fieldErrors<S extends TSchema>(check: TypeCheck<S>, value: unknown): FieldProblem[] {
   const byField = new Map<string, string>();
   for (const error of check.Errors(value)) {
     const field = error.path === '' ? 'body' : error.path.slice(1).replaceAll('/', '.');

@@ -22,7 +22,7 @@ import { newId } from '../engine/ids.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { TimerMessage } from '../../actors/world.js';
 import type { RequestHeaders } from '../http/route.js';
-import { rateLimited } from '../http/errors.js';
+import { rateLimited } from '../../actors/errors.js';
 import { requestHash } from '../http/idempotency.js';
 import type { Services } from '../services.js';
 import { isoTime } from '../../actors/iso-time.js';

@@ -15,7 +15,7 @@ import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import { decideSandboxFund } from '../../../actors/payment.js';
 import type { Services } from '../../services.js';
-import { invalidField, invalidInput, notFound } from '../errors.js';
+import { invalidField, invalidInput, notFound } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { checkAccountInfo } from '../schemas/account-info.js';
@@ -57,9 +57,9 @@ const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 
-function internalAccountOf(services: Services, env: PlatformEnv, id: string): InternalAccount {
+function internalAccountOf(services: Services, env: PlatformEnv, id: string, field: string): InternalAccount {
   const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw notFound('internal account', id);
+  if (account === undefined) throw notFound(field, 'internal account', id);
   return account;
 }
 
@@ -167,7 +167,7 @@ export const accountRoutes: Route[] = [
     handle: async ({ services, env, params }) => {
       const { id } = IdParam.parse(params);
       await services.engine.settled();
-      return { status: 200, body: renderInternalAccount(internalAccountOf(services, env, id)) };
+      return { status: 200, body: renderInternalAccount(internalAccountOf(services, env, id, 'id')) };
     },
   }),
   route<undefined, Static<typeof ListCustomerInternal>>({
@@ -245,10 +245,10 @@ export const accountRoutes: Route[] = [
     handle: (ctx) => {
       const { services, env, body } = ctx;
       const { accountId } = AccountIdParam.parse(ctx.params);
-      const owner = internalAccountOf(services, env, accountId).customerId;
+      const owner = internalAccountOf(services, env, accountId, 'accountId').customerId;
       // The transaction shows the owner's platformCustomerId: its customer is held too.
       return ctx.exec(owner === '' ? [accountId] : [accountId, owner], (at) => {
-        const account = internalAccountOf(services, env, accountId);
+        const account = internalAccountOf(services, env, accountId, 'accountId');
         const platformCustomerId = owner === '' ? '' : customerOf(services, env, owner).platformCustomerId;
         const events = decideSandboxFund(account, platformCustomerId, body.amount, at);
         return { events, reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }) };

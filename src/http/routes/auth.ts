@@ -44,7 +44,7 @@ import { newId, uuidv7 } from '../../engine/ids.js';
 import type { EngineEvent } from '../../engine/state-machine.js';
 import type { Services } from '../../services.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type SignedRequestSpec } from '../../wallet/signed-request.js';
-import { invalidField, notFound, rateLimited } from '../errors.js';
+import { invalidField, notFound, rateLimited } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
@@ -123,7 +123,7 @@ type Events = Array<DomainEvent | EngineEvent<TimerMessage>>;
 
 function accountOf(services: Services, env: PlatformEnv, id: string, field = 'accountId'): InternalAccount {
   const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw notFound('internal account', id);
+  if (account === undefined) throw notFound(field, 'internal account', id);
   if (account.type !== 'EMBEDDED_WALLET') throw invalidField(field, `${id} is an ${account.type} account; only EMBEDDED_WALLET accounts take credentials`);
   return account;
 }
@@ -131,7 +131,7 @@ function accountOf(services: Services, env: PlatformEnv, id: string, field = 'ac
 /** The wallet holding a credential or session id of this environment, else 404. */
 function walletHolding(services: Services, env: PlatformEnv, id: string, what: string): Wallet {
   const wallet = services.world.wallets.holding(id);
-  if (wallet === undefined || wallet.envId !== env.id) throw notFound(what, id);
+  if (wallet === undefined || wallet.envId !== env.id) throw notFound('id', what, id);
   return wallet;
 }
 

@@ -15,7 +15,7 @@ import {
 import type { PlatformEnv } from '../../../actors/platform.js';
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
 import type { Services } from '../../services.js';
-import { invalidInput, notFound, type FieldError } from '../errors.js';
+import { invalidInput, notFound, type FieldProblem } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
@@ -69,7 +69,7 @@ const CustomerIdParam = validator(Obj({ customerId: IdOf('Customer') }));
 
 /** Checks the schema cannot express: real calendar dates, real country codes. */
 function checkProfile(input: { birthDate?: string; nationality?: string; region?: string; address?: { country?: string } }, today: number): void {
-  const errors: FieldError[] = [];
+  const errors: FieldProblem[] = [];
   if (input.birthDate !== undefined) {
     const parsed = Date.parse(`${input.birthDate}T00:00:00Z`);
     if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== input.birthDate) {
@@ -88,9 +88,10 @@ function checkProfile(input: { birthDate?: string; nationality?: string; region?
   if (errors.length > 0) throw invalidInput(errors);
 }
 
-export function customerOf(services: Services, env: PlatformEnv, id: string): Customer {
+/** The customer `id` of this environment; a 404 names `field`, where the request gave the id. */
+export function customerOf(services: Services, env: PlatformEnv, id: string, field = 'customerId'): Customer {
   const customer = services.world.customers.inEnv(env.id, id);
-  if (customer === undefined) throw notFound('customer', id);
+  if (customer === undefined) throw notFound(field, 'customer', id);
   return customer;
 }
 

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { FX_TABLE_UPDATED_AT, LOCKED_AMOUNT_LIMIT, priceTransfer, priceableSendingRange } from '../../../actors/fx.js';
 import { CURRENCIES } from '../../../actors/reference.js';
 import type { SupportedCurrency } from '../../../actors/platform.js';
-import { invalidField } from '../errors.js';
+import { invalidField } from '../../../actors/errors.js';
 import { route, type Route } from '../route.js';
 import { CurrencyCode } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';

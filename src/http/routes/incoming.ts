@@ -8,7 +8,7 @@ import { DomainError } from '../../../actors/errors.js';
 import { SANDBOX_UMA_DOMAIN } from '../../../actors/platform.js';
 import { renderTransaction } from '../../../actors/transaction.js';
 import type { DomainEvent } from '../../../actors/world.js';
-import { invalidField, notFound } from '../errors.js';
+import { invalidField, notFound } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
@@ -38,7 +38,7 @@ function receive(ctx: RouteContext<ReceiveBody, undefined>): Promise<Reply> {
     const customerId = body.customerId ?? world.customers.umaOwner(env.id, body.receiverUmaAddress!);
     const customer = customerId === undefined ? undefined : world.customers.inEnv(env.id, customerId);
     if (customer === undefined || (body.receiverUmaAddress !== undefined && customer.umaAddress !== body.receiverUmaAddress)) {
-      throw notFound('receiver', body.receiverUmaAddress ?? body.customerId ?? '');
+      throw body.receiverUmaAddress !== undefined ? notFound('receiverUmaAddress', 'receiver', body.receiverUmaAddress) : notFound('customerId', 'receiver', body.customerId ?? '');
     }
     assertActive(customer);
     const accountId = world.internalAccounts.idsOwnedBy(customer.id).find((id) => world.internalAccounts.get(id)!.currency === body.receivingCurrencyCode);
@@ -65,7 +65,7 @@ function settle(outcome: IncomingOutcome) {
     const { transactionId } = TransactionIdParam.parse(ctx.params);
     const world = services.world;
     const owner = world.transactions.inEnv(env.id, transactionId)?.accountId;
-    if (owner === undefined) throw notFound('transaction', transactionId);
+    if (owner === undefined) throw notFound('transactionId', 'transaction', transactionId);
     return ctx.exec([owner], (at) => {
       const tx = world.transactions.get(transactionId)!;
       const events: DomainEvent[] = decideSettleIncoming(tx, world.internalAccounts.get(owner)!, outcome, at);

@@ -7,7 +7,6 @@
 // before any later PATCH /config.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Customer } from '../../../actors/customer.js';
-import { DomainError } from '../../../actors/errors.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { decideExecuteQuote, type ExecuteDecision } from '../../../actors/payment.js';
 import { decideUseLookup, type LookupUsed } from '../../../actors/lookup.js';
@@ -27,7 +26,7 @@ import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
 import type { EngineEvent } from '../../engine/state-machine.js';
 import type { Services } from '../../services.js';
 import { verifyWalletStamp } from '../../wallet/signed-request.js';
-import { invalidField, notFound } from '../errors.js';
+import { invalidField, notFound } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
@@ -61,10 +60,6 @@ type CreateQuoteBody = Static<typeof CreateQuote>;
 
 const QuoteIdParam = validator(Obj({ quoteId: IdOf('Quote') }));
 
-function missing(field: string, what: string, id: string): DomainError {
-  return new DomainError('NOT_FOUND', `${what} ${id} not found`, [{ field, message: `no ${what} ${id} in this environment` }]);
-}
-
 /** Bank accounts the service can debit through the bank (direct pull): a customer's US account in USD. */
 const PULL_ACCOUNT_TYPES: ReadonlySet<string> = new Set(['USD_ACCOUNT', 'US_ACCOUNT']);
 
@@ -78,7 +73,7 @@ function sourceOf(services: Services, env: PlatformEnv, id: string): Payer {
     return { kind: 'PULL', account: external, customerId: external.customerId };
   }
   const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw missing('source.accountId', 'account', id);
+  if (account === undefined) throw notFound('source.accountId', 'account', id);
   return { kind: 'INTERNAL', account };
 }
 
@@ -87,7 +82,7 @@ function payeeOf(services: Services, env: PlatformEnv, id: string): Payee {
   if (internal !== undefined) return { kind: 'INTERNAL', account: internal, customer: customer(services, internal.customerId) };
   const external = services.world.externalAccounts.get(id);
   if (external !== undefined && external.envId === env.id) return { kind: 'EXTERNAL', account: external, customer: customer(services, external.customerId ?? '') };
-  throw missing('destination.accountId', 'account', id);
+  throw notFound('destination.accountId', 'account', id);
 }
 
 function customer(services: Services, id: string): Customer | undefined {
@@ -112,7 +107,7 @@ function payerOfBody(services: Services, env: PlatformEnv, source: CreateQuoteBo
   if (source.currency === undefined) throw invalidField('source.currency', 'is required for a REALTIME_FUNDING source');
   if (source.sourceType === undefined && source.customerId === undefined) throw invalidField('source.customerId', 'a source without sourceType is {customerId, currency}');
   if (source.customerId === undefined) return { kind: 'FUNDING', currency: source.currency, customerId: '', ownerId: env.id };
-  if (services.world.customers.inEnv(env.id, source.customerId) === undefined) throw missing('source.customerId', 'customer', source.customerId);
+  if (services.world.customers.inEnv(env.id, source.customerId) === undefined) throw notFound('source.customerId', 'customer', source.customerId);
   return { kind: 'FUNDING', currency: source.currency, customerId: source.customerId, ownerId: source.customerId };
 }
 
@@ -228,9 +223,10 @@ function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Rep
   });
 }
 
-export function quoteOf(services: Services, env: PlatformEnv, id: string): Quote {
+/** The quote `id` of this environment; a 404 names `field`, where the request gave the id. */
+export function quoteOf(services: Services, env: PlatformEnv, id: string, field = 'quoteId'): Quote {
   const quote = services.world.quotes.inEnv(env.id, id);
-  if (quote === undefined) throw notFound('quote', id);
+  if (quote === undefined) throw notFound(field, 'quote', id);
   return quote;
 }
 

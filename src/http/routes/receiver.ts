@@ -16,7 +16,7 @@ import {
 } from '../../../actors/lookup.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import type { Services } from '../../services.js';
-import { notFound, rateLimited } from '../errors.js';
+import { notFound, rateLimited } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyView, IdOf, UmaAddress } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';
@@ -62,6 +62,7 @@ function senderOf(services: Services, env: PlatformEnv, query: LookupQueryValue)
  */
 async function lookUp(
   ctx: RouteContext<undefined, LookupQueryValue>,
+  field: string,
   what: string,
   find: () => { receiver: LookupReceiver; currencies: readonly string[] } | undefined,
 ): Promise<Reply> {
@@ -71,7 +72,7 @@ async function lookUp(
   return ctx.exec([env.id], (at) => {
     const current = services.world.envs.get(env.id)!;
     const found = find();
-    if (found === undefined) throw notFound('receiver', what);
+    if (found === undefined) throw notFound(field, 'receiver', what);
     const lookups = services.world.lookups;
     if (lookups.heldAfterPrune(env.id, at) >= MAX_LOOKUPS_PER_ENV) {
       const freedAt = lookups.oldestPrunedAt(env.id) ?? at + LOOKUP_TTL_MS;
@@ -94,7 +95,7 @@ async function lookUp(
 
 function umaLookup(ctx: RouteContext<undefined, LookupQueryValue>): Promise<Reply> {
   const { receiverUmaAddress } = UmaParam.parse(ctx.params);
-  return lookUp(ctx, receiverUmaAddress, () => resolveUmaReceiver(ctx.services.world.envs.get(ctx.env.id)!, receiverUmaAddress, ctx.services.world.customers));
+  return lookUp(ctx, 'receiverUmaAddress', receiverUmaAddress, () => resolveUmaReceiver(ctx.services.world.envs.get(ctx.env.id)!, receiverUmaAddress, ctx.services.world.customers));
 }
 
 const umaRoute = (path: string, summary: string) =>
@@ -125,7 +126,7 @@ export const receiverRoutes: Route[] = [
     status: 200,
     handle: (ctx) => {
       const { accountId } = AccountParam.parse(ctx.params);
-      return lookUp(ctx, accountId, () => {
+      return lookUp(ctx, 'accountId', accountId, () => {
         const account = ctx.services.world.externalAccounts.get(accountId);
         return account?.envId === ctx.env.id ? externalAccountReceiver(account) : undefined;
       });

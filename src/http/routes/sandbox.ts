@@ -11,7 +11,7 @@ import type { PlatformEnv } from '../../../actors/platform.js';
 import type { Quote } from '../../../actors/quote.js';
 import { renderTransaction } from '../../../actors/transaction.js';
 import type { Services } from '../../services.js';
-import { invalidField } from '../errors.js';
+import { invalidField } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';

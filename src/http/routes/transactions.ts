@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import { renderTransaction, TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from '../../../actors/transaction.js';
 import type { Services } from '../../services.js';
-import { invalidField, notFound } from '../errors.js';
+import { invalidField, notFound } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
@@ -80,7 +80,7 @@ export const transactionRoutes: Route[] = [
       const { transactionId } = TransactionIdParam.parse(params);
       await services.engine.settled();
       const tx = services.world.transactions.inEnv(env.id, transactionId);
-      if (tx === undefined) throw notFound('transaction', transactionId);
+      if (tx === undefined) throw notFound('transactionId', 'transaction', transactionId);
       return { status: 200, body: renderTransaction(tx) };
     },
   }),

@@ -4,7 +4,7 @@
 // owning customer (whose deletion stops transfers); the external account is read.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Customer } from '../../../actors/customer.js';
-import { DomainError } from '../../../actors/errors.js';
+import { notFound } from '../../../actors/errors.js';
 import { MAX_FUND_AMOUNT } from '../../../actors/internal-account.js';
 import type { ExecuteDecision } from '../../../actors/payment.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
@@ -38,16 +38,12 @@ const TransferOut = Obj({
 });
 type TransferOutBody = Static<typeof TransferOut>;
 
-function missing(field: string, what: string, id: string): DomainError {
-  return new DomainError('NOT_FOUND', `${what} ${id} not found`, [{ field, message: `no ${what} ${id} in this environment` }]);
-}
-
 function partiesOf(services: Services, env: PlatformEnv, internalId: string, internalField: string, externalId: string, externalField: string): TransferParties {
   const world = services.world;
   const internal = world.internalAccounts.inEnv(env.id, internalId);
-  if (internal === undefined) throw missing(internalField, 'internal account', internalId);
+  if (internal === undefined) throw notFound(internalField, 'internal account', internalId);
   const external = world.externalAccounts.get(externalId);
-  if (external === undefined || external.envId !== env.id) throw missing(externalField, 'external account', externalId);
+  if (external === undefined || external.envId !== env.id) throw notFound(externalField, 'external account', externalId);
   const customer: Customer | undefined = internal.customerId === '' ? undefined : world.customers.get(internal.customerId);
   return { environment: env.environment, internal, external, customer };
 }

@@ -3,7 +3,7 @@
 // (actors/verification.ts) and read back by id.
 import { Type, type Static } from '@sinclair/typebox';
 import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICATION_STATUSES } from '../../../actors/verification.js';
-import { invalidField, notFound } from '../errors.js';
+import { invalidField, notFound } from '../../../actors/errors.js';
 import { route, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
@@ -81,7 +81,7 @@ export const verificationRoutes: Route[] = [
       const { id } = VerificationIdParam.parse(params);
       await services.engine.settled();
       const verification = services.world.verifications.inEnv(env.id, id);
-      if (verification === undefined) throw notFound('verification', id);
+      if (verification === undefined) throw notFound('id', 'verification', id);
       return { status: 200, body: renderVerification(verification) };
     },
   }),

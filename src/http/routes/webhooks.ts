@@ -3,7 +3,7 @@
 // TEST event. Delivery itself is src/webhooks/delivery.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { decideRequeue, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
-import { invalidField, notFound } from '../errors.js';
+import { invalidField, notFound } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Route } from '../route.js';
 import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
@@ -92,7 +92,7 @@ export const webhookRoutes: Route[] = [
       const { id } = EventIdParam.parse(params);
       await services.engine.settled();
       const event = services.world.webhookEvents.get(id);
-      if (event === undefined || event.envId !== env.id) throw notFound('webhook event', id);
+      if (event === undefined || event.envId !== env.id) throw notFound('id', 'webhook event', id);
       return { status: 200, body: renderEvent(event) };
     },
   }),
@@ -108,7 +108,7 @@ export const webhookRoutes: Route[] = [
       const { id } = EventIdParam.parse(params);
       return ctx.exec([id], () => {
         const event = services.world.webhookEvents.get(id);
-        if (event === undefined || event.envId !== env.id) throw notFound('webhook event', id);
+        if (event === undefined || event.envId !== env.id) throw notFound('id', 'webhook event', id);
         return { events: decideRequeue(event), reply: () => ({ status: 200, body: renderEvent(services.world.webhookEvents.get(id)!) }) };
       });
     },

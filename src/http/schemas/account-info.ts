@@ -22,7 +22,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { AccountInfo, AccountInfoOf, AccountType, Beneficiary } from '../../../actors/account-info.js';
 import { ibanProblem, isAbaRoutingNumber, isClabe, isCnpj, isCpf } from '../../../actors/identifiers.js';
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
-import type { FieldError } from '../errors.js';
+import type { FieldProblem } from '../../../actors/errors.js';
 
 const MAX_STRING = 1024;
 
@@ -244,7 +244,7 @@ function messageFor(error: ValueError): string {
   }
 }
 
-function schemaErrors(errors: Iterable<ValueError>, path: string): FieldError[] {
+function schemaErrors(errors: Iterable<ValueError>, path: string): FieldProblem[] {
   // Typebox reports a missing property twice (required, then wrong type): keep the first
   // error of each field.
   const byField = new Map<string, string>();
@@ -280,7 +280,7 @@ const PIX_KEY_RULES: Readonly<Record<AccountInfoOf<'BRL_ACCOUNT'>['pixKeyType'],
   },
 };
 
-function checkSwift(swiftCode: string, field: string, errors: FieldError[]): void {
+function checkSwift(swiftCode: string, field: string, errors: FieldProblem[]): void {
   const country = swiftCode.slice(4, 6);
   // XK (Kosovo) is not in ISO 3166-1 but SWIFT assigns it.
   if (!ISO_COUNTRIES.has(country) && country !== 'XK') {
@@ -288,18 +288,18 @@ function checkSwift(swiftCode: string, field: string, errors: FieldError[]): voi
   }
 }
 
-function checkIban(iban: string, field: string, errors: FieldError[]): void {
+function checkIban(iban: string, field: string, errors: FieldProblem[]): void {
   const problem = ibanProblem(iban);
   if (problem !== undefined) errors.push({ field, message: problem });
 }
 
-function checkRouting(routingNumber: string, field: string, errors: FieldError[]): void {
+function checkRouting(routingNumber: string, field: string, errors: FieldProblem[]): void {
   if (!isAbaRoutingNumber(routingNumber)) {
     errors.push({ field, message: 'is not a valid ABA routing number (district prefix or checksum is wrong)' });
   }
 }
 
-function checkBeneficiary(beneficiary: Beneficiary | undefined, path: string, errors: FieldError[]): void {
+function checkBeneficiary(beneficiary: Beneficiary | undefined, path: string, errors: FieldProblem[]): void {
   if (beneficiary === undefined) return;
   if (beneficiary.fullName.trim() === '') errors.push({ field: `${path}.fullName`, message: 'must not be blank' });
   if (beneficiary.birthDate !== undefined && !isCalendarDate(beneficiary.birthDate)) {
@@ -313,8 +313,8 @@ function checkBeneficiary(beneficiary: Beneficiary | undefined, path: string, er
   }
 }
 
-function semanticErrors(info: AccountInfo, path: string): FieldError[] {
-  const errors: FieldError[] = [];
+function semanticErrors(info: AccountInfo, path: string): FieldProblem[] {
+  const errors: FieldProblem[] = [];
   switch (info.accountType) {
     case 'USD_ACCOUNT':
     case 'US_ACCOUNT':
@@ -373,7 +373,7 @@ function isAccountInfo(value: unknown, check: TypeCheck<TObject>): value is Acco
 export function checkAccountInfo(
   value: unknown,
   path = 'accountInfo',
-): { ok: true; value: AccountInfo } | { ok: false; errors: FieldError[] } {
+): { ok: true; value: AccountInfo } | { ok: false; errors: FieldProblem[] } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, errors: [{ field: path, message: 'must be an object' }] };
   }
