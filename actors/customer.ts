@@ -22,7 +22,8 @@ export interface Address {
   city?: string;
   state?: string;
   postalCode?: string;
-  country?: string;
+  /** Required by the API whenever an address is given (ISO 3166-1 alpha-2). */
+  country: string;
 }
 
 export interface Customer {
@@ -167,12 +168,15 @@ function openedCustomer(event: CustomerOpened, env: PlatformEnv, at: number): Cu
   if (event.x !== undefined) profile.nationality = event.x;
   const lines = event.l;
   if (lines !== undefined) {
-    const address: Address = {};
+    const address: Partial<Address> = {};
     ADDRESS_FIELDS.forEach((field, i) => {
       const value = lines[i];
       if (value !== undefined && value !== null) address[field] = value;
     });
-    profile.address = address;
+    // The API takes an address only with its country, so a logged one always has it.
+    const { country } = address;
+    if (country === undefined) throw new Error(`customer.opened ${event.u} logs an address without its country`);
+    profile.address = { ...address, country };
   }
   return {
     id,

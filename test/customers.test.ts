@@ -434,6 +434,9 @@ describe('customers', () => {
       const moved = await svc.request('PATCH', `/customers/${c.id}`, { body: { customerType: 'INDIVIDUAL', address: { country: 'MX' } } });
       assertStatus(moved, 200);
       assert.equal(moved.body.region, 'US');
+      // An address always carries its country, on update as on create (the published schema says so too).
+      assertInvalid(await svc.request('PATCH', `/customers/${c.id}`, { body: { customerType: 'INDIVIDUAL', address: { city: 'Lima' } } }), 'address.country');
+      assert.deepEqual(JSON.parse(await read(svc, `/customers/${c.id}`)).address, { country: 'MX' });
     });
 
     it('new currencies provision their accounts; dropping one keeps its account; re-adding makes no duplicate', async () => {

@@ -23,6 +23,7 @@ import type { AccountInfo, AccountInfoOf, AccountType, Beneficiary } from '../..
 import { ibanProblem, isAbaRoutingNumber, isClabe, isCnpj, isCpf } from '../../../actors/identifiers.js';
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
 import type { FieldProblem } from '../../../actors/errors.js';
+import type { Holds, Same } from './same-shape.js';
 
 const MAX_STRING = 1024;
 
@@ -201,9 +202,6 @@ export const AccountInfoSchema = Type.Union(
 
 export type { AccountInfo, AccountInfoOf, AccountType };
 
-/** Mutual assignability: the schema accepts exactly the domain's AccountInfo. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Holds<T extends true> = T;
 /** Fails to compile when the schema and actors/account-info.ts describe different shapes. */
 export type SchemaDescribesDomainAccountInfo = Holds<Same<Static<typeof AccountInfoSchema>, AccountInfo>>;
 

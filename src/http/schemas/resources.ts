@@ -1,7 +1,7 @@
 // Shapes shared by several routes: the request fragments (address, ids) and the response
 // resources of SERVICE_SPEC part 2, as published in the OpenAPI document.
-import { Type, type TObject, type TSchema, type TString } from '@sinclair/typebox';
-import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN } from '../../../actors/customer.js';
+import { Type, type Static, type TObject, type TSchema, type TString } from '@sinclair/typebox';
+import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN, type Address } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
 import {
   MAX_INLINE_JWKS,
@@ -13,6 +13,7 @@ import {
 } from '../../../actors/platform.js';
 import { Country, DateString, List, Obj, Str, StringEnum } from '../validation.js';
 import { AccountInfoSchema } from './account-info.js';
+import type { Holds, Same } from './same-shape.js';
 
 export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
@@ -24,6 +25,8 @@ export const AddressSchema = Obj({
   postalCode: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
   country: Country(),
 });
+/** Fails to compile when the schema and the domain's Address describe different shapes. */
+export type SchemaDescribesDomainAddress = Holds<Same<Static<typeof AddressSchema>, Address>>;
 
 export const CurrencyCode = Str({ pattern: '^[A-Z]{3,5}$', description: 'ISO 4217 or crypto ticker' });
 export const UmaAddress = Str({ pattern: UMA_ADDRESS_PATTERN, maxLength: 255, description: '$<local>@<domain>' });
