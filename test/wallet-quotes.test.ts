@@ -7,12 +7,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle } from '@turnkey/crypto';
-import { ManualClock } from '../src/engine/clock.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer, ID_RE, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
-import { accountIn, assertLedgerHolds, balanceOf, createQuote, fund, getJson, quoteBody } from './support/money.js';
+import { HoldingClock } from './support/holding-clock.js';
+import { accountIn, assertLedgerHolds, balanceOf, createQuote, fund, getJson, quoteBody, until } from './support/money.js';
 
 interface Wallet {
   customerId: string;
@@ -23,7 +23,8 @@ interface Wallet {
 
 describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
   let svc: TestService;
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  // Holds timers back when a test needs a moment past an expiry that its timer has not reached.
+  const clock = new HoldingClock(Date.UTC(2026, 0, 1));
   before(async () => {
     svc = await startTestService({ clock });
   });
@@ -206,6 +207,39 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     clock.advance(90_000);
     await svc.service.services.engine.settled();
     await refused(await execute(quote.id, stamp), 'Session expired', quote.id, [[alice.accountId, 2_000], [bob.accountId, 0]]);
+  });
+
+  it('a session past expiresAt is refused by the execute itself, before its expiry timer has run', async () => {
+    const alice = await walletWithSession(2_000);
+    const bob = await walletWithSession(0);
+    const listed = await getJson(svc, `/auth/sessions?accountId=${alice.accountId}`);
+    const expiresAt = Date.parse(listed.data.find((s: any) => s.id === alice.session.id).expiresAt);
+    clock.advance(expiresAt - 60_000 - clock.now());
+    const early = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 400));
+    const late = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
+    const lateStamp = await turnkeyStamp(payloadOf(late), alice.session.key);
+    clock.hold();
+    try {
+      // Its last millisecond: the session still signs.
+      clock.advance(expiresAt - 1 - clock.now());
+      const paid = await execute(early.id, await turnkeyStamp(payloadOf(early), alice.session.key));
+      assertStatus(paid, 200);
+      assert.equal(paid.body.status, 'COMPLETED');
+      const left = 2_000 - early.totalSendingAmount;
+      // At expiresAt the session has ended, though its expiry timer is held and it is still on the wallet.
+      clock.advance(1);
+      await svc.service.services.engine.settled();
+      assert.ok(clock.heldCount > 0, 'the expiry timer fell due and is held');
+      const wallet = svc.service.services.world.wallets.ofAccount(alice.accountId);
+      assert.ok(wallet?.sessions.some((s) => s.id === alice.session.id), 'the session has not been ended by its timer');
+      await refused(await execute(late.id, lateStamp), 'Session expired', late.id, [[alice.accountId, left], [bob.accountId, early.totalReceivingAmount]]);
+    } finally {
+      clock.release();
+    }
+    // Once the timer has ended it, the answer is the same.
+    await until(svc, () => !svc.service.services.world.wallets.ofAccount(alice.accountId)!.sessions.some((s) => s.id === alice.session.id), 'the expiry timer');
+    assert.deepEqual((await getJson(svc, `/auth/sessions?accountId=${alice.accountId}`)).data, []);
+    await refused(await execute(late.id, lateStamp), 'Session expired', late.id, [[alice.accountId, 2_000 - early.totalSendingAmount]]);
   });
 
   it('an expired quote stays unpaid even with a good stamp', async () => {

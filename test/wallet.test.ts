@@ -10,6 +10,8 @@ import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { ID_RE, ISO_TIME, assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
+import { HoldingClock } from './support/holding-clock.js';
+import { until } from './support/money.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
 
 const JWT = (claims: Record<string, unknown>): string =>
@@ -24,7 +26,8 @@ interface LoggedIn {
 
 describe('embedded wallet: credentials, sessions, signed retries, export (sandbox)', () => {
   let svc: TestService;
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  // Holds timers back when a test needs a moment past an expiry that its timer has not reached.
+  const clock = new HoldingClock(Date.UTC(2026, 0, 1));
 
   before(async () => {
     svc = await startTestService({ clock });
@@ -358,6 +361,26 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Request-Id expired');
     const fresh = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
     assert.equal(assertError(await fresh.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
+  });
+
+  it('a session past expiresAt is refused by the signed retry itself, before its expiry timer has run', async () => {
+    const { accountId, session } = await walletWithSession();
+    const expiresAt = Date.parse((await sessions(accountId)).find((s) => s.id === session.id).expiresAt);
+    clock.advance(expiresAt - 60_000 - clock.now());
+    const pending = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
+    const onWallet = (): boolean => svc.service.services.world.wallets.ofAccount(accountId)!.sessions.some((s) => s.id === session.id);
+    clock.hold();
+    try {
+      clock.advance(expiresAt - clock.now());
+      await svc.service.services.engine.settled();
+      assert.ok(clock.heldCount > 0 && onWallet(), 'the expiry timer fell due and is held: the session is still on the wallet');
+      assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
+    } finally {
+      clock.release();
+    }
+    await until(svc, () => !onWallet(), 'the expiry timer');
+    // Refused, the request id stays usable until its window closes; the answer is the same.
+    assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
   });
 
   it('export: 202 binds clientPublicKey; 200 bundle opens with hpkeDecrypt to a BIP-39 mnemonic, the same each time', async () => {

@@ -17,29 +17,12 @@ import { basicHeader, startTestService, type TestService } from './support/servi
 import { assertStatus, createCustomer, customerAccounts, type Auth } from './support/assertions.js';
 import { accountIn, balanceOf, fund, fundedCustomer, getJson, until } from './support/money.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { pass, quiet } from './support/webhook-queue.js';
 
 const MINUTE = 60_000;
 
 function sandboxEnvId(svc: TestService, platformId: string): string {
   return [...svc.service.services.world.envs.records.keys()].find((id) => id.startsWith(platformId) && id.endsWith('#sandbox'))!;
-}
-
-/** Waits until no try is in flight (each try is real I/O against the receiver) and the log has caught up. */
-async function quiet(svc: TestService): Promise<void> {
-  await until(svc, () => svc.service.services.webhooks.stats().inFlight === 0, 'the tries in flight');
-}
-
-/** Moves the clock `ms` forward, stopping at each time the environment's queue is due, so every try on the way happens on time. */
-async function pass(svc: TestService, clock: ManualClock, envId: string, ms: number): Promise<void> {
-  const target = clock.now() + ms;
-  while (clock.now() < target) {
-    // A try under way sets the next due time when it ends.
-    await quiet(svc);
-    const next = svc.service.services.webhooks.endpointState(envId).nextAttemptAt;
-    const due = next === undefined ? target : Math.min(target, Date.parse(next));
-    clock.advance(due - clock.now());
-    await quiet(svc);
-  }
 }
 
 describe('a dead webhook receiver', () => {
