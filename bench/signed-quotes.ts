@@ -1,19 +1,29 @@
 // Signed quote execution under load (SERVICE_SPEC 5.6): POST /quotes/{id}/execute from
 // EMBEDDED_WALLET sources, each request carrying a real Service-Wallet-Signature that the
 // service verifies inside the execute decision, with stamp verification inline and on the
-// crypto pool (CRYPTO_ROUTES), beside the bare uWebSockets.js server under the same load,
-// and beside the ceiling of node:crypto itself: raw ECDSA P-256 verifies per second of
-// this process on one core, measured in the same run.
+// crypto pool (CRYPTO_ROUTES), each against the bare uWebSockets.js server and against the
+// one-thread verify ceiling, all measured in the same run.
 //
-//   npm run bench:signed-quotes                                # 1 s warmup + 5 s per scenario
-//   npm run bench:signed-quotes -- --duration 2 --quotes 30000
+//   npm run bench:signed-quotes                                   # 3 pairs of (1 s warmup + 2 s) per route
+//   npm run bench:signed-quotes -- --pairs 5 --duration 5 --quotes 120000
 //
 // Setup, per service: --wallets embedded wallets (each a customer with an EMAIL_OTP
 // credential, one session whose key is opened as a client would, and funds), then
 // --quotes quotes round-robin over them, each paying the wallet's own USD account (so no
 // two wallets share an actor), each stamped over its payloadToSign with the session key.
-// The load generator sends the requests round robin and a quote executes once, so the
-// quotes must outlast warmup + window: a 409 in the table means they ran out (raise --quotes).
+//
+// Like with like: the quotes are split into --pairs slices. Pair k sends slice k to the bare
+// server and to the service: the same requests (path, Authorization and stamp headers, no
+// body; only the Host header's port differs), over the same --connections, each run 1 warmup
+// + 1 window, the order inside a pair alternating (bare first, then service first), so drift
+// on a shared machine falls on both sides. The ratio of a pair is service req/s / bare req/s;
+// the bench reports each pair and the median. A quote executes once, so the service run sends
+// each request of its slice once at most: a slice used up before the window's end cuts the
+// window short (the table says so; raise --quotes).
+//
+// The verify ceiling is timed in each pair too, on this process's one thread, over the
+// stamps and payloads of that pair's own requests: the whole verifyStamp the service runs
+// inline (header parse, key check, ECDSA P-256 verify), and the bare ECDSA verify alone.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,20 +34,23 @@ import { decryptCredentialBundle } from '@turnkey/crypto';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { utf8 } from '../src/crypto/bytes.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, keyPairToHex, verifyP256 } from '../src/crypto/p256.js';
-import { parseStamp } from '../src/crypto/stamp.js';
+import { parseStamp, verifyStamp } from '../src/crypto/stamp.js';
 import { freePort, removeOnExit, spawnTracked, stop, waitForHttp, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import type { RequestTemplate } from './support/load-protocol.js';
-import { fmtInt, fmtMs, fmtRatio, markdownTable } from './support/stats.js';
+import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 
 const API = '/2025-10-13';
 /** Concurrent setup requests: enough to keep the service busy, few enough to stay polite. */
 const SETUP_CONCURRENCY = 32;
+/** How long each pair times the verify ceiling (each of its two forms). */
+const CEILING_MS = 1000;
 
 const { values: flags } = parseArgs({
   options: {
-    duration: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '1' },
+    pairs: { type: 'string', default: '3' },
     connections: { type: 'string', default: '64' },
     wallets: { type: 'string', default: '64' },
     quotes: { type: 'string', default: '40000' },
@@ -46,8 +59,14 @@ const { values: flags } = parseArgs({
   strict: true,
 });
 if (flags.help === true) {
-  console.log(`usage: node dist/bench/signed-quotes.js [--duration S] [--warmup S] [--connections N] [--wallets N] [--quotes N]
-  quotes must cover every execute of warmup + window in each signed scenario (default 40000)`);
+  console.log(`usage: node dist/bench/signed-quotes.js [--duration S] [--warmup S] [--pairs N] [--connections N] [--wallets N] [--quotes N]
+  --duration S     measured seconds of each run (default 2)
+  --warmup S       unmeasured seconds before each run (default 1)
+  --pairs N        bare/service pairs per route, alternating which goes first (default 3)
+  --connections N  keep-alive connections, one request in flight each, for both servers (default 64)
+  --wallets N      embedded wallets per service (default 64)
+  --quotes N       signed quotes per service, split evenly over the pairs (default 40000):
+                   a slice should cover every execute of one warmup + window`);
   process.exit(0);
 }
 
@@ -58,9 +77,11 @@ function positive(name: string, raw: string, max: number): number {
 }
 const durationMs = Math.round(positive('duration', flags.duration, 600) * 1000);
 const warmupMs = Math.round(positive('warmup', flags.warmup, 60) * 1000);
+const pairCount = Math.round(positive('pairs', flags.pairs, 100));
 const connections = Math.round(positive('connections', flags.connections, 1024));
 const walletCount = Math.round(positive('wallets', flags.wallets, 10_000));
 const quoteCount = Math.round(positive('quotes', flags.quotes, 1_000_000));
+if (quoteCount < pairCount * connections) throw new Error(`--quotes ${quoteCount} gives fewer than --connections quotes to each of the ${pairCount} pairs`);
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BARE = fileURLToPath(new URL('./support/bare-server.js', import.meta.url));
@@ -86,17 +107,17 @@ async function startServer(module: string, env: NodeJS.ProcessEnv): Promise<Serv
   return { child, port, output };
 }
 
-/** A client of one service process: JSON requests with the sandbox credentials. */
-function clientOf(port: number, authorization: string): (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<any> {
-  return async (method, path, body, headers = {}) => {
+/** A client of one service process: JSON requests with the sandbox credentials; the parsed answer is the caller's to type. */
+function clientOf(port: number, authorization: string): <T>(method: string, path: string, body?: unknown) => Promise<T> {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`http://127.0.0.1:${port}${API}${path}`, {
       method,
-      headers: { Authorization: authorization, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      headers: { Authorization: authorization, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
     if (res.status >= 300) throw new Error(`setup: ${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-    return text === '' ? undefined : JSON.parse(text);
+    return JSON.parse(text) as T;
   };
 }
 
@@ -117,37 +138,56 @@ async function inParallel<T>(count: number, task: (i: number) => Promise<T>): Pr
 interface BenchWallet {
   accountId: string;
   usdAccountId: string;
+  publicKey: string;
   stamper: ApiKeyStamper;
 }
 
+/** One signed execute: the request as sent, and what the service verifies its stamp against. */
+interface SignedExecute {
+  request: RequestTemplate;
+  payload: string;
+  stamp: string;
+  publicKey: string;
+}
+
 /** Wallets with a live session each, and `quoteCount` stamped execute requests over them. */
-async function signedExecutes(port: number, dataDir: string): Promise<RequestTemplate[]> {
+async function signedExecutes(port: number, dataDir: string): Promise<SignedExecute[]> {
   const authorization = sandboxAuthorization(dataDir);
   const call = clientOf(port, authorization);
   const wallets = await inParallel(walletCount, async (i): Promise<BenchWallet> => {
-    const customer = await call('POST', '/customers', { customerType: 'INDIVIDUAL', email: `bench-${i}@example.com` });
-    const accounts = (await call('GET', `/internal-accounts?customerId=${customer.id}`)).data as Array<{ id: string; type: string; balance: { currency: { code: string } } }>;
+    const customer = await call<{ id: string }>('POST', '/customers', { customerType: 'INDIVIDUAL', email: `bench-${i}@example.com` });
+    const accounts = (await call<{ data: Array<{ id: string; type: string; balance: { currency: { code: string } } }> }>('GET', `/internal-accounts?customerId=${customer.id}`)).data;
     const wallet = accounts.find((a) => a.type === 'EMBEDDED_WALLET');
     const usd = accounts.find((a) => a.balance.currency.code === 'USD');
     if (wallet === undefined || usd === undefined) throw new Error(`setup: customer ${customer.id} lacks an embedded wallet or a USD account`);
     await call('POST', `/sandbox/internal-accounts/${wallet.id}/fund`, { amount: 1_000_000_000_000 });
-    const credential = await call('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.id });
+    const credential = await call<{ id: string }>('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.id });
     const client = keyPairToHex(generateP256KeyPair());
-    const session = await call('POST', `/auth/credentials/${credential.id}/verify`, { otp: '000000', clientPublicKey: client.publicKey });
+    const session = await call<{ encryptedSessionSigningKey: string }>('POST', `/auth/credentials/${credential.id}/verify`, { otp: '000000', clientPublicKey: client.publicKey });
     const key = keyPairToHex(keyPairFromPrivateKey(Buffer.from(decryptCredentialBundle(session.encryptedSessionSigningKey, client.privateKey), 'hex')));
-    return { accountId: wallet.id, usdAccountId: usd.id, stamper: new ApiKeyStamper({ apiPublicKey: key.publicKeyCompressed, apiPrivateKey: key.privateKey }) };
+    return {
+      accountId: wallet.id,
+      usdAccountId: usd.id,
+      publicKey: key.publicKeyCompressed,
+      stamper: new ApiKeyStamper({ apiPublicKey: key.publicKeyCompressed, apiPrivateKey: key.privateKey }),
+    };
   });
-  return inParallel(quoteCount, async (i): Promise<RequestTemplate> => {
+  return inParallel(quoteCount, async (i): Promise<SignedExecute> => {
     const w = wallets[i % wallets.length]!;
-    const quote = await call('POST', '/quotes', {
+    const quote = await call<{ id: string; paymentInstructions: Array<{ accountOrWalletInfo: { payloadToSign: string } }> }>('POST', '/quotes', {
       source: { sourceType: 'ACCOUNT', accountId: w.accountId },
       destination: { destinationType: 'ACCOUNT', accountId: w.usdAccountId },
       lockedCurrencySide: 'SENDING',
       lockedCurrencyAmount: 10_000_000,
     });
-    const payload: string = quote.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
+    const payload = quote.paymentInstructions[0]!.accountOrWalletInfo.payloadToSign;
     const stamp = (await w.stamper.stamp(payload)).stampHeaderValue;
-    return { method: 'POST', path: `${API}/quotes/${quote.id}/execute`, headers: { Authorization: authorization, 'Service-Wallet-Signature': stamp } };
+    return {
+      request: { method: 'POST', path: `${API}/quotes/${quote.id}/execute`, headers: { Authorization: authorization, 'Service-Wallet-Signature': stamp } },
+      payload,
+      stamp,
+      publicKey: w.publicKey,
+    };
   });
 }
 
@@ -157,111 +197,171 @@ function sandboxAuthorization(dataDir: string): string {
   return `Basic ${Buffer.from(`${credentials.sandbox.tokenId}:${credentials.sandbox.clientSecret}`).toString('base64')}`;
 }
 
+/** Verifies per second on this process's one thread: no HTTP, no engine. */
+interface Ceiling {
+  /** The whole verifyStamp, as the service runs it inline: header parse, key check, ECDSA verify. */
+  verifyStamp: number;
+  /** The ECDSA P-256 verify alone, over the same payloads and signatures (parsed beforehand). */
+  ecdsa: number;
+}
+
 /**
- * The ceiling: raw node:crypto verifies of one stamp-sized payload per second on this
- * process's single thread (no parsing, no HTTP, no engine), for `ms`.
+ * Calls of `one` per second, going round `count` inputs for `ms`, after an unmeasured tenth
+ * of that (the first pair's ceiling would otherwise include compiling the code it times).
  */
-async function rawVerifyCeiling(ms: number): Promise<number> {
-  const key = keyPairToHex(generateP256KeyPair());
-  const payload = JSON.stringify({ action: 'EXECUTE_QUOTE', accountId: 'InternalAccount:019a0000-0000-7000-8000-000000000000', quoteId: 'Quote:019a0000-0000-7000-8000-000000000001', totalSendingAmount: 100 });
-  const parsed = parseStamp((await new ApiKeyStamper({ apiPublicKey: key.publicKeyCompressed, apiPrivateKey: key.privateKey }).stamp(payload)).stampHeaderValue);
-  if (!parsed.ok) throw new Error('ceiling: the stamp does not parse');
-  const message = utf8.encode(payload);
-  const publicKey = Buffer.from(key.publicKeyCompressed, 'hex');
+function perSecond(ms: number, count: number, one: (i: number) => boolean): number {
+  const warmUntil = performance.now() + ms / 10;
+  for (let i = 0; performance.now() < warmUntil; i++) if (!one(i % count)) throw new Error('ceiling: a good stamp did not verify');
   let done = 0;
   const start = performance.now();
   while (performance.now() - start < ms) {
-    for (let i = 0; i < 100; i++) if (!verifyP256(message, parsed.stamp.signature, publicKey)) throw new Error('ceiling: a good signature did not verify');
-    done += 100;
+    for (let i = 0; i < 100; i++, done++) if (!one(done % count)) throw new Error('ceiling: a good stamp did not verify');
   }
   return done / ((performance.now() - start) / 1000);
 }
 
+/** Both forms of the ceiling over the given executes' own stamps and payloads, `ms` each. */
+function verifyCeiling(executes: readonly SignedExecute[], ms: number): Ceiling {
+  const parsed = executes.map((e) => {
+    const p = parseStamp(e.stamp);
+    if (!p.ok) throw new Error('ceiling: a stamp does not parse');
+    return { message: utf8.encode(e.payload), signature: p.stamp.signature, key: Buffer.from(p.stamp.publicKey, 'hex') };
+  });
+  return {
+    verifyStamp: perSecond(ms, executes.length, (i) => {
+      const e = executes[i]!;
+      return verifyStamp({ header: e.stamp, payload: e.payload, expectedPublicKeys: [e.publicKey] }).ok;
+    }),
+    ecdsa: perSecond(ms, parsed.length, (i) => {
+      const p = parsed[i]!;
+      return verifyP256(p.message, p.signature, p.key);
+    }),
+  };
+}
+
 function failuresOf(r: ScenarioResult): string[] {
   const out: string[] = [];
-  if (r.non2xx > 0) out.push(`${r.name}: non-2xx ${Object.entries(r.statuses).filter(([s]) => !s.startsWith('2')).map(([s, n]) => `${s}×${n}`).join(', ')}${r.statuses['409'] !== undefined ? ' (409: the quotes ran out, raise --quotes)' : ''}`);
+  if (r.non2xx > 0) out.push(`${r.name}: non-2xx ${Object.entries(r.statuses).filter(([s]) => !s.startsWith('2')).map(([s, n]) => `${s}×${n}`).join(', ')}`);
   if (r.errors > 0) out.push(`${r.name}: ${r.errors} connection errors (${r.errorSamples.join('; ')})`);
   if (r.unanswered > 0) out.push(`${r.name}: ${r.unanswered} requests unanswered after the drain`);
   if (r.completed === 0) out.push(`${r.name}: no request completed in the window`);
   return out;
 }
 
+/** One pair: the bare server and the service on the same requests, and the ceiling over them. */
+interface Pair {
+  /** Requests in the pair's slice: quotes the service run could execute. */
+  slice: number;
+  bare: ScenarioResult;
+  service: ScenarioResult;
+  ceiling: Ceiling;
+}
+
+/** Responses of the whole run (warmup, window, drain): all of a slice when its quotes were used up. */
+const answered = (r: ScenarioResult): number => Object.values(r.statuses).reduce((a, b) => a + b, 0);
+const cpuUs = (r: ScenarioResult): string => (r.serverCpuUsPerRequest === undefined ? 'n/a' : r.serverCpuUsPerRequest.toFixed(0));
+
 async function main(): Promise<string[]> {
   const base = { host: '127.0.0.1', connections, warmupMs, durationMs, drainMs: 10_000, client: 'raw' as const, collectIds: 0 };
-  const results: ScenarioResult[] = [];
   const failures: string[] = [];
   console.log(
     `# Signed quote execution: Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; ` +
-      `${connections} connections, ${warmupMs / 1000} s warmup + ${durationMs / 1000} s per scenario; ${walletCount} wallets, ${quoteCount} quotes per service\n`,
+      `${connections} connections to either server, ${pairCount} alternating bare/service pairs per route, each run ${warmupMs / 1000} s warmup + ${durationMs / 1000} s; ` +
+      `${walletCount} wallets, ${quoteCount} quotes per service\n`,
   );
 
   const bare = await startServer(BARE, {});
+  const byRoute = new Map<string, Pair[]>();
   try {
-    process.stderr.write('running bare-post ...\n');
-    const r = await runScenario({
-      name: 'bare-post',
-      processes: 1,
-      serverPid: bare.child.pid,
-      spec: { ...base, port: bare.port, requests: [{ method: 'POST', path: `${API}/quotes/x/execute`, headers: { 'Content-Type': 'application/json' }, body: '{}' }] },
-    });
-    results.push(r);
-    failures.push(...failuresOf(r));
+    for (const route of ['inline', 'pool'] as const) {
+      const name = `signed-execute-${route}`;
+      const dataDir = mkdtempSync(join(tmpdir(), 'bench-signed-'));
+      removeOnExit(dataDir);
+      const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, CRYPTO_ROUTES: `verifyStamp=${route}` };
+      const service = await startServer(MAIN, env);
+      try {
+        process.stderr.write(`${name}: setting up ${walletCount} wallets and ${quoteCount} signed quotes ...\n`);
+        const t0 = performance.now();
+        const executes = await signedExecutes(service.port, dataDir);
+        process.stderr.write(`${name}: setup took ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+        const pairs: Pair[] = [];
+        const slice = Math.floor(executes.length / pairCount);
+        for (let k = 0; k < pairCount; k++) {
+          const mine = executes.slice(k * slice, (k + 1) * slice);
+          const requests = mine.map((e) => e.request);
+          const runBare = (): Promise<ScenarioResult> => runScenario({ name: `bare (pair ${k + 1})`, processes: 1, serverPid: bare.child.pid, spec: { ...base, port: bare.port, requests } });
+          // A quote executes once: the service run stops at the end of its slice (its window then
+          // ends early and the rate is over what it lasted) rather than answer 409s.
+          const runService = (): Promise<ScenarioResult> =>
+            runScenario({ name: `${name} (pair ${k + 1})`, processes: 1, serverPid: service.child.pid, spec: { ...base, port: service.port, requests, limit: requests.length } });
+          process.stderr.write(`${name}: pair ${k + 1} of ${pairCount} ...\n`);
+          // Which side goes first alternates, so a trend in the machine's load is shared out.
+          let b: ScenarioResult;
+          let s: ScenarioResult;
+          if (k % 2 === 0) {
+            b = await runBare();
+            s = await runService();
+          } else {
+            s = await runService();
+            b = await runBare();
+          }
+          failures.push(...failuresOf(b), ...failuresOf(s));
+          pairs.push({ slice: requests.length, bare: b, service: s, ceiling: verifyCeiling(mine, CEILING_MS) });
+        }
+        byRoute.set(name, pairs);
+      } catch (err) {
+        process.stderr.write(`--- last output of the service ---\n${service.output.join('\n')}\n`);
+        throw err;
+      } finally {
+        const how = await stop(service.child, 'SIGTERM', 15_000);
+        if (how !== 0) failures.push(`${name}: the service did not exit cleanly on SIGTERM (${how})`);
+      }
+    }
   } finally {
     await stop(bare.child, 'SIGTERM', 15_000);
   }
 
-  for (const route of ['inline', 'pool'] as const) {
-    const name = `signed-execute-${route}`;
-    const dataDir = mkdtempSync(join(tmpdir(), 'bench-signed-'));
-    removeOnExit(dataDir);
-    const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, CRYPTO_ROUTES: `verifyStamp=${route}` };
-    const service = await startServer(MAIN, env);
-    try {
-      process.stderr.write(`${name}: setting up ${walletCount} wallets and ${quoteCount} signed quotes ...\n`);
-      const t0 = performance.now();
-      const requests = await signedExecutes(service.port, dataDir);
-      process.stderr.write(`${name}: setup took ${((performance.now() - t0) / 1000).toFixed(1)} s; running ...\n`);
-      const r = await runScenario({ name, processes: 1, serverPid: service.child.pid, spec: { ...base, port: service.port, requests } });
-      results.push(r);
-      failures.push(...failuresOf(r));
-    } catch (err) {
-      process.stderr.write(`--- last output of the service ---\n${service.output.join('\n')}\n`);
-      throw err;
-    } finally {
-      const how = await stop(service.child, 'SIGTERM', 15_000);
-      if (how !== 0) failures.push(`${name}: the service did not exit cleanly on SIGTERM (${how})`);
-    }
+  const rows: string[][] = [];
+  for (const [name, pairs] of byRoute) {
+    pairs.forEach((p, k) => {
+      rows.push([
+        name,
+        `${k + 1} (${k % 2 === 0 ? 'bare first' : 'service first'})`,
+        fmtInt(p.bare.requestsPerSecond),
+        cpuUs(p.bare),
+        `${fmtInt(p.service.requestsPerSecond)}${answered(p.service) >= p.slice ? ` (${(p.service.elapsedMs / 1000).toFixed(2)} s: quotes used up)` : ''}`,
+        fmtMs(p.service.p50),
+        fmtMs(p.service.p99),
+        cpuUs(p.service),
+        fmtRatio(p.service.requestsPerSecond / p.bare.requestsPerSecond),
+        fmtInt(p.ceiling.verifyStamp),
+        fmtRatio(p.service.requestsPerSecond / p.ceiling.verifyStamp),
+        fmtInt(p.ceiling.ecdsa),
+      ]);
+    });
   }
-
-  process.stderr.write('measuring the raw node:crypto verify ceiling ...\n');
-  const ceiling = await rawVerifyCeiling(durationMs);
-
   console.log(
     markdownTable(
-      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx/err', 'server CPU', 'server JS thread', 'server CPU µs/req'],
-      results.map((r) => [
-        r.name,
-        fmtInt(r.requestsPerSecond),
-        fmtMs(r.p50),
-        fmtMs(r.p99),
-        fmtMs(r.max),
-        fmtInt(r.non2xx + r.errors + r.unanswered),
-        r.serverCores === undefined ? 'n/a' : `${(r.serverCores * 100).toFixed(0)}%`,
-        r.serverMainCores === undefined ? 'n/a' : `${(r.serverMainCores * 100).toFixed(0)}%`,
-        r.serverCpuUsPerRequest === undefined ? 'n/a' : r.serverCpuUsPerRequest.toFixed(0),
-      ]),
-      [false, true, true, true, true, true, true, true, true],
+      ['route', 'pair', 'bare req/s', 'bare CPU µs/req', 'service req/s', 'p50 ms', 'p99 ms', 'service CPU µs/req', 'service / bare', 'verifyStamp/s, 1 thread', 'service / verifyStamp', 'ECDSA verify/s, 1 thread'],
+      rows,
+      [false, false, true, true, true, true, true, true, true, true, true, true],
     ),
   );
   console.log('');
-  console.log(`- raw node:crypto ECDSA P-256 verify, one thread: ${fmtInt(ceiling)}/s (${(1e6 / ceiling).toFixed(1)} µs each)`);
-  const bareRate = results.find((r) => r.name === 'bare-post')?.requestsPerSecond;
-  for (const r of results.filter((x) => x.name !== 'bare-post')) {
+  for (const [name, pairs] of byRoute) {
+    const med = (f: (p: Pair) => number | undefined): number => median(pairs.map(f).filter((x): x is number => x !== undefined));
     console.log(
-      `- ${r.name}: ${fmtRatio(r.requestsPerSecond / ceiling)} of the one-thread verify ceiling` +
-        (bareRate === undefined ? '' : `, ${fmtRatio(r.requestsPerSecond / bareRate)} of bare-post`),
+      `- ${name}, medians of ${pairs.length} pairs: ${fmtRatio(med((p) => p.service.requestsPerSecond / p.bare.requestsPerSecond))} of bare ` +
+        `(${fmtInt(med((p) => p.service.requestsPerSecond))} against ${fmtInt(med((p) => p.bare.requestsPerSecond))} req/s; ` +
+        `server CPU ${med((p) => p.service.serverCpuUsPerRequest).toFixed(0)} against ${med((p) => p.bare.serverCpuUsPerRequest).toFixed(0)} µs/req), ` +
+        `${fmtRatio(med((p) => p.service.requestsPerSecond / p.ceiling.verifyStamp))} of the one-thread verifyStamp ceiling ` +
+        `(${fmtInt(med((p) => p.ceiling.verifyStamp))}/s, ${(1e6 / med((p) => p.ceiling.verifyStamp)).toFixed(1)} µs; the ECDSA verify alone ${(1e6 / med((p) => p.ceiling.ecdsa)).toFixed(1)} µs)`,
     );
   }
+  console.log(
+    "- each pair: the bare server and the service got the same requests (path, Authorization, Service-Wallet-Signature, no body) over the same connections; " +
+      `the ceiling was timed after the pair for ${CEILING_MS} ms per form, over that pair's own stamps and payloads`,
+  );
   return failures;
 }
 

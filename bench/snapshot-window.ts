@@ -26,7 +26,7 @@ import {
   startServiceChild,
   type ServiceChild,
 } from './support/service.js';
-import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
+import { fmtInt, fmtMs, markdownTable, median } from './support/stats.js';
 
 /** Aim of issue 10: the worst bucket during a snapshot against the usual one. */
 const AIM_RATIO = 0.8;
@@ -86,12 +86,6 @@ interface SnapshotSpan {
 
 /** Snapshot lines the bench keeps (one per snapshot; far more than any window holds). */
 const MAX_SPANS = 10_000;
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function main(): Promise<string[]> {
   const failures: string[] = [];

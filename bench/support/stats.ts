@@ -83,3 +83,11 @@ export function fmtMs(ms: number): string {
 export function fmtRatio(r: number): string {
   return Number.isFinite(r) ? `${r.toFixed(2)}×` : 'n/a';
 }
+
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
