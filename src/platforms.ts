@@ -7,7 +7,7 @@ import { newId } from './engine/ids.js';
 import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
 import { provisionAccounts } from '../actors/internal-account.js';
 import type { DomainEvent } from '../actors/world.js';
-import { issueToken } from './http/auth.js';
+import { issueToken } from './http/platform-auth.js';
 import { generateP256KeyPair } from './crypto/p256.js';
 import { toHex } from './crypto/bytes.js';
 import type { Services } from './services.js';

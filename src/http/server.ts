@@ -10,7 +10,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
 import { errorBody, statusOf, type ErrorBody } from './errors.js';
 import { checkJsonShape } from './validation.js';
-import { Authenticator } from './auth.js';
+import { Authenticator } from './platform-auth.js';
 import { IdempotencyKeys, canonicalJson, requestHash } from './idempotency.js';
 import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';

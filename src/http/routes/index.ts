@@ -1,7 +1,7 @@
 // Every route the service serves, in one list: the router and the OpenAPI document both read it.
 import type { Route } from '../route.js';
 import { accountRoutes } from './accounts.js';
-import { authRoutes } from './auth.js';
+import { authRoutes } from './wallet-auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
