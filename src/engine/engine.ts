@@ -581,33 +581,17 @@ export class Engine<E extends DomainEvent, T> {
     }).catch((err: unknown) => this.#timerFailed(timer, asError(err)));
   }
 
-  /**
-   * A failed delivery is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload
-   * (a full mailbox or log) is not the handler's failure: the timer is tried again after
-   * the first backoff step without counting an attempt; it is still pending in the log.
-   */
+  /** A timer whose handler failed: retried or parked (#retryOrPark); it stays pending in the log meanwhile. */
   #timerFailed(timer: Timer<T>, err: Error): void {
-    if (this.#closed) return;
-    const retryLater = (why: Error): void => {
-      if (this.#closed) return;
-      this.#opts.report(`timer ${timer.id} deferred: ${why.message}`);
-      this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
-        if (this.#timers.get(timer.id) === timer) this.#fireTimer(timer);
-      });
-    };
-    if (isOverload(err)) {
-      retryLater(err);
-      return;
-    }
-    const attempt = (timer.attempt ?? 0) + 1;
-    this.exec([], (at) => {
-      if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
-      const event: EngineEvent<T> =
-        attempt >= MAX_ATTEMPTS
-          ? { type: '$timer.dead', timer, error: err.message }
-          : { type: '$timer.retry', id: timer.id, attempt, due: at + retryDelayMs(attempt), error: err.message };
-      return { events: [event], reply: () => undefined };
-    }).catch((logErr: unknown) => retryLater(asError(logErr)));
+    void this.#retryOrPark({
+      what: `timer ${timer.id}`,
+      err,
+      attempts: timer.attempt ?? 0,
+      current: () => this.#timers.get(timer.id) === timer,
+      again: () => this.#fireTimer(timer),
+      dead: (error) => ({ type: '$timer.dead', timer, error }),
+      retry: (attempt, due, error) => ({ type: '$timer.retry', id: timer.id, attempt, due, error }),
+    });
   }
 
   /** Queues a durable effect to run at its due time. */
@@ -655,33 +639,53 @@ export class Engine<E extends DomainEvent, T> {
     }
   }
 
-  /**
-   * A failed run is logged (retry with backoff, or dead past MAX_ATTEMPTS). Overload while
-   * logging the outcome is not the run's failure: it runs again after the first backoff
-   * step without counting an attempt (effects are at least once); it is still pending.
-   */
+  /** An effect whose run failed: retried or parked (#retryOrPark); effects are at least once. */
   async #effectFailed(effect: Effect, err: Error): Promise<void> {
+    await this.#retryOrPark({
+      what: `effect ${effect.id}`,
+      err,
+      attempts: effect.attempt,
+      current: () => this.#effects.get(effect.id) === effect,
+      again: () => this.#scheduleEffect(effect),
+      dead: (error) => ({ type: '$effect.dead', effect, error }),
+      retry: (attempt, due, error) => ({ type: '$effect.retry', id: effect.id, attempt, due, error }),
+    });
+  }
+
+  /**
+   * The one retry-or-park policy of timers and effects: a failure is logged as a retry
+   * after retryDelayMs(attempt) or, at MAX_ATTEMPTS, as dead. Overload, and a log that
+   * refuses the outcome, are not failures of the work: it is tried again after the first
+   * backoff step without counting an attempt. Nothing is logged for a timer or effect that
+   * is no longer the current one (it finished or was replaced meanwhile).
+   */
+  async #retryOrPark(failure: {
+    what: string;
+    err: Error;
+    attempts: number;
+    current: () => boolean;
+    again: () => void;
+    dead: (error: string) => EngineEvent<T>;
+    retry: (attempt: number, due: number, error: string) => EngineEvent<T>;
+  }): Promise<void> {
     if (this.#closed) return;
     const retryLater = (why: Error): void => {
       if (this.#closed) return;
-      this.#opts.report(`effect ${effect.id} deferred: ${why.message}`);
+      this.#opts.report(`${failure.what} deferred: ${why.message}`);
       this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
-        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
+        if (failure.current()) failure.again();
       });
     };
-    if (isOverload(err)) {
-      retryLater(err);
+    if (isOverload(failure.err)) {
+      retryLater(failure.err);
       return;
     }
-    const attempt = effect.attempt + 1;
+    const attempt = failure.attempts + 1;
+    const error = failure.err.message;
     try {
       await this.exec([], (at) => {
-        if (this.#effects.get(effect.id) !== effect) return { events: [], reply: () => undefined };
-        const event: EngineEvent<T> =
-          attempt >= MAX_ATTEMPTS
-            ? { type: '$effect.dead', effect, error: err.message }
-            : { type: '$effect.retry', id: effect.id, attempt, due: at + retryDelayMs(attempt), error: err.message };
-        return { events: [event], reply: () => undefined };
+        if (!failure.current()) return { events: [], reply: () => undefined };
+        return { events: [attempt >= MAX_ATTEMPTS ? failure.dead(error) : failure.retry(attempt, at + retryDelayMs(attempt), error)], reply: () => undefined };
       });
     } catch (logErr) {
       retryLater(asError(logErr));
