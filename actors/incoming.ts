@@ -8,10 +8,11 @@
 // account of the currency, and reported COMPLETED by a second INCOMING_PAYMENT. The
 // transaction belongs to that internal account; its actor decides each step.
 import { newId } from '../src/engine/ids.js';
-import { DomainError, invalidField } from './errors.js';
+import { DomainError } from './errors.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
+import { assertIntakeRoom, type Intake } from './ledger.js';
 import { unquotedAmounts, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
@@ -51,7 +52,10 @@ export function approvalAnswer(statusCode: number): ApprovalAnswer {
 
 /**
  * Records the incoming payment PENDING with its approval webhook; with `approveNow` (no
- * endpoint to ask) it is approved in the same entry.
+ * endpoint to ask) it is approved in the same entry. Its amount counts in the
+ * environment's intake from now on (reserved while it awaits approval, see Intake), so it
+ * is checked here, and approving it later, however much money arrived meanwhile, cannot
+ * pass the bound: money that would have is refused instead.
  */
 export function decideReceive(
   input: IncomingInput,
@@ -59,12 +63,11 @@ export function decideReceive(
   customer: Customer,
   deposit: ExternalAccount | undefined,
   approveNow: boolean,
+  intake: Intake,
   at: number,
 ): PaymentRecorded[] {
   const amount = input.receivingCurrencyAmount;
-  if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
-    throw invalidField('receivingCurrencyAmount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
-  }
+  assertIntakeRoom(intake, account.envId, [{ currency: account.currency, amount }], 'receivingCurrencyAmount');
   const id = newId('Transaction', at);
   const tx: Transaction = {
     id,

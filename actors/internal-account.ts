@@ -152,10 +152,29 @@ export function fundingReference(id: string): string {
   return bits > 0 ? out + BASE32[(pending << (5 - bits)) & 31] : out;
 }
 
-function assertBalance(accountId: string, balance: number): void {
+/**
+ * The apply guard. Unreachable from a decision, timers' included: a debit is decided
+ * against the balance it takes from (INSUFFICIENT_BALANCE), and every balance and flow
+ * counter is at most its environment's intake (actors/ledger.ts, Intake), which each
+ * decision that adds to it holds to MAX_SAFE_INTEGER (assertIntakeRoom: sandbox funding,
+ * transfer-in, a direct pull or converted payment executing, realtime funding arriving, an
+ * incoming payment being recorded). Every other step only moves money the intake already
+ * counts: a refund or return gives back what its payout took (a return cancels the
+ * payout's outflow rather than counting new inflow), a settlement moves in-transit money
+ * out, an approval credits what was reserved when the payment was recorded. A throw here
+ * is a bug, and stops the process.
+ */
+function assertBalance(account: InternalAccount, balance: number, inflow: number, outflow: number): void {
   if (!Number.isSafeInteger(balance) || balance < 0) {
-    throw new Error(`balance of ${accountId} would become ${balance}`);
+    throw new Error(`balance of ${account.id} would become ${balance}`);
   }
+  if (!isAmount(inflow) || !isAmount(outflow)) {
+    throw new Error(`flows of ${account.id} would become ${inflow}/${outflow}`);
+  }
+}
+
+function isAmount(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
 }
 
 /**
@@ -175,6 +194,12 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   readonly #byOwner = new Map<string, SortedIds>();
   /** The customers with a derived account that has a stored record (money moved through it). */
   readonly #materialised = new Set<string>();
+  /**
+   * The stored accounts' inflow added up, by `envId currency`: their part of the
+   * environment's intake (Intake in actors/ledger.ts). Kept as records are stored, so a
+   * snapshot's restore rebuilds it; derived accounts not yet stored have none.
+   */
+  readonly #inflowIn = new Map<string, number>();
   readonly records: ReadonlyMap<string, InternalAccount> = this.#accounts;
 
   /** The ledger totals the invariant adds to the balances; the customers whose provisioned accounts are derived. */
@@ -188,8 +213,9 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
       const account = this.get(event.accountId);
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
       const balance = account.balance + event.amount;
-      assertBalance(account.id, balance);
-      this.#store({ ...account, balance, inflow: account.inflow + event.amount, updatedAt: at });
+      const inflow = account.inflow + event.amount;
+      assertBalance(account, balance, inflow, account.outflow);
+      this.#store({ ...account, balance, inflow, updatedAt: at });
     },
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
     'customer.created': (event) => this.#putAll(event.accounts),
@@ -201,8 +227,10 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
         const account = this.get(p.accountId);
         if (account === undefined) throw new Error(`no account ${p.accountId}`);
         const balance = account.balance + p.balance;
-        assertBalance(account.id, balance);
-        this.#store({ ...account, balance, inflow: account.inflow + p.inflow, outflow: account.outflow + p.outflow, updatedAt: at });
+        const inflow = account.inflow + p.inflow;
+        const outflow = account.outflow + p.outflow;
+        assertBalance(account, balance, inflow, outflow);
+        this.#store({ ...account, balance, inflow, outflow, updatedAt: at });
       }
     },
   };
@@ -220,6 +248,11 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
 
   /** Stores a new or changed record (a derived account's first); true when it is a derived account. */
   #store(account: InternalAccount): boolean {
+    const added = account.inflow - (this.#accounts.get(account.id)?.inflow ?? 0);
+    if (added !== 0) {
+      const key = `${account.envId} ${account.currency}`;
+      this.#inflowIn.set(key, (this.#inflowIn.get(key) ?? 0) + added);
+    }
     this.#accounts.set(account.id, account);
     if (!isDerivedId(account.id, account.customerId)) return false;
     this.#materialised.add(account.customerId);
@@ -227,7 +260,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   /**
-   * No negative or unsafe balances; per environment and currency (CONTRACT.md "Money"):
+   * No negative or unsafe balances or flows; per environment and currency (CONTRACT.md "Money"):
    * sum(balances) + in transit + fees = inflow - outflow. Derived accounts not yet stored
    * hold 0 with no flows, so the stored records are all there is to add.
    */
@@ -236,6 +269,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     const flows = new Map<string, { balance: number; net: number }>();
     for (const a of this.#accounts.values()) {
       if (!Number.isSafeInteger(a.balance) || a.balance < 0) problems.push(`${a.id} has balance ${a.balance}`);
+      if (!isAmount(a.inflow) || !isAmount(a.outflow)) problems.push(`${a.id} has flows ${a.inflow}/${a.outflow}`);
       if (!lookup.has(a.envId)) problems.push(`${a.id} belongs to unknown environment ${a.envId}`);
       if (a.customerId !== '' && !lookup.has(a.customerId)) problems.push(`${a.id} belongs to unknown customer ${a.customerId}`);
       const key = `${a.envId} ${a.currency}`;
@@ -259,6 +293,11 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
 
   get(id: string): InternalAccount | undefined {
     return this.#accounts.get(id) ?? this.#derived(id);
+  }
+
+  /** The inflow of the environment's accounts of `currency`, added up. */
+  inflowIn(envId: string, currency: string): number {
+    return this.#inflowIn.get(`${envId} ${currency}`) ?? 0;
   }
 
   has(id: string): boolean {

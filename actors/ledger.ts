@@ -6,15 +6,65 @@
 //   sum(balances) + in transit + fees = inflow - outflow
 // (accounts' flows plus these; checked by InternalAccounts.checkInvariants).
 //
-// Who owns them: nobody decides with them. Every movement is decided from the accounts and
-// the transaction it concerns (a refund returns that transaction's own amounts), and the
-// totals only change as a consequence, in the applier of the same event. So they are
-// derived sums, changed by any entry in log order (apply is serial), and no actor needs
-// to be held for them. They are records (snapshotted like any other) rather than an index
-// rebuilt on restore, because the transactions that add up to them do not all stay in
-// flight: a settled payout's in-transit amount is gone, its fee stays.
+// Who owns them: nobody. Every movement is decided from the accounts and the transaction
+// it concerns (a refund returns that transaction's own amounts), and the totals only
+// change as a consequence, in the applier of the same event. So they are derived sums,
+// changed by any entry in log order (apply is serial), and no actor needs to be held for
+// them. They are records (snapshotted like any other) rather than an index rebuilt on
+// restore, because the transactions that add up to them do not all stay in flight: a
+// settled payout's in-transit amount is gone, its fee stays.
+//
+// The one thing decided with them is the intake bound (docs/money.md "The intake bound"):
+// a decision that adds to what an environment has taken in reads the total (its `inflow`
+// is part of it) and refuses past Number.MAX_SAFE_INTEGER. Reading without holding an
+// actor is sound because the engine applies a decision in the same synchronous run that
+// makes its last step (Engine.exec, LastStep), so no other entry lands between the check
+// and the apply; entries of other actors come wholly before it or after it.
+import { invalidField } from './errors.js';
 import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
+
+/**
+ * What an environment has taken in, per currency: the ledger's inflow, every account's
+ * inflow, and the incoming payments recorded and awaiting approval (their money is
+ * committed to the receiver from the moment the payment is accepted, so an approval adds
+ * nothing new). Per environment and currency,
+ *   sum(balances) + in transit + fees = inflow - outflow
+ * with every term non-negative, and every outflow is money that came in first, so each
+ * balance, in-transit amount, fee total, refund and flow counter is at most this intake.
+ * It only grows (flows are cumulative), and it is what the bound holds below 2^53.
+ */
+export interface Intake {
+  intakeOf(envId: string, currency: string): number;
+}
+
+/** One addition a decision makes to an environment's intake. */
+export interface IntakeCredit {
+  readonly currency: string;
+  readonly amount: number;
+}
+
+/**
+ * Refuses a decision whose credits would take the environment's intake of a currency past
+ * Number.MAX_SAFE_INTEGER: 400 INVALID_INPUT naming `field`, the request's (or its
+ * quote's) amount. Credits of one currency add up: a same-currency direct pull takes in
+ * the pulled total (ledger inflow) and credits the received amount (account inflow).
+ * Called in a decision's synchronous last step (see the module comment).
+ */
+export function assertIntakeRoom(intake: Intake, envId: string, credits: readonly IntakeCredit[], field: string): void {
+  const adding = new Map<string, number>();
+  for (const c of credits) adding.set(c.currency, (adding.get(c.currency) ?? 0) + c.amount);
+  for (const [currency, amount] of adding) {
+    const taken = intake.intakeOf(envId, currency);
+    // Exact: 0 <= taken <= MAX_SAFE_INTEGER. Credits adding up past 2^53 may round, but stay larger.
+    if (amount > Number.MAX_SAFE_INTEGER - taken) {
+      throw invalidField(
+        field,
+        `the environment has taken in ${taken} ${currency}; ${amount} more would pass ${Number.MAX_SAFE_INTEGER}, the largest amount the service can hold`,
+      );
+    }
+  }
+}
 
 export interface LedgerTotals {
   /** `Ledger:<envId>/<currency>` */
@@ -58,6 +108,10 @@ export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
           inflow: now.inflow + delta.inflow,
           outflow: now.outflow + delta.outflow,
         };
+        // Unreachable from a decision: each of these is at most the environment's intake (see
+        // Intake), which every decision adding to it holds to MAX_SAFE_INTEGER, and no other
+        // step (a settlement, a refund, a return, an approval) adds to it. A throw here is a
+        // bug and stops the process (README "One entry per decision").
         if (!isAmount(next.inTransit) || !isAmount(next.fees) || !isAmount(next.inflow) || !isAmount(next.outflow)) {
           throw new Error(`ledger ${id} would hold in transit ${next.inTransit}, fees ${next.fees}, flows ${next.inflow}/${next.outflow}`);
         }

@@ -9,16 +9,20 @@
 //   external, in flight:                     source -T, in transit +P, fees +F
 //     settles (or is lost):                  in transit -P, source outflow +P
 //     fails and is refunded:                 in transit -P, fees -F, source +T
-//   external, settled then returned:         source +T (inflow +P), fees -F
+//   external, settled then returned:         source +T (outflow -P: the return cancels
+//                                            the payout's outflow), fees -F
 //   direct pull (money enters from a bank):  destination +R (inflow +R); fees +F, and the
 //                                            pulled T in and its principal P converted out
 //                                            (ledger inflow +T, outflow +P)
 //   direct pull rejected or failed:          nothing had moved
 //   sandbox funding:                         destination +A (inflow +A)
+// Every step that adds inflow is refused first when it would take the environment's intake
+// past Number.MAX_SAFE_INTEGER (assertIntakeRoom, actors/ledger.ts); the others only move
+// what the intake counts already, so no balance or total can pass it.
 import { newId } from '../src/engine/ids.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
-import type { LedgerDelta } from './ledger.js';
+import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
 import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   paymentReference,
@@ -51,14 +55,14 @@ export interface ExecuteDecision {
  * one event. The caller holds the quote's owner (its source account, or the pulling
  * customer), the destination account if internal, and both customers.
  */
-export function decideExecuteQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
-  const decided = executeQuote(quote, parties, at);
+export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
+  const decided = executeQuote(quote, parties, intake, at);
   const target = parties.payee.kind === 'INTERNAL' ? parties.payee.account : undefined;
   const source = parties.source.kind === 'INTERNAL' ? parties.source.account : undefined;
   return { ...decided, events: withAccountStatus(decided.events, [source, target], at) };
 }
 
-function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteDecision {
+function executeQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
   }
@@ -106,12 +110,18 @@ function executeQuote(quote: Quote, parties: QuoteParties, at: number): ExecuteD
 
   if (payee.kind === 'INTERNAL') {
     const target = payee.account;
-    if (target.balance + p.totalReceivingAmount > Number.MAX_SAFE_INTEGER) {
-      throw new DomainError('INVALID_INPUT', 'the destination balance would exceed the largest amount an account holds', [
-        { field: 'destination.accountId', message: `the balance would exceed ${Number.MAX_SAFE_INTEGER}` },
-      ]);
-    }
     const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
+    // A pull takes in T (ledger) and credits R (account); a conversion credits R; a same-currency move takes in nothing.
+    const credits =
+      source.kind === 'PULL'
+        ? [
+            { currency: p.sendingCurrency, amount: p.totalSendingAmount },
+            { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
+          ]
+        : converted
+          ? [{ currency: p.receivingCurrency, amount: p.totalReceivingAmount }]
+          : [];
+    assertIntakeRoom(intake, quote.envId, credits, 'lockedCurrencyAmount');
     const out = withStatus(outgoing, 'COMPLETED', at);
     const transactions = [out];
     const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
@@ -178,7 +188,7 @@ export interface FundingReceived {
  * for a direct pull. The caller holds the quote's owner, the destination account and
  * its customer.
  */
-export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, at: number): PaymentRecorded {
+export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, intake: Intake, at: number): PaymentRecorded {
   if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
@@ -193,9 +203,15 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
   const payee = parties.payee;
   if (payee.kind !== 'INTERNAL') throw new Error(`funding quote ${quote.id} pays ${payee.kind}`);
   const target = payee.account;
-  if (target.balance + p.totalReceivingAmount > Number.MAX_SAFE_INTEGER) {
-    throw invalidField('currencyAmount', `the balance of ${target.id} would exceed ${Number.MAX_SAFE_INTEGER}`);
-  }
+  assertIntakeRoom(
+    intake,
+    quote.envId,
+    [
+      { currency: p.sendingCurrency, amount: p.totalSendingAmount },
+      { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
+    ],
+    'currencyAmount',
+  );
   const txId = newId('Transaction', at);
   const incoming: Transaction = {
     id: txId,
@@ -230,10 +246,8 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
  * account's ACCOUNT_STATUS. `platformCustomerId` is the owning customer's ('' for the
  * platform). The caller holds the account and its customer.
  */
-export function decideSandboxFund(account: InternalAccount, platformCustomerId: string, amount: number, at: number): PaymentRecorded[] {
-  if (account.balance + amount > Number.MAX_SAFE_INTEGER) {
-    throw invalidField('amount', `the balance would exceed ${Number.MAX_SAFE_INTEGER}`);
-  }
+export function decideSandboxFund(account: InternalAccount, platformCustomerId: string, amount: number, intake: Intake, at: number): PaymentRecorded[] {
+  assertIntakeRoom(intake, account.envId, [{ currency: account.currency, amount }], 'amount');
   const id = newId('Transaction', at);
   const incoming: Transaction = {
     id,
@@ -287,7 +301,9 @@ export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | 
       const failed = withStatus(tx, 'FAILED', at, reason);
       return [
         paymentStep(quoteIs('FAILED'), failed, [], [], at),
-        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, P, 0)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
+        // The payout's outflow +P is cancelled, not matched by new inflow: the money comes back,
+        // nothing new enters, so a return never adds to the intake (and never needs room).
+        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, -P)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
       ];
     }
   }

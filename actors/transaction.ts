@@ -74,7 +74,7 @@ export type PayoutOutcome =
   | 'REJECT_REFUND'
   /** in transit -> outflow, the money is gone: FAILED */
   | 'FAIL_LOST'
-  /** a settled payout comes back (inflow) and is refunded with its fees: FAILED, then REFUNDED */
+  /** a settled payout comes back (its outflow cancelled) and is refunded with its fees: FAILED, then REFUNDED */
   | 'RETURN_REFUND'
   /** a direct pull the bank rejects (nothing had moved): REJECTED */
   | 'PULL_REJECTED'
@@ -413,6 +413,13 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byCustomer = new Map<string, SortedIds>();
   readonly records: ReadonlyMap<string, Transaction> = this.#transactions;
+  /**
+   * The incoming UMA payments recorded and not yet approved, rejected or failed, their
+   * amounts added up by `envId currency`: the part of an environment's intake reserved for
+   * them (Intake in actors/ledger.ts), so approving one never takes the intake past its
+   * bound. Kept as records are stored, so a snapshot's restore rebuilds it.
+   */
+  readonly #awaitingApproval = new Map<string, number>();
 
   /** The quotes that transactions logged without their quoted fields take them from. */
   constructor(private readonly quotes: { get(id: string): Quote | undefined }) {}
@@ -431,6 +438,12 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   }
 
   restore(tx: Transaction): void {
+    const before = this.#transactions.get(tx.id);
+    const added = awaitingApproval(tx) - (before === undefined ? 0 : awaitingApproval(before));
+    if (added !== 0) {
+      const key = `${tx.envId} ${tx.receivingCurrency}`;
+      this.#awaitingApproval.set(key, (this.#awaitingApproval.get(key) ?? 0) + added);
+    }
     this.#transactions.set(tx.id, tx);
     bucket(this.#byEnv, tx.envId).insert(tx.id);
     if (tx.customerId !== '') bucket(this.#byCustomer, tx.customerId).insert(tx.id);
@@ -454,6 +467,11 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
     return this.#transactions.get(id);
   }
 
+  /** The amounts of the environment's incoming payments of `currency` awaiting approval, added up. */
+  awaitingApprovalIn(envId: string, currency: string): number {
+    return this.#awaitingApproval.get(`${envId} ${currency}`) ?? 0;
+  }
+
   inEnv(envId: string, id: string): Transaction | undefined {
     const tx = this.#transactions.get(id);
     return tx?.envId === envId ? tx : undefined;
@@ -464,6 +482,15 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
     if (customerId !== undefined) return this.#byCustomer.get(customerId)?.ids ?? [];
     return this.#byEnv.get(envId)?.ids ?? [];
   }
+}
+
+/**
+ * What an incoming UMA payment holds of its environment's intake: its amount while it is
+ * PENDING (recorded, not yet decided). Other PENDING incoming transactions (a transfer-in
+ * or direct pull the sandbox bank holds) never credit anything.
+ */
+function awaitingApproval(tx: Transaction): number {
+  return tx.type === 'INCOMING' && tx.status === 'PENDING' && tx.source.sourceType === 'UMA_ADDRESS' ? tx.receivedAmount : 0;
 }
 
 export interface AmountView {

@@ -7,7 +7,7 @@ import { Customers, type CustomerEvent } from './customer.js';
 import { decideSettleIncoming, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
-import { Ledger } from './ledger.js';
+import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
 import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
@@ -32,7 +32,7 @@ export type DomainEvent =
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;
 
-export class World extends Registry<DomainEvent, TimerMessage> {
+export class World extends Registry<DomainEvent, TimerMessage> implements Intake {
   readonly envs = new PlatformEnvs();
   readonly customers = new Customers(this.envs);
   readonly ledger = new Ledger();
@@ -61,6 +61,11 @@ export class World extends Registry<DomainEvent, TimerMessage> {
     this.register(this.webhookEndpoints);
     this.register(this.webhookEvents);
     this.register(this.verifications);
+  }
+
+  /** What the environment has taken in of `currency` (Intake in actors/ledger.ts). */
+  intakeOf(envId: string, currency: string): number {
+    return this.ledger.get(envId, currency).inflow + this.internalAccounts.inflowIn(envId, currency) + this.transactions.awaitingApprovalIn(envId, currency);
   }
 
   /**

@@ -44,7 +44,7 @@ function funded(withWebhooks: boolean): { world: World; heap: number } {
   const usd = [...world.internalAccounts.idsOwnedBy(customer.id)].map((id) => world.internalAccounts.get(id)!).find((a) => a.currency === 'USD')!;
   for (let i = 0; i < fundings; i++) {
     const at = start + 1 + i;
-    for (const event of decideSandboxFund(world.internalAccounts.get(usd.id)!, customer.platformCustomerId, 1, at)) {
+    for (const event of decideSandboxFund(world.internalAccounts.get(usd.id)!, customer.platformCustomerId, 1, world, at)) {
       world.apply(withWebhooks ? event : { ...event, webhooks: [] }, at);
     }
   }

@@ -62,6 +62,48 @@ describe('engine actors', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('applies an awaiting decision\'s last step in the run that makes it, so a check against state other actors change is not overtaken', async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openCounterEngine(dir, new ManualClock());
+    // At most one unit in `total`, which decisions on actors A and B both add to (as an
+    // environment's intake is added to by decisions on different accounts).
+    const bounded = (total: string, actor: string) => () => {
+      const room = (counters.values.get(total) ?? 0) < 1;
+      return { events: room ? [add(total, 1), add(actor, 1)] : [], reply: () => room };
+    };
+    // A decision returned after an await reaches the engine one promise hop later: the
+    // other decision checks in that hop, before the first is applied, and both pass.
+    const hop = gate();
+    const returned = ['A', 'B'].map((actor) =>
+      engine.exec([actor], async () => {
+        await hop.opened;
+        return bounded('returned', actor)();
+      }),
+    );
+    hop.open();
+    assert.deepEqual(await Promise.all(returned), [true, true]);
+    assert.equal(counters.values.get('returned'), 2, 'the hazard LastStep exists for');
+    // Returned as the last step, each check runs in the same run as its apply.
+    const last = gate();
+    const stepped = ['A', 'B'].map((actor) =>
+      engine.exec([actor], async () => {
+        await last.opened;
+        return bounded('stepped', actor);
+      }),
+    );
+    last.open();
+    assert.deepEqual(await Promise.all(stepped), [true, false]);
+    assert.equal(counters.values.get('stepped'), 1);
+    // A last step that throws refuses the message like any decision and lets its actors go.
+    const refused = engine.exec(['A'], async () => () => {
+      throw new Error('refused');
+    });
+    await assert.rejects(refused, /refused/);
+    assert.equal(await engine.exec(['A'], () => ({ events: [add('A', 1)], reply: () => counters.values.get('A') })), 3);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('reads the clock only once every mailbox the message names is held', async () => {
     const dir = tempDir();
     const clock = new ManualClock();

@@ -41,6 +41,18 @@ export interface Decision<E, R> {
   reply: () => R;
 }
 
+/**
+ * What a decision that awaits may resolve to instead of its decision: its synchronous last
+ * step, which the engine runs in the same run as it applies the result. A decision that
+ * checks state other actors also change (an environment's totals) must check there: an
+ * awaiting decision's own result reaches the engine one promise hop after it returns, and
+ * in that hop other decisions may check the same state and be applied first.
+ */
+export type LastStep<E, R> = () => Decision<E, R>;
+
+/** What `exec` asks a handler for: a decision, or (after awaiting) a decision or its last step. */
+export type Decide<E, R> = (at: number) => Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+
 /** Runs the effects of one kind. */
 export interface EffectRunner<E, P, O> {
   /** Does the work; `attempt` counts from 1. A throw (or rejection) is retried with backoff. */
@@ -252,7 +264,7 @@ export class Engine<E extends DomainEvent, T> {
    */
   exec<R>(
     actors: readonly string[],
-    decide: (at: number) => Decision<E, R> | Promise<Decision<E, R>>,
+    decide: Decide<E, R>,
     extra?: (reply: R, at: number) => EngineEvent<unknown>[],
   ): Promise<R> {
     if (this.#closed) return Promise.reject(new EngineClosedError());
@@ -266,10 +278,10 @@ export class Engine<E extends DomainEvent, T> {
   /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
   #decide<R>(
     held: Mailbox[],
-    decide: (at: number) => Decision<E, R> | Promise<Decision<E, R>>,
+    decide: Decide<E, R>,
     extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
   ): Promise<R> {
-    let decided: Decision<E, R> | Promise<Decision<E, R>>;
+    let decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
     let at: number;
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
@@ -290,7 +302,16 @@ export class Engine<E extends DomainEvent, T> {
           this.#leaveAll(held);
           throw new EngineClosedError();
         }
-        return this.#commit(held, decision, at, extra);
+        if (typeof decision !== 'function') return this.#commit(held, decision, at, extra);
+        // The last step and the apply in one synchronous run, like a synchronous decision.
+        let last: Decision<E, R>;
+        try {
+          last = decision();
+        } catch (err) {
+          this.#leaveAll(held);
+          throw err;
+        }
+        return this.#commit(held, last, at, extra);
       },
       (err: unknown) => {
         this.#leaveAll(held);

@@ -1,7 +1,7 @@
 // What a route is: method, path, schemas, and a handler that decides through the engine.
 // The same definition drives dispatch, validation and the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
-import type { Decision } from '../engine/engine.js';
+import type { Decide } from '../engine/engine.js';
 import type { DomainEvent } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { Services } from '../services.js';
@@ -28,7 +28,7 @@ export interface RouteContext<B, Q> {
   headers: RequestHeaders;
   services: Services;
   /** Runs a decision on the engine; on idempotent routes the reply is remembered with it. */
-  exec(actors: readonly string[], decide: (at: number) => Decision<DomainEvent, Reply> | Promise<Decision<DomainEvent, Reply>>): Promise<Reply>;
+  exec(actors: readonly string[], decide: Decide<DomainEvent, Reply>): Promise<Reply>;
 }
 
 export interface Route<B = unknown, Q = unknown> {

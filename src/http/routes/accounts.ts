@@ -250,7 +250,7 @@ export const accountRoutes: Route[] = [
       return ctx.exec(owner === '' ? [accountId] : [accountId, owner], (at) => {
         const account = internalAccountOf(services, env, accountId, 'accountId');
         const platformCustomerId = owner === '' ? '' : customerOf(services, env, owner).platformCustomerId;
-        const events = decideSandboxFund(account, platformCustomerId, body.amount, at);
+        const events = decideSandboxFund(account, platformCustomerId, body.amount, services.world, at);
         return { events, reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }) };
       });
     },

@@ -53,7 +53,7 @@ function receive(ctx: RouteContext<ReceiveBody, undefined>): Promise<Reply> {
     if (customerId !== first.customerId || accountId !== first.accountId) throw new DomainError('CONFLICT', 'the receiver changed while the payment was recorded; try again');
     const approveNow = world.envs.get(env.id)!.config.webhookEndpoint === '';
     const deposit = world.externalAccounts.defaultDepositAccount(customerId);
-    const events = decideReceive(body, world.internalAccounts.get(accountId)!, world.customers.get(customerId)!, deposit, approveNow, at);
+    const events = decideReceive(body, world.internalAccounts.get(accountId)!, world.customers.get(customerId)!, deposit, approveNow, world, at);
     const txId = events[0]!.transactions[0]!.id;
     return { events, reply: () => ({ status: 201, body: renderTransaction(world.transactions.get(txId)!) }) };
   });

@@ -212,7 +212,7 @@ function createQuote(ctx: RouteContext<CreateQuoteBody, undefined>): Promise<Rep
     const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [{ type: 'quote.created', quote }];
     if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
     if (execute) {
-      const decision = decideExecuteQuote(quote, parties, at);
+      const decision = decideExecuteQuote(quote, parties, services.world, at);
       events.push(...decision.events);
       const t = decision.timer;
       if (t !== undefined) events.push(services.engine.timer(t.due, t.actorIds, t.message, at, t.key));
@@ -239,8 +239,13 @@ function executeQuote(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
     const quote = quoteOf(services, env, quoteId);
     const parties = partiesOf(env, services, payerOfQuote(services, env, quote), payeeOfQuote(services, env, quote));
     await checkWalletSignature(ctx, quote, parties, at);
-    const decision = decideExecuteQuote(quote, parties, at);
-    return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };
+    // The execute checks the environment's intake, which other actors' decisions change
+    // too: it decides in its last step, applied in the same run (LastStep in the engine).
+    // The quote and parties are the held actors' own state: nothing else changes them.
+    return () => {
+      const decision = decideExecuteQuote(quote, parties, services.world, at);
+      return { events: engineEventsOf(services, quote, decision, at), reply: () => ({ status: 200, body: renderQuote(services.world.quotes.get(quoteId)!) }) };
+    };
   });
 }
 

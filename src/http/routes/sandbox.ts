@@ -49,7 +49,7 @@ function send(ctx: RouteContext<SendBody, undefined>): Promise<Reply> {
     // Read again now that the actors are held.
     const quote = quoteOf(services, env, known.id);
     const parties = partiesOf(env, services, payerOfQuote(services, env, quote), payeeOfQuote(services, env, quote));
-    const event = decideFundQuote(quote, parties, { currency: body.currencyCode, ...(body.currencyAmount !== undefined ? { amount: body.currencyAmount } : {}) }, at);
+    const event = decideFundQuote(quote, parties, { currency: body.currencyCode, ...(body.currencyAmount !== undefined ? { amount: body.currencyAmount } : {}) }, services.world, at);
     const txId = event.transactions[0]!.id;
     return {
       events: [services.engine.cancelTimer(quote.id), event],

@@ -78,7 +78,7 @@ export const transferRoutes: Route[] = [
     handle: (ctx) => {
       const { services, env, body } = ctx;
       const read = () => partiesOf(services, env, body.destination.accountId, 'destination.accountId', body.source.accountId, 'source.accountId');
-      return transfer(ctx, read, (parties, at) => decideTransferIn(parties, { amount: body.amount }, at));
+      return transfer(ctx, read, (parties, at) => decideTransferIn(parties, { amount: body.amount }, services.world, at));
     },
   }),
   route<TransferOutBody>({
