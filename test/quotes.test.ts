@@ -93,6 +93,9 @@ describe('quotes between internal accounts', () => {
     assert.equal(quote.totalSendingAmount, 100_000);
     assert.ok(quote.feesIncluded > 0, 'a conversion carries fees');
     assert.equal(quote.rateDetails.serviceApiVariableFeeAmount + quote.rateDetails.serviceApiFixedFee + quote.rateDetails.counterpartyFixedFee, quote.feesIncluded);
+    // The suite's other payments add to the same ledger: this payment's share is the difference.
+    const ledger = () => ({ ...svc.service.services.world.ledger.get(`${svc.credentials.platformId}#sandbox`, 'USD') });
+    const before = ledger();
     const executed = await execute(svc, quote.id);
     assert.equal(executed.status, 'COMPLETED');
     assert.equal(await balanceOf(svc, usd.id), 1_000_000 - 100_000);
@@ -106,8 +109,12 @@ describe('quotes between internal accounts', () => {
         ['INCOMING', 'SANDBOX_FUNDING'],
       ],
     );
-    const ledger = svc.service.services.world.ledger.get(`${svc.credentials.platformId}#sandbox`, 'USD');
-    assert.ok(ledger.fees >= quote.feesIncluded);
+    const after = ledger();
+    assert.deepEqual(
+      { fees: after.fees - before.fees, inTransit: after.inTransit - before.inTransit },
+      { fees: quote.feesIncluded, inTransit: 0 },
+      'the fees, all of them, go to the fee ledger at once',
+    );
     assertLedgerHolds(svc);
   });
 
