@@ -18,6 +18,7 @@ import {
   until,
   webhooksOf,
 } from './support/money.js';
+import { quiesce } from './support/quiesce.js';
 
 describe('quotes between internal accounts', () => {
   let svc: TestService;
@@ -171,7 +172,7 @@ describe('quotes between internal accounts', () => {
     await execute(svc, quote.id);
     assert.equal(svc.service.services.engine.pendingTimers, timers - 1);
     clock.advance(10 * 60_000);
-    await svc.service.services.engine.settled();
+    await quiesce(svc.service.services.engine);
     assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'COMPLETED');
   });
 
