@@ -2,15 +2,35 @@
 // list (environment, route, filters) is accepted, and it keeps working after a restart.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { startTestService, type Response, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
 
-async function firstCursor(svc: TestService, path: string, auth: 'sandbox' | 'production' = 'sandbox'): Promise<string> {
+/** What a list answers, as far as paging goes. */
+interface ListPage {
+  data: Array<{ id: string }>;
+  hasMore: boolean;
+  nextCursor?: string;
+}
+
+/** The ids of a list's first page of one item, and the cursor to its second page. */
+async function firstPage(svc: TestService, path: string, auth: 'sandbox' | 'production' = 'sandbox'): Promise<{ ids: string[]; cursor: string }> {
   const sep = path.includes('?') ? '&' : '?';
-  const res = await svc.request('GET', `${path}${sep}limit=1`, { auth });
+  const res = await svc.request<ListPage>('GET', `${path}${sep}limit=1`, { auth });
   assertStatus(res, 200);
   assert.equal(typeof res.body.nextCursor, 'string', `${path} has a second page`);
-  return res.body.nextCursor as string;
+  return { ids: res.body.data.map((item) => item.id), cursor: res.body.nextCursor! };
+}
+
+async function firstCursor(svc: TestService, path: string, auth: 'sandbox' | 'production' = 'sandbox'): Promise<string> {
+  return (await firstPage(svc, path, auth)).cursor;
+}
+
+/** The ids of the whole list in one page, the order the pages must follow. */
+async function allIds(svc: TestService, path: string): Promise<string[]> {
+  const res = await svc.request<ListPage>('GET', `${path}?limit=100`);
+  assertStatus(res, 200);
+  assert.equal(res.body.hasMore, false);
+  return res.body.data.map((item) => item.id);
 }
 
 describe('list cursors', () => {
@@ -26,11 +46,25 @@ describe('list cursors', () => {
     await svc.stop();
   });
 
-  it('an issued cursor reads the next page', async () => {
-    const cursor = await firstCursor(svc, '/customers');
-    const res = await svc.request('GET', `/customers?limit=1&cursor=${encodeURIComponent(cursor)}`);
-    assertStatus(res, 200);
-    assert.equal(res.body.data.length, 1);
+  it('an issued cursor reads the next page: page by page, the whole list in order, each item once', async () => {
+    const expected = await allIds(svc, '/customers');
+    assert.equal(expected.length, 3);
+    const first = await firstPage(svc, '/customers');
+    assert.deepEqual(first.ids, expected.slice(0, 1));
+    const paged = [...first.ids];
+    let cursor: string | undefined = first.cursor;
+    while (cursor !== undefined) {
+      const res: Response<ListPage> = await svc.request<ListPage>('GET', `/customers?limit=1&cursor=${encodeURIComponent(cursor)}`);
+      assertStatus(res, 200);
+      assert.equal(res.body.data.length, 1);
+      const id = res.body.data[0]!.id;
+      // Pages do not overlap (which also ends the walk if a cursor led back).
+      assert.ok(!paged.includes(id), `page ${paged.length + 1} repeats ${id}, already on an earlier page`);
+      paged.push(id);
+      cursor = res.body.nextCursor;
+      assert.equal(res.body.hasMore, cursor !== undefined);
+    }
+    assert.deepEqual(paged, expected);
   });
 
   it('a forged cursor (base64url of a well-formed id, of this kind or another) is 400 naming cursor', async () => {
@@ -69,13 +103,16 @@ describe('list cursors', () => {
     const first = await startTestService();
     await createCustomer(first);
     await createCustomer(first);
-    const cursor = await firstCursor(first, '/customers');
+    const expected = await allIds(first, '/customers');
+    const { ids, cursor } = await firstPage(first, '/customers');
+    assert.deepEqual(ids, expected.slice(0, 1));
     await first.stop({ keepData: true });
     const second = await startTestService({ dataDir: first.dataDir });
     try {
-      const res = await second.request('GET', `/customers?limit=1&cursor=${cursor}`);
+      const res = await second.request<ListPage>('GET', `/customers?limit=1&cursor=${cursor}`);
       assertStatus(res, 200);
-      assert.equal(res.body.data.length, 1);
+      // The page after the first, not the first again.
+      assert.deepEqual(res.body.data.map((item) => item.id), expected.slice(1, 2));
     } finally {
       await second.stop();
     }

@@ -8,6 +8,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
+import { quiesce } from './support/quiesce.js';
 import { startReceiver, type Answer, type Receiver } from './support/webhook-receiver.js';
 
 /** How long the receiver may stay silent before the service gives up (shortened from 5 s). */
@@ -119,7 +120,9 @@ describe('incoming UMA payments', () => {
       if (c.then === undefined) await until(svc, () => statusOf(pending.id) !== 'PENDING');
       else {
         assert.equal(statusOf(pending.id), 'PENDING', '202: the platform decides within 5 s');
+        // A millisecond short of the window: a timeout that fired anyway has been applied once the engine is idle.
         clock.advance(4_999);
+        await quiesce(svc.service.services.engine);
         assert.equal(statusOf(pending.id), 'PENDING');
         if (c.then === 'silence') {
           clock.advance(1);
@@ -128,7 +131,9 @@ describe('incoming UMA payments', () => {
           const res = await svc.request('POST', `/transactions/${pending.id}/${c.then}`);
           assertStatus(res, 200);
           assert.equal(res.body.status, c.status);
-          clock.advance(10_000); // the cancelled timer does nothing
+          // The cancelled timer does nothing: past its due time, the status (read below) and events are the decision's.
+          clock.advance(10_000);
+          await quiesce(svc.service.services.engine);
         }
       }
       const tx = await getJson(svc, `/transactions/${pending.id}`);
@@ -150,6 +155,7 @@ describe('incoming UMA payments', () => {
     const completed = receiver.received.filter((r) => r.json.type === 'INCOMING_PAYMENT' && r.json.transaction.status === 'COMPLETED');
     assert.ok(completed.some((r) => r.json.transaction.receivedAmount.amount === 101));
     clock.advance(60_000);
+    await quiesce(svc.service.services.engine);
     assertLedgerHolds(svc);
   });
 

@@ -18,6 +18,7 @@ import {
   until,
   webhooksOf,
 } from './support/money.js';
+import { quiesce } from './support/quiesce.js';
 
 describe('quotes between internal accounts', () => {
   let svc: TestService;
@@ -93,6 +94,9 @@ describe('quotes between internal accounts', () => {
     assert.equal(quote.totalSendingAmount, 100_000);
     assert.ok(quote.feesIncluded > 0, 'a conversion carries fees');
     assert.equal(quote.rateDetails.serviceApiVariableFeeAmount + quote.rateDetails.serviceApiFixedFee + quote.rateDetails.counterpartyFixedFee, quote.feesIncluded);
+    // The suite's other payments add to the same ledger: this payment's share is the difference.
+    const ledger = () => ({ ...svc.service.services.world.ledger.get(`${svc.credentials.platformId}#sandbox`, 'USD') });
+    const before = ledger();
     const executed = await execute(svc, quote.id);
     assert.equal(executed.status, 'COMPLETED');
     assert.equal(await balanceOf(svc, usd.id), 1_000_000 - 100_000);
@@ -106,8 +110,12 @@ describe('quotes between internal accounts', () => {
         ['INCOMING', 'SANDBOX_FUNDING'],
       ],
     );
-    const ledger = svc.service.services.world.ledger.get(`${svc.credentials.platformId}#sandbox`, 'USD');
-    assert.ok(ledger.fees >= quote.feesIncluded);
+    const after = ledger();
+    assert.deepEqual(
+      { fees: after.fees - before.fees, inTransit: after.inTransit - before.inTransit },
+      { fees: quote.feesIncluded, inTransit: 0 },
+      'the fees, all of them, go to the fee ledger at once',
+    );
     assertLedgerHolds(svc);
   });
 
@@ -164,7 +172,7 @@ describe('quotes between internal accounts', () => {
     await execute(svc, quote.id);
     assert.equal(svc.service.services.engine.pendingTimers, timers - 1);
     clock.advance(10 * 60_000);
-    await svc.service.services.engine.settled();
+    await quiesce(svc.service.services.engine);
     assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'COMPLETED');
   });
 

@@ -313,25 +313,3 @@ describe('configuration read at start', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.throws(() => configFromEnv({ DRAIN_TIMEOUT_SECONDS: 'soon' }), /DRAIN_TIMEOUT_SECONDS must be a non-negative integer/);
   });
 });
-
-describe('child processes of the suites', { timeout: SUITE_TIMEOUT_MS }, () => {
-  it('a service left running by a failed assertion is killed in the finally', async () => {
-    const dataDir = tempDir('left-running-');
-    let pid: number | undefined;
-    try {
-      await assert.rejects(async () => {
-        try {
-          const child = await spawnService(dataDir);
-          pid = child.proc.pid;
-          assert.fail('an assertion fails while the service runs');
-        } finally {
-          await killAll();
-        }
-      }, /an assertion fails while the service runs/);
-      assert.ok(pid !== undefined);
-      assert.throws(() => process.kill(pid!, 0), { code: 'ESRCH' }, 'the service is gone');
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-});
