@@ -53,7 +53,7 @@ interface CredentialsOnDisk {
   storeId: string | undefined;
 }
 
-/** What the check before opening found, for `settleStoreIdentity` after recovery. */
+/** What the check before opening found, for `loadStoreMasterKey` and `recordStoreIdentity` after recovery. */
 export interface IdentityBeforeOpen {
   /** The store's id; undefined for a store written before identities, or a new one. */
   storeId: string | undefined;
