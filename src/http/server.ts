@@ -73,6 +73,167 @@ export interface Extras {
 
 type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: string; headers: Array<[string, string]> }>;
 
+/**
+ * What the front keeps across requests: the requests in flight (drain waits for them) and
+ * those whose body is still arriving, the only ones a client can hold open, so the ones
+ * drain() closes when its time is up. (Tracking every request in a set cost GETs a
+ * microsecond each.) Bounded by the connections uWS accepts.
+ */
+class Front {
+  inFlight = 0;
+  readonly uploading = new Set<uWS.HttpResponse>();
+  draining = false;
+  onIdle: (() => void) | undefined;
+
+  constructor(readonly log: (line: string) => void) {}
+
+  finished(res: uWS.HttpResponse): void {
+    this.uploading.delete(res);
+    this.inFlight--;
+    if (this.inFlight === 0 && this.onIdle !== undefined) this.onIdle();
+  }
+}
+
+/**
+ * One request and its answer. Once the body is complete, the handler's completion
+ * finishes the request; before that, a client that goes away (mid-upload too) finishes
+ * it at once, so drain() is not held up by a request nobody will answer.
+ */
+class Exchange {
+  #aborted = false;
+  #finished = false;
+  /** The body is complete and the handler runs. */
+  processing = false;
+
+  constructor(
+    readonly res: uWS.HttpResponse,
+    readonly incoming: Incoming,
+    private readonly front: Front,
+  ) {
+    front.inFlight++;
+    res.onAborted(() => {
+      this.#aborted = true;
+      if (!this.processing) this.finish();
+    });
+  }
+
+  finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.front.finished(this.res);
+  }
+
+  send(status: number, body: string, headers: ReadonlyArray<[string, string]> = []): void {
+    if (this.#aborted) return;
+    const { res, incoming } = this;
+    res.cork(() => {
+      res.writeStatus(STATUS_TEXT[status] ?? `${status} Unknown`);
+      for (const [k, v] of headers) res.writeHeader(k, v);
+      if (status === 204) {
+        res.endWithoutBody();
+      } else if (incoming.method === 'HEAD') {
+        // What GET would send, without the body: a keep-alive client reads no body after
+        // HEAD. (This uWS closes the connection when endWithoutBody is given a length, so
+        // the header is written by hand.)
+        res.writeHeader('Content-Type', 'application/json');
+        res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+        res.endWithoutBody();
+      } else {
+        res.writeHeader('Content-Type', 'application/json');
+        res.end(body);
+      }
+    });
+  }
+
+  fail(err: unknown): void {
+    const error = errorAnswer(err, this.front.log);
+    const status = statusOf(error);
+    const headers: Array<[string, string]> = [];
+    if (error.retryAfter !== undefined) headers.push(['Retry-After', String(error.retryAfter)]);
+    if (error instanceof MethodNotAllowed) headers.push(['Allow', error.allowed.join(', ')]);
+    if (status === 401) headers.push(['WWW-Authenticate', this.incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
+    this.send(status, JSON.stringify(errorBody(error) satisfies ErrorBody), headers);
+  }
+
+  /** Fails the request and finishes it: for refusals before the handler runs. */
+  refuse(err: unknown): void {
+    this.fail(err);
+    this.finish();
+  }
+
+  /** Runs the handler on the complete body; its answer, or its failure, finishes the request. */
+  run(process: Processor, raw: Buffer | undefined): void {
+    this.processing = true;
+    process(raw).then(
+      ({ status, body, headers }) => {
+        this.send(status, body, headers);
+        this.finish();
+      },
+      (err: unknown) => this.refuse(err),
+    );
+  }
+}
+
+/** The request line and the headers the front reads, once framing is known to be sound. */
+function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
+  const incoming: Incoming = {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    authorization: h.authorization,
+    contentType: h.contentType,
+    contentLength: h.contentLength,
+    transferEncoding: h.transferEncoding,
+    headers: {},
+  };
+  // uWS reads a header sent empty, or made only of bytes it trims (from 0x80 up, at
+  // either end), as ''; on a POST that is a key to refuse, not a missing one.
+  if (h.idempotencyKey !== undefined && (h.idempotencyKey !== '' || incoming.method === 'POST')) incoming.headers.idempotencyKey = h.idempotencyKey;
+  if (h.requestId !== '') incoming.headers.requestId = h.requestId;
+  if (h.walletSignature !== '') incoming.headers.walletSignature = h.walletSignature;
+  return incoming;
+}
+
+/**
+ * Reads the body (at most MAX_BODY_BYTES; 413 past it) and runs `process` on it, or at once
+ * when none is expected or sent.
+ */
+function readBody(exchange: Exchange, front: Front, expectsBody: boolean, process: Processor): void {
+  const { res, incoming } = exchange;
+  if (!expectsBody) {
+    exchange.run(process, undefined);
+    return;
+  }
+  const declared = incoming.contentLength === '' ? undefined : Number(incoming.contentLength);
+  if (declared !== undefined && declared > MAX_BODY_BYTES) {
+    exchange.refuse(payloadTooLarge());
+    return;
+  }
+  if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
+    exchange.run(process, undefined);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  front.uploading.add(res);
+  res.onData((chunk, isLast) => {
+    if (refused) return;
+    size += chunk.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      refused = true;
+      exchange.refuse(payloadTooLarge());
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy it.
+    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (isLast) {
+      front.uploading.delete(res);
+      exchange.run(process, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    }
+  });
+}
+
 export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
@@ -80,19 +241,29 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
   const auth = new Authenticator(services.world);
   const app = uWS.App();
   const scan = new HeaderScan();
-  let inFlight = 0;
-  // Requests whose body is still arriving: the only ones a client can hold open, so the
-  // ones drain() closes when its time is up. (Tracking every request in a set cost GETs a
-  // microsecond each.) Bounded by the connections uWS accepts.
-  const uploading = new Set<uWS.HttpResponse>();
-  let draining = false;
-  let drained: Promise<void> | undefined;
-  let onIdle: (() => void) | undefined;
+  const front = new Front(log);
   let openapiJson: string | undefined;
 
-  const finish = (): void => {
-    inFlight--;
-    if (inFlight === 0 && onIdle !== undefined) onIdle();
+  /** What handles the request once its body is in, or undefined when it was answered from its head alone. */
+  const dispatch = (exchange: Exchange): { expectsBody: boolean; process: Processor } | undefined => {
+    const { incoming } = exchange;
+    if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
+      if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
+      if (incoming.path === '/healthz') {
+        exchange.send(200, JSON.stringify(extras.healthz()));
+      } else {
+        openapiJson ??= JSON.stringify(extras.openapi());
+        exchange.send(200, openapiJson);
+      }
+      exchange.finish();
+      return undefined;
+    }
+    if (incoming.path.startsWith('/_operator/')) {
+      checkOperator(extras.operator.keyHash, incoming);
+      return { expectsBody: true, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType))) };
+    }
+    const prepared = prepare(auth, router, incoming);
+    return { expectsBody: prepared.expectsBody, process: (raw) => handle(services, idempotency, cursors, prepared, incoming, raw) };
   };
 
   app.any('/*', (res, req) => {
@@ -104,154 +275,27 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       refuseFrame(res, req, problem);
       return;
     }
-    const incoming: Incoming = {
-      method: req.getCaseSensitiveMethod().toUpperCase(),
-      path: req.getUrl(),
-      query: req.getQuery() ?? '',
-      authorization: h.authorization,
-      contentType: h.contentType,
-      contentLength: h.contentLength,
-      transferEncoding: h.transferEncoding,
-      headers: {},
-    };
-    // uWS reads a header sent empty, or made only of bytes it trims (from 0x80 up, at
-    // either end), as ''; on a POST that is a key to refuse, not a missing one.
-    if (h.idempotencyKey !== undefined && (h.idempotencyKey !== '' || incoming.method === 'POST')) incoming.headers.idempotencyKey = h.idempotencyKey;
-    if (h.requestId !== '') incoming.headers.requestId = h.requestId;
-    if (h.walletSignature !== '') incoming.headers.walletSignature = h.walletSignature;
-
-    inFlight++;
-    let aborted = false;
-    let finished = false;
-    // Once the body is complete, the handler's completion finishes the request; before
-    // that, a client that goes away (mid-upload too) finishes it here, so drain() is not
-    // held up by a request nobody will answer.
-    let processing = false;
-    const finishRequest = (): void => {
-      if (finished) return;
-      finished = true;
-      uploading.delete(res);
-      finish();
-    };
-    res.onAborted(() => {
-      aborted = true;
-      if (!processing) finishRequest();
-    });
-    const send = (status: number, body: string, headers: Array<[string, string]> = []): void => {
-      if (aborted) return;
-      res.cork(() => {
-        res.writeStatus(STATUS_TEXT[status] ?? `${status} Unknown`);
-        for (const [k, v] of headers) res.writeHeader(k, v);
-        if (status === 204) {
-          res.endWithoutBody();
-        } else if (incoming.method === 'HEAD') {
-          // What GET would send, without the body: a keep-alive client reads no body after
-          // HEAD. (This uWS closes the connection when endWithoutBody is given a length, so
-          // the header is written by hand.)
-          res.writeHeader('Content-Type', 'application/json');
-          res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
-          res.endWithoutBody();
-        } else {
-          res.writeHeader('Content-Type', 'application/json');
-          res.end(body);
-        }
-      });
-    };
-    const fail = (err: unknown): void => {
-      const error = errorAnswer(err, log);
-      const status = statusOf(error);
-      const headers: Array<[string, string]> = [];
-      if (error.retryAfter !== undefined) headers.push(['Retry-After', String(error.retryAfter)]);
-      if (error instanceof MethodNotAllowed) headers.push(['Allow', error.allowed.join(', ')]);
-      if (status === 401) headers.push(['WWW-Authenticate', incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
-      send(status, JSON.stringify(errorBody(error) satisfies ErrorBody), headers);
-    };
-
-    if (draining) {
-      fail(shuttingDown());
-      finishRequest();
+    const exchange = new Exchange(res, incomingOf(req, h), front);
+    if (front.draining) {
+      exchange.refuse(shuttingDown());
       return;
     }
-
-    let processBody: Processor;
-    let expectsBody: boolean;
+    let handler: ReturnType<typeof dispatch>;
     try {
-      if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
-        if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
-        if (incoming.path === '/healthz') {
-          send(200, JSON.stringify(extras.healthz()));
-        } else {
-          openapiJson ??= JSON.stringify(extras.openapi());
-          send(200, openapiJson);
-        }
-        finishRequest();
-        return;
-      }
-      if (incoming.path.startsWith('/_operator/')) {
-        checkOperator(extras.operator.keyHash, incoming);
-        expectsBody = true;
-        processBody = async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)));
-      } else {
-        const prepared = prepare(auth, router, incoming);
-        expectsBody = prepared.expectsBody;
-        processBody = (raw) => handle(services, idempotency, cursors, prepared, incoming, raw);
-      }
+      handler = dispatch(exchange);
     } catch (err) {
-      fail(err);
-      finishRequest();
+      exchange.refuse(err);
       return;
     }
-
-    const run = (raw: Buffer | undefined): void => {
-      processing = true;
-      processBody(raw).then(
-        ({ status, body, headers }) => {
-          send(status, body, headers);
-          finishRequest();
-        },
-        (err: unknown) => {
-          fail(err);
-          finishRequest();
-        },
-      );
-    };
-
-    if (!expectsBody) {
-      run(undefined);
-      return;
-    }
-    const declared = incoming.contentLength === '' ? undefined : Number(incoming.contentLength);
-    if (declared !== undefined && declared > MAX_BODY_BYTES) {
-      fail(payloadTooLarge());
-      finishRequest();
-      return;
-    }
-    if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
-      run(undefined);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    uploading.add(res);
-    res.onData((chunk, isLast) => {
-      if (refused) return;
-      size += chunk.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        refused = true;
-        fail(payloadTooLarge());
-        finishRequest();
-        return;
-      }
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) {
-        uploading.delete(res);
-        run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-      }
-    });
+    if (handler !== undefined) readBody(exchange, front, handler.expectsBody, handler.process);
   });
 
+  return listen(app, services, front);
+}
+
+/** Listens on the configured host and port; the server's drain() stops accepting and waits for the front to be idle. */
+function listen(app: uWS.TemplatedApp, services: Services, front: Front): Promise<HttpServer> {
+  let drained: Promise<void> | undefined;
   return new Promise((resolve, reject) => {
     app.listen(services.config.host, services.config.port, (socket) => {
       if (socket === false) {
@@ -263,23 +307,23 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
         port,
         drain: (timeoutMs: number) => {
           drained ??= new Promise<void>((done) => {
-            draining = true;
+            front.draining = true;
             uWS.us_listen_socket_close(socket);
-            if (inFlight === 0) {
+            if (front.inFlight === 0) {
               done();
               return;
             }
             const timer = setTimeout(() => {
-              onIdle = undefined;
-              const left = [...uploading];
-              log(`drain: ${inFlight} request(s) still in flight after ${timeoutMs} ms; closing the ${left.length} still uploading`);
+              front.onIdle = undefined;
+              const left = [...front.uploading];
+              front.log(`drain: ${front.inFlight} request(s) still in flight after ${timeoutMs} ms; closing the ${left.length} still uploading`);
               // Closing runs each one's onAborted. Requests past their upload are deciding or
               // waiting for their entry, which the final commit makes durable.
               for (const res of left) res.close();
-              uploading.clear();
+              front.uploading.clear();
               done();
             }, timeoutMs);
-            onIdle = () => {
+            front.onIdle = () => {
               clearTimeout(timer);
               done();
             };
