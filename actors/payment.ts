@@ -63,22 +63,50 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: 
 }
 
 function executeQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
+  checkExecutable(quote, parties, at);
+  const { source, payee, env } = parties;
+  // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
+  const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
+  const execution = executionOf(quote, parties, at);
+  if (pull !== undefined && pull.atExecute === 'PROCESS') {
+    // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
+    const pending = pendingOf(pull, at);
+    const event = paymentStep(execution.executed('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
+    return withTimer(event, execution.timerFor(pending));
+  }
+  if (payee.kind === 'INTERNAL') return payInternally(quote, parties, payee, intake, execution, at);
+  return payOut(quote, parties, execution, at);
+}
+
+/** Refuses a quote that cannot execute now: expired, executed, a party gone, funded from outside, or a balance short of the total. */
+function checkExecutable(quote: Quote, parties: QuoteParties, at: number): void {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
   }
   if (quote.status !== 'PENDING') throw new DomainError('QUOTE_ALREADY_EXECUTED', `quote ${quote.id} was executed already (it is ${quote.status})`);
   assertPartiesActive(parties);
-  const { source, sourceCustomer, payee, env } = parties;
+  const { source } = parties;
   if (source.kind === 'FUNDING') throw invalidField('source.sourceType', `quote ${quote.id} is REALTIME_FUNDING: it executes when its money arrives (POST /sandbox/send)`);
-  const p = quote.price;
-  if (source.kind === 'INTERNAL' && source.account.balance < p.totalSendingAmount) {
+  const total = quote.price.totalSendingAmount;
+  if (source.kind === 'INTERNAL' && source.account.balance < total) {
     const balance = source.account.balance;
-    throw new DomainError('INSUFFICIENT_BALANCE', `the source account holds ${balance} ${source.account.currency}; the quote needs ${p.totalSendingAmount}`, [
-      { field: 'source.accountId', message: 'insufficient balance', balance, required: p.totalSendingAmount },
+    throw new DomainError('INSUFFICIENT_BALANCE', `the source account holds ${balance} ${source.account.currency}; the quote needs ${total}`, [
+      { field: 'source.accountId', message: 'insufficient balance', balance, required: total },
     ]);
   }
-  // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
-  const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
+}
+
+/** What every way of executing a quote shares: its outgoing transaction, the quote as executed, its fees, its outcome timer. */
+interface Execution {
+  readonly outgoing: Transaction;
+  readonly fees: LedgerDelta;
+  executed(status: QuoteStatus): Quote;
+  timerFor(pending: PendingOutcome | undefined): ExecuteDecision['timer'];
+}
+
+function executionOf(quote: Quote, parties: QuoteParties, at: number): Execution {
+  const { source, sourceCustomer } = parties;
+  if (source.kind === 'FUNDING') throw new Error(`quote ${quote.id} executes when its money arrives`);
   const txId = newId('Transaction', at);
   const outgoing: Transaction = {
     id: txId,
@@ -95,82 +123,96 @@ function executeQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: n
     createdAt: at,
     updatedAt: at,
   };
-  const fees = ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded);
-  const executed = (status: QuoteStatus): Quote => ({ ...quote, status, transactionId: txId, updatedAt: at });
-  const timerFor = (pending: PendingOutcome | undefined): ExecuteDecision['timer'] =>
-    pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
+  return {
+    outgoing,
+    fees: ledgerDelta(quote.envId, quote.price.sendingCurrency, 0, quote.price.feesIncluded),
+    executed: (status) => ({ ...quote, status, transactionId: txId, updatedAt: at }),
+    timerFor: (pending) =>
+      pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId },
+  };
+}
 
-  if (pull !== undefined && pull.atExecute === 'PROCESS') {
-    // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
-    const pending = pendingOf(pull, at);
-    const event = paymentStep(executed('PROCESSING'), withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
-    const timer = timerFor(pending);
-    return timer === undefined ? { events: [event] } : { events: [event], timer };
+function withTimer(event: PaymentRecorded, timer: ExecuteDecision['timer']): ExecuteDecision {
+  return timer === undefined ? { events: [event] } : { events: [event], timer };
+}
+
+/** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */
+function payInternally(
+  quote: Quote,
+  parties: QuoteParties,
+  payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
+  intake: Intake,
+  execution: Execution,
+  at: number,
+): ExecuteDecision {
+  const { source } = parties;
+  if (source.kind === 'FUNDING') throw new Error(`quote ${quote.id} executes when its money arrives`);
+  const p = quote.price;
+  const target = payee.account;
+  const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
+  // A pull takes in T (ledger) and credits R (account); a conversion credits R; a same-currency move takes in nothing.
+  const credits =
+    source.kind === 'PULL'
+      ? [
+          { currency: p.sendingCurrency, amount: p.totalSendingAmount },
+          { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
+        ]
+      : converted
+        ? [{ currency: p.receivingCurrency, amount: p.totalReceivingAmount }]
+        : [];
+  assertIntakeRoom(intake, quote.envId, credits, 'lockedCurrencyAmount');
+  const out = withStatus(execution.outgoing, 'COMPLETED', at);
+  const transactions = [out];
+  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
+  // Another party receives it: the receiver sees an INCOMING transaction of its own.
+  if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
+    // Its counterparty is the sender (when the quote names one), not the receiver.
+    const sender = quote.senderCustomerInfo;
+    const incomingTx = receivedSide(out, newId('Transaction', at), target, payee.customer?.platformCustomerId ?? '', sender);
+    transactions.push(incomingTx);
+    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at));
   }
+  return {
+    events: [
+      {
+        type: 'payment.recorded',
+        quoteChange: changeOf(execution.executed('COMPLETED')),
+        transactions: transactions.map(logged),
+        postings:
+          source.kind === 'PULL'
+            ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
+            : [
+                posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
+                posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
+              ],
+        ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
+        webhooks,
+      },
+    ],
+  };
+}
 
-  if (payee.kind === 'INTERNAL') {
-    const target = payee.account;
-    const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
-    // A pull takes in T (ledger) and credits R (account); a conversion credits R; a same-currency move takes in nothing.
-    const credits =
-      source.kind === 'PULL'
-        ? [
-            { currency: p.sendingCurrency, amount: p.totalSendingAmount },
-            { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
-          ]
-        : converted
-          ? [{ currency: p.receivingCurrency, amount: p.totalReceivingAmount }]
-          : [];
-    assertIntakeRoom(intake, quote.envId, credits, 'lockedCurrencyAmount');
-    const out = withStatus(outgoing, 'COMPLETED', at);
-    const transactions = [out];
-    const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
-    // Another party receives it: the receiver sees an INCOMING transaction of its own.
-    if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
-      // Its counterparty is the sender (when the quote names one), not the receiver.
-      const sender = quote.senderCustomerInfo;
-      const incomingTx = receivedSide(out, newId('Transaction', at), target, payee.customer?.platformCustomerId ?? '', sender);
-      transactions.push(incomingTx);
-      webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at));
-    }
-    return {
-      events: [
-        {
-          type: 'payment.recorded',
-          quoteChange: changeOf(executed('COMPLETED')),
-          transactions: transactions.map(logged),
-          postings:
-            source.kind === 'PULL'
-              ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
-              : [
-                  posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
-                  posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
-                ],
-          ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : fees]),
-          webhooks,
-        },
-      ],
-    };
-  }
-
-  // Paying out of the service: only from an internal account (decideCreateQuote refuses a pull to anywhere else).
+/** Out of the service (a bank payout or a test UMA address): only from an internal account (decideCreateQuote refuses a pull to anywhere else). */
+function payOut(quote: Quote, parties: QuoteParties, execution: Execution, at: number): ExecuteDecision {
+  const { source, payee, env } = parties;
   if (source.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
+  if (payee.kind === 'INTERNAL') throw new Error(`quote ${quote.id} pays an internal account out of the service`);
+  const p = quote.price;
   const sourceId = source.account.id;
   const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
-    const failed = withStatus(outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return { events: [paymentStep(executed('FAILED'), failed, [], [], at)] };
+    const failed = withStatus(execution.outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
+    return { events: [paymentStep(execution.executed('FAILED'), failed, [], [], at)] };
   }
   const pending = pendingOf(plan, at);
-  const timer = timerFor(pending);
+  const timer = execution.timerFor(pending);
   if (plan.atExecute === 'COMPLETE') {
-    const done = withStatus(outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
-    const event = paymentStep(executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([fees]), at);
-    return timer === undefined ? { events: [event] } : { events: [event], timer };
+    const done = withStatus(execution.outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
+    return withTimer(paymentStep(execution.executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at), timer);
   }
-  const inFlight = withStatus(outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
-  const event = paymentStep(executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
-  return timer === undefined ? { events: [event] } : { events: [event], timer };
+  const inFlight = withStatus(execution.outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
+  const event = paymentStep(execution.executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
+  return withTimer(event, timer);
 }
 
 /** Money sent from outside for a REALTIME_FUNDING quote (POST /sandbox/send). */
