@@ -16,7 +16,7 @@ import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js'
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
-import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner } from './data-dir.js';
+import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -179,75 +179,19 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     const identityBeforeOpen = checkStoreIdentity(config.dataDir, env);
     forgetOwner(config.dataDir);
     const world = new World();
-    // The environment the engine opens, kept to record the store's identity beside the engine's databases.
-    const store: { root?: RootDatabase } = {};
-    const opened = new Engine<DomainEvent, TimerMessage>({
-      dataDir: config.dataDir,
-      clock: options.clock ?? systemClock,
-      machine: world,
-      snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
-      snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
-      report,
-      openStore: (dataDir) => (store.root = openStore(dataDir)),
-    });
     // The master key is loaded once the store is known to be this service's (below); an
     // OTP mail resumed by recovery runs only after open, by which time it is there.
     let masterKeyLoaded: MasterKey | undefined;
-    registerOtpMail(opened, {
-      dataDir: config.dataDir,
-      smtpUrl: config.smtpUrl,
-      masterKey: () => {
-        if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
-        return masterKeyLoaded;
-      },
+    const opened = await openEngine(config, world, options.clock ?? systemClock, report, () => {
+      if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
+      return masterKeyLoaded;
     });
-    await opened.open();
-    engine = opened;
+    engine = opened.engine;
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, env, world, before: identityBeforeOpen });
     masterKeyLoaded = masterKey;
-    if (store.root === undefined) throw new Error('the engine opened no store');
-    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root: store.root, masterKey, before: identityBeforeOpen, report });
-    const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
-    const pool = createCryptoPool({ routes: config.cryptoRoutes });
-    const webhookTargets = new TargetPolicy({
-      allowPrivate: config.allowPrivateWebhookTargets,
-      ...(options.webhookResolver !== undefined ? { resolver: options.webhookResolver } : {}),
-    });
-    const egress = new WebhookEgress(webhookTargets);
-    const webhooks = new WebhookDelivery({ engine: opened, world, masterKey, crypto: pool, egress }, {
-      report,
-      maxPending: config.maxPendingWebhooks,
-      ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
-    });
-    let closing: Promise<void> | undefined;
-    return {
-      config,
-      storeId,
-      engine: opened,
-      world,
-      masterKey,
-      crypto: pool,
-      exportSigner,
-      otpHasher: new OtpHasher(masterKey),
-      oidc: new OidcVerifier(),
-      webhooks,
-      webhookTargets,
-      close: () => {
-        closing ??= (async () => {
-          try {
-            webhooks.stop();
-            egress.close();
-            await opened.close();
-            await pool.close();
-          } finally {
-            forgetOwner(config.dataDir);
-            await lock.release();
-          }
-        })();
-        return closing;
-      },
-    };
+    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root: opened.root, masterKey, before: identityBeforeOpen, report });
+    return servicesOver({ config, options, report, engine: opened.engine, world, masterKey, storeId, lock });
   } catch (err) {
     try {
       await engine?.close();
@@ -256,6 +200,88 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
     }
     throw err;
   }
+}
+
+/** Opens and recovers the engine on the data directory; the OTP mail it resumes reads the master key when it runs. */
+async function openEngine(
+  config: ServiceConfig,
+  world: World,
+  clock: Clock,
+  report: (line: string) => void,
+  masterKey: () => MasterKey,
+): Promise<{ engine: Engine<DomainEvent, TimerMessage>; root: RootDatabase }> {
+  // The environment the engine opens, kept to record the store's identity beside the engine's databases.
+  let root: RootDatabase | undefined;
+  const engine = new Engine<DomainEvent, TimerMessage>({
+    dataDir: config.dataDir,
+    clock,
+    machine: world,
+    snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
+    snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
+    report,
+    openStore: (dataDir) => (root = openStore(dataDir)),
+  });
+  registerOtpMail(engine, { dataDir: config.dataDir, smtpUrl: config.smtpUrl, masterKey });
+  await engine.open();
+  if (root === undefined) {
+    await engine.close();
+    throw new Error('the engine opened no store');
+  }
+  return { engine, root };
+}
+
+/** The services over a recovered engine (crypto, webhook delivery, verifiers); `close` closes them all and frees the directory. */
+function servicesOver(parts: {
+  config: ServiceConfig;
+  options: ServiceOptions;
+  report: (line: string) => void;
+  engine: Engine<DomainEvent, TimerMessage>;
+  world: World;
+  masterKey: MasterKey;
+  storeId: string;
+  lock: DataDirLock;
+}): Services {
+  const { config, options, report, engine, world, masterKey, lock } = parts;
+  const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
+  const pool = createCryptoPool({ routes: config.cryptoRoutes });
+  const webhookTargets = new TargetPolicy({
+    allowPrivate: config.allowPrivateWebhookTargets,
+    ...(options.webhookResolver !== undefined ? { resolver: options.webhookResolver } : {}),
+  });
+  const egress = new WebhookEgress(webhookTargets);
+  const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto: pool, egress }, {
+    report,
+    maxPending: config.maxPendingWebhooks,
+    ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    storeId: parts.storeId,
+    engine,
+    world,
+    masterKey,
+    crypto: pool,
+    exportSigner,
+    otpHasher: new OtpHasher(masterKey),
+    oidc: new OidcVerifier(),
+    webhooks,
+    webhookTargets,
+    close: () => {
+      closing ??= (async () => {
+        try {
+          webhooks.stop();
+          egress.close();
+          await engine.close();
+          await pool.close();
+        } finally {
+          forgetOwner(config.dataDir);
+          await lock.release();
+        }
+      })();
+      return closing;
+    },
+  };
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
