@@ -9,6 +9,7 @@
 // WebAuthn registrations and assertions for its relying party (embeddedWalletConfig).
 import { createHash, randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import type { Holds, Same } from '../schemas/same-shape.js';
 import { assertActive } from '../../../actors/customer.js';
 import { unauthorized } from '../../../actors/errors.js';
 import type { InternalAccount } from '../../../actors/internal-account.js';
@@ -591,3 +592,6 @@ export const authRoutes: Route[] = [
     handle: exportWallet,
   }),
 ];
+
+/** Fails to compile when the published view and the domain's drift apart. */
+export type AuthMethodViewCheck = Holds<Same<Static<typeof AuthMethodView>, import('../../../actors/wallet.js').AuthMethodView>>;

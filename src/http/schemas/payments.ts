@@ -1,6 +1,8 @@
 // Response shapes of quotes and transactions (SERVICE_SPEC part 2), as published in the
 // OpenAPI document. They describe exactly what actors/quote.ts and actors/transaction.ts
 // render.
+import type { Static } from '@sinclair/typebox';
+import type { Holds, Same } from './same-shape.js';
 import { Type } from '@sinclair/typebox';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, QUOTE_STATUSES } from '../../../actors/quote.js';
 import { FAILURE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../../actors/transaction.js';
@@ -102,3 +104,9 @@ export const TransactionView = Obj({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+
+/** Fail to compile when a published view and the domain's view type drift apart. */
+export type ViewChecks = [
+  Holds<Same<Static<typeof QuoteView>, import('../../../actors/quote.js').QuoteView>>,
+  Holds<Same<Static<typeof TransactionView>, import('../../../actors/transaction.js').TransactionView>>,
+];

@@ -189,3 +189,11 @@ export const PlatformConfigView = Obj({
 export function ListOf(item: TSchema): TObject {
   return Obj({ data: List(item), hasMore: Type.Boolean(), nextCursor: Type.Optional(Str()), totalCount: Type.Integer() });
 }
+
+/** Fail to compile when a published view and the domain's view type drift apart. */
+export type ViewChecks = [
+  Holds<Same<Static<typeof CustomerView>, import('../../../actors/customer.js').CustomerView>>,
+  Holds<Same<Static<typeof InternalAccountView>, import('../../../actors/internal-account.js').InternalAccountView>>,
+  Holds<Same<Static<typeof ExternalAccountView>, import('../../../actors/external-account.js').ExternalAccountView>>,
+  Holds<Same<Static<typeof PlatformConfigView>, import('../../../actors/platform.js').PlatformConfigView>>,
+];
