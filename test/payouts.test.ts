@@ -189,6 +189,30 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
     assertLedgerHolds(svc);
   });
 
+  it('a converted payout (USD to an MXN CLABE) that the bank returns (005) refunds the fees too', async () => {
+    const { customer, usd } = await fundedCustomer(svc, FUNDS);
+    const res = await svc.request('POST', '/customers/external-accounts', {
+      body: { customerId: customer.id, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith('005'), beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Maria Lopez' } } },
+    });
+    assertStatus(res, 201);
+    // The suite's other payouts add to the same ledger: this payout's share is the difference.
+    const before = ledger();
+    const quote = await createQuote(svc, quoteBody(usd.id, res.body.id, AMOUNT));
+    assert.ok(quote.feesIncluded > 0);
+    const executed = await execute(svc, quote.id);
+    assert.equal(executed.status, 'COMPLETED');
+    assert.equal(await balanceOf(svc, usd.id), FUNDS - AMOUNT);
+    assert.equal(ledger().fees - before.fees, quote.feesIncluded);
+    clock.advance(30_000);
+    await until(svc, () => txStatus(executed.transactionId) === 'REFUNDED');
+    const refunded = await getJson(svc, `/transactions/${executed.transactionId}`);
+    assert.equal(refunded.failureReason, 'OFFRAMP_FAILED');
+    // The whole amount sent comes back, the fees included; the fee ledger gives them up.
+    assert.equal(await balanceOf(svc, usd.id), FUNDS);
+    assert.deepEqual({ fees: ledger().fees, inTransit: ledger().inTransit }, { fees: before.fees, inTransit: before.inTransit }, 'returned: the fees too, nothing left in transit');
+    assertLedgerHolds(svc);
+  });
+
   it('production has no simulated outcomes; SPARK_WALLET suffixes follow their own rows', async () => {
     const { customer } = await fundedCustomer(svc, 0);
     const record = svc.service.services.world.externalAccounts.get((await externalUsd(svc, customer.id, '002')).id)!;

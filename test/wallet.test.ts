@@ -4,6 +4,7 @@
 // @turnkey/api-key-stamper makes the stamps. Time moves by ManualClock.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { decryptCredentialBundle, hpkeDecrypt } from '@turnkey/crypto';
 import { validateMnemonic } from '../src/crypto/wallet-secrets.js';
 import { ManualClock } from '../src/engine/clock.js';
@@ -227,6 +228,40 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     const passkey = await signed('POST', '/auth/credentials', { type: 'PASSKEY', accountId, nickname: 'phone', challenge: 'c', attestation: { credentialId: 'k', clientDataJson: 'e30', attestationObject: 'o2M' } }, 'sandbox');
     assertStatus(await passkey.retry(), 201);
     assertError(await svc.request('POST', '/auth/credentials', { body: { type: 'PASSKEY', accountId, nickname: 'x', challenge: 'c', attestation: { credentialId: 'k', clientDataJson: 'e30', attestationObject: 'o2M' } } }), 409, 'CREDENTIAL_EXISTS');
+  });
+
+  it('payloadToSign binds the body: bodySha256 is the SHA-256 hex of the canonical JSON body ({} for DELETE)', async () => {
+    const { accountId, session } = await walletWithSession();
+    const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+    // Keys out of order and an unknown property: the hash is over the sorted, validated body.
+    const body = { oidcToken: GOOGLE_TOKEN, type: 'OAUTH', accountId, unknownProperty: 'dropped' };
+    const add = await signed('POST', '/auth/credentials', body, session.key);
+    const payload = JSON.parse(add.challenge.payloadToSign);
+    assert.equal(payload.bodySha256, sha256(JSON.stringify({ accountId, oidcToken: GOOGLE_TOKEN, type: 'OAUTH' })));
+    assertStatus(await add.retry(), 201);
+
+    const clientPublicKey = newKeyPairHex().publicKey;
+    const exporting = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey }, session.key);
+    assert.equal(JSON.parse(exporting.challenge.payloadToSign).bodySha256, sha256(JSON.stringify({ clientPublicKey })));
+
+    const revoke = await signed('DELETE', `/auth/sessions/${session.id}`, undefined, session.key);
+    assert.equal(JSON.parse(revoke.challenge.payloadToSign).bodySha256, sha256('{}'));
+  });
+
+  it('a stamp over another pending request\'s payload of the same wallet authorises neither request', async () => {
+    const { accountId, session } = await walletWithSession();
+    const add = await signed('POST', '/auth/credentials', { type: 'OAUTH', accountId, oidcToken: GOOGLE_TOKEN }, session.key);
+    const exporting = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
+    // A live session's valid stamp, but over the other request's bytes, in both directions.
+    const overExport = await turnkeyStamp(exporting.challenge.payloadToSign, session.key);
+    assert.equal(assertError(await add.retry({ headers: { 'Service-Wallet-Signature': overExport } }), 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
+    const overAdd = await turnkeyStamp(add.challenge.payloadToSign, session.key);
+    assert.equal(assertError(await exporting.retry({ headers: { 'Service-Wallet-Signature': overAdd } }), 401, 'UNAUTHORIZED').reason, 'Invalid Service-Wallet-Signature');
+    assert.equal((await credentials(accountId)).length, 1);
+    // Refusals spent nothing: each request goes through with the stamp over its own payload.
+    assertStatus(await add.retry(), 201);
+    assertStatus(await exporting.retry(), 200);
+    assert.equal((await credentials(accountId)).length, 2);
   });
 
   it('signed-retry refusals: malformed stamp, another account\'s session, wrong path, expired window; nothing changes', async () => {
