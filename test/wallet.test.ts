@@ -375,7 +375,11 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     };
     try {
       const revoked = revoke.retry();
-      while (!entered) await new Promise((resolve) => setImmediate(resolve));
+      // Bounded: a retry refused before its stamp check never enters, and must fail, not spin.
+      for (let turns = 0; !entered; turns++) {
+        if (turns > 10_000) assert.fail(`the revocation never reached its stamp check: ${JSON.stringify(await revoked)}`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const exported = exporting.retry();
       release();
       assertStatus(await revoked, 204);
