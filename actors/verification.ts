@@ -17,10 +17,32 @@ export const CHECK_STATUSES: readonly CheckStatus[] = ['PENDING', 'APPROVED', 'R
 export type VerificationStatus = CheckStatus | 'UNVERIFIED';
 export const VERIFICATION_STATUSES: readonly VerificationStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
 
-export type InfoFields = Readonly<Record<string, string>>;
+/** What a KYB check is given about a business (the published schema holds the formats). */
+export interface BusinessInfo {
+  readonly registrationNumber: string;
+  readonly legalName?: string;
+  readonly doingBusinessAs?: string;
+  /** ISO 3166-1 alpha-2 */
+  readonly country?: string;
+  readonly taxId?: string;
+  /** YYYY-MM-DD */
+  readonly incorporatedOn?: string;
+}
+
+/** What a KYC check is given about a person. */
+export interface PersonalInfo {
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly middleName?: string;
+  /** YYYY-MM-DD */
+  readonly birthDate?: string;
+  /** ISO 3166-1 alpha-2 */
+  readonly nationality?: string;
+  readonly email?: string;
+}
 
 export interface BeneficialOwner {
-  readonly personalInfo: InfoFields & { readonly firstName: string; readonly lastName: string };
+  readonly personalInfo: PersonalInfo;
   readonly kycStatus: CheckStatus;
 }
 
@@ -30,7 +52,7 @@ export interface Verification {
   readonly envId: string;
   readonly customerId?: string;
   readonly verificationStatus: VerificationStatus;
-  readonly businessInfo?: InfoFields & { readonly registrationNumber: string };
+  readonly businessInfo?: BusinessInfo;
   readonly kybStatus?: CheckStatus;
   readonly beneficialOwners?: readonly BeneficialOwner[];
   readonly createdAt: number;
@@ -41,8 +63,8 @@ export type VerificationEvent = { type: 'verification.created'; verification: Ve
 
 export interface VerificationInput {
   customerId?: string;
-  businessInfo?: Record<string, string> & { registrationNumber: string };
-  beneficialOwners?: Array<{ personalInfo: Record<string, string> & { firstName: string; lastName: string } }>;
+  businessInfo?: BusinessInfo;
+  beneficialOwners?: ReadonlyArray<{ personalInfo: PersonalInfo }>;
 }
 
 /** The spec's sandbox rule: the last 3 characters decide. */
@@ -121,10 +143,11 @@ export interface VerificationView {
   id: string;
   customerId?: string;
   verificationStatus: VerificationStatus;
-  businessInfo?: Record<string, string>;
+  businessInfo?: BusinessInfo;
   kybStatus?: CheckStatus;
-  beneficialOwners?: Array<{ personalInfo: Record<string, string>; kycStatus: CheckStatus }>;
-  errors: never[];
+  beneficialOwners?: Array<{ personalInfo: PersonalInfo; kycStatus: CheckStatus }>;
+  /** Always empty: problems with the input are refused with a 400 instead. */
+  errors: Array<{ field: string; message: string }>;
   createdAt: string;
   updatedAt: string;
 }

@@ -2,7 +2,8 @@
 // beneficial owners, or a customer's standing. Outcomes are decided at creation
 // (actors/verification.ts) and read back by id.
 import { Type, type Static } from '@sinclair/typebox';
-import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICATION_STATUSES } from '../../../actors/verification.js';
+import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICATION_STATUSES, type VerificationView as VerificationViewType } from '../../../actors/verification.js';
+import type { Holds, Same } from '../schemas/same-shape.js';
 import { invalidField, notFound } from '../../../actors/errors.js';
 import { route, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
@@ -86,3 +87,6 @@ export const verificationRoutes: Route[] = [
     },
   }),
 ];
+
+/** Fails to compile when the published view and the domain's drift apart. */
+export type VerificationViewCheck = Holds<Same<Static<typeof VerificationView>, VerificationViewType>>;
