@@ -237,14 +237,15 @@ export function requiredPayerDataFields(lookup: Lookup): CounterpartyField[] {
   return [...byName].map(([name, mandatory]) => ({ name, mandatory }));
 }
 
-export interface LookupView {
+interface LookupViewCommon {
   lookupId: string;
-  receiverUmaAddress?: string;
-  accountId?: string;
   supportedCurrencies: Array<{ currency: Currency; estimatedExchangeRate?: number; min: number; max: number }>;
   requiredPayerDataFields: CounterpartyField[];
   expiresAt: string;
 }
+
+/** A lookup names its receiver one way: a UMA address, or an external account. */
+export type LookupView = (LookupViewCommon & { receiverUmaAddress: string }) | (LookupViewCommon & { accountId: string });
 
 export function renderLookup(lookup: Lookup): LookupView {
   const receiver = lookup.receiver;

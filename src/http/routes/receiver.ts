@@ -13,12 +13,14 @@ import {
   resolveUmaReceiver,
   sendingCurrencyFor,
   type LookupReceiver,
+  type LookupView,
 } from '../../../actors/lookup.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import type { Services } from '../../services.js';
 import { notFound, rateLimited } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyView, IdOf, UmaAddress } from '../schemas/resources.js';
+import type { Holds, Same } from '../schemas/same-shape.js';
 import { List, Obj, Str, validator } from '../validation.js';
 import { customerOf } from './customers.js';
 
@@ -133,3 +135,6 @@ export const receiverRoutes: Route[] = [
     },
   }),
 ];
+
+/** Fails to compile when the published views and the domain's drift apart. */
+export type LookupViewCheck = Holds<Same<Static<typeof UmaLookupView> | Static<typeof AccountLookupView>, LookupView>>;
