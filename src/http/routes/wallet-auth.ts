@@ -595,3 +595,5 @@ export const authRoutes: Route[] = [
 
 /** Fails to compile when the published view and the domain's drift apart. */
 export type AuthMethodViewCheck = Holds<Same<Static<typeof AuthMethodView>, import('../../../actors/wallet.js').AuthMethodView>>;
+/** The session as listed (the signing key goes out only once, when the session is made). */
+export type SessionViewCheck = Holds<Same<Static<typeof SessionListItem>, import('../../../actors/wallet.js').SessionView>>;
