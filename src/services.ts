@@ -5,8 +5,8 @@ import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
 import type { P256KeyPair } from './crypto/p256.js';
-import type { OidcVerifier } from './wallet-auth/oidc.js';
-import type { OtpHasher } from './wallet-auth/otp.js';
+import type { OidcVerifier } from './wallet/oidc.js';
+import type { OtpHasher } from './wallet/otp.js';
 import type { WebhookDelivery } from './webhooks/delivery.js';
 import type { TargetPolicy } from './webhooks/target-policy.js';
 

@@ -11,6 +11,7 @@ const ALLOWED_FROM_SRC = new Set(['../src/engine/ids.js', '../src/engine/state-m
 
 // Compiled tests run from dist/test/, sources are two levels up.
 const actorsDir = fileURLToPath(new URL('../../actors/', import.meta.url));
+const walletDir = fileURLToPath(new URL('../../src/wallet/', import.meta.url));
 
 /** Module specifiers of every static import, re-export and dynamic import in `source`. */
 function specifiers(source: string): string[] {
@@ -32,6 +33,17 @@ describe('domain boundary', () => {
         if (leavesActors && !ALLOWED_FROM_SRC.has(spec)) offending.push(`actors/${file} imports ${spec}`);
       }
     }
+    assert.deepEqual(offending, []);
+  });
+
+  it('the wallet module (src/wallet) imports nothing from the HTTP front', () => {
+    const files = readdirSync(walletDir).filter((name) => name.endsWith('.ts'));
+    assert.ok(files.length >= 5, `found only ${files.length} wallet files in ${walletDir}`);
+    const offending = files.flatMap((file) =>
+      specifiers(readFileSync(walletDir + file, 'utf8'))
+        .filter((spec) => spec.startsWith('../http/') || spec.includes('/src/http/'))
+        .map((spec) => `src/wallet/${file} imports ${spec}`),
+    );
     assert.deepEqual(offending, []);
   });
 

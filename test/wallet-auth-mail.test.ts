@@ -1,4 +1,4 @@
-// OTP mail (src/wallet-auth/mail.ts) as an engine effect: through a real SMTP server on
+// OTP mail (src/wallet/mail.ts) as an engine effect: through a real SMTP server on
 // loopback when SMTP_URL is set, else an .eml file in the outbox; the code is sealed in
 // the logged payload, never in the clear in the log or in failure reports.
 import { after, before, describe, it } from 'node:test';
@@ -14,8 +14,8 @@ import { retryDelayMs } from '../src/engine/engine.js';
 import { decodeGroup } from '../src/engine/log.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { configFromEnv } from '../src/app.js';
-import { OTP_MAIL_EFFECT, otpMail, registerOtpMail } from '../src/wallet-auth/mail.js';
-import { newOtp, OtpHasher } from '../src/wallet-auth/otp.js';
+import { OTP_MAIL_EFFECT, otpMail, registerOtpMail } from '../src/wallet/mail.js';
+import { newOtp, OtpHasher } from '../src/wallet/otp.js';
 import type { EmbeddedWalletConfig } from '../actors/platform.js';
 import { add, openCounterEngine, tempDir, waitFor } from './support/counter-machine.js';
 

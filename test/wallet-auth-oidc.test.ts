@@ -1,4 +1,4 @@
-// OIDC id tokens (src/wallet-auth/oidc.ts): verified against trusted issuers whose keys are
+// OIDC id tokens (src/wallet/oidc.ts): verified against trusted issuers whose keys are
 // inline or served by a JWKS endpoint (a node:http server on loopback here), and the
 // sandbox's structural parse.
 import { after, before, describe, it } from 'node:test';
@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { OidcVerifier, parseSandboxOidc } from '../src/wallet-auth/oidc.js';
-import { WalletAuthError } from '../src/wallet-auth/errors.js';
+import { OidcVerifier, parseSandboxOidc } from '../src/wallet/oidc.js';
+import { WalletAuthError } from '../src/wallet/errors.js';
 import type { OidcIssuerConfig, PublicJwk } from '../actors/platform.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');

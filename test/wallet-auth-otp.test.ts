@@ -1,10 +1,10 @@
-// EMAIL_OTP codes (src/wallet-auth/otp.ts): uniform random digits, a keyed hash at rest,
+// EMAIL_OTP codes (src/wallet/otp.ts): uniform random digits, a keyed hash at rest,
 // constant-time matching.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { OTP_TRIES, OtpHasher, newOtp, otpMatches } from '../src/wallet-auth/otp.js';
+import { OTP_TRIES, OtpHasher, newOtp, otpMatches } from '../src/wallet/otp.js';
 
 const hasher = new OtpHasher(new MasterKey(randomBytes(32)));
 

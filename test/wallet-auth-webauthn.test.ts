@@ -1,12 +1,12 @@
-// Passkeys (src/wallet-auth/webauthn.ts) against a software authenticator: a P-256 key made
+// Passkeys (src/wallet/webauthn.ts) against a software authenticator: a P-256 key made
 // here, attestationObject (fmt "none") and authenticatorData assembled by hand in CBOR,
 // clientDataJSON with type, challenge and origin, assertions signed over
 // authenticatorData || SHA-256(clientDataJSON).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { verifyPasskeyAssertion, verifyPasskeyRegistration, type StoredPasskey } from '../src/wallet-auth/webauthn.js';
-import { WalletAuthError } from '../src/wallet-auth/errors.js';
+import { verifyPasskeyAssertion, verifyPasskeyRegistration, type StoredPasskey } from '../src/wallet/webauthn.js';
+import { WalletAuthError } from '../src/wallet/errors.js';
 import { FLAG_AT, FLAG_UP, RP, SoftwareAuthenticator, b64u } from './support/webauthn-authenticator.js';
 
 

@@ -21,9 +21,8 @@ import {
 import { newId } from '../engine/ids.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { TimerMessage } from '../../actors/world.js';
-import type { RequestHeaders } from '../http/route.js';
 import { rateLimited } from '../../actors/errors.js';
-import { requestHash } from '../http/idempotency.js';
+import { requestHash } from '../crypto/canonical-json.js';
 import type { Services } from '../services.js';
 import { isoTime } from '../../actors/iso-time.js';
 
@@ -120,8 +119,14 @@ export function openSignedRequest(services: Services, wallet: Wallet, spec: Sign
   };
 }
 
+/** The headers of a signed retry (step 2): which pending request, and the stamp over it. */
+export interface SignedRetryHeaders {
+  readonly requestId?: string;
+  readonly walletSignature?: string;
+}
+
 /** True when the request carries either signed-retry header: it is a step-2 retry. */
-export function isRetry(headers: RequestHeaders): boolean {
+export function isRetry(headers: SignedRetryHeaders): boolean {
   return headers.requestId !== undefined || headers.walletSignature !== undefined;
 }
 
@@ -134,7 +139,7 @@ export async function acceptSignedRequest(
   services: Services,
   environment: Environment,
   wallet: Wallet | undefined,
-  headers: RequestHeaders,
+  headers: SignedRetryHeaders,
   spec: SignedRequestSpec,
   at: number,
 ): Promise<{ request: PendingRequest; signer: WalletSigner; wallet: Wallet }> {

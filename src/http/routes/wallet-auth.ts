@@ -50,11 +50,11 @@ import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { API_VERSION } from '../server.js';
-import { WalletAuthError } from '../../wallet-auth/errors.js';
-import { OTP_MAIL_EFFECT, otpMail } from '../../wallet-auth/mail.js';
-import { parseSandboxOidc } from '../../wallet-auth/oidc.js';
-import { newOtp, OTP_TRIES, otpMatches } from '../../wallet-auth/otp.js';
-import { verifyPasskeyAssertion, verifyPasskeyRegistration } from '../../wallet-auth/webauthn.js';
+import { WalletAuthError } from '../../wallet/errors.js';
+import { OTP_MAIL_EFFECT, otpMail } from '../../wallet/mail.js';
+import { parseSandboxOidc } from '../../wallet/oidc.js';
+import { newOtp, OTP_TRIES, otpMatches } from '../../wallet/otp.js';
+import { verifyPasskeyAssertion, verifyPasskeyRegistration } from '../../wallet/webauthn.js';
 import { isoTime } from '../../../actors/iso-time.js';
 
 const SANDBOX_OTP = '000000';
