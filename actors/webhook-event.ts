@@ -21,7 +21,7 @@
 // applied after the transactions and postings of its own entry, which recreate it.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
-import { newId } from '../src/engine/ids.js';
+import { lowerBound, newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
@@ -529,13 +529,14 @@ class PendingQueue implements Iterable<string> {
       ids.push(id);
       return;
     }
-    const at = this.#lowerBound(id);
+    const at = lowerBound(ids, id);
     if (ids[at] !== id) ids.splice(at, 0, id);
   }
 
   remove(id: string): void {
     const ids = this.#ids;
     if (ids[this.#start] === id) {
+      // '' sorts before every id, so the array stays sorted for lowerBound.
       ids[this.#start++] = '';
       // Reclaims the dead prefix once it outweighs the live part.
       if (this.#start > 1024 && this.#start * 2 > ids.length) {
@@ -544,19 +545,8 @@ class PendingQueue implements Iterable<string> {
       }
       return;
     }
-    const at = this.#lowerBound(id);
+    const at = lowerBound(ids, id);
     if (ids[at] === id) ids.splice(at, 1);
-  }
-
-  #lowerBound(id: string): number {
-    let lo = this.#start;
-    let hi = this.#ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.#ids[mid]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   *[Symbol.iterator](): Iterator<string> {

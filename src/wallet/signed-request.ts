@@ -2,7 +2,7 @@
 // stamp check every wallet-authorised action shares (quote execution included). Both run
 // inside a decision that holds the wallet's account, so the sessions they check cannot be
 // revoked or expire underneath them.
-import { unauthorized } from '../../actors/errors.js';
+import { rateLimited, unauthorized } from '../../actors/errors.js';
 import type { Environment } from '../../actors/platform.js';
 import {
   changed,
@@ -21,7 +21,6 @@ import {
 import { newId } from '../engine/ids.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { TimerMessage } from '../../actors/world.js';
-import { rateLimited } from '../../actors/errors.js';
 import { requestHash } from '../crypto/canonical-json.js';
 import type { Services } from '../services.js';
 import { isoTime } from '../../actors/iso-time.js';

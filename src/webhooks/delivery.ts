@@ -53,8 +53,8 @@ export const MAX_WEBHOOK_CONNECTIONS = 32;
 const OVERLOAD_RETRY_MS = 1_000;
 /**
  * PENDING events an environment holds by default before its oldest are dropped
- * (MAX_PENDING_WEBHOOKS). An event costs about 200 bytes of its own (the record it reports
- * is the transaction's or account's own, shared): a full backlog is a few hundred MB.
+ * (MAX_PENDING_WEBHOOKS). An event costs about 360 bytes of heap (bench/webhook-backlog.ts;
+ * the record it reports is the ledger's own, shared): a full backlog is about 360 MB.
  */
 export const DEFAULT_MAX_PENDING_WEBHOOKS = 1_000_000;
 /** Events one drop entry FAILS: bounds the actors one decision holds and the entry's size. */
@@ -93,9 +93,6 @@ export interface DeliveryStats {
   endpointsDown: number;
   down: Array<{ environmentId: string } & EndpointState>;
 }
-
-/** What one POST to an endpoint came to; statusCode 0 when no answer came. */
-export type PostOutcome = EgressOutcome;
 
 interface Lane {
   busy: boolean;
@@ -345,7 +342,7 @@ export class WebhookDelivery {
    * Signs `body` with the environment's webhook key and POSTs it under the environment's
    * target policy; never throws. A refused target is reported and comes to statusCode 0.
    */
-  async post(envId: string, url: string, body: string, signal?: AbortSignal): Promise<PostOutcome> {
+  async post(envId: string, url: string, body: string, signal?: AbortSignal): Promise<EgressOutcome> {
     const signature = await this.#deps.crypto.signWebhook(body, this.#key(envId));
     const environment = this.#deps.world.envs.get(envId)?.environment;
     if (environment === undefined) throw new Error(`no environment ${envId}`);

@@ -4,11 +4,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { approvalTimerKey, decideReceive, decideSettleIncoming, type IncomingOutcome } from '../../../actors/incoming.js';
 import { assertActive } from '../../../actors/customer.js';
-import { DomainError } from '../../../actors/errors.js';
+import { DomainError, invalidField, notFound } from '../../../actors/errors.js';
 import { SANDBOX_UMA_DOMAIN } from '../../../actors/platform.js';
 import { renderTransaction } from '../../../actors/transaction.js';
 import type { DomainEvent } from '../../../actors/world.js';
-import { invalidField, notFound } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';

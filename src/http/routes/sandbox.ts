@@ -4,14 +4,13 @@
 // answer is the Transaction it made. The decision holds the quote's owner (the customer,
 // or the environment for the platform), the credited account and its customer.
 import { Type, type Static } from '@sinclair/typebox';
-import { DomainError } from '../../../actors/errors.js';
+import { DomainError, invalidField } from '../../../actors/errors.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { decideFundQuote } from '../../../actors/payment.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import type { Quote } from '../../../actors/quote.js';
 import { renderTransaction } from '../../../actors/transaction.js';
 import type { Services } from '../../services.js';
-import { invalidField } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';

@@ -4,14 +4,14 @@
 // runs here and its results go into the wallet's events (actors/wallet.ts).
 //
 // Sandbox checks the magic values of SERVICE_SPEC 5.8 and accepts real stamps and seals
-// real keys as well. Production verifies for real (src/wallet-auth/): OTP codes mailed by
+// real keys as well. Production verifies for real (src/wallet/): OTP codes mailed by
 // an effect and kept as keyed hashes, OIDC tokens against the environment's issuers,
 // WebAuthn registrations and assertions for its relying party (embeddedWalletConfig).
 import { createHash, randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Holds, Same } from '../schemas/same-shape.js';
 import { assertActive } from '../../../actors/customer.js';
-import { unauthorized } from '../../../actors/errors.js';
+import { invalidField, notFound, rateLimited, unauthorized } from '../../../actors/errors.js';
 import type { InternalAccount } from '../../../actors/internal-account.js';
 import { embeddedWalletConfigOf, type EmbeddedWalletConfig, type PlatformEnv } from '../../../actors/platform.js';
 import {
@@ -45,7 +45,6 @@ import { newId, uuidv7 } from '../../engine/ids.js';
 import type { EngineEvent } from '../../engine/state-machine.js';
 import type { Services } from '../../services.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type SignedRequestSpec } from '../../wallet/signed-request.js';
-import { invalidField, notFound, rateLimited } from '../../../actors/errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';

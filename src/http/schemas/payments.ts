@@ -1,9 +1,8 @@
 // Response shapes of quotes and transactions (SERVICE_SPEC part 2), as published in the
 // OpenAPI document. They describe exactly what actors/quote.ts and actors/transaction.ts
 // render.
-import type { Static } from '@sinclair/typebox';
 import type { Holds, Same } from './same-shape.js';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, QUOTE_STATUSES } from '../../../actors/quote.js';
 import { FAILURE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../../actors/transaction.js';
 import { Obj, Str, StringEnum } from '../validation.js';
