@@ -9,7 +9,7 @@
 import { newId } from '../src/engine/ids.js';
 import { derivedAccountBase, derivedAccountId, derivedAccountIdAt, derivedFrom, isDerivedId } from './derived-ids.js';
 import type { Customer, CustomerEvent, Customers } from './customer.js';
-import type { Ledger } from './ledger.js';
+import { isAmount, type Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
 import type { PaymentRecorded } from './transaction.js';
@@ -165,16 +165,12 @@ export function fundingReference(id: string): string {
  * is a bug, and stops the process.
  */
 function assertBalance(account: InternalAccount, balance: number, inflow: number, outflow: number): void {
-  if (!Number.isSafeInteger(balance) || balance < 0) {
+  if (!isAmount(balance)) {
     throw new Error(`balance of ${account.id} would become ${balance}`);
   }
   if (!isAmount(inflow) || !isAmount(outflow)) {
     throw new Error(`flows of ${account.id} would become ${inflow}/${outflow}`);
   }
-}
-
-function isAmount(n: number): boolean {
-  return Number.isSafeInteger(n) && n >= 0;
 }
 
 /**
@@ -268,7 +264,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     const problems: string[] = [];
     const flows = new Map<string, { balance: number; net: number }>();
     for (const a of this.#accounts.values()) {
-      if (!Number.isSafeInteger(a.balance) || a.balance < 0) problems.push(`${a.id} has balance ${a.balance}`);
+      if (!isAmount(a.balance)) problems.push(`${a.id} has balance ${a.balance}`);
       if (!isAmount(a.inflow) || !isAmount(a.outflow)) problems.push(`${a.id} has flows ${a.inflow}/${a.outflow}`);
       if (!lookup.has(a.envId)) problems.push(`${a.id} belongs to unknown environment ${a.envId}`);
       if (a.customerId !== '' && !lookup.has(a.customerId)) problems.push(`${a.id} belongs to unknown customer ${a.customerId}`);

@@ -149,6 +149,7 @@ function zero(id: string, envId: string, currency: string): LedgerTotals {
   return { id, envId, currency, inTransit: 0, fees: 0, inflow: 0, outflow: 0 };
 }
 
-function isAmount(n: number): boolean {
+/** A stored amount: a whole number of smallest units, never negative, exactly representable. */
+export function isAmount(n: number): boolean {
   return Number.isSafeInteger(n) && n >= 0;
 }
