@@ -63,23 +63,29 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: 
 }
 
 function executeQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
-  checkExecutable(quote, parties, at);
-  const { source, payee, env } = parties;
+  const source = checkExecutable(quote, parties, at);
+  const { payee, env } = parties;
   // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
   const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
-  const execution = executionOf(quote, parties, at);
+  const execution = executionOf(quote, parties, source, at);
   if (pull !== undefined && pull.atExecute === 'PROCESS') {
     // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
     const pending = pendingOf(pull, at);
     const event = paymentStep(execution.executed('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
     return withTimer(event, execution.timerFor(pending));
   }
-  if (payee.kind === 'INTERNAL') return payInternally(quote, parties, payee, intake, execution, at);
+  if (payee.kind === 'INTERNAL') return payInternally(quote, source, payee, intake, execution, at);
   return payOut(quote, parties, execution, at);
 }
 
-/** Refuses a quote that cannot execute now: expired, executed, a party gone, funded from outside, or a balance short of the total. */
-function checkExecutable(quote: Quote, parties: QuoteParties, at: number): void {
+/** A quote's source once it is known to execute (not REALTIME_FUNDING, which executes as its money arrives). */
+type ExecutingSource = Exclude<QuoteParties['source'], { kind: 'FUNDING' }>;
+
+/**
+ * Refuses a quote that cannot execute now: expired, executed, a party gone, funded from
+ * outside, or a balance short of the total. Returns the source it executes from.
+ */
+function checkExecutable(quote: Quote, parties: QuoteParties, at: number): ExecutingSource {
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
   }
@@ -94,6 +100,7 @@ function checkExecutable(quote: Quote, parties: QuoteParties, at: number): void 
       { field: 'source.accountId', message: 'insufficient balance', balance, required: total },
     ]);
   }
+  return source;
 }
 
 /** What every way of executing a quote shares: its outgoing transaction, the quote as executed, its fees, its outcome timer. */
@@ -104,9 +111,8 @@ interface Execution {
   timerFor(pending: PendingOutcome | undefined): ExecuteDecision['timer'];
 }
 
-function executionOf(quote: Quote, parties: QuoteParties, at: number): Execution {
-  const { source, sourceCustomer } = parties;
-  if (source.kind === 'FUNDING') throw new Error(`quote ${quote.id} executes when its money arrives`);
+function executionOf(quote: Quote, parties: QuoteParties, source: ExecutingSource, at: number): Execution {
+  const { sourceCustomer } = parties;
   const txId = newId('Transaction', at);
   const outgoing: Transaction = {
     id: txId,
@@ -139,14 +145,12 @@ function withTimer(event: PaymentRecorded, timer: ExecuteDecision['timer']): Exe
 /** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */
 function payInternally(
   quote: Quote,
-  parties: QuoteParties,
+  source: ExecutingSource,
   payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
   intake: Intake,
   execution: Execution,
   at: number,
 ): ExecuteDecision {
-  const { source } = parties;
-  if (source.kind === 'FUNDING') throw new Error(`quote ${quote.id} executes when its money arrives`);
   const p = quote.price;
   const target = payee.account;
   const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
