@@ -101,6 +101,11 @@ function readCredentials(dataDir: string): CredentialsOnDisk | undefined {
   return { path, content: { platformId, baseUrl, sandbox, production }, storeId };
 }
 
+/** The line's words for a master key that is neither in the environment nor in its file. */
+function keyMissing(source: string): string {
+  return `its master key is not here (${source} is missing and MASTER_KEY is unset)`;
+}
+
 function opensKeyCheck(key: MasterKey, identity: StoredIdentity): boolean {
   try {
     return Buffer.from(key.open(identity.keyCheck, KEY_CHECK_AAD)).toString('utf8') === identity.storeId;
@@ -132,7 +137,7 @@ export function checkStoreIdentity(dataDir: string, env: NodeJS.ProcessEnv): Ide
   }
   const key = readMasterKey(dataDir, env);
   const source = masterKeySource(dataDir, env);
-  if (key === undefined) disagreements.push(`its master key is not here (${source} is missing and MASTER_KEY is unset)`);
+  if (key === undefined) disagreements.push(keyMissing(source));
   else if (!opensKeyCheck(key, stored)) disagreements.push(`${source} does not open it`);
   if (disagreements.length > 0) {
     throw new StoreIdentityError(`${dataPath} is store ${stored.storeId}, but ${disagreements.join(', and ')}`);
@@ -160,7 +165,7 @@ export function loadStoreMasterKey(options: { dataDir: string; env: NodeJS.Proce
     if (sealedByKey !== undefined) {
       const key = readMasterKey(dataDir, env);
       if (key === undefined) {
-        throw new StoreIdentityError(`${dataPath} holds platforms, but its master key is not here (${source} is missing and MASTER_KEY is unset)`);
+        throw new StoreIdentityError(`${dataPath} holds platforms, but ${keyMissing(source)}`);
       }
       try {
         key.open(sealedByKey.webhookPrivateKeySealed, `webhook-key ${sealedByKey.id}`);
