@@ -11,13 +11,7 @@ import { samplePlatformEnv } from './support/sample-event.js';
 import { World, type DomainEvent } from '../actors/world.js';
 import { decodeStored, encodeStored } from '../src/engine/format.js';
 import { newId } from '../src/engine/ids.js';
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) {
-  console.error('run with node --expose-gc');
-  process.exit(2);
-}
-const fullGc: () => void = gc;
+import { settledMemory } from './support/gc.js';
 
 const count = Number(process.argv[2] ?? 100_000);
 if (!Number.isSafeInteger(count) || count < 1) {
@@ -25,10 +19,6 @@ if (!Number.isSafeInteger(count) || count < 1) {
   process.exit(2);
 }
 
-function settledMemory(): NodeJS.MemoryUsage {
-  for (let i = 0; i < 3; i++) fullGc();
-  return process.memoryUsage();
-}
 
 const start = Date.UTC(2026, 0, 1);
 const env = samplePlatformEnv(newId('Platform', start), start);

@@ -13,13 +13,8 @@ import { decideSandboxFund } from '../actors/payment.js';
 import { samplePlatformEnv } from './support/sample-event.js';
 import { World } from '../actors/world.js';
 import { newId } from '../src/engine/ids.js';
+import { settledMemory } from './support/gc.js';
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) {
-  console.error('run with node --expose-gc');
-  process.exit(2);
-}
-const fullGc: () => void = gc;
 const events = Number(process.argv[2] ?? 1_000_000);
 if (!Number.isSafeInteger(events) || events < 2 || events % 2 !== 0) {
   console.error(`not an even event count: ${process.argv[2]}`);
@@ -31,8 +26,7 @@ const start = Date.UTC(2026, 0, 1);
 const env = samplePlatformEnv(newId('Platform', start), start);
 
 function heapUsed(): number {
-  for (let i = 0; i < 3; i++) fullGc();
-  return process.memoryUsage().heapUsed;
+  return settledMemory().heapUsed;
 }
 
 /** A World with one customer whose USD account took `fundings` sandbox fundings, with or without their events. */
