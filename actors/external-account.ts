@@ -130,6 +130,10 @@ export function renderExternalAccount(a: ExternalAccount): ExternalAccountView {
  */
 export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAccountEvent> {
   readonly idPrefix = 'ExternalAccount:';
+  /** A customer's external accounts are the customer's records, the platform's the environment's. */
+  actorOf(account: ExternalAccount): string {
+    return account.customerId ?? account.envId;
+  }
   readonly #accounts = new RecordMap<ExternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byCustomer = new Map<string, SortedIds>();

@@ -93,6 +93,14 @@ export function ledgerId(envId: string, currency: string): string {
 
 export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
   readonly idPrefix = 'Ledger:';
+  /**
+   * Any decision adds to an environment's totals without holding the environment: each
+   * entry's deltas are additions, which commute, and the one check against them (intake)
+   * runs in a decision's last step, in the same run as its apply.
+   */
+  actorOf(): undefined {
+    return undefined;
+  }
   readonly #totals = new RecordMap<LedgerTotals>();
   readonly records: ReadonlyMap<string, LedgerTotals> = this.#totals;
 

@@ -269,6 +269,10 @@ export function renderLookup(lookup: Lookup): LookupView {
  */
 export class Lookups implements RecordKind<Lookup, LookupEvent> {
   readonly idPrefix = 'Lookup:';
+  /** A lookup is the environment actor's record (a quote uses it up). */
+  actorOf(lookup: Lookup): string {
+    return lookup.envId;
+  }
   readonly #lookups = new RecordMap<Lookup>();
   readonly #heldByEnv = new Map<string, number>();
   readonly records: ReadonlyMap<string, Lookup> = this.#lookups;

@@ -302,6 +302,14 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
  */
 export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   readonly idPrefix = 'Quote:';
+  actorOf(quote: Quote): string {
+    return quote.ownerId;
+  }
+
+  /** The actor that owns quote `id`, read without the holding check (for its transaction's actor). */
+  ownerOf(id: string): string | undefined {
+    return this.#quotes.peek(id)?.ownerId;
+  }
   readonly #quotes = new RecordMap<Quote>();
   readonly #byEnv = new Map<string, SortedIds>();
   /** REALTIME_FUNDING quotes by funding reference (references are unique: they encode the quote id). */

@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a set
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /** How each event type in `E` changes one kind's records. */
@@ -35,6 +35,11 @@ export interface RecordKind<R, E extends DomainEvent> {
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
   has?(id: string): boolean;
+  /**
+   * The actor a decision must hold to read or write `record` (the engine contract); absent:
+   * the record is an actor of its own. Undefined: any decision may touch it (the kind says why).
+   */
+  actorOf?(record: R): string | undefined;
 }
 
 /**
@@ -45,8 +50,62 @@ export interface IdWalk<S> {
   walk(order: 'asc' | 'desc', visit: (id: string, summary: S) => void): void;
 }
 
-/** A kind's stored records by id; the registry it is registered with learns of every change. */
-export class RecordMap<R> extends ChangeTrackingMap<string, R> {}
+/** Which actors the running decision holds (undefined: none is running), shared by a registry's maps. */
+class HeldActors {
+  actors: ReadonlySet<string> | undefined = undefined;
+  /** Reads are checked too (while deciding), not only writes (while applying). */
+  reads = false;
+  /** Records the running decision created: nobody else knows their ids yet. */
+  readonly created = new Set<string>();
+}
+
+/**
+ * A kind's stored records by id; the registry it is registered with learns of every change
+ * and, while a decision runs, checks that each record read or written is of a held actor.
+ */
+export class RecordMap<R> extends ChangeTrackingMap<string, R> {
+  // Not #private fields: Map's constructor may call `set` before those exist.
+  private held: HeldActors | undefined;
+  private actorOf: ((record: R) => string | undefined) | undefined;
+
+  /** Checks reads and writes against `held` from now on, `actorOf` naming each record's actor. */
+  guard(held: HeldActors, actorOf: (record: R) => string | undefined): void {
+    this.held = held;
+    this.actorOf = actorOf;
+  }
+
+  /** The record without the holding check: for finding the actor of another record. */
+  peek(id: string): R | undefined {
+    return super.get(id);
+  }
+
+  override get(id: string): R | undefined {
+    const record = super.get(id);
+    if (record !== undefined && this.held?.reads === true) this.#check(id, record, this.held.actors!);
+    return record;
+  }
+
+  override set(id: string, record: R): this {
+    if (this.held?.actors !== undefined) {
+      const before = super.get(id);
+      if (before === undefined) this.held.created.add(id);
+      else this.#check(id, before, this.held.actors);
+    }
+    return super.set(id, record);
+  }
+
+  override delete(id: string): boolean {
+    const before = super.get(id);
+    if (before !== undefined && this.held?.actors !== undefined) this.#check(id, before, this.held.actors);
+    return super.delete(id);
+  }
+
+  #check(id: string, record: R, actors: ReadonlySet<string>): void {
+    const actor = this.actorOf!(record);
+    if (actor === undefined || actors.has(actor) || this.held!.created.has(id)) return;
+    throw new ActorNotHeldError(id, actor);
+  }
+}
 
 type Applier = (event: DomainEvent, at: number) => void;
 
@@ -63,6 +122,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly #kinds: Registered[] = [];
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
   readonly #changed = new Set<string>();
+  readonly #held = new HeldActors();
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends E>(kind: RecordKind<R, KE>): void {
@@ -70,6 +130,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     // A plain Map would change records behind the snapshots' back.
     if (!(kind.records instanceof RecordMap)) throw new Error(`the records of kind ${kind.idPrefix} are not a RecordMap`);
     kind.records.track(this.#changed);
+    const actorOf = kind.actorOf?.bind(kind) ?? ((record: R) => (record as { id: string }).id);
+    kind.records.guard(this.#held, actorOf);
     const registered: Registered = {
       records: kind.records as RecordMap<unknown>,
       // A snapshot record under this prefix was captured from this kind's records.
@@ -86,6 +148,12 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       if (list === undefined) this.#appliers.set(type, [applier]);
       else list.push(applier);
     }
+  }
+
+  hold(actors: ReadonlySet<string> | undefined, checked: 'reads and writes' | 'writes' = 'reads and writes'): void {
+    this.#held.actors = actors;
+    this.#held.reads = actors !== undefined && checked === 'reads and writes';
+    if (actors === undefined) this.#held.created.clear();
   }
 
   apply(event: E, at: number): void {

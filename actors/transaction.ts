@@ -409,6 +409,10 @@ export function withStatus(tx: Transaction, status: TransactionStatus, at: numbe
  */
 export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   readonly idPrefix = 'Transaction:';
+  /** A quote's transaction belongs to the quote's owner; a transfer's or an incoming payment's to its account. */
+  actorOf(tx: Transaction): string {
+    return tx.quoteId === '' ? tx.accountId : (this.quotes.ownerOf(tx.quoteId) ?? tx.accountId);
+  }
   readonly #transactions = new RecordMap<Transaction>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #byCustomer = new Map<string, SortedIds>();
@@ -422,7 +426,7 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   readonly #awaitingApproval = new Map<string, number>();
 
   /** The quotes that transactions logged without their quoted fields take them from. */
-  constructor(private readonly quotes: { get(id: string): Quote | undefined }) {}
+  constructor(private readonly quotes: { get(id: string): Quote | undefined; ownerOf(id: string): string | undefined }) {}
 
   readonly appliers: Appliers<PaymentRecorded> = {
     'payment.recorded': (event) => {

@@ -114,6 +114,9 @@ export function decideCreateVerification(envId: string, environment: Environment
 
 export class Verifications implements RecordKind<Verification, VerificationEvent> {
   readonly idPrefix = 'Verification:';
+  actorOf(verification: Verification): string {
+    return verification.customerId ?? verification.envId;
+  }
   readonly #records = new RecordMap<Verification>();
   readonly records: ReadonlyMap<string, Verification> = this.#records;
 

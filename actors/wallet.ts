@@ -310,6 +310,10 @@ export function decideTimer(wallet: Wallet | undefined, message: WalletTimerMess
  */
 export class Wallets implements RecordKind<Wallet, WalletEvent> {
   readonly idPrefix = 'Wallet:';
+  /** A wallet is its EMBEDDED_WALLET account's state. */
+  actorOf(wallet: Wallet): string {
+    return wallet.accountId;
+  }
   readonly #wallets = new RecordMap<Wallet>();
   readonly #byMember = new Map<string, string>();
   readonly records: ReadonlyMap<string, Wallet> = this.#wallets;

@@ -172,7 +172,7 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   mkdirSync(config.dataDir, { recursive: true });
   const lock = await lockDataDir(config.dataDir);
   // Once open, closed again if a later step fails.
-  let engine: Engine<DomainEvent, TimerMessage> | undefined;
+  let engine: Engine<DomainEvent, TimerMessage, World> | undefined;
   try {
     checkStoreBeforeOpen(config.dataDir);
     // Before anything is written (service.json included): another store is refused untouched.
@@ -209,10 +209,10 @@ async function openEngine(
   clock: Clock,
   report: (line: string) => void,
   masterKey: () => MasterKey,
-): Promise<{ engine: Engine<DomainEvent, TimerMessage>; root: RootDatabase }> {
+): Promise<{ engine: Engine<DomainEvent, TimerMessage, World>; root: RootDatabase }> {
   // The environment the engine opens, kept to record the store's identity beside the engine's databases.
   let root: RootDatabase | undefined;
-  const engine = new Engine<DomainEvent, TimerMessage>({
+  const engine = new Engine<DomainEvent, TimerMessage, World>({
     dataDir: config.dataDir,
     clock,
     machine: world,
@@ -235,7 +235,7 @@ function servicesOver(parts: {
   config: ServiceConfig;
   options: ServiceOptions;
   report: (line: string) => void;
-  engine: Engine<DomainEvent, TimerMessage>;
+  engine: Engine<DomainEvent, TimerMessage, World>;
   world: World;
   masterKey: MasterKey;
   storeId: string;

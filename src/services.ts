@@ -41,7 +41,7 @@ export interface Services {
   config: ServiceConfig;
   /** The store's identity (store-identity.ts): credentials.json carries it too. */
   storeId: string;
-  engine: Engine<DomainEvent, TimerMessage>;
+  engine: Engine<DomainEvent, TimerMessage, World>;
   world: World;
   masterKey: MasterKey;
   /** Wallet cryptography, inline or on worker threads per operation. */

@@ -18,9 +18,24 @@ import { Mailbox, MailboxFullError } from './mailbox.js';
 import { IdempotencyTable } from './idempotency-table.js';
 import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
 import { TimerTable } from './timers.js';
-import { ChangeTrackingMap, type DomainEvent, type Effect, type EngineEvent, type IdempotencyRecord, type StateMachine, type Timer } from './state-machine.js';
+import {
+  ChangeTrackingMap,
+  setTimer,
+  cancelTimer,
+  type Command,
+  type Decide,
+  type Decision,
+  type DomainEvent,
+  type Effect,
+  type EngineEvent,
+  type IdempotencyRecord,
+  type LastStep,
+  type StateMachine,
+  type Timer,
+} from './state-machine.js';
 
 export { LogFullError, MailboxFullError, StoreCorruptError };
+export type { Decide, Decision, LastStep };
 
 export class EngineClosedError extends Error {
   constructor() {
@@ -35,24 +50,6 @@ export class EffectsFullError extends Error {
   }
 }
 
-export interface Decision<E, R> {
-  events: Array<E | EngineEvent<unknown>>;
-  /** Renders the answer from the state after the events are applied. */
-  reply: () => R;
-}
-
-/**
- * What a decision that awaits may resolve to instead of its decision: its synchronous last
- * step, which the engine runs in the same run as it applies the result. A decision that
- * checks state other actors also change (an environment's totals) must check there: an
- * awaiting decision's own result reaches the engine one promise hop after it returns, and
- * in that hop other decisions may check the same state and be applied first.
- */
-export type LastStep<E, R> = () => Decision<E, R>;
-
-/** What `exec` asks a handler for: a decision, or (after awaiting) a decision or its last step. */
-export type Decide<E, R> = (at: number) => Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
-
 /** Runs the effects of one kind. */
 export interface EffectRunner<E, P, O> {
   /** Does the work; `attempt` counts from 1. A throw (or rejection) is retried with backoff. */
@@ -61,10 +58,10 @@ export interface EffectRunner<E, P, O> {
   settle?(effect: Effect, outcome: O, at: number): E[];
 }
 
-export interface EngineOptions<E extends DomainEvent, T> {
+export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<E, T> = StateMachine<E, T>> {
   dataDir: string;
   clock: Clock;
-  machine: StateMachine<E, T>;
+  machine: S;
   /** Snapshot after this many entries since the last one. */
   snapshotEveryEntries: number;
   /** ...or after this many ms, if anything was logged since. */
@@ -106,14 +103,31 @@ export function retryDelayMs(failures: number): number {
   return Math.min(1000 * 2 ** (failures - 1), 5 * 60_000);
 }
 
+/** Times a command is run again because the actors it needs changed while it waited for them. */
+export const COMMAND_TRIES = 4;
+
+/** The actors a command needs changed while it waited for them (COMMAND_TRIES times in a row). */
+export class ActorsChangedError extends Error {
+  constructor(command: string, tries: number) {
+    super(`${command}: the actors it needs changed while it waited for them (${tries} tries)`);
+  }
+}
+
+/** A command's decision with its reply rendered. */
+function rendered<E, R, V>(decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>, render: (result: R) => V): Decision<E, V> | Promise<Decision<E, V> | LastStep<E, V>> {
+  const renderDecision = (d: Decision<E, R>): Decision<E, V> => ({ events: d.events, reply: () => render(d.reply()) });
+  if (!(decided instanceof Promise)) return renderDecision(decided);
+  return decided.then((d) => (typeof d === 'function' ? () => renderDecision(d()) : renderDecision(d)));
+}
+
 type Entry<E> = LogEntry<E | EngineEvent<unknown>>;
 type AnyEvent<E> = E | EngineEvent<unknown>;
 type Ev<K extends EngineEvent<unknown>['type']> = Extract<EngineEvent<unknown>, { type: K }>;
 
-export class Engine<E extends DomainEvent, T> {
+export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = StateMachine<E, T>> {
   readonly clock: Clock;
-  readonly #machine: StateMachine<E, T>;
-  readonly #opts: EngineOptions<E, T>;
+  readonly #machine: S;
+  readonly #opts: EngineOptions<E, T, S>;
   readonly #maxIdempotency: number;
   readonly #maxEffects: number;
   #root!: RootDatabase;
@@ -144,7 +158,7 @@ export class Engine<E extends DomainEvent, T> {
   #storeClosed = false;
   #recovering = false;
 
-  constructor(opts: EngineOptions<E, T>) {
+  constructor(opts: EngineOptions<E, T, S>) {
     this.#opts = opts;
     this.clock = opts.clock;
     this.#machine = opts.machine;
@@ -275,6 +289,46 @@ export class Engine<E extends DomainEvent, T> {
     return this.#enter(actors).then((waited) => this.#decide(waited, decide, extra));
   }
 
+  /**
+   * Runs a command: holds the actors it names and, once they are held, asks it again; if it
+   * now needs others too (a record changed while it waited), lets them go and tries again
+   * holding both, at most COMMAND_TRIES times. Then decides as `exec` does, the reply being
+   * `render` of the command's result.
+   */
+  run<I, R, V>(command: Command<S, I, R, E>, input: I, render: (result: R) => V, extra?: (reply: V, at: number) => EngineEvent<unknown>[]): Promise<V> {
+    let actors: readonly string[];
+    try {
+      actors = command.actors(input, this.#machine);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#runHolding(command, input, render, extra, actors, 1);
+  }
+
+  #runHolding<I, R, V>(
+    command: Command<S, I, R, E>,
+    input: I,
+    render: (result: R) => V,
+    extra: ((reply: V, at: number) => EngineEvent<unknown>[]) | undefined,
+    actors: readonly string[],
+    tries: number,
+  ): Promise<V> {
+    const held = new Set(actors);
+    let needed: readonly string[] = actors;
+    const decide: Decide<E, V> = (at) => {
+      // Naming the actors reads records the held ones may not own: unchecked, it decides nothing.
+      this.#machine.hold?.(undefined);
+      needed = command.actors(input, this.#machine);
+      if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name, tries);
+      this.#machine.hold?.(held);
+      return rendered(command.decide(input, this.#machine, at), render);
+    };
+    return this.exec(actors, decide, extra).catch((err: unknown) => {
+      if (!(err instanceof ActorsChangedError) || tries >= COMMAND_TRIES) throw err;
+      return this.#runHolding(command, input, render, extra, [...held, ...needed], tries + 1);
+    });
+  }
+
   /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
   #decide<R>(
     held: Mailbox[],
@@ -288,10 +342,13 @@ export class Engine<E extends DomainEvent, T> {
       if (this.#closed) throw new EngineClosedError();
       // Read only once every mailbox is held: the decision sees time after its wait.
       at = this.clock.now();
+      this.#hold(held);
       decided = decide(at);
     } catch (err) {
       this.#leaveAll(held);
       return Promise.reject(err);
+    } finally {
+      this.#machine.hold?.(undefined);
     }
     // A synchronous decision is applied in the same turn it was made, so checks against
     // shared indexes (unique addresses, references) cannot be overtaken in between.
@@ -306,10 +363,13 @@ export class Engine<E extends DomainEvent, T> {
         // The last step and the apply in one synchronous run, like a synchronous decision.
         let last: Decision<E, R>;
         try {
+          this.#hold(held);
           last = decision();
         } catch (err) {
           this.#leaveAll(held);
           throw err;
+        } finally {
+          this.#machine.hold?.(undefined);
         }
         return this.#commit(held, last, at, extra);
       },
@@ -332,6 +392,7 @@ export class Engine<E extends DomainEvent, T> {
         // From the first apply until the append, memory is ahead of the log: a throw in
         // between (an event, the reply, the extra events) would let a later snapshot make an
         // unlogged change durable, so it stops the process instead.
+        this.#hold(held, 'writes');
         for (const event of events) {
           applied = true;
           this.#applyEvent(event, at);
@@ -352,6 +413,7 @@ export class Engine<E extends DomainEvent, T> {
     } catch (err) {
       return Promise.reject(err);
     } finally {
+      this.#machine.hold?.(undefined);
       this.#leaveAll(held);
     }
     if (seq === 0) return this.settled().then(() => reply);
@@ -359,6 +421,14 @@ export class Engine<E extends DomainEvent, T> {
       this.#maybeSnapshot();
       return reply;
     });
+  }
+
+  /** From now until `hold(undefined)`, the machine refuses records of actors other than `held` (StateMachine.hold). */
+  #hold(held: readonly Mailbox[], checked: 'reads and writes' | 'writes' = 'reads and writes'): void {
+    if (this.#machine.hold === undefined) return;
+    const actors = new Set<string>();
+    for (const mailbox of held) actors.add(mailbox.actorId);
+    this.#machine.hold(actors, checked);
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */
@@ -372,13 +442,12 @@ export class Engine<E extends DomainEvent, T> {
    * removes it.
    */
   timer(due: number, actors: string[], message: T, at: number, key?: string): EngineEvent<T> {
-    const timer: Timer<T> = { id: key ?? newId('Timer', at), due, actors, message };
-    return { type: '$timer.set', timer };
+    return setTimer(due, actors, message, at, key);
   }
 
   /** An engine event that cancels the timer set with `key` (nothing if it is not pending). */
   cancelTimer(key: string): EngineEvent<T> {
-    return { type: '$timer.cancel', id: key };
+    return cancelTimer(key);
   }
 
   /**

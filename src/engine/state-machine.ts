@@ -2,6 +2,7 @@
 // durability, snapshots and time; the domain owns what a message means. Everything the
 // domain does in `apply` is a pure function of the current state and the entry, so that
 // replaying the log rebuilds the same state.
+import { newId } from './ids.js';
 
 /** Events the engine itself writes and applies; domain event types never start with `$`. */
 export type EngineEvent<T> =
@@ -60,6 +61,61 @@ export interface IdempotencyRecord {
 
 export interface DomainEvent {
   type: string;
+}
+
+/** An engine event that sets a durable timer; with a `key` it replaces the timer of that key. */
+export function setTimer<T>(due: number, actors: string[], message: T, at: number, key?: string): EngineEvent<T> {
+  return { type: '$timer.set', timer: { id: key ?? newId('Timer', at), due, actors, message } };
+}
+
+/** An engine event that cancels the timer set with `key` (nothing if it is not pending). */
+export function cancelTimer<T>(key: string): EngineEvent<T> {
+  return { type: '$timer.cancel', id: key };
+}
+
+/** What a decision produces: the events of one log entry, and its result, read once they are applied. */
+export interface Decision<E, R> {
+  events: Array<E | EngineEvent<unknown>>;
+  /** Renders the answer from the state after the events are applied. */
+  reply: () => R;
+}
+
+/**
+ * What a decision that awaits may resolve to instead of its decision: its synchronous last
+ * step, which the engine runs in the same run as it applies the result. A decision that
+ * checks state other actors also change (an environment's totals) must check there: an
+ * awaiting decision's own result reaches the engine one promise hop after it returns, and
+ * in that hop other decisions may check the same state and be applied first. It is also
+ * where an awaiting decision reads state: the engine checks which records a decision
+ * touches in its synchronous parts (see `hold`), not between its awaits.
+ */
+export type LastStep<E, R> = () => Decision<E, R>;
+
+/** A decision made at clock reading `at`, synchronously or after awaiting (crypto). */
+export type Decide<E, R> = (at: number) => Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+
+/**
+ * One operation of the domain. It names the actors it needs from its input and the state
+ * (`actors`); the engine holds them, asks again (state may have changed while it waited)
+ * and, once the answer is among the held ones, lets it `decide`.
+ */
+export interface Command<S, I, R, E extends DomainEvent = DomainEvent> {
+  /** What the operation is, for reports and tests. */
+  readonly name: string;
+  /** Every actor whose records the decision reads or writes. May throw (a 404) before anything is held. */
+  actors(input: I, state: S): readonly string[];
+  /** Decides with the actors held; a throw refuses and changes nothing. */
+  decide(input: I, state: S, at: number): Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+}
+
+/** A decision read or wrote a record of an actor it does not hold: its command names too few actors. */
+export class ActorNotHeldError extends Error {
+  constructor(
+    readonly recordId: string,
+    readonly actorId: string,
+  ) {
+    super(`a decision touched ${recordId} without holding its actor ${actorId}`);
+  }
 }
 
 /** One consistent image of the domain: immutable records, safe to encode later. */
@@ -134,6 +190,15 @@ export interface StateMachine<E extends DomainEvent, T> {
   restore(image: DomainImage): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
+  /**
+   * Optional, the check behind the engine contract: from `hold(actors)` until
+   * `hold(undefined)`, touching a record whose actor is not in `actors` (and that the
+   * decision did not create) throws ActorNotHeldError. The engine checks reads and writes
+   * in the synchronous parts of each decision, and writes while it applies the events:
+   * applying, and rendering the reply, run in one synchronous run, which nothing else can
+   * interleave with, so what they read is not checked.
+   */
+  hold?(actors: ReadonlySet<string> | undefined, checked?: 'reads and writes' | 'writes'): void;
   /** Decides what a due timer's message does now; a throw (or rejection) is retried with backoff. */
   onTimer(message: T, at: number): E[] | Promise<E[]>;
 }

@@ -2,7 +2,8 @@
 // The same definition drives dispatch, validation and the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
 import type { Decide } from '../engine/engine.js';
-import type { DomainEvent } from '../../actors/world.js';
+import type { Command } from '../engine/state-machine.js';
+import type { DomainEvent, World } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { Services } from '../services.js';
 import type { Validator } from './validation.js';
@@ -29,6 +30,8 @@ export interface RouteContext<B, Q> {
   services: Services;
   /** Runs a decision on the engine; on idempotent routes the reply is remembered with it. */
   exec(actors: readonly string[], decide: Decide<DomainEvent, Reply>): Promise<Reply>;
+  /** Runs a command from actors/ on the engine, its result rendered as the reply (on idempotent routes remembered with it). */
+  run<I, R>(command: Command<World, I, R, DomainEvent>, input: I, render: (result: R) => Reply): Promise<Reply>;
 }
 
 export interface Route<B = unknown, Q = unknown> {

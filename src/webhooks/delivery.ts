@@ -101,7 +101,7 @@ interface Lane {
 }
 
 export interface DeliveryDeps {
-  engine: Engine<DomainEvent, TimerMessage>;
+  engine: Engine<DomainEvent, TimerMessage, World>;
   world: World;
   masterKey: MasterKey;
   crypto: CryptoPool;
@@ -117,6 +117,8 @@ export class WebhookDelivery {
   readonly #maxPending: number;
   readonly #report: (line: string) => void;
   readonly #lanes = new Map<string, Lane>();
+  /** Environments told of new events during the current run (at most one per environment). */
+  readonly #queued = new Set<string>();
   /** Environments whose head is due, waiting for a connection; a Set, so each at most once. */
   readonly #waiting = new Set<string>();
   readonly #inFlight = new Set<AbortController>();
@@ -138,14 +140,24 @@ export class WebhookDelivery {
   /** Starts delivering: what recovery left PENDING, and from then on what is recorded. */
   start(): void {
     this.#running = true;
+    // Told while an entry applies: it looks at the queue once the entry's decision is over
+    // (it reads the environment's configuration, which that decision need not hold).
     this.#deps.world.webhookEvents.onQueued = (envId) => {
-      this.#trimLater(envId);
-      this.kick(envId);
+      if (this.#queued.size === 0) queueMicrotask(() => this.#kickQueued());
+      this.#queued.add(envId);
     };
     for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) {
       this.#trimLater(envId);
       this.kick(envId);
     }
+  }
+
+  #kickQueued(): void {
+    for (const envId of this.#queued) {
+      this.#trimLater(envId);
+      this.kick(envId);
+    }
+    this.#queued.clear();
   }
 
   /** Stops sending: timers cancelled, requests in flight aborted (their tries are made again after a restart). */

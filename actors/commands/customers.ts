@@ -1,0 +1,52 @@
+// Customer commands (SERVICE_SPEC part 4, CONTRACT.md): create, update, soft delete.
+// Creating and updating read the environment's configuration (which currencies it offers)
+// and its UMA index, so they hold the environment; deleting touches the customer only.
+import type { Command } from '../../src/engine/state-machine.js';
+import {
+  decideCreateCustomer,
+  decideDeleteCustomer,
+  decideUpdateCustomer,
+  openedCustomerId,
+  type Customer,
+  type CustomerInput,
+  type CustomerPatch,
+} from '../customer.js';
+import { notFound } from '../errors.js';
+import type { World } from '../world.js';
+
+/** The customer `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
+export function customerIn(world: World, envId: string, id: string, field = 'customerId'): Customer {
+  const customer = world.customers.inEnv(envId, id);
+  if (customer === undefined) throw notFound(field, 'customer', id);
+  return customer;
+}
+
+export const createCustomer: Command<World, { envId: string; customer: CustomerInput }, Customer> = {
+  name: 'customer.create',
+  actors: ({ envId }) => [envId],
+  decide: ({ envId, customer }, world, at) => {
+    const events = decideCreateCustomer(world.envs.get(envId)!, customer, world.customers, at);
+    const id = openedCustomerId(events[0]!);
+    return { events, reply: () => world.customers.get(id)! };
+  },
+};
+
+export const updateCustomer: Command<World, { envId: string; customerId: string; patch: CustomerPatch }, Customer> = {
+  name: 'customer.update',
+  actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id],
+  decide: ({ envId, customerId, patch }, world, at) => {
+    const customer = customerIn(world, envId, customerId);
+    const currencies = new Set(world.internalAccounts.idsOwnedBy(customerId).map((id) => world.internalAccounts.get(id)!.currency));
+    const events = decideUpdateCustomer(world.envs.get(envId)!, customer, patch, currencies, world.customers, at);
+    return { events, reply: () => world.customers.get(customerId)! };
+  },
+};
+
+export const deleteCustomer: Command<World, { envId: string; customerId: string }, Customer> = {
+  name: 'customer.delete',
+  actors: ({ envId, customerId }, world) => [customerIn(world, envId, customerId).id],
+  decide: ({ envId, customerId }, world, at) => ({
+    events: decideDeleteCustomer(customerIn(world, envId, customerId), at),
+    reply: () => world.customers.get(customerId)!,
+  }),
+};
