@@ -13,6 +13,7 @@ import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
+import type { Command } from '../src/engine/state-machine.js';
 import { Transactions, type MoneyEvent, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
@@ -28,6 +29,9 @@ export type DomainEvent =
   | WalletEvent
   | WebhookDeliveryEvent
   | VerificationEvent;
+
+/** An operation of this domain (actors/commands/): the Command of the engine contract over World. */
+export type DomainCommand<I, R> = Command<World, I, R, DomainEvent>;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;

@@ -1,7 +1,6 @@
 // Customer commands (SERVICE_SPEC part 4, CONTRACT.md): create, update, soft delete.
 // Creating and updating read the environment's configuration (which currencies it offers)
 // and its UMA index, so they hold the environment; deleting touches the customer only.
-import type { Command } from '../../src/engine/state-machine.js';
 import {
   decideCreateCustomer,
   decideDeleteCustomer,
@@ -12,7 +11,7 @@ import {
   type CustomerPatch,
 } from '../customer.js';
 import { notFound } from '../errors.js';
-import type { World } from '../world.js';
+import type { DomainCommand, World } from '../world.js';
 
 /** The customer `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
 export function customerIn(world: World, envId: string, id: string, field = 'customerId'): Customer {
@@ -21,7 +20,7 @@ export function customerIn(world: World, envId: string, id: string, field = 'cus
   return customer;
 }
 
-export const createCustomer: Command<World, { envId: string; customer: CustomerInput }, Customer> = {
+export const createCustomer: DomainCommand<{ envId: string; customer: CustomerInput }, Customer> = {
   name: 'customer.create',
   actors: ({ envId }) => [envId],
   decide: ({ envId, customer }, world, at) => {
@@ -31,7 +30,7 @@ export const createCustomer: Command<World, { envId: string; customer: CustomerI
   },
 };
 
-export const updateCustomer: Command<World, { envId: string; customerId: string; patch: CustomerPatch }, Customer> = {
+export const updateCustomer: DomainCommand<{ envId: string; customerId: string; patch: CustomerPatch }, Customer> = {
   name: 'customer.update',
   actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id],
   decide: ({ envId, customerId, patch }, world, at) => {
@@ -42,7 +41,7 @@ export const updateCustomer: Command<World, { envId: string; customerId: string;
   },
 };
 
-export const deleteCustomer: Command<World, { envId: string; customerId: string }, Customer> = {
+export const deleteCustomer: DomainCommand<{ envId: string; customerId: string }, Customer> = {
   name: 'customer.delete',
   actors: ({ envId, customerId }, world) => [customerIn(world, envId, customerId).id],
   decide: ({ envId, customerId }, world, at) => ({
