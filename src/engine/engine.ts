@@ -18,8 +18,8 @@ import { Mailbox, MailboxFullError } from './mailbox.js';
 import { IdempotencyTable } from './idempotency-table.js';
 import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
 import { TimerTable } from './timers.js';
+import { EffectsFullError, EffectTable, type EffectRunner } from './effects.js';
 import {
-  ChangeTrackingMap,
   setTimer,
   cancelTimer,
   type Command,
@@ -34,7 +34,8 @@ import {
   type Timer,
 } from './state-machine.js';
 
-export { LogFullError, MailboxFullError, StoreCorruptError };
+export { EffectsFullError, LogFullError, MailboxFullError, StoreCorruptError };
+export type { EffectRunner };
 export type { Decide, Decision, LastStep };
 
 export class EngineClosedError extends Error {
@@ -43,20 +44,7 @@ export class EngineClosedError extends Error {
   }
 }
 
-/** Too many effects wait to run: decisions that add more are refused (the HTTP front answers 429). */
-export class EffectsFullError extends Error {
-  constructor(readonly limit: number) {
-    super(`${limit} effects are pending; refusing to add more`);
-  }
-}
 
-/** Runs the effects of one kind. */
-export interface EffectRunner<E, P, O> {
-  /** Does the work; `attempt` counts from 1. A throw (or rejection) is retried with backoff. */
-  run(payload: P, attempt: number): Promise<O>;
-  /** Domain events logged with the outcome, in one entry held on the effect's actors. */
-  settle?(effect: Effect, outcome: O, at: number): E[];
-}
 
 export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<E, T> = StateMachine<E, T>> {
   dataDir: string;
@@ -94,8 +82,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_MAX_RECORDS = 250_000;
 /** Effects recorded and not yet done (or dead); past it, decisions adding effects get EffectsFullError. */
 export const MAX_PENDING_EFFECTS = 10_000;
-/** Effects running at once. */
-export const EFFECT_CONCURRENCY = 16;
 /** Failed runs of an effect, or deliveries of a timer, before it is parked as dead. */
 export const MAX_ATTEMPTS = 8;
 /** Backoff after the n-th failure: 1 s, 2 s, 4 s ... capped at 5 minutes. */
@@ -129,7 +115,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   readonly #machine: S;
   readonly #opts: EngineOptions<E, T, S>;
   readonly #maxIdempotency: number;
-  readonly #maxEffects: number;
   #root!: RootDatabase;
   #log!: WriteAheadLog<AnyEvent<E>>;
   #snapshots!: SnapshotStore<T>;
@@ -139,13 +124,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   readonly #idempotency = new IdempotencyTable();
   /** Evicting records before their 24 hours is reported once per process. */
   #evictionReported = false;
-  readonly #effects = new ChangeTrackingMap<string, Effect>();
-  /** Effect ids added or removed since the last snapshot capture. */
-  readonly #effectsChanged = new Set<string>();
-  readonly #runners = new Map<string, EffectRunner<E, never, unknown>>();
-  /** Ids of durable effects whose time has come, waiting for a free run slot (bounded by #maxEffects). */
-  #effectQueue: string[] = [];
-  #effectsRunning = 0;
+  readonly #effects: EffectTable<E>;
   #snapshotSeq = 0;
   /** The next snapshot writes everything (none yet in the current layout, or the last one failed). */
   #fullSnapshotNext = true;
@@ -163,8 +142,12 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.clock = opts.clock;
     this.#machine = opts.machine;
     this.#maxIdempotency = opts.maxIdempotencyRecords ?? IDEMPOTENCY_MAX_RECORDS;
-    this.#maxEffects = opts.maxPendingEffects ?? MAX_PENDING_EFFECTS;
-    this.#effects.track(this.#effectsChanged);
+    this.#effects = new EffectTable<E>(opts.clock, opts.maxPendingEffects ?? MAX_PENDING_EFFECTS, {
+      closed: () => this.#closed,
+      settle: (effect, runner, outcome) => this.#settleEffect(effect, runner, outcome),
+      failed: (effect, err) => this.#effectFailed(effect, asError(err)),
+      report: (line) => this.#opts.report(line),
+    });
     this.#timers = new TimerTable<T>(opts.clock, (due) => {
       for (const timer of due) this.#fireTimer(timer);
     });
@@ -222,11 +205,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       const restoreStarted = performance.now();
       this.#machine.restore(image.records);
       for (const timer of image.timers) this.#timers.add(timer);
-      for (const effect of image.effects) this.#effects.set(effect.id, effect);
+      for (const effect of image.effects) this.#effects.set(effect);
       for (const [order, record] of image.idempotency) this.#idempotency.restore(order, record);
       // What was restored is what the snapshot holds; only the tail replayed below is new.
       this.#timers.forgetChanges();
-      this.#effectsChanged.clear();
+      this.#effects.forgetChanges();
       this.#fullSnapshotNext = image.legacy;
       this.#opts.report(
         `recovery: snapshot at ${image.seq} loaded: ${image.records.length} records, ${image.idempotency.length} idempotency records ` +
@@ -259,7 +242,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
     this.#recovering = false;
     this.#timers.arm();
-    for (const effect of this.#effects.values()) this.#scheduleEffect(effect);
+    for (const effect of this.#effects.values()) this.#effects.schedule(effect);
     this.#startSnapshotTicker();
     const ms = Math.round(performance.now() - started);
     if (replayed > 0 || image !== undefined) {
@@ -386,7 +369,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     let reply: R;
     try {
       const events = decision.events;
-      if (this.#effects.size + events.length > this.#maxEffects) this.#checkEffectRoom(events);
+      this.#effects.checkRoom(events);
       let applied = false;
       try {
         // From the first apply until the append, memory is ahead of the log: a throw in
@@ -462,7 +445,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
   /** Registers the runner of one effect kind; do it before `open`, so resumed effects find it. */
   onEffect<P, O>(kind: string, runner: EffectRunner<E, P, O>): void {
-    this.#runners.set(kind, runner as EffectRunner<E, never, unknown>);
+    this.#effects.register(kind, runner as EffectRunner<E, never, unknown>);
   }
 
   idempotencyRecord(key: string): IdempotencyRecord | undefined {
@@ -524,7 +507,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       };
     }
     this.#timers.forgetChanges();
-    this.#effectsChanged.clear();
+    this.#effects.forgetChanges();
     return {
       seq,
       at,
@@ -586,11 +569,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       }
       case '$effect.add': {
         const { effect } = event as Ev<'$effect.add'>;
-        this.#effects.set(effect.id, effect);
+        this.#effects.set(effect);
         // Applied just before its entry is appended: it runs once that entry is durable.
         if (this.#live()) {
           this.#log.whenDurable(this.#log.lastSeq + 1).then(
-            () => this.#scheduleEffect(effect),
+            () => this.#effects.schedule(effect),
             () => undefined, // the log failed: the process stops
           );
         }
@@ -604,10 +587,10 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         const effect = this.#effects.get(id);
         if (effect === undefined) return;
         const next: Effect = { ...effect, attempt, due };
-        this.#effects.set(id, next);
+        this.#effects.set(next);
         if (this.#live()) {
           this.#opts.report(`effect ${id} (${effect.kind}) failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${new Date(due).toISOString()}`);
-          this.#scheduleEffect(next);
+          this.#effects.schedule(next);
         }
         return;
       }
@@ -652,11 +635,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     }
   }
 
-  #checkEffectRoom(events: ReadonlyArray<AnyEvent<E>>): void {
-    let adding = 0;
-    for (const event of events) if (event.type === '$effect.add') adding++;
-    if (adding > 0 && this.#effects.size + adding > this.#maxEffects) throw new EffectsFullError(this.#maxEffects);
-  }
 
   #fireTimer(timer: Timer<T>): void {
     if (this.#closed) return;
@@ -684,49 +662,14 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     });
   }
 
-  /** Queues a durable effect to run at its due time. */
-  #scheduleEffect(effect: Effect): void {
-    if (this.#closed) return;
-    if (effect.due <= this.clock.now()) {
-      this.#effectQueue.push(effect.id);
-      this.#pumpEffects();
-    } else {
-      this.clock.schedule(effect.due, () => {
-        if (this.#effects.get(effect.id) === effect) this.#scheduleEffect(effect);
-      });
-    }
-  }
-
-  #pumpEffects(): void {
-    while (this.#effectsRunning < EFFECT_CONCURRENCY && this.#effectQueue.length > 0 && !this.#closed) {
-      const effect = this.#effects.get(this.#effectQueue.shift()!);
-      if (effect === undefined) continue;
-      const runner = this.#runners.get(effect.kind);
-      if (runner === undefined) {
-        // Stays pending (and resumes after a restart that registers the runner).
-        this.#opts.report(`effect ${effect.id}: no runner registered for kind ${effect.kind}`);
-        continue;
-      }
-      this.#effectsRunning++;
-      this.#runEffect(effect, runner).finally(() => {
-        this.#effectsRunning--;
-        this.#pumpEffects();
-      });
-    }
-  }
-
-  async #runEffect(effect: Effect, runner: EffectRunner<E, never, unknown>): Promise<void> {
-    try {
-      const outcome = await runner.run(effect.payload as never, effect.attempt + 1);
-      await this.exec(effect.actors, (at) => {
-        if (this.#effects.get(effect.id) !== effect) return { events: [], reply: () => undefined };
-        const events: Array<AnyEvent<E>> = [{ type: '$effect.done', id: effect.id, outcome }];
-        if (runner.settle !== undefined) for (const event of runner.settle(effect, outcome, at)) events.push(event);
-        return { events, reply: () => undefined };
-      });
-    } catch (err) {
-      await this.#effectFailed(effect, asError(err));
-    }
+  /** Logs an effect's outcome, held on its actors, with the events its runner's `settle` adds. */
+  async #settleEffect(effect: Effect, runner: EffectRunner<E, never, unknown>, outcome: unknown): Promise<void> {
+    await this.exec(effect.actors, (at) => {
+      if (this.#effects.get(effect.id) !== effect) return { events: [], reply: () => undefined };
+      const events: Array<AnyEvent<E>> = [{ type: '$effect.done', id: effect.id, outcome }];
+      if (runner.settle !== undefined) for (const event of runner.settle(effect, outcome, at)) events.push(event);
+      return { events, reply: () => undefined };
+    });
   }
 
   /** An effect whose run failed: retried or parked (#retryOrPark); effects are at least once. */
@@ -736,7 +679,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       err,
       attempts: effect.attempt,
       current: () => this.#effects.get(effect.id) === effect,
-      again: () => this.#scheduleEffect(effect),
+      again: () => this.#effects.schedule(effect),
       dead: (error) => ({ type: '$effect.dead', effect, error }),
       retry: (attempt, due, error) => ({ type: '$effect.retry', id: effect.id, attempt, due, error }),
     });
