@@ -1,6 +1,7 @@
 // Customer commands (SERVICE_SPEC part 4, CONTRACT.md): create, update, soft delete.
 // Creating and updating read the environment's configuration (which currencies it offers)
-// and its UMA index, so they hold the environment; deleting touches the customer only.
+// and its UMA index, so they hold the environment; updating also reads which currencies
+// the customer has accounts in, so it holds those accounts. Deleting touches the customer only.
 import type { Command } from '../../src/engine/state-machine.js';
 import {
   decideCreateCustomer,
@@ -12,7 +13,7 @@ import {
   type CustomerPatch,
 } from '../customer.js';
 import { notFound } from '../errors.js';
-import type { World } from '../world.js';
+import type { DomainEvent, World } from '../world.js';
 
 /** The customer `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
 export function customerIn(world: World, envId: string, id: string, field = 'customerId'): Customer {
@@ -21,7 +22,7 @@ export function customerIn(world: World, envId: string, id: string, field = 'cus
   return customer;
 }
 
-export const createCustomer: Command<World, { envId: string; customer: CustomerInput }, Customer> = {
+export const createCustomer: Command<World, { envId: string; customer: CustomerInput }, Customer, DomainEvent> = {
   name: 'customer.create',
   actors: ({ envId }) => [envId],
   decide: ({ envId, customer }, world, at) => {
@@ -31,18 +32,18 @@ export const createCustomer: Command<World, { envId: string; customer: CustomerI
   },
 };
 
-export const updateCustomer: Command<World, { envId: string; customerId: string; patch: CustomerPatch }, Customer> = {
+export const updateCustomer: Command<World, { envId: string; customerId: string; patch: CustomerPatch }, Customer, DomainEvent> = {
   name: 'customer.update',
-  actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id],
+  actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id, ...world.internalAccounts.idsOwnedBy(customerId)],
   decide: ({ envId, customerId, patch }, world, at) => {
     const customer = customerIn(world, envId, customerId);
-    const currencies = new Set(world.internalAccounts.idsOwnedBy(customerId).map((id) => world.internalAccounts.get(id)!.currency));
+    const currencies = world.internalAccounts.currenciesOwnedBy(customerId);
     const events = decideUpdateCustomer(world.envs.get(envId)!, customer, patch, currencies, world.customers, at);
     return { events, reply: () => world.customers.get(customerId)! };
   },
 };
 
-export const deleteCustomer: Command<World, { envId: string; customerId: string }, Customer> = {
+export const deleteCustomer: Command<World, { envId: string; customerId: string }, Customer, DomainEvent> = {
   name: 'customer.delete',
   actors: ({ envId, customerId }, world) => [customerIn(world, envId, customerId).id],
   decide: ({ envId, customerId }, world, at) => ({
