@@ -4,10 +4,10 @@
 // those accounts are derived from the customer record until money first moves through
 // them (actors/internal-account.ts). Deletion is soft.
 import { CUSTOMER_PREFIX, newCustomerId } from './derived-ids.js';
-import { DomainError, invalidField } from './errors.js';
+import { DomainError, invalidField, invalidInput, type FieldProblem } from './errors.js';
 import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
-import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, REGION_CURRENCY } from './reference.js';
+import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import { isoTime } from './iso-time.js';
 
@@ -132,6 +132,7 @@ export function decideCreateCustomer(
   directory: CustomerDirectory,
   at: number,
 ): CustomerOpened[] {
+  checkProfile(input, at);
   const region = resolveRegion(input);
   const currencies = resolveCurrencies(env, region, input.currencies);
   const id = newCustomerId(at);
@@ -204,6 +205,7 @@ export function decideUpdateCustomer(
   directory: CustomerDirectory,
   at: number,
 ): CustomerEvent[] {
+  checkProfile(patch, at);
   assertActive(customer);
   if (patch.region !== undefined && patch.region !== customer.region) {
     throw invalidField('region', `region is immutable after creation (it is ${customer.region})`);
@@ -235,6 +237,27 @@ export function assertActive(customer: Customer): void {
 }
 
 type Profile = Pick<Customer, 'email' | 'fullName' | 'birthDate' | 'nationality' | 'address'>;
+
+/** What the request's schema cannot check: a real calendar date, not after `today`; real country codes. */
+function checkProfile(input: Pick<CustomerPatch, 'birthDate' | 'nationality' | 'region' | 'address'>, today: number): void {
+  const errors: FieldProblem[] = [];
+  if (input.birthDate !== undefined) {
+    const parsed = Date.parse(`${input.birthDate}T00:00:00Z`);
+    if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== input.birthDate) {
+      errors.push({ field: 'birthDate', message: 'not a calendar date' });
+    } else if (parsed > today) {
+      errors.push({ field: 'birthDate', message: 'must not be in the future' });
+    }
+  }
+  checkCountry(errors, 'nationality', input.nationality);
+  checkCountry(errors, 'region', input.region);
+  checkCountry(errors, 'address.country', input.address?.country);
+  if (errors.length > 0) throw invalidInput(errors);
+}
+
+function checkCountry(errors: FieldProblem[], field: string, code: string | undefined): void {
+  if (code !== undefined && !ISO_COUNTRIES.has(code)) errors.push({ field, message: `${code} is not an ISO 3166-1 alpha-2 country code` });
+}
 
 function optionalProfile(source: Profile): Profile {
   const out: { -readonly [K in keyof Profile]?: Profile[K] } = {};

@@ -375,6 +375,17 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
     const derived = provisioned.map((_, i) => derivedAccountId(ownerId, i));
     return stored.length === 0 ? derived : [...derived, ...stored].sort();
   }
+
+  /**
+   * The currencies the owner (a customer, or given an environment id the platform) has an
+   * account in: what a new currency is provisioned against. A decision reading them holds
+   * those accounts (`idsOwnedBy`).
+   */
+  currenciesOwnedBy(ownerId: string): Set<string> {
+    const currencies = new Set<string>();
+    for (const id of this.idsOwnedBy(ownerId)) currencies.add(this.summary(id)!.currency);
+    return currencies;
+  }
 }
 
 export interface InternalAccountView {

@@ -7,13 +7,13 @@
 // environment (whose UMA index it reads) and a quote that uses one holds the environment
 // too. They are bounded: expired lookups are kept LOOKUP_RETENTION_MS more (so a late
 // quote hears LOOKUP_EXPIRED rather than "unknown") and then pruned, deterministically, by
-// the entry time of the next lookup created; and an environment holds at most
+// the entry time of the environment's next lookup; and an environment holds at most
 // MAX_LOOKUPS_PER_ENV lookups, past which a new lookup is refused (the route answers 429).
 // The test addresses' behaviours (long pending, compliance failure) are carried on the
 // receiver for the quote code to act on.
 import { newId } from '../src/engine/ids.js';
 import type { Customer } from './customer.js';
-import { DomainError, invalidField, type FieldProblem } from './errors.js';
+import { DomainError, invalidField, rateLimited, type FieldProblem } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
 import { exchangeRate, pairRate } from './fx.js';
 import { defaultSupportedCurrency, SANDBOX_UMA_DOMAIN, type CounterpartyField, type PlatformEnv } from './platform.js';
@@ -136,10 +136,14 @@ export interface LookupInput {
  * A new lookup. Bounds and required payer data of each currency come from the
  * environment's configuration (`minAmount`, `maxAmount`, `requiredCounterpartyFields`: what
  * the platform requires of a counterparty paying in that currency), or the defaults for a
- * currency the platform does not configure. The caller checks MAX_LOOKUPS_PER_ENV first
- * (Lookups.heldAfterPrune).
+ * currency the platform does not configure. Refused (429, with when the oldest lookup makes
+ * room) when the environment would hold more than MAX_LOOKUPS_PER_ENV.
  */
-export function decideCreateLookup(env: PlatformEnv, input: LookupInput, at: number): LookupCreated {
+export function decideCreateLookup(env: PlatformEnv, input: LookupInput, lookups: Lookups, at: number): LookupCreated {
+  if (lookups.heldAfterPrune(env.id, at) >= MAX_LOOKUPS_PER_ENV) {
+    const freedAt = lookups.oldestPrunedAt(env.id) ?? at + LOOKUP_TTL_MS;
+    throw rateLimited(`this environment holds ${MAX_LOOKUPS_PER_ENV} receiver lookups`, Math.max(1, Math.ceil((freedAt - at) / 1000)));
+  }
   const supportedCurrencies = input.currencies.map((code): LookupCurrency => {
     const config = env.config.supportedCurrencies.find((s) => s.currencyCode === code) ?? defaultSupportedCurrency(code);
     return {
@@ -264,8 +268,9 @@ export function renderLookup(lookup: Lookup): LookupView {
 }
 
 /**
- * The lookups, in creation order (Map insertion order; an update keeps a record's place),
- * which is also expiry order: pruning takes from the front.
+ * The lookups, and each environment's in creation order (Set insertion order), which is also
+ * expiry order: pruning takes from the front. An environment's lookups are pruned by its own
+ * next lookup only, since they are its actor's records.
  */
 export class Lookups implements RecordKind<Lookup, LookupEvent> {
   readonly idPrefix = 'Lookup:';
@@ -274,13 +279,13 @@ export class Lookups implements RecordKind<Lookup, LookupEvent> {
     return lookup.envId;
   }
   readonly #lookups = new RecordMap<Lookup>();
-  readonly #heldByEnv = new Map<string, number>();
+  readonly #idsByEnv = new Map<string, Set<string>>();
   readonly records: ReadonlyMap<string, Lookup> = this.#lookups;
 
   readonly appliers: Appliers<LookupEvent> = {
     'lookup.created': (event, at) => {
       if (this.#lookups.has(event.lookup.id)) throw new Error(`lookup.created for ${event.lookup.id}, which exists`);
-      this.#prune(at);
+      this.#prune(event.lookup.envId, at);
       this.restore(event.lookup);
     },
     'lookup.used': (event) => {
@@ -292,18 +297,24 @@ export class Lookups implements RecordKind<Lookup, LookupEvent> {
 
   restore(lookup: Lookup): void {
     this.#lookups.set(lookup.id, lookup);
-    this.#heldByEnv.set(lookup.envId, (this.#heldByEnv.get(lookup.envId) ?? 0) + 1);
+    let ids = this.#idsByEnv.get(lookup.envId);
+    if (ids === undefined) {
+      ids = new Set();
+      this.#idsByEnv.set(lookup.envId, ids);
+    }
+    ids.add(lookup.id);
   }
 
-  /** Drops lookups expired more than LOOKUP_RETENTION_MS before `at`. */
-  #prune(at: number): void {
-    for (const lookup of this.#lookups.values()) {
-      if (lookup.expiresAt + LOOKUP_RETENTION_MS > at) break;
-      this.#lookups.delete(lookup.id);
-      const held = (this.#heldByEnv.get(lookup.envId) ?? 1) - 1;
-      if (held === 0) this.#heldByEnv.delete(lookup.envId);
-      else this.#heldByEnv.set(lookup.envId, held);
+  /** Drops the environment's lookups expired more than LOOKUP_RETENTION_MS before `at`. */
+  #prune(envId: string, at: number): void {
+    const ids = this.#idsByEnv.get(envId);
+    if (ids === undefined) return;
+    for (const id of ids) {
+      if (this.#lookups.get(id)!.expiresAt + LOOKUP_RETENTION_MS > at) break;
+      this.#lookups.delete(id);
+      ids.delete(id);
     }
+    if (ids.size === 0) this.#idsByEnv.delete(envId);
   }
 
   checkInvariants(): string[] {
@@ -314,8 +325,10 @@ export class Lookups implements RecordKind<Lookup, LookupEvent> {
       if (l.expiresAt !== l.createdAt + LOOKUP_TTL_MS) problems.push(`lookup ${l.id} expires ${l.expiresAt - l.createdAt} ms after creation`);
       if (l.supportedCurrencies.length === 0) problems.push(`lookup ${l.id} has no currency`);
     }
-    for (const [envId, n] of held) {
-      if (this.#heldByEnv.get(envId) !== n) problems.push(`environment ${envId} holds ${n} lookups but counts ${this.#heldByEnv.get(envId) ?? 0}`);
+    for (const envId of new Set([...held.keys(), ...this.#idsByEnv.keys()])) {
+      const n = held.get(envId) ?? 0;
+      const listed = this.#idsByEnv.get(envId)?.size ?? 0;
+      if (listed !== n) problems.push(`environment ${envId} holds ${n} lookups but lists ${listed}`);
       if (n > MAX_LOOKUPS_PER_ENV) problems.push(`environment ${envId} holds ${n} lookups, more than ${MAX_LOOKUPS_PER_ENV}`);
     }
     return problems;
@@ -332,17 +345,21 @@ export class Lookups implements RecordKind<Lookup, LookupEvent> {
    * what MAX_LOOKUPS_PER_ENV bounds. Visits only the lookups that pruning removes.
    */
   heldAfterPrune(envId: string, at: number): number {
-    let held = this.#heldByEnv.get(envId) ?? 0;
-    for (const lookup of this.#lookups.values()) {
-      if (lookup.expiresAt + LOOKUP_RETENTION_MS > at) break;
-      if (lookup.envId === envId) held--;
+    const ids = this.#idsByEnv.get(envId);
+    if (ids === undefined) return 0;
+    let held = ids.size;
+    for (const id of ids) {
+      if (this.#lookups.get(id)!.expiresAt + LOOKUP_RETENTION_MS > at) break;
+      held--;
     }
     return held;
   }
 
-  /** When the environment's oldest lookup is pruned (by the next lookup created after it). */
+  /** When the environment's oldest lookup is pruned (by the environment's next lookup created after it). */
   oldestPrunedAt(envId: string): number | undefined {
-    for (const lookup of this.#lookups.values()) if (lookup.envId === envId) return lookup.expiresAt + LOOKUP_RETENTION_MS;
+    const ids = this.#idsByEnv.get(envId);
+    if (ids === undefined) return undefined;
+    for (const id of ids) return this.#lookups.get(id)!.expiresAt + LOOKUP_RETENTION_MS;
     return undefined;
   }
 }

@@ -8,6 +8,7 @@
 // A verification is written once and never changes, so it needs no actor but its own id.
 import { newId } from '../src/engine/ids.js';
 import type { Customer } from './customer.js';
+import { invalidField } from './errors.js';
 import type { Environment } from './platform.js';
 import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 import { isoTime } from './iso-time.js';
@@ -88,10 +89,12 @@ function overall(statuses: readonly VerificationStatus[]): VerificationStatus {
 }
 
 /**
- * A new verification. `customer` (already checked to belong to the environment) brings
- * its own kycStatus when no business is submitted with it.
+ * A new verification, of a business or of a customer (or both). `customer` (already
+ * checked to belong to the environment) brings its own kycStatus when no business is
+ * submitted with it.
  */
 export function decideCreateVerification(envId: string, environment: Environment, input: VerificationInput, customer: Customer | undefined, at: number): VerificationEvent[] {
+  if (input.customerId === undefined && input.businessInfo === undefined) throw invalidField('businessInfo', 'businessInfo or customerId is required');
   const check = (value: string): CheckStatus => (environment === 'sandbox' ? sandboxCheck(value) : 'PENDING');
   const statuses: VerificationStatus[] = [];
   let verification: Verification = { id: newId('Verification', at), envId, verificationStatus: 'PENDING', createdAt: at, updatedAt: at };

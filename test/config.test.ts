@@ -215,6 +215,16 @@ describe('config', () => {
     }
   });
 
+  it("a PATCH holds the environment and the platform's accounts, whose currencies it reads", async () => {
+    const accounts = (await walk(svc, '/platform/internal-accounts', 100)).items.map((a: any) => a.id);
+    assert.ok(accounts.length >= DEFAULT_CURRENCIES.length);
+    const { umaDomain } = JSON.parse(await read(svc, '/config'));
+    const calls = await heldActors(svc, async () => {
+      assertStatus(await svc.request('PATCH', '/config', { body: { umaDomain } }), 200);
+    });
+    assert.deepEqual(calls.map((actors) => [...actors].sort()), [[`${svc.credentials.platformId}#sandbox`, ...accounts].sort()]);
+  });
+
   it('creating a platform holds the actors of both its new environments', async () => {
     let platformId = '';
     const calls = await heldActors(svc, async () => {

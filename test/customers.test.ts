@@ -385,14 +385,16 @@ describe('customers', () => {
   });
 
   describe('PATCH /customers/{customerId}', () => {
-    it("adding a currency holds the environment, whose configuration it reads and whose currencies it depends on", async () => {
+    it("adding a currency holds the environment, whose configuration it reads and whose currencies it depends on, and the customer's accounts, whose currencies it reads", async () => {
       await setCurrencies(svc, DEFAULT_CURRENCIES);
       const c = await createCustomer(svc, { currencies: ['USD'] });
+      const accounts = (await customerAccounts(svc, c.id)).map((a) => a.id);
+      assert.equal(accounts.length, 1);
       const calls = await heldActors(svc, async () => {
         const res = await svc.request('PATCH', `/customers/${c.id}`, { body: { customerType: 'INDIVIDUAL', currencies: ['USD', 'USDC'] } });
         assertStatus(res, 200);
       });
-      assert.deepEqual(calls.map((actors) => [...actors].sort()), [[envActor(svc), c.id].sort()]);
+      assert.deepEqual(calls.map((actors) => [...actors].sort()), [[envActor(svc), c.id, ...accounts].sort()]);
       assert.deepEqual((await customerAccounts(svc, c.id)).map((a) => a.balance.currency.code).sort(), ['USD', 'USDC']);
     });
 

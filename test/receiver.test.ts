@@ -24,6 +24,7 @@ import {
   assertStatus,
   createCustomer,
   envActor,
+  heldActors,
   ID_RE,
   ISO_TIME,
   supportedCurrency,
@@ -157,6 +158,18 @@ describe('decideUseLookup', () => {
     kind.appliers['lookup.created']({ type: 'lookup.created', lookup: last }, prunedAt);
     assert.equal(kind.inEnv(lookup.envId, lookup.id), undefined);
     assert.equal(kind.heldAfterPrune(lookup.envId, prunedAt), 2);
+    assert.deepEqual(kind.checkInvariants(), []);
+  });
+
+  it("Lookups: another environment's lookup prunes none of them (they are their environment actor's records)", () => {
+    const kind = new Lookups();
+    kind.appliers['lookup.created']({ type: 'lookup.created', lookup }, T0);
+    const prunedAt = lookup.expiresAt + LOOKUP_RETENTION_MS;
+    const elsewhere: Lookup = { ...lookup, id: 'Lookup:0190d0a0-0000-7000-8000-000000000007', envId: 'Platform:x#production', createdAt: prunedAt, expiresAt: prunedAt + LOOKUP_TTL_MS };
+    kind.appliers['lookup.created']({ type: 'lookup.created', lookup: elsewhere }, prunedAt);
+    assert.ok(kind.inEnv(lookup.envId, lookup.id), 'kept until its own environment makes a lookup');
+    assert.equal(kind.heldAfterPrune(lookup.envId, prunedAt), 0);
+    assert.equal(kind.heldAfterPrune(elsewhere.envId, prunedAt), 1);
     assert.deepEqual(kind.checkInvariants(), []);
   });
 });
@@ -305,6 +318,20 @@ describe('receiver lookup', () => {
     assert.equal(stored.senderUmaAddress, senderUmaAddress);
     assert.equal(stored.sendingCurrency, sender.currencies[0]);
     assert.equal(res.body.supportedCurrencies[0].estimatedExchangeRate, exchangeRate(sender.currencies[0], 'EUR'));
+  });
+
+  it("a lookup holds the environment, the sending customer and the receiver's owner: the customer at the address, or the external account's", async () => {
+    const sender = await createCustomer(svc);
+    const receiver = await createCustomer(svc, { umaAddress: `$${unique('payee.')}@${SANDBOX_DOMAIN}` });
+    const account = await svc.request('POST', '/customers/external-accounts', { body: usdAccount('123456789', { customerId: receiver.id }) });
+    assertStatus(account, 201);
+    const calls = await heldActors(svc, async () => {
+      assertStatus(await svc.request('GET', `${path(receiver.umaAddress)}?customerId=${sender.id}`), 200);
+      assertStatus(await svc.request('GET', `/receiver/external-account/${account.body.id}?customerId=${sender.id}`), 200);
+      assertStatus(await svc.request('GET', path(`$success.usd@${SANDBOX_DOMAIN}`)), 200);
+    });
+    const both = [envActor(svc), sender.id, receiver.id].sort();
+    assert.deepEqual(calls.map((actors) => [...actors].sort()), [both, both, [envActor(svc)]]);
   });
 
   it('each GET is a new lookup, valid for one quote within 5 minutes of ManualClock', async () => {

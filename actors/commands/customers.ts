@@ -1,6 +1,7 @@
 // Customer commands (SERVICE_SPEC part 4, CONTRACT.md): create, update, soft delete.
 // Creating and updating read the environment's configuration (which currencies it offers)
-// and its UMA index, so they hold the environment; deleting touches the customer only.
+// and its UMA index, so they hold the environment; updating also reads which currencies
+// the customer has accounts in, so it holds those accounts. Deleting touches the customer only.
 import {
   decideCreateCustomer,
   decideDeleteCustomer,
@@ -32,10 +33,10 @@ export const createCustomer: DomainCommand<{ envId: string; customer: CustomerIn
 
 export const updateCustomer: DomainCommand<{ envId: string; customerId: string; patch: CustomerPatch }, Customer> = {
   name: 'customer.update',
-  actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id],
+  actors: ({ envId, customerId }, world) => [envId, customerIn(world, envId, customerId).id, ...world.internalAccounts.idsOwnedBy(customerId)],
   decide: ({ envId, customerId, patch }, world, at) => {
     const customer = customerIn(world, envId, customerId);
-    const currencies = new Set(world.internalAccounts.idsOwnedBy(customerId).map((id) => world.internalAccounts.get(id)!.currency));
+    const currencies = world.internalAccounts.currenciesOwnedBy(customerId);
     const events = decideUpdateCustomer(world.envs.get(envId)!, customer, patch, currencies, world.customers, at);
     return { events, reply: () => world.customers.get(customerId)! };
   },

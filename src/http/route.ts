@@ -2,8 +2,7 @@
 // The same definition drives dispatch, validation and the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
 import type { Decide } from '../engine/engine.js';
-import type { Command } from '../engine/state-machine.js';
-import type { DomainEvent, World } from '../../actors/world.js';
+import type { DomainCommand, DomainEvent } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { Services } from '../services.js';
 import type { Validator } from './validation.js';
@@ -31,7 +30,7 @@ export interface RouteContext<B, Q> {
   /** Runs a decision on the engine; on idempotent routes the reply is remembered with it. */
   exec(actors: readonly string[], decide: Decide<DomainEvent, Reply>): Promise<Reply>;
   /** Runs a command from actors/ on the engine, its result rendered as the reply (on idempotent routes remembered with it). */
-  run<I, R>(command: Command<World, I, R, DomainEvent>, input: I, render: (result: R) => Reply): Promise<Reply>;
+  run<I, R>(command: DomainCommand<I, R>, input: I, render: (result: R) => Reply): Promise<Reply>;
 }
 
 export interface Route<B = unknown, Q = unknown> {

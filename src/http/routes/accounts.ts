@@ -1,8 +1,7 @@
 // Internal accounts (reads), external accounts (create, list) for customers and for the
 // platform, and sandbox funding.
 import { Type, type Static } from '@sinclair/typebox';
-import { decideCreateExternalAccount, renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
-import { assertActive } from '../../../actors/customer.js';
+import { renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
 import {
   INTERNAL_ACCOUNT_TYPES,
   MAX_FUND_AMOUNT,
@@ -13,15 +12,15 @@ import {
 import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
-import { decideSandboxFund } from '../../../actors/payment.js';
+import { createExternalAccount, fundSandboxAccount, internalAccountIn } from '../../../actors/commands/accounts.js';
+import { customerIn } from '../../../actors/commands/customers.js';
 import type { Services } from '../../services.js';
-import { invalidField, invalidInput, notFound } from '../../../actors/errors.js';
+import { invalidField, invalidInput } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { checkAccountInfo } from '../schemas/account-info.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { Obj, Str, StringEnum, validator } from '../validation.js';
-import { customerOf } from './customers.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
 /** Checked by checkAccountInfo, which names the variant's fields in its errors; published as AccountInfo. */
@@ -57,12 +56,6 @@ const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 
-function internalAccountOf(services: Services, env: PlatformEnv, id: string, field: string): InternalAccount {
-  const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw notFound(field, 'internal account', id);
-  return account;
-}
-
 interface InternalFilter {
   owner: 'any' | 'customers' | 'platform';
   customerId?: string;
@@ -72,7 +65,7 @@ interface InternalFilter {
 
 async function listInternal(services: Services, env: PlatformEnv, filter: InternalFilter, page: { limit?: number; cursor?: string }): Promise<Reply> {
   await services.engine.settled();
-  if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
+  if (filter.customerId !== undefined) customerIn(services.world, env.id, filter.customerId);
   const accounts = services.world.internalAccounts;
   const matches = (a: AccountSummary): boolean =>
     !(filter.owner === 'customers' && a.customerId === '') &&
@@ -93,45 +86,24 @@ function checkCurrency(code: string): void {
   if (!CURRENCIES.has(code)) throw invalidField('currency', `unknown currency code ${code}`);
 }
 
+const createdExternal = (account: ExternalAccount): Reply => ({ status: 201, body: renderExternalAccount(account) });
+const fundedAccount = (account: InternalAccount): Reply => ({ status: 200, body: renderInternalAccount(account) });
+
 function createExternal(
   ctx: RouteContext<unknown, unknown>,
   input: { currency: string; accountInfo: unknown; customerId?: string; platformAccountId?: string; defaultUmaDepositAccount?: boolean; cryptoNetwork?: string },
 ): Promise<Reply> {
-  const { services, env } = ctx;
+  const { env } = ctx;
   checkCurrency(input.currency);
   const info = checkAccountInfo(input.accountInfo);
   if (!info.ok) throw invalidInput(info.errors);
-  const customerId = input.customerId;
-  if (customerId !== undefined) customerOf(services, env, customerId);
-  // A customer's accounts change under the customer's mailbox; the platform's under its environment's.
-  return ctx.exec([customerId ?? env.id], (at) => {
-    let currentDefault: ExternalAccount | undefined;
-    if (customerId !== undefined) {
-      assertActive(customerOf(services, env, customerId));
-      currentDefault = services.world.externalAccounts.defaultDepositAccount(customerId);
-    }
-    const events = decideCreateExternalAccount(
-      env.id,
-      env.environment,
-      {
-        currency: input.currency,
-        accountInfo: info.value,
-        ...(customerId !== undefined ? { customerId } : {}),
-        ...(input.platformAccountId !== undefined ? { platformAccountId: input.platformAccountId } : {}),
-        ...(input.defaultUmaDepositAccount !== undefined ? { defaultUmaDepositAccount: input.defaultUmaDepositAccount } : {}),
-        ...(input.cryptoNetwork !== undefined ? { cryptoNetwork: input.cryptoNetwork } : {}),
-      },
-      currentDefault,
-      at,
-    );
-    const id = events[0]!.account.id;
-    return { events, reply: () => ({ status: 201, body: renderExternalAccount(services.world.externalAccounts.get(id)!) }) };
-  });
+  const account = { ...input, accountInfo: info.value };
+  return ctx.run(createExternalAccount, { envId: env.id, environment: env.environment, account }, createdExternal);
 }
 
 async function listExternal(services: Services, env: PlatformEnv, filter: { platformOnly: boolean; customerId?: string; currency?: string }, page: { limit?: number; cursor?: string }): Promise<Reply> {
   await services.engine.settled();
-  if (filter.customerId !== undefined) customerOf(services, env, filter.customerId);
+  if (filter.customerId !== undefined) customerIn(services.world, env.id, filter.customerId);
   const body = paginate(
     services.world.externalAccounts.idsIn(env.id, filter.customerId),
     page,
@@ -167,7 +139,7 @@ export const accountRoutes: Route[] = [
     handle: async ({ services, env, params }) => {
       const { id } = IdParam.parse(params);
       await services.engine.settled();
-      return { status: 200, body: renderInternalAccount(internalAccountOf(services, env, id, 'id')) };
+      return { status: 200, body: renderInternalAccount(internalAccountIn(services.world, env.id, id, 'id')) };
     },
   }),
   route<undefined, Static<typeof ListCustomerInternal>>({
@@ -243,16 +215,8 @@ export const accountRoutes: Route[] = [
     sandboxOnly: true,
     idempotent: true,
     handle: (ctx) => {
-      const { services, env, body } = ctx;
       const { accountId } = AccountIdParam.parse(ctx.params);
-      const owner = internalAccountOf(services, env, accountId, 'accountId').customerId;
-      // The transaction shows the owner's platformCustomerId: its customer is held too.
-      return ctx.exec(owner === '' ? [accountId] : [accountId, owner], (at) => {
-        const account = internalAccountOf(services, env, accountId, 'accountId');
-        const platformCustomerId = owner === '' ? '' : customerOf(services, env, owner).platformCustomerId;
-        const events = decideSandboxFund(account, platformCustomerId, body.amount, services.world, at);
-        return { events, reply: () => ({ status: 200, body: renderInternalAccount(services.world.internalAccounts.get(accountId)!) }) };
-      });
+      return ctx.run(fundSandboxAccount, { envId: ctx.env.id, accountId, amount: ctx.body.amount }, fundedAccount);
     },
   }),
 ];

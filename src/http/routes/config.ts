@@ -1,11 +1,10 @@
 // Platform configuration of the calling environment (SERVICE_SPEC part 4, CONTRACT.md).
 import { Type, type Static } from '@sinclair/typebox';
-import { patchedConfig, renderConfig } from '../../../actors/platform.js';
-import { provisionAccounts } from '../../../actors/internal-account.js';
-import { route, type Route } from '../route.js';
+import { renderConfig, type PlatformEnv } from '../../../actors/platform.js';
+import { updateConfig } from '../../../actors/commands/config.js';
+import { route, type Reply, type Route } from '../route.js';
 import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';
-import type { DomainEvent } from '../../../actors/world.js';
 
 const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
 
@@ -16,6 +15,8 @@ const PatchConfig = Obj({
   supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
   embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
 });
+
+const configReply = (current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current) });
 
 export const configRoutes: Route[] = [
   route({
@@ -46,18 +47,7 @@ export const configRoutes: Route[] = [
       if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') {
         await services.webhookTargets.check(env.environment, 'webhookEndpoint', body.webhookEndpoint);
       }
-      const reply = await ctx.exec([env.id], (at) => {
-        const current = services.world.envs.get(env.id)!;
-        const config = patchedConfig(current.config, body, at);
-        const events: DomainEvent[] = [{ type: 'config.updated', envId: env.id, config }];
-        // The platform's accounts are made only here and at platform creation, both under
-        // the environment actor; a currency is immutable once the account exists.
-        const held = new Set(services.world.internalAccounts.idsOwnedBy(env.id).map((id) => services.world.internalAccounts.get(id)!.currency));
-        const added = config.supportedCurrencies.map((c) => c.currencyCode).filter((code) => !held.has(code));
-        const accounts = provisionAccounts(env.id, '', added, at);
-        if (accounts.length > 0) events.push({ type: 'platform.accounts.created', accounts });
-        return { events, reply: () => ({ status: 200, body: renderConfig(services.world.envs.get(env.id)!) }) };
-      });
+      const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, configReply);
       // A new endpoint gets the events that waited for one.
       services.webhooks.kick(env.id);
       return reply;

@@ -1,26 +1,12 @@
 // Customers (SERVICE_SPEC part 4, CONTRACT.md): create, list, read, update, soft delete,
 // and POST /users, the older name for create.
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  CUSTOMER_TYPES,
-  KYC_STATUSES,
-  decideCreateCustomer,
-  decideDeleteCustomer,
-  decideUpdateCustomer,
-  openedCustomerId,
-  renderCustomer,
-  type Customer,
-  type CustomerInput,
-} from '../../../actors/customer.js';
-import type { PlatformEnv } from '../../../actors/platform.js';
-import { ISO_COUNTRIES } from '../../../actors/reference.js';
-import type { Services } from '../../services.js';
-import { invalidInput, notFound, type FieldProblem } from '../../../actors/errors.js';
+import { CUSTOMER_TYPES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
+import { createCustomer, customerIn, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
-import { isoTime } from '../../../actors/iso-time.js';
 
 const Profile = {
   email: Type.Optional(Email),
@@ -67,43 +53,11 @@ const ListCustomers = Obj({
 
 const CustomerIdParam = validator(Obj({ customerId: IdOf('Customer') }));
 
-/** Checks the schema cannot express: real calendar dates, real country codes. */
-function checkProfile(input: { birthDate?: string; nationality?: string; region?: string; address?: { country?: string } }, today: number): void {
-  const errors: FieldProblem[] = [];
-  if (input.birthDate !== undefined) {
-    const parsed = Date.parse(`${input.birthDate}T00:00:00Z`);
-    if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== input.birthDate) {
-      errors.push({ field: 'birthDate', message: 'not a calendar date' });
-    } else if (parsed > today) {
-      errors.push({ field: 'birthDate', message: 'must not be in the future' });
-    }
-  }
-  for (const [field, code] of [
-    ['nationality', input.nationality],
-    ['region', input.region],
-    ['address.country', input.address?.country],
-  ] as const) {
-    if (code !== undefined && !ISO_COUNTRIES.has(code)) errors.push({ field, message: `${code} is not an ISO 3166-1 alpha-2 country code` });
-  }
-  if (errors.length > 0) throw invalidInput(errors);
-}
+const created = (customer: Customer): Reply => ({ status: 201, body: renderCustomer(customer) });
+const current = (customer: Customer): Reply => ({ status: 200, body: renderCustomer(customer) });
 
-/** The customer `id` of this environment; a 404 names `field`, where the request gave the id. */
-export function customerOf(services: Services, env: PlatformEnv, id: string, field = 'customerId'): Customer {
-  const customer = services.world.customers.inEnv(env.id, id);
-  if (customer === undefined) throw notFound(field, 'customer', id);
-  return customer;
-}
-
-function createCustomer(ctx: RouteContext<unknown, unknown>, input: CustomerInput): Promise<Reply> {
-  const { services, env } = ctx;
-  checkProfile(input, services.engine.clock.now());
-  return ctx.exec([env.id], (at) => {
-    const current = services.world.envs.get(env.id)!;
-    const events = decideCreateCustomer(current, input, services.world.customers, at);
-    const id = openedCustomerId(events[0]!);
-    return { events, reply: () => ({ status: 201, body: renderCustomer(services.world.customers.get(id)!) }) };
-  });
+function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): Promise<Reply> {
+  return ctx.run(createCustomer, { envId: ctx.env.id, customer }, created);
 }
 
 export const customerRoutes: Route[] = [
@@ -116,7 +70,7 @@ export const customerRoutes: Route[] = [
     response: CustomerView,
     status: 201,
     idempotent: true,
-    handle: (ctx) => createCustomer(ctx, ctx.body),
+    handle: (ctx) => create(ctx, ctx.body),
   }),
   route<Static<typeof CreateUser>>({
     method: 'POST',
@@ -131,7 +85,7 @@ export const customerRoutes: Route[] = [
       const { userType, platformUserId, ...rest } = ctx.body;
       const input: CustomerInput = { ...rest, customerType: userType };
       if (platformUserId !== undefined) input.platformCustomerId = platformUserId;
-      return createCustomer(ctx, input);
+      return create(ctx, input);
     },
   }),
   route<undefined, Static<typeof ListCustomers>>({
@@ -171,7 +125,7 @@ export const customerRoutes: Route[] = [
     handle: async ({ services, env, params }) => {
       const { customerId } = CustomerIdParam.parse(params);
       await services.engine.settled();
-      return { status: 200, body: renderCustomer(customerOf(services, env, customerId)) };
+      return { status: 200, body: renderCustomer(customerIn(services.world, env.id, customerId)) };
     },
   }),
   route<Static<typeof UpdateCustomer>>({
@@ -183,18 +137,8 @@ export const customerRoutes: Route[] = [
     response: CustomerView,
     status: 200,
     handle: (ctx) => {
-      const { services, env, body } = ctx;
       const { customerId } = CustomerIdParam.parse(ctx.params);
-      customerOf(services, env, customerId);
-      checkProfile(body, services.engine.clock.now());
-      // The decision reads the environment's configuration (which currencies are offered)
-      // and its UMA index, so it holds the environment as well as the customer.
-      return ctx.exec([env.id, customerId], (at) => {
-        const customer = customerOf(services, env, customerId);
-        const held = new Set(services.world.internalAccounts.idsOwnedBy(customerId).map((id) => services.world.internalAccounts.get(id)!.currency));
-        const events = decideUpdateCustomer(services.world.envs.get(env.id)!, customer, body, held, services.world.customers, at);
-        return { events, reply: () => ({ status: 200, body: renderCustomer(services.world.customers.get(customerId)!) }) };
-      });
+      return ctx.run(updateCustomer, { envId: ctx.env.id, customerId, patch: ctx.body }, current);
     },
   }),
   route({
@@ -205,13 +149,8 @@ export const customerRoutes: Route[] = [
     response: CustomerView,
     status: 200,
     handle: (ctx) => {
-      const { services, env } = ctx;
       const { customerId } = CustomerIdParam.parse(ctx.params);
-      customerOf(services, env, customerId);
-      return ctx.exec([customerId], (at) => ({
-        events: decideDeleteCustomer(customerOf(services, env, customerId), at),
-        reply: () => ({ status: 200, body: renderCustomer(services.world.customers.get(customerId)!) }),
-      }));
+      return ctx.run(deleteCustomer, { envId: ctx.env.id, customerId }, current);
     },
   }),
 ];

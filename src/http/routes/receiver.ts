@@ -1,28 +1,14 @@
 // Receiver lookup (SERVICE_SPEC part 4; CONTRACT.md "Money"): GET /receiver/uma/{address},
 // its older spelling GET /receiver/{address}, and GET /receiver/external-account/{id}. Each
 // answer is a new durable Lookup (actors/lookup.ts) that a quote then uses, so the GET
-// decides under the environment actor, which owns the UMA index and the lookups.
+// runs a command (actors/commands/receiver.ts).
 import { Type, type Static } from '@sinclair/typebox';
-import type { Customer } from '../../../actors/customer.js';
-import {
-  decideCreateLookup,
-  externalAccountReceiver,
-  LOOKUP_TTL_MS,
-  MAX_LOOKUPS_PER_ENV,
-  renderLookup,
-  resolveUmaReceiver,
-  sendingCurrencyFor,
-  type LookupReceiver,
-  type LookupView,
-} from '../../../actors/lookup.js';
-import type { PlatformEnv } from '../../../actors/platform.js';
-import type { Services } from '../../services.js';
-import { notFound, rateLimited } from '../../../actors/errors.js';
+import { renderLookup, type Lookup, type LookupView } from '../../../actors/lookup.js';
+import { lookUpReceiver, type LookupTarget } from '../../../actors/commands/receiver.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyView, IdOf, UmaAddress } from '../schemas/resources.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
 import { List, Obj, Str, validator } from '../validation.js';
-import { customerOf } from './customers.js';
 
 const LookupQuery = Obj({
   customerId: Type.Optional(IdOf('Customer')),
@@ -53,51 +39,23 @@ const lookupProperties = {
 const UmaLookupView = Obj({ ...lookupProperties, receiverUmaAddress: UmaAddress });
 const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAccount') });
 
-/** The sending customer named by the query, if any: it must be a customer of this environment. */
-function senderOf(services: Services, env: PlatformEnv, query: LookupQueryValue): Customer | undefined {
-  return query.customerId === undefined ? undefined : customerOf(services, env, query.customerId);
-}
+const lookupReply = (lookup: Lookup): Reply => ({ status: 200, body: renderLookup(lookup) });
 
-/**
- * Records a lookup of the receiver `find` resolves (undefined: 404) under the environment
- * actor. Refuses with 429 when the environment holds MAX_LOOKUPS_PER_ENV lookups.
- */
-async function lookUp(
-  ctx: RouteContext<undefined, LookupQueryValue>,
-  field: string,
-  what: string,
-  find: () => { receiver: LookupReceiver; currencies: readonly string[] } | undefined,
-): Promise<Reply> {
-  const { services, env, query } = ctx;
-  await services.engine.settled();
-  senderOf(services, env, query);
-  return ctx.exec([env.id], (at) => {
-    const current = services.world.envs.get(env.id)!;
-    const found = find();
-    if (found === undefined) throw notFound(field, 'receiver', what);
-    const lookups = services.world.lookups;
-    if (lookups.heldAfterPrune(env.id, at) >= MAX_LOOKUPS_PER_ENV) {
-      const freedAt = lookups.oldestPrunedAt(env.id) ?? at + LOOKUP_TTL_MS;
-      throw rateLimited(`this environment holds ${MAX_LOOKUPS_PER_ENV} receiver lookups`, Math.max(1, Math.ceil((freedAt - at) / 1000)));
-    }
-    const event = decideCreateLookup(
-      current,
-      {
-        ...found,
-        sendingCurrency: sendingCurrencyFor(current, senderOf(services, env, query)),
-        ...(query.customerId !== undefined ? { senderCustomerId: query.customerId } : {}),
-        ...(query.senderUmaAddress !== undefined ? { senderUmaAddress: query.senderUmaAddress } : {}),
-      },
-      at,
-    );
-    const id = event.lookup.id;
-    return { events: [event], reply: () => ({ status: 200, body: renderLookup(services.world.lookups.inEnv(env.id, id)!) }) };
-  });
+/** Records a lookup of `target` for the sender the query names (actors/commands/receiver.ts). */
+function lookUp(ctx: RouteContext<undefined, LookupQueryValue>, target: LookupTarget): Promise<Reply> {
+  const { customerId, senderUmaAddress } = ctx.query;
+  const input = {
+    envId: ctx.env.id,
+    target,
+    ...(customerId !== undefined ? { senderCustomerId: customerId } : {}),
+    ...(senderUmaAddress !== undefined ? { senderUmaAddress } : {}),
+  };
+  return ctx.run(lookUpReceiver, input, lookupReply);
 }
 
 function umaLookup(ctx: RouteContext<undefined, LookupQueryValue>): Promise<Reply> {
   const { receiverUmaAddress } = UmaParam.parse(ctx.params);
-  return lookUp(ctx, 'receiverUmaAddress', receiverUmaAddress, () => resolveUmaReceiver(ctx.services.world.envs.get(ctx.env.id)!, receiverUmaAddress, ctx.services.world.customers));
+  return lookUp(ctx, { umaAddress: receiverUmaAddress });
 }
 
 const umaRoute = (path: string, summary: string) =>
@@ -126,13 +84,7 @@ export const receiverRoutes: Route[] = [
     query: validator(LookupQuery, { coerce: true }),
     response: AccountLookupView,
     status: 200,
-    handle: (ctx) => {
-      const { accountId } = AccountParam.parse(ctx.params);
-      return lookUp(ctx, 'accountId', accountId, () => {
-        const account = ctx.services.world.externalAccounts.get(accountId);
-        return account?.envId === ctx.env.id ? externalAccountReceiver(account) : undefined;
-      });
-    },
+    handle: (ctx) => lookUp(ctx, { accountId: AccountParam.parse(ctx.params).accountId }),
   }),
 ];
 

@@ -4,13 +4,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import { renderTransaction, TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from '../../../actors/transaction.js';
 import type { Services } from '../../services.js';
+import { customerIn } from '../../../actors/commands/customers.js';
 import { invalidField, notFound } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { Obj, Str, StringEnum, validator } from '../validation.js';
-import { customerOf } from './customers.js';
 
 const DateTime = Str({ maxLength: 64, description: 'ISO 8601 date-time, inclusive' });
 
@@ -43,7 +43,7 @@ async function listTransactions(services: Services, env: PlatformEnv, query: Lis
   const to = instant('endDate', query.endDate);
   if (from !== undefined && to !== undefined && from > to) throw invalidField('endDate', 'must not be before startDate');
   await services.engine.settled();
-  if (query.customerId !== undefined) customerOf(services, env, query.customerId);
+  if (query.customerId !== undefined) customerIn(services.world, env.id, query.customerId);
   const select = (id: string): Transaction | undefined => {
     const tx = services.world.transactions.get(id)!;
     if (query.platformCustomerId !== undefined && tx.platformCustomerId !== query.platformCustomerId) return undefined;

@@ -2,13 +2,13 @@
 // beneficial owners, or a customer's standing. Outcomes are decided at creation
 // (actors/verification.ts) and read back by id.
 import { Type, type Static } from '@sinclair/typebox';
-import { CHECK_STATUSES, decideCreateVerification, renderVerification, VERIFICATION_STATUSES, type VerificationView as VerificationViewType } from '../../../actors/verification.js';
+import { CHECK_STATUSES, renderVerification, VERIFICATION_STATUSES, type Verification, type VerificationView as VerificationViewType } from '../../../actors/verification.js';
+import { createVerification } from '../../../actors/commands/verifications.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
-import { invalidField, notFound } from '../../../actors/errors.js';
-import { route, type Route } from '../route.js';
+import { notFound } from '../../../actors/errors.js';
+import { route, type Reply, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
-import { customerOf } from './customers.js';
 
 const Field = (options: { maxLength?: number; description?: string } = {}) => Str({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
 
@@ -47,6 +47,8 @@ const VerificationView = Obj({
 });
 const VerificationIdParam = validator(Obj({ id: IdOf('Verification') }));
 
+const createdVerification = (verification: Verification): Reply => ({ status: 201, body: renderVerification(verification) });
+
 export const verificationRoutes: Route[] = [
   route<Static<typeof CreateVerification>>({
     method: 'POST',
@@ -57,19 +59,7 @@ export const verificationRoutes: Route[] = [
     response: VerificationView,
     status: 201,
     idempotent: true,
-    handle: (ctx) => {
-      const { services, env, body } = ctx;
-      if (body.customerId === undefined && body.businessInfo === undefined) {
-        throw invalidField('businessInfo', 'businessInfo or customerId is required');
-      }
-      const actors = body.customerId === undefined ? [] : [body.customerId];
-      return ctx.exec(actors, (at) => {
-        const customer = body.customerId === undefined ? undefined : customerOf(services, env, body.customerId);
-        const events = decideCreateVerification(env.id, env.environment, body, customer, at);
-        const id = events[0]!.verification.id;
-        return { events, reply: () => ({ status: 201, body: renderVerification(services.world.verifications.inEnv(env.id, id)!) }) };
-      });
-    },
+    handle: (ctx) => ctx.run(createVerification, { envId: ctx.env.id, environment: ctx.env.environment, verification: ctx.body }, createdVerification),
   }),
   route({
     method: 'GET',

@@ -2,10 +2,11 @@
 // with every payment change, their delivery status and attempts; redelivery, and a signed
 // TEST event. Delivery itself is src/webhooks/delivery.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { decideRequeue, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
-import { invalidField, notFound } from '../../../actors/errors.js';
+import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
+import { redeliverWebhookEvent, webhookEventIn } from '../../../actors/commands/webhooks.js';
+import { invalidField } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
-import { route, type Route } from '../route.js';
+import { route, type Reply, type Route } from '../route.js';
 import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
@@ -55,6 +56,8 @@ function renderEvent(event: WebhookEvent): WebhookEventListed {
   return listed;
 }
 
+const eventReply = (event: WebhookEvent): Reply => ({ status: 200, body: renderEvent(event) });
+
 export const webhookRoutes: Route[] = [
   route<undefined, ListQuery>({
     method: 'GET',
@@ -91,9 +94,7 @@ export const webhookRoutes: Route[] = [
     handle: async ({ services, env, params }) => {
       const { id } = EventIdParam.parse(params);
       await services.engine.settled();
-      const event = services.world.webhookEvents.get(id);
-      if (event === undefined || event.envId !== env.id) throw notFound('id', 'webhook event', id);
-      return { status: 200, body: renderEvent(event) };
+      return { status: 200, body: renderEvent(webhookEventIn(services.world, env.id, id)) };
     },
   }),
   route({
@@ -103,15 +104,7 @@ export const webhookRoutes: Route[] = [
     tag: 'Webhooks',
     response: WebhookEventView,
     status: 200,
-    handle: async (ctx) => {
-      const { services, env, params } = ctx;
-      const { id } = EventIdParam.parse(params);
-      return ctx.exec([id], () => {
-        const event = services.world.webhookEvents.get(id);
-        if (event === undefined || event.envId !== env.id) throw notFound('id', 'webhook event', id);
-        return { events: decideRequeue(event), reply: () => ({ status: 200, body: renderEvent(services.world.webhookEvents.get(id)!) }) };
-      });
-    },
+    handle: (ctx) => ctx.run(redeliverWebhookEvent, { envId: ctx.env.id, eventId: EventIdParam.parse(ctx.params).id }, eventReply),
   }),
   route<Static<typeof TestBody>>({
     method: 'POST',

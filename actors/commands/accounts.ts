@@ -1,0 +1,61 @@
+// Account commands (SERVICE_SPEC parts 2, 4, 8; CONTRACT.md): an external account for a
+// customer or the platform, and sandbox funding of an internal account.
+import { assertActive } from '../customer.js';
+import { notFound } from '../errors.js';
+import { decideCreateExternalAccount, type ExternalAccount, type ExternalAccountInput } from '../external-account.js';
+import type { InternalAccount } from '../internal-account.js';
+import { decideSandboxFund } from '../payment.js';
+import type { Environment } from '../platform.js';
+import type { DomainCommand, World } from '../world.js';
+import { customerIn } from './customers.js';
+
+/** The internal account `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
+export function internalAccountIn(world: World, envId: string, id: string, field: string): InternalAccount {
+  const account = world.internalAccounts.inEnv(envId, id);
+  if (account === undefined) throw notFound(field, 'internal account', id);
+  return account;
+}
+
+export interface CreateExternalAccountInput {
+  envId: string;
+  /** The environment's kind (fixed at its creation): the sandbox simulates beneficiary checks. */
+  environment: Environment;
+  account: ExternalAccountInput;
+}
+
+/**
+ * A customer's external accounts change under the customer's mailbox (at most one is its
+ * default UMA deposit account), the platform's under its environment's.
+ */
+export const createExternalAccount: DomainCommand<CreateExternalAccountInput, ExternalAccount> = {
+  name: 'externalAccount.create',
+  actors: ({ envId, account }, world) => [account.customerId === undefined ? envId : customerIn(world, envId, account.customerId).id],
+  decide: ({ envId, environment, account }, world, at) => {
+    const { customerId } = account;
+    let currentDefault: ExternalAccount | undefined;
+    if (customerId !== undefined) {
+      assertActive(customerIn(world, envId, customerId));
+      currentDefault = world.externalAccounts.defaultDepositAccount(customerId);
+    }
+    const events = decideCreateExternalAccount(envId, environment, account, currentDefault, at);
+    const id = events[0]!.account.id;
+    return { events, reply: () => world.externalAccounts.get(id)! };
+  },
+};
+
+/**
+ * Simulated funding (sandbox only). The transaction shows the owner's platformCustomerId,
+ * so a customer's account is funded holding its customer too.
+ */
+export const fundSandboxAccount: DomainCommand<{ envId: string; accountId: string; amount: number }, InternalAccount> = {
+  name: 'internalAccount.sandbox-fund',
+  actors: ({ envId, accountId }, world) => {
+    const owner = internalAccountIn(world, envId, accountId, 'accountId').customerId;
+    return owner === '' ? [accountId] : [accountId, owner];
+  },
+  decide: ({ envId, accountId, amount }, world, at) => {
+    const account = internalAccountIn(world, envId, accountId, 'accountId');
+    const platformCustomerId = account.customerId === '' ? '' : customerIn(world, envId, account.customerId).platformCustomerId;
+    return { events: decideSandboxFund(account, platformCustomerId, amount, world, at), reply: () => world.internalAccounts.get(accountId)! };
+  },
+};
