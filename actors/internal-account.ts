@@ -8,11 +8,9 @@
 // (the ledger totals, actors/ledger.ts), always sum to inflow minus outflow.
 import { newId } from '../src/engine/ids.js';
 import { derivedAccountBase, derivedAccountId, derivedAccountIdAt, derivedFrom, isDerivedId } from './derived-ids.js';
-import type { Customer, CustomerEvent, Customers } from './customer.js';
 import { isAmount, type Ledger } from './ledger.js';
 import { currencyObject, isCrypto, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type IdWalk, type RecordKind, type RecordLookup, type SortedIds } from './registry.js';
-import type { PaymentRecorded } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -116,8 +114,34 @@ function emptyAccount(id: string, envId: string, customerId: string, currency: s
   return account;
 }
 
+/**
+ * What the accounts read of a customer: the currencies provisioned with it, from which its
+ * first accounts are derived (customer.ts has the whole record).
+ */
+export interface AccountOwner {
+  readonly id: string;
+  readonly envId: string;
+  readonly createdAt: number;
+  readonly provisioned?: readonly string[];
+}
+
+/** The customers, as the accounts read them (Customers in customer.ts). */
+export interface AccountOwners {
+  get(id: string): AccountOwner | undefined;
+  /** The environment's customer ids, ascending. */
+  idsIn(envId: string): readonly string[];
+}
+
+/** The events the accounts apply, as far as they read them (their makers write more). */
+type AccountsEvent =
+  | InternalAccountEvent
+  | { type: 'customer.created'; accounts: readonly InternalAccount[] }
+  | { type: 'customer.opened' }
+  | { type: 'customer.updated'; accounts: readonly InternalAccount[] }
+  | { type: 'payment.recorded'; postings: readonly Posting[] };
+
 /** The account `derivedAccountId(customer.id, index)` is before its first movement. */
-function derivedAccount(customer: Customer, index: number, currency: string): InternalAccount {
+function derivedAccount(customer: AccountOwner, index: number, currency: string): InternalAccount {
   return emptyAccount(derivedAccountId(customer.id, index), customer.envId, customer.id, currency, customer.createdAt);
 }
 
@@ -183,7 +207,7 @@ function assertBalance(account: InternalAccount, balance: number, inflow: number
  * customer record (derivedAccountId) and stored only once money moves through them; they
  * are in no index here: reads and listings expand each customer's provisioned currencies.
  */
-export class InternalAccounts implements RecordKind<InternalAccount, InternalAccountEvent | CustomerEvent | PaymentRecorded> {
+export class InternalAccounts implements RecordKind<InternalAccount, AccountsEvent> {
   readonly idPrefix = 'InternalAccount:';
   readonly #accounts = new RecordMap<InternalAccount>();
   readonly #byEnv = new Map<string, SortedIds>();
@@ -201,10 +225,10 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   /** The ledger totals the invariant adds to the balances; the customers whose provisioned accounts are derived. */
   constructor(
     private readonly ledger: Ledger,
-    private readonly customers: Customers,
+    private readonly customers: AccountOwners,
   ) {}
 
-  readonly appliers: Appliers<InternalAccountEvent | CustomerEvent | PaymentRecorded> = {
+  readonly appliers: Appliers<AccountsEvent> = {
     'account.funded': (event, at) => {
       const account = this.get(event.accountId);
       if (account === undefined) throw new Error(`no account ${event.accountId}`);
@@ -318,7 +342,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, InternalAcc
   }
 
   /** The customer and provisioned currency a derived account id stands for, if it does. */
-  #provisioning(id: string): { customer: Customer; index: number; currency: string } | undefined {
+  #provisioning(id: string): { customer: AccountOwner; index: number; currency: string } | undefined {
     const derived = derivedFrom(id);
     if (derived === undefined) return undefined;
     const { index } = derived;

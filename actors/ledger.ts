@@ -22,7 +22,6 @@
 // and the apply; entries of other actors come wholly before it or after it.
 import { invalidField } from './errors.js';
 import { RecordMap, type Appliers, type RecordKind } from './registry.js';
-import type { PaymentRecorded } from './transaction.js';
 
 /**
  * What an environment has taken in, per currency: the ledger's inflow, every account's
@@ -91,7 +90,10 @@ export function ledgerId(envId: string, currency: string): string {
   return `Ledger:${envId}/${currency}`;
 }
 
-export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
+/** A payment's entry, as far as the totals read it. */
+type LedgerEvent = { type: 'payment.recorded'; ledger: readonly LedgerDelta[] };
+
+export class Ledger implements RecordKind<LedgerTotals, LedgerEvent> {
   readonly idPrefix = 'Ledger:';
   /**
    * Any decision adds to an environment's totals without holding the environment: each
@@ -104,7 +106,7 @@ export class Ledger implements RecordKind<LedgerTotals, PaymentRecorded> {
   readonly #totals = new RecordMap<LedgerTotals>();
   readonly records: ReadonlyMap<string, LedgerTotals> = this.#totals;
 
-  readonly appliers: Appliers<PaymentRecorded> = {
+  readonly appliers: Appliers<LedgerEvent> = {
     'payment.recorded': (event) => {
       for (const delta of event.ledger) {
         const id = ledgerId(delta.envId, delta.currency);

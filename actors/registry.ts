@@ -11,8 +11,18 @@
 import { ActorNotHeldError, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
-/** How each event type in `E` changes one kind's records. */
+/**
+ * How each event type in `E` changes one kind's records. A kind declares the events it
+ * applies as the shapes it reads (often fewer fields than the producer writes), so a kind
+ * need not import the module that makes the event; `register` checks that every event of
+ * the state machine with such a type fits the shape.
+ */
 export type Appliers<E extends DomainEvent> = { readonly [T in E['type']]: (event: Extract<E, { type: T }>, at: number) => void };
+
+/** The event types of `K` some event of `E` with that type does not fit (never: all fit). */
+type Unfitting<E extends DomainEvent, K extends DomainEvent> = {
+  [T in K['type']]: [Extract<E, { type: T }>] extends [Extract<K, { type: T }>] ? never : T;
+}[K['type']];
 
 /** What invariant checks may ask about other kinds' records. */
 export interface RecordLookup {
@@ -125,7 +135,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly #held = new HeldActors();
 
   /** Registers kinds; called once, from the subclass's constructor. */
-  protected register<R, KE extends E>(kind: RecordKind<R, KE>): void {
+  protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
     if (this.#byPrefix.has(kind.idPrefix)) throw new Error(`two record kinds use the id prefix ${kind.idPrefix}`);
     // A plain Map would change records behind the snapshots' back.
     if (!(kind.records instanceof RecordMap)) throw new Error(`the records of kind ${kind.idPrefix} are not a RecordMap`);

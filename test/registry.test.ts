@@ -66,6 +66,43 @@ class NoteBook extends Registry<NoteEvent, never> {
   }
 }
 
+/** Reads a written note's id only. */
+class NoteIds implements RecordKind<never, { type: 'note.written'; note: { id: string } }> {
+  readonly idPrefix = 'NoteId:';
+  readonly records: ReadonlyMap<string, never> = new RecordMap<never>();
+  readonly ids: string[] = [];
+  readonly appliers: Appliers<{ type: 'note.written'; note: { id: string } }> = { 'note.written': (event) => void this.ids.push(event.note.id) };
+  restore(): void {}
+  checkInvariants(): string[] {
+    return [];
+  }
+}
+
+/** Reads pings as if `count` were text: no ping of NoteEvent fits, so it cannot be registered. */
+class TextPings implements RecordKind<never, { type: 'ping'; count: string }> {
+  readonly idPrefix = 'TextPing:';
+  readonly records: ReadonlyMap<string, never> = new RecordMap<never>();
+  readonly appliers: Appliers<{ type: 'ping'; count: string }> = { ping: () => undefined };
+  restore(): void {}
+  checkInvariants(): string[] {
+    return [];
+  }
+}
+
+/** A kind declares the shape it reads: fewer fields than the event has fit; other types do not compile. */
+export class CheckedNoteBook extends Registry<NoteEvent, never> {
+  constructor() {
+    super();
+    // Reads only the id of a written note: fits.
+    this.register(new NoteIds());
+    // @ts-expect-error a ping's count is a number, not text
+    this.register(new TextPings());
+  }
+  onTimer(): NoteEvent[] {
+    return [];
+  }
+}
+
 /** A World holding one sandbox environment (token id `tok`), created now. */
 function worldWithSandbox(): { world: World; env: ReturnType<typeof newPlatformEnv>; at: number } {
   const world = new World();
