@@ -12,6 +12,7 @@ import { DomainError } from './errors.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
+import type { PlatformEnv } from './platform.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
 import { unquotedAmounts, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
@@ -51,18 +52,18 @@ export function approvalAnswer(statusCode: number): ApprovalAnswer {
 }
 
 /**
- * Records the incoming payment PENDING with its approval webhook; with `approveNow` (no
- * endpoint to ask) it is approved in the same entry. Its amount counts in the
- * environment's intake from now on (reserved while it awaits approval, see Intake), so it
- * is checked here, and approving it later, however much money arrived meanwhile, cannot
- * pass the bound: money that would have is refused instead.
+ * Records the incoming payment PENDING with its approval webhook; when the environment
+ * has no webhook endpoint there is nobody to ask, and it is approved in the same entry.
+ * Its amount counts in the environment's intake from now on (reserved while it awaits
+ * approval, see Intake), so it is checked here, and approving it later, however much
+ * money arrived meanwhile, cannot pass the bound: money that would have is refused instead.
  */
 export function decideReceive(
   input: IncomingInput,
+  env: PlatformEnv,
   account: InternalAccount,
   customer: Customer,
   deposit: ExternalAccount | undefined,
-  approveNow: boolean,
   intake: Intake,
   at: number,
 ): PaymentRecorded[] {
@@ -85,14 +86,20 @@ export function decideReceive(
     updatedAt: at,
   };
   const created: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, true)] };
+  const approveNow = env.config.webhookEndpoint === '';
   return approveNow ? [created, ...decideSettleIncoming(tx, account, { kind: 'APPROVE' }, at)] : [created];
 }
 
-/** Approves, rejects or fails a PENDING incoming payment; anything else is 409 TRANSACTION_NOT_PENDING. */
-export function decideSettleIncoming(tx: Transaction, account: InternalAccount, outcome: IncomingOutcome, at: number): PaymentRecorded[] {
+/**
+ * Approves, rejects or fails a PENDING incoming payment; anything else is 409
+ * TRANSACTION_NOT_PENDING. `account` is the internal account of the transaction (undefined
+ * when its accountId names none, which only a transaction of another kind does).
+ */
+export function decideSettleIncoming(tx: Transaction, account: InternalAccount | undefined, outcome: IncomingOutcome, at: number): PaymentRecorded[] {
   if (tx.type !== 'INCOMING' || tx.status !== 'PENDING') {
     throw new DomainError('TRANSACTION_NOT_PENDING', `transaction ${tx.id} is not a pending incoming payment (it is ${tx.type} ${tx.status})`);
   }
+  if (account === undefined) throw new Error(`incoming payment ${tx.id} names ${tx.accountId}, which is no internal account`);
   switch (outcome.kind) {
     case 'APPROVE': {
       const done = withStatus(tx, 'COMPLETED', at);

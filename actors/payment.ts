@@ -20,6 +20,7 @@
 // past Number.MAX_SAFE_INTEGER (assertIntakeRoom, actors/ledger.ts); the others only move
 // what the intake counts already, so no balance or total can pass it.
 import { newId } from '../src/engine/ids.js';
+import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
@@ -48,6 +49,21 @@ export interface ExecuteDecision {
   events: PaymentRecorded[];
   /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
   timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
+}
+
+/**
+ * The actors a decision on a transaction's internal account holds: the account, and its
+ * customer when it has one, whose record a provisioned account is read from until money
+ * first moves through it.
+ */
+export function accountActors(tx: Transaction): string[] {
+  return tx.customerId === '' ? [tx.accountId] : [tx.accountId, tx.customerId];
+}
+
+/** A decision's events as its log entry has them: its steps, then its outcome timer if it has one. */
+export function executionEvents(decision: ExecuteDecision, at: number): Array<PaymentRecorded | EngineEvent<PaymentTimer>> {
+  const t = decision.timer;
+  return t === undefined ? decision.events : [...decision.events, setTimer(t.due, t.actorIds, t.message, at, t.key)];
 }
 
 /**

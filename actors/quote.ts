@@ -6,6 +6,7 @@
 // do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
 // the quote id expires it, and executing cancels that timer.
 import { newId } from '../src/engine/ids.js';
+import { cancelTimer, setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { assertActive, type Customer } from './customer.js';
 import { DomainError, invalidField } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
@@ -15,7 +16,7 @@ import type { SandboxReceiverBehaviour } from './lookup.js';
 import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { QuoteEvent, PaymentRecorded } from './transaction.js';
+import type { QuoteEvent, PaymentRecorded, PaymentTimer } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
 export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
@@ -288,6 +289,16 @@ function counterpartyOf(payee: Payee): Record<string, string> | undefined {
     if (payee.customer.nationality !== undefined) info.NATIONALITY = payee.customer.nationality;
   }
   return Object.keys(info).length > 0 ? info : undefined;
+}
+
+/** The timer that expires a new quote at its expiresAt: keyed by the quote id, delivered to the quote's owner. */
+export function expiryTimer(quote: Quote, at: number): EngineEvent<PaymentTimer> {
+  return setTimer<PaymentTimer>(quote.expiresAt, [quote.ownerId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id);
+}
+
+/** Cancels the expiry timer of a quote that executes (or whose money arrives). */
+export function cancelExpiry(quote: Quote): EngineEvent<PaymentTimer> {
+  return cancelTimer(quote.id);
 }
 
 /** The expiry timer's decision: a quote still PENDING becomes EXPIRED; anything else stays. */

@@ -121,7 +121,7 @@ describe('direct pull from a US bank account', () => {
     const held = await heldActors(svc, async () => {
       quote = await createQuote(svc, quoteBody(bank.id, usd.id, 100));
     });
-    assert.deepEqual(held, [[customer.id]]);
+    assert.deepEqual(held, [[customer.id, usd.id]]);
     clock.advance(5 * 60_000);
     await until(svc, () => svc.service.services.world.quotes.get(quote.id)?.status === 'EXPIRED');
     assertError(await svc.request('POST', `/quotes/${quote.id}/execute`), 400, 'QUOTE_EXPIRED');

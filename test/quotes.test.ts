@@ -210,7 +210,7 @@ describe('quotes between internal accounts', () => {
     const created = await heldActors(svc, async () => {
       quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100));
     });
-    assert.deepEqual(created.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id].sort()]);
+    assert.deepEqual(created.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id, bob.usd.id].sort()]);
     const executed = await heldActors(svc, () => execute(svc, quote.id));
     assert.deepEqual(executed.map((a) => [...a].sort()), [[alice.usd.id, alice.customer.id, bob.customer.id, bob.usd.id].sort()]);
     const immediate = await heldActors(svc, () => createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true })));
