@@ -5,8 +5,9 @@
 //
 // One record per wallet (`Wallet:<the account's uuid>`), replaced whole on every change:
 // it is small and bounded (below), and a change is one `wallet.changed` event carrying the
-// new record, so replay is a plain put. Cryptography happens in src/ (routes): what reaches
-// these decisions are its results (hashes, public keys, sealed bytes, verified outcomes).
+// new record, so replay is a plain put. The decisions are commands (actors/commands/wallet-*.ts);
+// cryptography and the production verifiers happen in src/ behind their WalletPorts: what
+// reaches the decisions are results (hashes, public keys, sealed bytes, verified outcomes).
 //
 // Bounds: one credential of each type (3); MAX_ACTIVE_SESSIONS live sessions; the last
 // MAX_ENDED_SESSIONS ended sessions kept (public key only) so a stamp of a revoked or
@@ -29,6 +30,16 @@ export const MAX_ENDED_REQUESTS = 32;
 export const SIGNED_REQUEST_WINDOW_MS = 5 * 60_000;
 /** At most one challenge per credential in this long (CONTRACT.md). */
 export const CHALLENGE_INTERVAL_MS = 30_000;
+/** Wrong codes a code survives before it is spent (CONTRACT.md "Embedded-wallet cryptography"). */
+export const OTP_TRIES = 5;
+
+// What sandbox accepts in place of each proof (SERVICE_SPEC 5.8), here and nowhere else;
+// production accepts none of them. Sandbox takes real stamps as well.
+export const SANDBOX_OTP = '000000';
+export const SANDBOX_OIDC_TOKEN = 'sandbox-valid-oidc-token';
+export const SANDBOX_PASSKEY_SIGNATURE = 'sandbox-valid-passkey-signature';
+/** Wherever a Service-Wallet-Signature is asked for; it names no session. */
+export const SANDBOX_SIGNATURE = 'sandbox-valid-signature';
 
 export interface OtpState {
   /** Hash of the code; the code itself is never stored. */
@@ -135,13 +146,8 @@ export function walletIdOf(accountId: string): string {
   return `Wallet:${accountId.slice(ACCOUNT_PREFIX.length)}`;
 }
 
-/** The wallet of an EMBEDDED_WALLET account, or a fresh empty one; other accounts take no credentials. */
+/** The wallet of an EMBEDDED_WALLET account (see `walletAccountIn`), or a fresh empty one. */
 export function walletOf(existing: Wallet | undefined, account: InternalAccount, at: number): Wallet {
-  if (account.type !== 'EMBEDDED_WALLET') {
-    throw new DomainError('INVALID_INPUT', `${account.id} is an ${account.type} account; only EMBEDDED_WALLET accounts take credentials`, [
-      { field: 'accountId', message: 'must be an EMBEDDED_WALLET internal account' },
-    ]);
-  }
   return existing ?? { id: walletIdOf(account.id), accountId: account.id, envId: account.envId, credentials: [], sessions: [], ended: [], requests: [], expiredRequests: [], createdAt: at, updatedAt: at };
 }
 

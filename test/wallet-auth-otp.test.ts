@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { OTP_TRIES, OtpHasher, newOtp, otpMatches } from '../src/wallet/otp.js';
+import { OtpHasher, newOtp, otpMatches } from '../src/wallet/otp.js';
+import { OTP_TRIES } from '../actors/wallet.js';
 
 const hasher = new OtpHasher(new MasterKey(randomBytes(32)));
 

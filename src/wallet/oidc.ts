@@ -5,6 +5,7 @@
 // less than 60 seconds before the request, so a fresh token is needed on every call.
 // Sandbox only parses the token (`parseSandboxOidc`).
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { OidcIdentity } from '../../actors/commands/wallet.js';
 import type { OidcIssuerConfig } from '../../actors/platform.js';
 import { WalletAuthError } from './errors.js';
 
@@ -104,18 +105,12 @@ export class OidcVerifier {
   }
 }
 
-export interface SandboxOidcClaims {
-  issuer: string;
-  subject?: string;
-  email?: string;
-}
-
 /**
  * Sandbox `POST /auth/credentials` with OAUTH: the token must be a structurally valid JWT
  * (three base64url parts, JSON header with `alg`, JSON claims) whose `iss` is one of
  * `knownIssuers` (the configured ones) or a well-known issuer. The signature is not checked.
  */
-export function parseSandboxOidc(token: string, knownIssuers: readonly string[]): SandboxOidcClaims {
+export function parseSandboxOidc(token: string, knownIssuers: readonly string[]): OidcIdentity {
   const claims = decodeClaims(token);
   if (typeof claims.iss !== 'string' || !(knownIssuers.includes(claims.iss) || WELL_KNOWN_ISSUERS.includes(claims.iss))) {
     throw refused(`issuer ${JSON.stringify(claims.iss ?? null)} is not recognised`);

@@ -10,9 +10,6 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { MasterKey } from '../crypto/master-key.js';
 import { OTP_LENGTH } from '../../actors/platform.js';
 
-/** Wrong codes a code survives before it is spent (CONTRACT.md "Embedded-wallet cryptography"). */
-export const OTP_TRIES = 5;
-
 const HASH_PURPOSE = 'wallet-otp-hash/v1';
 const HASH_HEX = /^[0-9a-f]{64}$/;
 

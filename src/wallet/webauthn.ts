@@ -8,6 +8,7 @@
 // Binary fields arrive as base64url (SERVICE_SPEC part 5.7); standard base64 is accepted
 // too, since browsers' ArrayBuffer-to-string helpers often produce it.
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
+import type { PasskeyAssertion, PasskeyAttestation } from '../../actors/commands/wallet.js';
 import type { WebauthnConfig } from '../../actors/platform.js';
 import { WalletAuthError } from './errors.js';
 
@@ -17,13 +18,6 @@ const TRANSPORTS: readonly PasskeyTransport[] = ['ble', 'cable', 'hybrid', 'inte
 
 /** The relying party a ceremony must have been made for. */
 export type RelyingParty = Pick<WebauthnConfig, 'rpId' | 'origins'>;
-
-export interface PasskeyAttestation {
-  credentialId: string;
-  clientDataJson: string;
-  attestationObject: string;
-  transports?: readonly string[];
-}
 
 export interface RegisteredPasskey {
   /** base64url */
@@ -66,14 +60,6 @@ export async function verifyPasskeyRegistration(input: {
   // The id the client names must be the one the authenticator put in its signed data.
   if (credential.id !== credentialId) throw new WalletAuthError('Invalid passkey registration', 'credentialId differs from the attested credential id');
   return { credentialId, publicKey: Buffer.from(credential.publicKey).toString('base64url'), counter: credential.counter, transports };
-}
-
-export interface PasskeyAssertion {
-  credentialId: string;
-  clientDataJson: string;
-  authenticatorData: string;
-  signature: string;
-  userHandle?: string;
 }
 
 export interface StoredPasskey {

@@ -1,64 +1,22 @@
 // Embedded-wallet credentials and sessions (SERVICE_SPEC part 4 "Credentials and sessions",
-// part 5; CONTRACT.md "Embedded-wallet API") and the wallet export. Every decision holds
-// the wallet's internal account (and, to create a credential, its customer); cryptography
-// runs here and its results go into the wallet's events (actors/wallet.ts).
-//
-// Sandbox checks the magic values of SERVICE_SPEC 5.8 and accepts real stamps and seals
-// real keys as well. Production verifies for real (src/wallet/): OTP codes mailed by
-// an effect and kept as keyed hashes, OIDC tokens against the environment's issuers,
-// WebAuthn registrations and assertions for its relying party (embeddedWalletConfig).
-import { createHash, randomBytes } from 'node:crypto';
+// part 5; CONTRACT.md "Embedded-wallet API") and the wallet export, over HTTP: the schemas,
+// and each route parsing its request and running the wallet's command
+// (actors/commands/wallet-*.ts) with the service's WalletPorts (src/wallet/ports.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import type { Holds, Same } from '../schemas/same-shape.js';
-import { assertActive } from '../../../actors/customer.js';
-import { invalidField, notFound, rateLimited, unauthorized } from '../../../actors/errors.js';
-import type { InternalAccount } from '../../../actors/internal-account.js';
-import { embeddedWalletConfigOf, type EmbeddedWalletConfig, type PlatformEnv } from '../../../actors/platform.js';
-import {
-  assertNotLast,
-  assertTypeFree,
-  CHALLENGE_INTERVAL_MS,
-  challengeRetryAfter,
-  changed,
-  CREDENTIAL_TYPES,
-  credentialOf,
-  renderAuthMethod,
-  renderSession,
-  replaceCredential,
-  revokeCredential,
-  revokeSession,
-  sessionOf,
-  sessionRetryAfter,
-  SIGNED_REQUEST_WINDOW_MS,
-  walletOf,
-  withCredential,
-  withSession,
-  type Credential,
-  type OtpState,
-  type Wallet,
-  type WalletSession,
-} from '../../../actors/wallet.js';
-import type { DomainEvent, TimerMessage } from '../../../actors/world.js';
-import { checkClientPublicKey } from '../../crypto/p256.js';
-import { generateMnemonic, openWalletMnemonic, sealWalletMnemonic } from '../../crypto/wallet-secrets.js';
-import { newId, uuidv7 } from '../../engine/ids.js';
-import type { EngineEvent } from '../../engine/state-machine.js';
-import type { Services } from '../../services.js';
-import { acceptSignedRequest, isRetry, openSignedRequest, type SignedRequestSpec } from '../../wallet/signed-request.js';
+import { embeddedWalletConfigOf } from '../../../actors/platform.js';
+import { CHALLENGE_INTERVAL_MS, CREDENTIAL_TYPES, renderAuthMethod, renderSession } from '../../../actors/wallet.js';
+import { walletAccountIn, type WalletCommandInput } from '../../../actors/commands/wallet.js';
+import { addWalletCredential, challengeWalletCredential, revokeWalletCredential, type ChallengedCredential } from '../../../actors/commands/wallet-credentials.js';
+import { exportWallet, type ExportedWallet } from '../../../actors/commands/wallet-export.js';
+import { revokeWalletSession, verifyWalletCredential, type OpenedSession } from '../../../actors/commands/wallet-sessions.js';
+import type { Signed, SignedRequestChallenge } from '../../../actors/commands/wallet-signed-request.js';
+import { ServiceWalletPorts } from '../../wallet/ports.js';
+import { errorBody, statusOf } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { API_VERSION } from '../server.js';
-import { WalletAuthError } from '../../wallet/errors.js';
-import { OTP_MAIL_EFFECT, otpMail } from '../../wallet/mail.js';
-import { parseSandboxOidc } from '../../wallet/oidc.js';
-import { newOtp, OTP_TRIES, otpMatches } from '../../wallet/otp.js';
-import { verifyPasskeyAssertion, verifyPasskeyRegistration } from '../../wallet/webauthn.js';
-import { isoTime } from '../../../actors/iso-time.js';
-
-const SANDBOX_OTP = '000000';
-const SANDBOX_PASSKEY_SIGNATURE = 'sandbox-valid-passkey-signature';
-const SANDBOX_OIDC_TOKEN = 'sandbox-valid-oidc-token';
 
 const Timestamp = Str({ format: 'date-time' });
 const CredentialTypeSchema = StringEnum(CREDENTIAL_TYPES);
@@ -71,6 +29,7 @@ const AuthMethodView = Obj({
   updatedAt: Timestamp,
 });
 const PasskeyAuthChallengeView = Obj({ ...AuthMethodView.properties, challenge: Str(), requestId: Str(), expiresAt: Timestamp });
+const ChallengeView = Type.Union([AuthMethodView, PasskeyAuthChallengeView]);
 const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp });
 const SessionView = Obj({ ...SessionListItem.properties, encryptedSessionSigningKey: Type.String({ description: 'base58check HPKE bundle of the session private key; only here' }) });
 const SignedRequestChallengeView = Obj({
@@ -119,382 +78,62 @@ const CredentialIdParam = validator(Obj({ id: IdOf('AuthMethod') }));
 const SessionIdParam = validator(Obj({ id: IdOf('Session') }));
 const AccountIdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 
-type Events = Array<DomainEvent | EngineEvent<TimerMessage>>;
-
-function accountOf(services: Services, env: PlatformEnv, id: string, field = 'accountId'): InternalAccount {
-  const account = services.world.internalAccounts.inEnv(env.id, id);
-  if (account === undefined) throw notFound(field, 'internal account', id);
-  if (account.type !== 'EMBEDDED_WALLET') throw invalidField(field, `${id} is an ${account.type} account; only EMBEDDED_WALLET accounts take credentials`);
-  return account;
-}
-
-/** The wallet holding a credential or session id of this environment, else 404. */
-function walletHolding(services: Services, env: PlatformEnv, id: string, what: string): Wallet {
-  const wallet = services.world.wallets.holding(id);
-  if (wallet === undefined || wallet.envId !== env.id) throw notFound('id', what, id);
-  return wallet;
+/** What every wallet command gets: the ports to src/, and the environment as the request found it. */
+function walletInput(ctx: RouteContext<unknown, unknown>): WalletCommandInput {
+  const { services, env } = ctx;
+  return { ports: new ServiceWalletPorts(services), env: { id: env.id, environment: env.environment, config: embeddedWalletConfigOf(env.config) } };
 }
 
 function versioned(path: string): string {
   return `/${API_VERSION}${path}`;
 }
 
-function requireClientPublicKey(value: string | undefined): string {
-  const check = checkClientPublicKey(value);
-  if (!check.ok) throw invalidField('clientPublicKey', check.reason);
-  return value!;
+/** A signed action's reply: 202 with the payload to sign at step 1, `status` once the signed retry is done. */
+function signedReply<R>(status: number): (outcome: Signed<R>) => Reply {
+  return (outcome) => ('challenge' in outcome ? { status: 202, body: outcome.challenge } : { status, body: outcome.done });
 }
 
-/** A production check's refusal as the API's 401 (its detail names the check; it stays out of the answer). */
-async function walletAuth<T>(check: () => Promise<T> | T): Promise<T> {
-  try {
-    return await check();
-  } catch (err) {
-    if (err instanceof WalletAuthError) throw unauthorized(err.reason);
-    throw err;
-  }
-}
-
-function walletConfig(env: PlatformEnv): EmbeddedWalletConfig {
-  return embeddedWalletConfigOf(env.config);
-}
-
-/** A fresh OTP for `email`: its hash to keep, and the effect that mails the code (sealed) once the entry is durable. */
-function issueOtp(services: Services, env: PlatformEnv, accountId: string, email: string, at: number): { otp: OtpState; mail: EngineEvent<TimerMessage> } {
-  const config = walletConfig(env);
-  const { code, codeHash } = newOtp(config.otpLength, services.otpHasher);
-  const expiresAt = at + config.expirationSeconds * 1000;
-  return {
-    otp: { codeHash, expiresAt, triesLeft: OTP_TRIES },
-    mail: services.engine.effect(OTP_MAIL_EFFECT, [accountId], otpMail({ to: email, code, expiresAt, config }, services.masterKey), at),
-  };
+function ok(body: unknown): Reply {
+  return { status: 200, body };
 }
 
 type CreateInput = Static<typeof CreateCredential>;
-type Attestation = Static<typeof Attestation>;
-
-/** A create body with the fields its type needs (checked before anything is decided, so a missing field is a 400 even where a 202 would follow). */
-type CreateRequest =
-  | { type: 'EMAIL_OTP'; email?: string }
-  | { type: 'OAUTH'; oidcToken: string }
-  | { type: 'PASSKEY'; nickname: string; challenge: string; attestation: Attestation };
-
-function createRequestOf(input: CreateInput): CreateRequest {
-  switch (input.type) {
-    case 'EMAIL_OTP':
-      return input.email === undefined ? { type: 'EMAIL_OTP' } : { type: 'EMAIL_OTP', email: input.email };
-    case 'OAUTH':
-      if (input.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
-      return { type: 'OAUTH', oidcToken: input.oidcToken };
-    case 'PASSKEY':
-      if (input.nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
-      if (input.challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
-      if (input.attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
-      return { type: 'PASSKEY', nickname: input.nickname, challenge: input.challenge, attestation: input.attestation };
-  }
-}
-
-/** The new credential, checked for its type, and the effects it causes (the OTP mail). */
-async function newCredential(services: Services, env: PlatformEnv, account: InternalAccount, input: CreateRequest, at: number): Promise<{ credential: Credential; effects: Events }> {
-  const base = { id: newId('AuthMethod', at), type: input.type, createdAt: at, updatedAt: at };
-  const production = env.environment === 'production';
-  const config = walletConfig(env);
-  switch (input.type) {
-    case 'EMAIL_OTP': {
-      const email = input.email ?? services.world.customers.get(account.customerId)?.email;
-      if (email === undefined) throw invalidField('email', 'required: the customer record has no email address');
-      // The OTP sent with the credential counts as its first challenge. Sandbox sends none (the OTP is the magic value).
-      const credential: Credential = { ...base, nickname: email, email, lastChallengeAt: at };
-      if (!production) return { credential, effects: [] };
-      const issued = issueOtp(services, env, account.id, email, at);
-      return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail] };
-    }
-    case 'OAUTH': {
-      const token = input.oidcToken;
-      const claims = production
-        ? await walletAuth(() => services.oidc.verify(token, config.oidcIssuers, at))
-        : await walletAuth(() => parseSandboxOidc(token, config.oidcIssuers.map((i) => i.issuer)));
-      const subject = claims.subject ?? '';
-      return { credential: { ...base, nickname: claims.email ?? (subject || claims.issuer), oauth: { issuer: claims.issuer, subject } }, effects: [] };
-    }
-    case 'PASSKEY': {
-      const { nickname, challenge, attestation } = input;
-      // Sandbox stores the attestation as given: nothing in sandbox verifies with its key.
-      const passkey = production
-        ? await walletAuth(() => verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: config.webauthn }))
-        : { credentialId: attestation.credentialId, publicKey: '', counter: 0, transports: attestation.transports ?? [] };
-      return { credential: { ...base, nickname, passkey }, effects: [] };
-    }
-  }
-}
+type VerifyInput = Static<typeof VerifyBody>;
 
 function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Reply> {
-  const { services, env, body, headers } = ctx;
-  const account = accountOf(services, env, body.accountId);
-  const request = createRequestOf(body);
-  const spec: SignedRequestSpec = {
-    action: 'ADD_CREDENTIAL',
-    method: 'POST',
-    path: versioned('/auth/credentials'),
-    body,
-    credentialType: body.type,
-  };
-  return ctx.exec([account.customerId, account.id], async (at) => {
-    assertActive(services.world.customers.get(account.customerId)!);
-    let wallet = walletOf(services.world.wallets.ofAccount(account.id), account, at);
-    if (wallet.credentials.length > 0) {
-      if (!isRetry(headers)) {
-        assertTypeFree(wallet, body.type);
-        const opened = openSignedRequest(services, wallet, spec, at);
-        return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
-      }
-      wallet = (await acceptSignedRequest(services, env.environment, wallet, headers, spec, at)).wallet;
-    }
-    const { credential, effects } = await newCredential(services, env, account, request, at);
-    const next = withCredential(wallet, credential);
-    return { events: [changed(next, at), ...effects], reply: () => ({ status: 201, body: renderAuthMethod(next, credential) }) };
-  });
+  const input = { ...walletInput(ctx), body: ctx.body, path: versioned('/auth/credentials'), retry: ctx.headers };
+  return ctx.run(addWalletCredential, input, signedReply(201));
 }
 
 function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): Promise<Reply> {
-  const { services, env, body } = ctx;
   const { id } = CredentialIdParam.parse(ctx.params);
-  const { accountId } = walletHolding(services, env, id, 'credential');
-  return ctx.exec([accountId], (at) => {
-    const wallet = walletHolding(services, env, id, 'credential');
-    const credential = credentialOf(wallet, id)!;
-    const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(body.clientPublicKey).toLowerCase() : undefined;
-    const wait = challengeRetryAfter(credential, at);
-    if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than ${CHALLENGE_INTERVAL_MS / 1000} seconds ago`, wait);
-    if (clientPublicKey === undefined) {
-      // EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue.
-      let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };
-      const events: Events = [];
-      if (credential.type === 'EMAIL_OTP' && env.environment === 'production') {
-        const issued = issueOtp(services, env, accountId, credential.email!, at);
-        renewed = { ...renewed, otp: issued.otp };
-        events.push(issued.mail);
-      }
-      const next = replaceCredential(wallet, renewed);
-      return { events: [changed(next, at), ...events], reply: () => ({ status: 200, body: renderAuthMethod(next, credentialOf(next, id)!) }) };
-    }
-    // The WebAuthn challenge is the hash of the session-creation payload, which names the
-    // clientPublicKey: the authenticator's signature commits to the key the session goes to.
-    const requestId = uuidv7(at);
-    const expiresAt = at + SIGNED_REQUEST_WINDOW_MS;
-    const sessionPayload = JSON.stringify({
-      action: 'CREATE_SESSION',
-      credentialId: id,
-      clientPublicKey,
-      requestId,
-      nonce: randomBytes(16).toString('hex'),
-      expiresAt: isoTime(expiresAt),
-    });
-    const passkeyChallenge = { requestId, challenge: createHash('sha256').update(sessionPayload).digest('base64url'), clientPublicKey, expiresAt };
-    const next = replaceCredential(wallet, { ...credential, lastChallengeAt: at, updatedAt: at, passkeyChallenge });
-    return {
-      events: [changed(next, at)],
-      reply: () => ({
-        status: 200,
-        body: {
-          ...renderAuthMethod(next, credentialOf(next, id)!),
-          challenge: passkeyChallenge.challenge,
-          requestId: passkeyChallenge.requestId,
-          expiresAt: isoTime(passkeyChallenge.expiresAt),
-        },
-      }),
-    };
-  });
-}
-
-type VerifyInput = Static<typeof VerifyBody>;
-
-/** A wrong production OTP: the try is spent (and logged), and the answer is still 401. */
-interface WrongOtp {
-  wrongOtp: Credential;
-}
-
-/**
- * Proof of possession of a credential: the sandbox magic values, or in production the
- * OTP, the OIDC token of the same issuer and subject, or the passkey assertion over the
- * challenge. Returns the credential as it is after use (an OTP or passkey challenge
- * answers once; a passkey's counter moves).
- */
-async function prove(services: Services, env: PlatformEnv, credential: Credential, body: VerifyInput, requestId: string | undefined, clientPublicKey: string, at: number): Promise<Credential | WrongOtp> {
-  const production = env.environment === 'production';
-  switch (credential.type) {
-    case 'EMAIL_OTP': {
-      if (body.otp === undefined) throw invalidField('otp', 'required for EMAIL_OTP');
-      if (!production) {
-        if (body.otp !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
-        return credential;
-      }
-      const { otp, ...rest } = credential;
-      if (otp === undefined || otp.expiresAt <= at) throw unauthorized('Invalid OTP code', 'Invalid OTP code: no code is live; request a new one with /challenge');
-      if (otpMatches(otp.codeHash, body.otp, services.otpHasher)) return { ...rest, updatedAt: at };
-      // Five tries per code: the last wrong one spends it.
-      return { wrongOtp: otp.triesLeft > 1 ? { ...credential, otp: { ...otp, triesLeft: otp.triesLeft - 1 } } : rest };
-    }
-    case 'OAUTH': {
-      const token = body.oidcToken;
-      if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
-      if (!production) {
-        if (token !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
-        return credential;
-      }
-      const claims = await walletAuth(() => services.oidc.verify(token, walletConfig(env).oidcIssuers, at));
-      if (claims.issuer !== credential.oauth?.issuer || claims.subject !== credential.oauth.subject) {
-        throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: it names another user than the credential');
-      }
-      return credential;
-    }
-    case 'PASSKEY': {
-      const assertion = body.assertion;
-      if (assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
-      const issued = credential.passkeyChallenge;
-      if (requestId === undefined) throw unauthorized('Request-Id missing', 'PASSKEY verify needs the Request-Id of the challenge');
-      if (issued === undefined || issued.requestId !== requestId) throw unauthorized('Invalid passkey challenge', 'Request-Id names no challenge issued for this credential');
-      if (issued.expiresAt <= at) throw unauthorized('Passkey challenge expired');
-      if (issued.clientPublicKey !== clientPublicKey.toLowerCase()) throw unauthorized('clientPublicKey differs from the one bound into the challenge');
-      // A challenge answers one verify.
-      const { passkeyChallenge: _answered, ...rest } = credential;
-      if (!production) {
-        if (assertion.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized('Invalid passkey signature');
-        return rest;
-      }
-      const stored = credential.passkey!;
-      const { newCounter } = await walletAuth(() =>
-        verifyPasskeyAssertion({ assertion, expectedChallenge: issued.challenge, webauthn: walletConfig(env).webauthn, credential: stored }),
-      );
-      return { ...rest, passkey: { ...stored, counter: newCounter }, updatedAt: at };
-    }
-  }
+  return ctx.run(challengeWalletCredential, { ...walletInput(ctx), credentialId: id, clientPublicKey: ctx.body.clientPublicKey }, ok);
 }
 
 function verify(ctx: RouteContext<VerifyInput, undefined>): Promise<Reply> {
-  const { services, env, body, headers } = ctx;
   const { id } = CredentialIdParam.parse(ctx.params);
-  const { accountId } = walletHolding(services, env, id, 'credential');
-  const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
-  return ctx.exec([accountId], async (at) => {
-    const wallet = walletHolding(services, env, id, 'credential');
-    const proven = await prove(services, env, credentialOf(wallet, id)!, body, headers.requestId, clientPublicKey, at);
-    if ('wrongOtp' in proven) {
-      const refusal = unauthorized('Invalid OTP code');
-      return {
-        events: [changed(replaceCredential(wallet, proven.wrongOtp), at)],
-        reply: () => ({ status: 401, body: { status: 401, code: refusal.code, message: refusal.message, reason: refusal.reason } }),
-      };
-    }
-    const wait = sessionRetryAfter(wallet, at);
-    if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
-    const issued = await services.crypto.issueSessionKey(clientPublicKey);
-    const session: WalletSession = {
-      id: newId('Session', at),
-      credentialId: id,
-      publicKey: issued.sessionPublicKey,
-      createdAt: at,
-      expiresAt: at + walletConfig(env).sessionLifetimeSeconds * 1000,
-    };
-    const next = withSession(replaceCredential(wallet, proven), session, at);
-    return {
-      events: [
-        changed(next, at),
-        services.engine.timer(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id),
-      ],
-      reply: () => ({ status: 200, body: { ...renderSession(next, session), encryptedSessionSigningKey: issued.encryptedSessionSigningKey } }),
-    };
-  });
+  return ctx.run(verifyWalletCredential, { ...walletInput(ctx), credentialId: id, proof: ctx.body, requestId: ctx.headers.requestId }, (outcome) =>
+    // A wrong OTP is refused with its spent try logged: a 401 that is not a thrown refusal.
+    'refused' in outcome ? { status: statusOf(outcome.refused), body: errorBody(outcome.refused) } : ok(outcome.session),
+  );
 }
 
 function revokeCredentialRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
-  const { services, env, headers } = ctx;
   const { id } = CredentialIdParam.parse(ctx.params);
-  const { accountId } = walletHolding(services, env, id, 'credential');
-  return ctx.exec([accountId], async (at) => {
-    const wallet = walletHolding(services, env, id, 'credential');
-    const credential = credentialOf(wallet, id)!;
-    assertNotLast(wallet, id);
-    const spec: SignedRequestSpec = {
-      action: 'REVOKE_CREDENTIAL',
-      method: 'DELETE',
-      path: versioned(`/auth/credentials/${id}`),
-      body: {},
-      credentialType: credential.type,
-      binds: { credentialId: id },
-    };
-    if (!isRetry(headers)) {
-      const opened = openSignedRequest(services, wallet, spec, at);
-      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
-    }
-    const accepted = await acceptSignedRequest(services, env.environment, wallet, headers, spec, at);
-    if (accepted.signer.credentialId === id) {
-      throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
-    }
-    const ending = wallet.sessions.filter((s) => s.credentialId === id);
-    const events: Events = [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => services.engine.cancelTimer(s.id))];
-    return { events, reply: () => ({ status: 204, body: undefined }) };
-  });
+  const input = { ...walletInput(ctx), credentialId: id, path: versioned(`/auth/credentials/${id}`), retry: ctx.headers };
+  return ctx.run(revokeWalletCredential, input, signedReply(204));
 }
 
 function revokeSessionRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
-  const { services, env, headers } = ctx;
   const { id } = SessionIdParam.parse(ctx.params);
-  const { accountId } = walletHolding(services, env, id, 'session');
-  return ctx.exec([accountId], async (at) => {
-    const wallet = walletHolding(services, env, id, 'session');
-    const session = sessionOf(wallet, id)!;
-    const spec: SignedRequestSpec = {
-      action: 'REVOKE_SESSION',
-      method: 'DELETE',
-      path: versioned(`/auth/sessions/${id}`),
-      body: {},
-      credentialType: credentialOf(wallet, session.credentialId)!.type,
-      binds: { sessionId: id },
-    };
-    if (!isRetry(headers)) {
-      const opened = openSignedRequest(services, wallet, spec, at);
-      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
-    }
-    // The signing session may be this one (self-logout).
-    const accepted = await acceptSignedRequest(services, env.environment, wallet, headers, spec, at);
-    return {
-      events: [changed(revokeSession(accepted.wallet, id, at), at), services.engine.cancelTimer(id)],
-      reply: () => ({ status: 204, body: undefined }),
-    };
-  });
+  const input = { ...walletInput(ctx), sessionId: id, path: versioned(`/auth/sessions/${id}`), retry: ctx.headers };
+  return ctx.run(revokeWalletSession, input, signedReply(204));
 }
 
-function exportWallet(ctx: RouteContext<Static<typeof ExportBody>, undefined>): Promise<Reply> {
-  const { services, env, body, headers } = ctx;
+function exportWalletRoute(ctx: RouteContext<Static<typeof ExportBody>, undefined>): Promise<Reply> {
   const { id } = AccountIdParam.parse(ctx.params);
-  const account = accountOf(services, env, id, 'id');
-  const clientPublicKey = requireClientPublicKey(body.clientPublicKey);
-  const spec: SignedRequestSpec = { action: 'EXPORT_WALLET', method: 'POST', path: versioned(`/internal-accounts/${id}/export`), body, clientPublicKey: clientPublicKey.toLowerCase() };
-  return ctx.exec([account.id], async (at) => {
-    const existing = services.world.wallets.ofAccount(account.id);
-    if (!isRetry(headers)) {
-      const opened = openSignedRequest(services, walletOf(existing, account, at), spec, at);
-      return { events: opened.events, reply: () => ({ status: 202, body: opened.body }) };
-    }
-    const accepted = await acceptSignedRequest(services, env.environment, existing, headers, spec, at);
-    let wallet = accepted.wallet;
-    let mnemonic: string;
-    if (wallet.sealedMnemonic === undefined) {
-      // Made on first need; only the sealed form is logged.
-      mnemonic = generateMnemonic();
-      wallet = { ...wallet, sealedMnemonic: sealWalletMnemonic(services.masterKey, account.id, mnemonic) };
-    } else {
-      mnemonic = openWalletMnemonic(services.masterKey, account.id, wallet.sealedMnemonic);
-    }
-    const encryptedWalletCredentials = await services.crypto.createExportBundle({
-      clientPublicKey,
-      mnemonic,
-      organizationId: account.id,
-      signer: env.environment === 'production' ? services.exportSigner : null,
-    });
-    return { events: [changed(wallet, at)], reply: () => ({ status: 200, body: { id: account.id, encryptedWalletCredentials } }) };
-  });
+  const input = { ...walletInput(ctx), accountId: id, body: ctx.body, path: versioned(`/internal-accounts/${id}/export`), retry: ctx.headers };
+  return ctx.run(exportWallet, input, signedReply(200));
 }
 
 export const authRoutes: Route[] = [
@@ -518,7 +157,7 @@ export const authRoutes: Route[] = [
     response: Obj({ data: List(AuthMethodView) }),
     status: 200,
     handle: async ({ services, env, query }) => {
-      const account = accountOf(services, env, query.accountId);
+      const account = walletAccountIn(services.world, env.id, query.accountId);
       await services.engine.settled();
       const wallet = services.world.wallets.ofAccount(account.id);
       return { status: 200, body: { data: wallet === undefined ? [] : wallet.credentials.map((c) => renderAuthMethod(wallet, c)) } };
@@ -527,10 +166,10 @@ export const authRoutes: Route[] = [
   route<Static<typeof ChallengeBody>>({
     method: 'POST',
     path: '/auth/credentials/{id}/challenge',
-    summary: 'Re-issue a challenge: a new OTP (EMAIL_OTP) or a PasskeyAuthChallenge bound to clientPublicKey; one per 30 s',
+    summary: `Re-issue a challenge: a new OTP (EMAIL_OTP) or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
     tag: 'Credentials and sessions',
     body: validator(ChallengeBody),
-    response: Type.Union([AuthMethodView, PasskeyAuthChallengeView]),
+    response: ChallengeView,
     status: 200,
     handle: challenge,
   }),
@@ -562,7 +201,7 @@ export const authRoutes: Route[] = [
     response: Obj({ data: List(SessionListItem) }),
     status: 200,
     handle: async ({ services, env, query }) => {
-      const account = accountOf(services, env, query.accountId);
+      const account = walletAccountIn(services.world, env.id, query.accountId);
       await services.engine.settled();
       const now = services.engine.clock.now();
       const wallet = services.world.wallets.ofAccount(account.id);
@@ -588,7 +227,7 @@ export const authRoutes: Route[] = [
     response: ExportView,
     status: 200,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
-    handle: exportWallet,
+    handle: exportWalletRoute,
   }),
 ];
 
@@ -596,3 +235,8 @@ export const authRoutes: Route[] = [
 export type AuthMethodViewCheck = Holds<Same<Static<typeof AuthMethodView>, import('../../../actors/wallet.js').AuthMethodView>>;
 /** The session as listed (the signing key goes out only once, when the session is made). */
 export type SessionViewCheck = Holds<Same<Static<typeof SessionListItem>, import('../../../actors/wallet.js').SessionView>>;
+/** The new session, with its sealed signing key. */
+export type OpenedSessionViewCheck = Holds<Same<Static<typeof SessionView>, OpenedSession>>;
+export type ChallengeViewCheck = Holds<Same<Static<typeof ChallengeView>, ChallengedCredential>>;
+export type SignedRequestChallengeViewCheck = Holds<Same<Static<typeof SignedRequestChallengeView>, SignedRequestChallenge>>;
+export type ExportViewCheck = Holds<Same<Static<typeof ExportView>, ExportedWallet>>;

@@ -1,0 +1,264 @@
+// Credential commands of the embedded wallet (SERVICE_SPEC part 4 "Credentials and
+// sessions", 5.7, 5.8): add a credential (the account's first directly, any other by signed
+// retry), re-issue its challenge, revoke it by signed retry. Adding holds the wallet's
+// account and its customer (who must not be deleted, and whose email an EMAIL_OTP
+// credential defaults to); the others hold the account.
+//
+// Sandbox takes the magic values of actors/wallet.ts and sends no mail. Production mails
+// OTP codes, verifies OIDC tokens against the environment's issuers and WebAuthn
+// registrations for its relying party, all through the WalletPorts.
+import { newId, uuidv7 } from '../../src/engine/ids.js';
+import { cancelTimer, type Command, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
+import { assertActive } from '../customer.js';
+import { invalidField, rateLimited, unauthorized } from '../errors.js';
+import { isoTime } from '../iso-time.js';
+import {
+  assertNotLast,
+  assertTypeFree,
+  CHALLENGE_INTERVAL_MS,
+  challengeRetryAfter,
+  changed,
+  credentialOf,
+  OTP_TRIES,
+  renderAuthMethod,
+  replaceCredential,
+  revokeCredential,
+  SIGNED_REQUEST_WINDOW_MS,
+  walletOf,
+  withCredential,
+  type AuthMethodView,
+  type Credential,
+  type CredentialType,
+  type OtpState,
+  type PasskeyChallenge,
+  type Wallet,
+} from '../wallet.js';
+import type { DomainEvent, World } from '../world.js';
+import { requireClientPublicKey, walletAccountActors, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
+import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
+
+/** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
+export function issueOtp(input: WalletCommandInput, accountId: string, email: string, at: number): { otp: OtpState; mail: EngineEvent<unknown> } {
+  const config = input.env.config;
+  const expiresAt = at + config.expirationSeconds * 1000;
+  const { codeHash, mail } = input.ports.issueOtp({ accountId, to: email, expiresAt, config }, at);
+  return { otp: { codeHash, expiresAt, triesLeft: OTP_TRIES }, mail };
+}
+
+/** A create body as the schema let it through; the fields its type needs are checked here. */
+export interface NewCredentialBody {
+  type: CredentialType;
+  accountId: string;
+  email?: string;
+  oidcToken?: string;
+  nickname?: string;
+  challenge?: string;
+  attestation?: PasskeyAttestation;
+}
+
+/** A create body with the fields its type needs. */
+type NewCredentialRequest =
+  | { type: 'EMAIL_OTP'; email?: string }
+  | { type: 'OAUTH'; oidcToken: string }
+  | { type: 'PASSKEY'; nickname: string; challenge: string; attestation: PasskeyAttestation };
+
+/** Checked before anything is decided, so a missing field is a 400 even where a 202 would follow. */
+function newCredentialRequest(body: NewCredentialBody): NewCredentialRequest {
+  switch (body.type) {
+    case 'EMAIL_OTP':
+      return body.email === undefined ? { type: 'EMAIL_OTP' } : { type: 'EMAIL_OTP', email: body.email };
+    case 'OAUTH':
+      if (body.oidcToken === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+      return { type: 'OAUTH', oidcToken: body.oidcToken };
+    case 'PASSKEY':
+      if (body.nickname === undefined) throw invalidField('nickname', 'required for PASSKEY');
+      if (body.challenge === undefined) throw invalidField('challenge', 'required for PASSKEY');
+      if (body.attestation === undefined) throw invalidField('attestation', 'required for PASSKEY');
+      return { type: 'PASSKEY', nickname: body.nickname, challenge: body.challenge, attestation: body.attestation };
+  }
+}
+
+/** The new credential, checked for its type, and the effects it causes (the OTP mail). */
+async function newCredential(
+  input: WalletCommandInput,
+  accountId: string,
+  request: NewCredentialRequest,
+  customerEmail: string | undefined,
+  at: number,
+): Promise<{ credential: Credential; effects: Array<EngineEvent<unknown>> }> {
+  const { ports, env } = input;
+  const base = { id: newId('AuthMethod', at), type: request.type, createdAt: at, updatedAt: at };
+  const production = env.environment === 'production';
+  switch (request.type) {
+    case 'EMAIL_OTP': {
+      const email = request.email ?? customerEmail;
+      if (email === undefined) throw invalidField('email', 'required: the customer record has no email address');
+      // The OTP sent with the credential counts as its first challenge. Sandbox sends none (the OTP is the magic value).
+      const credential: Credential = { ...base, nickname: email, email, lastChallengeAt: at };
+      if (!production) return { credential, effects: [] };
+      const issued = issueOtp(input, accountId, email, at);
+      return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail] };
+    }
+    case 'OAUTH': {
+      const issuers = env.config.oidcIssuers;
+      const claims = production
+        ? await ports.verifyOidcToken(request.oidcToken, issuers, at)
+        : ports.readSandboxOidcToken(request.oidcToken, issuers.map((i) => i.issuer));
+      const subject = claims.subject ?? '';
+      return { credential: { ...base, nickname: claims.email ?? (subject || claims.issuer), oauth: { issuer: claims.issuer, subject } }, effects: [] };
+    }
+    case 'PASSKEY': {
+      const { nickname, challenge, attestation } = request;
+      // Sandbox stores the attestation as given: nothing in sandbox verifies with its key.
+      const passkey = production
+        ? await ports.verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: env.config.webauthn })
+        : { credentialId: attestation.credentialId, publicKey: '', counter: 0, transports: attestation.transports ?? [] };
+      return { credential: { ...base, nickname, passkey }, effects: [] };
+    }
+  }
+}
+
+export interface AddCredentialInput extends WalletCommandInput {
+  body: NewCredentialBody;
+  /** The route's path under the version segment, bound into a signed request. */
+  path: string;
+  retry: SignedRetryHeaders;
+}
+
+type AddDecision = Decision<DomainEvent, Signed<AuthMethodView>>;
+
+async function addToWallet(
+  input: AddCredentialInput,
+  wallet: Wallet,
+  request: NewCredentialRequest,
+  customerEmail: string | undefined,
+  at: number,
+): Promise<AddDecision> {
+  const { credential, effects } = await newCredential(input, wallet.accountId, request, customerEmail, at);
+  const next = withCredential(wallet, credential);
+  return { events: [changed(next, at), ...effects], reply: () => ({ done: renderAuthMethod(next, credential) }) };
+}
+
+async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: SignedRequestSpec, request: NewCredentialRequest, customerEmail: string | undefined, at: number): Promise<AddDecision> {
+  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
+  return addToWallet(input, accepted.wallet, request, customerEmail, at);
+}
+
+/** POST /auth/credentials: the account's first credential at once (201); any other on a signed retry (202, then 201). */
+export const addWalletCredential: Command<World, AddCredentialInput, Signed<AuthMethodView>, DomainEvent> = {
+  name: 'wallet.credential.add',
+  actors: ({ env, body }, world) => walletAccountActors(walletAccountIn(world, env.id, body.accountId)),
+  decide: (input, world, at) => {
+    const { ports, env, body } = input;
+    const request = newCredentialRequest(body);
+    const account = walletAccountIn(world, env.id, body.accountId);
+    const customer = world.customers.get(account.customerId)!;
+    assertActive(customer);
+    const wallet = walletOf(world.wallets.ofAccount(account.id), account, at);
+    if (wallet.credentials.length === 0) return addToWallet(input, wallet, request, customer.email, at);
+    const spec: SignedRequestSpec = { action: 'ADD_CREDENTIAL', method: 'POST', path: input.path, body, credentialType: body.type };
+    if (isRetry(input.retry)) return addOnceSigned(input, wallet, spec, request, customer.email, at);
+    assertTypeFree(wallet, body.type);
+    return openSignedRequest(ports, wallet, spec, at);
+  },
+};
+
+export interface ChallengeCredentialInput extends WalletCommandInput {
+  credentialId: string;
+  /** PASSKEY: the key the session will be sealed to, bound into the challenge. */
+  clientPublicKey?: string;
+}
+
+/** A PASSKEY's challenge answers with the WebAuthn challenge to sign. */
+export type ChallengedCredential = AuthMethodView | (AuthMethodView & { challenge: string; requestId: string; expiresAt: string });
+
+/** EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue. */
+function renewChallenge(input: WalletCommandInput, wallet: Wallet, credential: Credential, at: number): Decision<DomainEvent, ChallengedCredential> {
+  let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };
+  const effects: Array<EngineEvent<unknown>> = [];
+  if (credential.type === 'EMAIL_OTP' && input.env.environment === 'production') {
+    const issued = issueOtp(input, wallet.accountId, credential.email!, at);
+    renewed = { ...renewed, otp: issued.otp };
+    effects.push(issued.mail);
+  }
+  const next = replaceCredential(wallet, renewed);
+  return { events: [changed(next, at), ...effects], reply: () => renderAuthMethod(next, renewed) };
+}
+
+/**
+ * PASSKEY: the WebAuthn challenge is the hash of the session-creation payload, which names
+ * the clientPublicKey: the authenticator's signature commits to the key the session goes to.
+ */
+function passkeyChallenge(ports: WalletCommandInput['ports'], wallet: Wallet, credential: Credential, clientPublicKey: string, at: number): Decision<DomainEvent, ChallengedCredential> {
+  const requestId = uuidv7(at);
+  const expiresAt = at + SIGNED_REQUEST_WINDOW_MS;
+  const sessionPayload = JSON.stringify({
+    action: 'CREATE_SESSION',
+    credentialId: credential.id,
+    clientPublicKey,
+    requestId,
+    nonce: ports.randomHex(16),
+    expiresAt: isoTime(expiresAt),
+  });
+  const issued: PasskeyChallenge = { requestId, challenge: ports.sha256Base64url(sessionPayload), clientPublicKey, expiresAt };
+  const renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at, passkeyChallenge: issued };
+  const next = replaceCredential(wallet, renewed);
+  return {
+    events: [changed(next, at)],
+    reply: () => ({ ...renderAuthMethod(next, renewed), challenge: issued.challenge, requestId, expiresAt: isoTime(expiresAt) }),
+  };
+}
+
+/** POST /auth/credentials/{id}/challenge: at most one per CHALLENGE_INTERVAL_MS per credential. */
+export const challengeWalletCredential: Command<World, ChallengeCredentialInput, ChallengedCredential, DomainEvent> = {
+  name: 'wallet.credential.challenge',
+  actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
+  decide: (input, world, at) => {
+    const id = input.credentialId;
+    const wallet = walletHolding(world, input.env.id, id, 'credential');
+    const credential = credentialOf(wallet, id)!;
+    const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(input.ports, input.clientPublicKey).toLowerCase() : undefined;
+    const wait = challengeRetryAfter(credential, at);
+    if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than ${CHALLENGE_INTERVAL_MS / 1000} seconds ago`, wait);
+    if (clientPublicKey === undefined) return renewChallenge(input, wallet, credential, at);
+    return passkeyChallenge(input.ports, wallet, credential, clientPublicKey, at);
+  },
+};
+
+export interface RevokeCredentialInput extends WalletCommandInput {
+  credentialId: string;
+  path: string;
+  retry: SignedRetryHeaders;
+}
+
+async function revokeCredentialOnceSigned(input: RevokeCredentialInput, wallet: Wallet, spec: SignedRequestSpec, at: number): Promise<Decision<DomainEvent, Signed<undefined>>> {
+  const id = input.credentialId;
+  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
+  if (accepted.signer.credentialId === id) {
+    throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
+  }
+  const ending = wallet.sessions.filter((s) => s.credentialId === id);
+  return { events: [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => cancelTimer(s.id))], reply: () => ({ done: undefined }) };
+}
+
+/** DELETE /auth/credentials/{id}: signed by a session of another credential (202, then 204); never the last one. */
+export const revokeWalletCredential: Command<World, RevokeCredentialInput, Signed<undefined>, DomainEvent> = {
+  name: 'wallet.credential.revoke',
+  actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
+  decide: (input, world, at) => {
+    const id = input.credentialId;
+    const wallet = walletHolding(world, input.env.id, id, 'credential');
+    const credential = credentialOf(wallet, id)!;
+    assertNotLast(wallet, id);
+    const spec: SignedRequestSpec = {
+      action: 'REVOKE_CREDENTIAL',
+      method: 'DELETE',
+      path: input.path,
+      body: {},
+      credentialType: credential.type,
+      binds: { credentialId: id },
+    };
+    if (isRetry(input.retry)) return revokeCredentialOnceSigned(input, wallet, spec, at);
+    return openSignedRequest(input.ports, wallet, spec, at);
+  },
+};

@@ -1,0 +1,188 @@
+// Session commands of the embedded wallet (SERVICE_SPEC part 4 "Credentials and sessions",
+// 5.7, 5.8): verify a credential into a session whose signing key goes, sealed, to the
+// client's key only; revoke a session by signed retry (self-logout allowed). Both hold the
+// wallet's account; a session ends by a durable timer at its expiry.
+//
+// Proof of possession is, in sandbox, the magic values of actors/wallet.ts; in production
+// the mailed OTP (five tries per code), an OIDC token of the credential's issuer and
+// subject, or a passkey assertion over the challenge, checked through the WalletPorts.
+import { newId } from '../../src/engine/ids.js';
+import { cancelTimer, setTimer, type Command, type Decision } from '../../src/engine/state-machine.js';
+import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
+import {
+  changed,
+  credentialOf,
+  renderSession,
+  replaceCredential,
+  revokeSession,
+  SANDBOX_OIDC_TOKEN,
+  SANDBOX_OTP,
+  SANDBOX_PASSKEY_SIGNATURE,
+  sessionOf,
+  sessionRetryAfter,
+  withSession,
+  type Credential,
+  type SessionView,
+  type Wallet,
+  type WalletSession,
+  type WalletTimerMessage,
+} from '../wallet.js';
+import type { DomainEvent, World } from '../world.js';
+import { requireClientPublicKey, walletHolding, type PasskeyAssertion, type WalletCommandInput } from './wallet.js';
+import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
+
+/** What a verify presents: the proof its credential's type asks for, and the key the session goes to. */
+export interface CredentialProof {
+  otp?: string;
+  oidcToken?: string;
+  assertion?: PasskeyAssertion;
+  clientPublicKey?: string;
+}
+
+/** A wrong production OTP: the try is spent (and logged), and the answer is still 401. */
+interface WrongOtp {
+  wrongOtp: Credential;
+}
+
+function proveOtp(input: WalletCommandInput, credential: Credential, presented: string | undefined, at: number): Credential | WrongOtp {
+  if (presented === undefined) throw invalidField('otp', 'required for EMAIL_OTP');
+  if (input.env.environment !== 'production') {
+    if (presented !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
+    return credential;
+  }
+  const { otp, ...rest } = credential;
+  if (otp === undefined || otp.expiresAt <= at) throw unauthorized('Invalid OTP code', 'Invalid OTP code: no code is live; request a new one with /challenge');
+  if (input.ports.otpMatches(otp.codeHash, presented)) return { ...rest, updatedAt: at };
+  // Five tries per code (OTP_TRIES): the last wrong one spends it.
+  return { wrongOtp: otp.triesLeft > 1 ? { ...credential, otp: { ...otp, triesLeft: otp.triesLeft - 1 } } : rest };
+}
+
+async function proveOidc(input: WalletCommandInput, credential: Credential, token: string | undefined, at: number): Promise<Credential> {
+  if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
+  if (input.env.environment !== 'production') {
+    if (token !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
+    return credential;
+  }
+  const claims = await input.ports.verifyOidcToken(token, input.env.config.oidcIssuers, at);
+  if (claims.issuer !== credential.oauth?.issuer || claims.subject !== credential.oauth.subject) {
+    throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: it names another user than the credential');
+  }
+  return credential;
+}
+
+async function provePasskey(input: WalletCommandInput, credential: Credential, proof: CredentialProof, requestId: string | undefined, clientPublicKey: string, at: number): Promise<Credential> {
+  const assertion = proof.assertion;
+  if (assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
+  const issued = credential.passkeyChallenge;
+  if (requestId === undefined) throw unauthorized('Request-Id missing', 'PASSKEY verify needs the Request-Id of the challenge');
+  if (issued === undefined || issued.requestId !== requestId) throw unauthorized('Invalid passkey challenge', 'Request-Id names no challenge issued for this credential');
+  if (issued.expiresAt <= at) throw unauthorized('Passkey challenge expired');
+  if (issued.clientPublicKey !== clientPublicKey.toLowerCase()) throw unauthorized('clientPublicKey differs from the one bound into the challenge');
+  // A challenge answers one verify.
+  const { passkeyChallenge: _answered, ...rest } = credential;
+  if (input.env.environment !== 'production') {
+    if (assertion.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized('Invalid passkey signature');
+    return rest;
+  }
+  const passkey = credential.passkey!;
+  const counter = await input.ports.verifyPasskeyAssertion({ assertion, expectedChallenge: issued.challenge, webauthn: input.env.config.webauthn, passkey });
+  return { ...rest, passkey: { ...passkey, counter }, updatedAt: at };
+}
+
+/**
+ * Proof of possession of a credential. Returns the credential as it is after use (an OTP
+ * or passkey challenge answers once; a passkey's counter moves).
+ */
+async function prove(input: VerifyCredentialInput, credential: Credential, clientPublicKey: string, at: number): Promise<Credential | WrongOtp> {
+  switch (credential.type) {
+    case 'EMAIL_OTP':
+      return proveOtp(input, credential, input.proof.otp, at);
+    case 'OAUTH':
+      return proveOidc(input, credential, input.proof.oidcToken, at);
+    case 'PASSKEY':
+      return provePasskey(input, credential, input.proof, input.requestId, clientPublicKey, at);
+  }
+}
+
+export interface VerifyCredentialInput extends WalletCommandInput {
+  credentialId: string;
+  proof: CredentialProof;
+  /** PASSKEY: the Request-Id of the challenge answered. */
+  requestId?: string;
+}
+
+/** The new session, with its signing key sealed to the client's key (here only, never again). */
+export interface OpenedSession extends SessionView {
+  encryptedSessionSigningKey: string;
+}
+
+/** A session, or the refusal of a wrong OTP whose spent try is logged all the same. */
+export type VerifyOutcome = { session: OpenedSession } | { refused: DomainError };
+
+async function openSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<Decision<DomainEvent, VerifyOutcome>> {
+  const proven = await prove(input, credentialOf(wallet, input.credentialId)!, clientPublicKey, at);
+  if ('wrongOtp' in proven) {
+    const refusal = unauthorized('Invalid OTP code');
+    return { events: [changed(replaceCredential(wallet, proven.wrongOtp), at)], reply: () => ({ refused: refusal }) };
+  }
+  const accountId = wallet.accountId;
+  const wait = sessionRetryAfter(wallet, at);
+  if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
+  const issued = await input.ports.issueSessionKey(clientPublicKey);
+  const session: WalletSession = {
+    id: newId('Session', at),
+    credentialId: input.credentialId,
+    publicKey: issued.sessionPublicKey,
+    createdAt: at,
+    expiresAt: at + input.env.config.sessionLifetimeSeconds * 1000,
+  };
+  const next = withSession(replaceCredential(wallet, proven), session, at);
+  return {
+    events: [changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
+    reply: () => ({ session: { ...renderSession(next, session), encryptedSessionSigningKey: issued.encryptedSessionSigningKey } }),
+  };
+}
+
+/** POST /auth/credentials/{id}/verify: a session for the client's key, at most MAX_ACTIVE_SESSIONS live per wallet. */
+export const verifyWalletCredential: Command<World, VerifyCredentialInput, VerifyOutcome, DomainEvent> = {
+  name: 'wallet.credential.verify',
+  actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
+  decide: (input, world, at) => {
+    const wallet = walletHolding(world, input.env.id, input.credentialId, 'credential');
+    const clientPublicKey = requireClientPublicKey(input.ports, input.proof.clientPublicKey);
+    return openSession(input, wallet, clientPublicKey, at);
+  },
+};
+
+export interface RevokeSessionInput extends WalletCommandInput {
+  sessionId: string;
+  path: string;
+  retry: SignedRetryHeaders;
+}
+
+/** The signing session may be this one (self-logout). */
+async function revokeSessionOnceSigned(input: RevokeSessionInput, wallet: Wallet, spec: SignedRequestSpec, at: number): Promise<Decision<DomainEvent, Signed<undefined>>> {
+  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
+  return { events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)], reply: () => ({ done: undefined }) };
+}
+
+/** DELETE /auth/sessions/{id}: signed by any live session of the wallet (202, then 204). */
+export const revokeWalletSession: Command<World, RevokeSessionInput, Signed<undefined>, DomainEvent> = {
+  name: 'wallet.session.revoke',
+  actors: ({ env, sessionId }, world) => [walletHolding(world, env.id, sessionId, 'session').accountId],
+  decide: (input, world, at) => {
+    const id = input.sessionId;
+    const wallet = walletHolding(world, input.env.id, id, 'session');
+    const session = sessionOf(wallet, id)!;
+    const spec: SignedRequestSpec = {
+      action: 'REVOKE_SESSION',
+      method: 'DELETE',
+      path: input.path,
+      body: {},
+      credentialType: credentialOf(wallet, session.credentialId)!.type,
+      binds: { sessionId: id },
+    };
+    if (isRetry(input.retry)) return revokeSessionOnceSigned(input, wallet, spec, at);
+    return openSignedRequest(input.ports, wallet, spec, at);
+  },
+};

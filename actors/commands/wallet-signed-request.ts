@@ -1,0 +1,165 @@
+// The signed-retry protocol (SERVICE_SPEC 5.5, CONTRACT.md "Embedded-wallet API") and the
+// stamp check every wallet-authorised action shares (quote execution included, through
+// src/wallet/signed-request.ts). Step 1 answers 202 with a payload to sign and keeps it as a
+// pending request; step 2 repeats the request with the Request-Id and a stamp over that
+// payload. Both run inside a decision that holds the wallet's account, so the sessions they
+// check cannot be revoked or expire underneath them.
+import { newId } from '../../src/engine/ids.js';
+import { setTimer, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
+import { rateLimited, unauthorized } from '../errors.js';
+import { isoTime } from '../iso-time.js';
+import type { Environment } from '../platform.js';
+import {
+  changed,
+  markUsed,
+  pendingRequest,
+  requestRetryAfter,
+  SANDBOX_SIGNATURE,
+  sessionForKey,
+  SIGNED_REQUEST_WINDOW_MS,
+  withRequest,
+  type CredentialType,
+  type PendingRequest,
+  type SignedAction,
+  type Wallet,
+  type WalletEvent,
+  type WalletTimerMessage,
+} from '../wallet.js';
+import type { WalletPorts } from './wallet.js';
+
+/** Who signed: a session of the wallet, or (sandbox) the magic literal, which names none. */
+export interface WalletSigner {
+  sessionId?: string;
+  credentialId?: string;
+}
+
+/**
+ * Verifies a `Service-Wallet-Signature` over `payload` (the service's own copy) against the
+ * live sessions of `wallet` at `at`; throws 401 with the failed check as `reason`. The
+ * caller reads `wallet` in its decision's synchronous start, holding the wallet's account,
+ * so no revocation or expiry can slip in between.
+ */
+export async function checkWalletStamp(
+  ports: WalletPorts,
+  environment: Environment,
+  wallet: Wallet | undefined,
+  header: string | undefined,
+  payload: string,
+  at: number,
+): Promise<WalletSigner> {
+  if (header === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'the Service-Wallet-Signature header is missing');
+  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return {};
+  const stamp = await ports.verifyStamp(header, payload);
+  if (!stamp.ok) throw unauthorized('Invalid Service-Wallet-Signature', `Invalid Service-Wallet-Signature: ${stamp.reason}`);
+  if (wallet === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'the wallet has no sessions');
+  const session = sessionForKey(wallet, stamp.publicKey, at);
+  return { sessionId: session.id, credentialId: session.credentialId };
+}
+
+/** What a signed request binds besides action, account, request id, expiry and body. */
+export interface SignedRequestSpec {
+  action: SignedAction;
+  method: string;
+  /** The route's path with its parameters (under the version segment). */
+  path: string;
+  /** The validated body ({} for a bodiless request). */
+  body: unknown;
+  credentialType?: CredentialType;
+  /** Export: the key the bundle will be sealed to. */
+  clientPublicKey?: string;
+  /** Named targets (credentialId, sessionId) put into the payload as they are. */
+  binds?: Readonly<Record<string, string>>;
+}
+
+/** The headers of a signed retry (step 2): which pending request, and the stamp over it. */
+export interface SignedRetryHeaders {
+  readonly requestId?: string;
+  readonly walletSignature?: string;
+}
+
+/** True when the request carries either signed-retry header: it is a step-2 retry. */
+export function isRetry(headers: SignedRetryHeaders): boolean {
+  return headers.requestId !== undefined || headers.walletSignature !== undefined;
+}
+
+/** The 202 answer of step 1 (SignedRequestChallenge). */
+export interface SignedRequestChallenge {
+  payloadToSign: string;
+  requestId: string;
+  expiresAt: string;
+  /** The credential type added, revoked, or whose session is revoked. */
+  type?: CredentialType;
+}
+
+/** A signed action's result: the challenge of step 1, or what step 2 did. */
+export type Signed<R> = { challenge: SignedRequestChallenge } | { done: R };
+
+type WalletEvents = Array<WalletEvent | EngineEvent<WalletTimerMessage>>;
+
+/** Step 1: a pending request and its expiry timer; the result is the challenge to answer 202 with. */
+export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: SignedRequestSpec, at: number): Decision<WalletEvent, Signed<never>> {
+  const retryAfter = requestRetryAfter(wallet, at);
+  if (retryAfter !== undefined) throw rateLimited(`account ${wallet.accountId} has too many signed requests pending`, retryAfter);
+  const requestId = newId('Request', at);
+  const expiresAt = at + SIGNED_REQUEST_WINDOW_MS;
+  const bodyHash = ports.requestHash(spec.body);
+  // Key order is fixed here; the client signs these exact bytes and the service keeps them.
+  const payloadToSign = JSON.stringify({
+    action: spec.action,
+    accountId: wallet.accountId,
+    requestId,
+    method: spec.method,
+    path: spec.path,
+    ...(spec.binds ?? {}),
+    ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
+    bodySha256: bodyHash,
+    expiresAt: isoTime(expiresAt),
+  });
+  const request: PendingRequest = {
+    id: requestId,
+    action: spec.action,
+    method: spec.method,
+    path: spec.path,
+    bodyHash,
+    payloadToSign,
+    createdAt: at,
+    expiresAt,
+    used: false,
+    ...(spec.credentialType !== undefined ? { credentialType: spec.credentialType } : {}),
+    ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
+  };
+  const challenge: SignedRequestChallenge = { payloadToSign, requestId, expiresAt: isoTime(expiresAt) };
+  if (spec.credentialType !== undefined) challenge.type = spec.credentialType;
+  const events: WalletEvents = [
+    changed(withRequest(wallet, request, at), at),
+    setTimer<WalletTimerMessage>(expiresAt, [wallet.accountId], { type: 'wallet.request.expire', accountId: wallet.accountId, requestId }, at, requestId),
+  ];
+  return { events, reply: () => ({ challenge }) };
+}
+
+/**
+ * Step 2: the pending request the retry names (known, unused, in time, the same method,
+ * path and body), the stamp over its payloadToSign verified, and the wallet with the
+ * request marked used. Throws 401 naming the failed check; nothing changes then. The
+ * checks before the stamp's run synchronously, in the caller's synchronous start.
+ */
+export async function acceptSignedRequest(
+  ports: WalletPorts,
+  environment: Environment,
+  wallet: Wallet | undefined,
+  headers: SignedRetryHeaders,
+  spec: SignedRequestSpec,
+  at: number,
+): Promise<{ signer: WalletSigner; wallet: Wallet }> {
+  const requestId = headers.requestId;
+  if (requestId === undefined) throw unauthorized('Request-Id missing', 'a signed retry needs the Request-Id header with Service-Wallet-Signature');
+  if (headers.walletSignature === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'a signed retry needs the Service-Wallet-Signature header with Request-Id');
+  if (wallet === undefined) throw unauthorized('Request-Id unknown', `Request-Id ${requestId} was not issued for this request's account`);
+  const request = pendingRequest(
+    wallet,
+    { requestId, method: spec.method, path: spec.path, bodyHash: ports.requestHash(spec.body), ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}) },
+    at,
+  );
+  const signer = await checkWalletStamp(ports, environment, wallet, headers.walletSignature, request.payloadToSign, at);
+  return { signer, wallet: markUsed(wallet, request.id) };
+}
