@@ -1,6 +1,7 @@
 // A POST whose route takes no body (execute, approve): clients send it with no body at
 // all, an empty body without Content-Type, an empty chunked body, or `{}`; all succeed.
 // A body that is there and is not JSON is still 415.
+import type { DomainCommand } from '../actors/world.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawExchange, startTestService, type TestService } from './support/service.js';
@@ -38,7 +39,8 @@ describe('POST without a body schema', () => {
       idempotent: true,
       handle: async (ctx) => {
         calls++;
-        return ctx.exec([], () => ({ events: [], reply: () => ({ status: 200, body: { approval: calls } }) }));
+        const approval: DomainCommand<undefined, number> = { name: 'test.approve', actors: () => [], decide: () => ({ events: [], reply: () => calls }) };
+        return ctx.run(approval, undefined, (n) => ({ status: 200, body: { approval: n } }));
       },
     });
     const services = svc.service.services;

@@ -1,8 +1,7 @@
 // What a route is: method, path, schemas, and a handler that decides through the engine.
 // The same definition drives dispatch, validation and the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
-import type { Decide } from '../engine/engine.js';
-import type { DomainCommand, DomainEvent } from '../../actors/world.js';
+import type { DomainCommand } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { Services } from '../services.js';
 import type { Validator } from './validation.js';
@@ -27,8 +26,6 @@ export interface RouteContext<B, Q> {
   body: B;
   headers: RequestHeaders;
   services: Services;
-  /** Runs a decision on the engine; on idempotent routes the reply is remembered with it. */
-  exec(actors: readonly string[], decide: Decide<DomainEvent, Reply>): Promise<Reply>;
   /** Runs a command from actors/ on the engine, its result rendered as the reply (on idempotent routes remembered with it). */
   run<I, R>(command: DomainCommand<I, R>, input: I, render: (result: R) => Reply): Promise<Reply>;
 }

@@ -403,13 +403,12 @@ async function handle(
   const list = pagedList(env.id, route, params, parsedQuery);
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
-  const base: Omit<RouteContext<unknown, unknown>, 'exec' | 'run'> = { env, params, query, body, headers: incoming.headers, services };
+  const base: Omit<RouteContext<unknown, unknown>, 'run'> = { env, params, query, body, headers: incoming.headers, services };
   if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
     const outcome = await idempotency.run(scoped, hash, (remember) =>
       route.handle({
         ...base,
-        exec: (actors, decide) => services.engine.exec(actors, decide, remember),
         run: (command, input, render) => services.engine.run(command, input, render, remember),
       }),
     );
@@ -418,7 +417,6 @@ async function handle(
   }
   const reply = await route.handle({
     ...base,
-    exec: (actors, decide) => services.engine.exec(actors, decide),
     run: (command, input, render) => services.engine.run(command, input, render),
   });
   return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply));
