@@ -14,7 +14,8 @@ import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
 import type { PlatformEnv } from './platform.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
-import { unquotedAmounts, withStatus, type FailureReason, type PaymentRecorded, type Transaction } from './transaction.js';
+import type { PaymentRecorded } from './payment-recorded.js';
+import { unquotedAmounts, withStatus, type FailureReason, type Transaction } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
 /** How long the platform has to approve or reject after answering 202. */

@@ -24,7 +24,7 @@ import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
-import { assertPartiesActive, type Quote, type QuoteParties, type QuoteStatus } from './quote.js';
+import { assertPartiesActive, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   paymentReference,
   unquotedAmounts,
@@ -37,11 +37,10 @@ import {
   type PendingOutcome,
   umaTestPlan,
   withStatus,
-  type PaymentRecorded,
   type PaymentTimer,
-  type QuoteChange,
   type Transaction,
 } from './transaction.js';
+import type { PaymentRecorded } from './payment-recorded.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 

@@ -16,7 +16,6 @@ import type { SandboxReceiverBehaviour } from './lookup.js';
 import { defaultSupportedCurrency, type PlatformEnv } from './platform.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { QuoteEvent, PaymentRecorded, PaymentTimer } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
 export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
@@ -292,12 +291,12 @@ function counterpartyOf(payee: Payee): Record<string, string> | undefined {
 }
 
 /** The timer that expires a new quote at its expiresAt: keyed by the quote id, delivered to the quote's owner. */
-export function expiryTimer(quote: Quote, at: number): EngineEvent<PaymentTimer> {
-  return setTimer<PaymentTimer>(quote.expiresAt, [quote.ownerId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id);
+export function expiryTimer(quote: Quote, at: number): EngineEvent<QuoteTimer> {
+  return setTimer<QuoteTimer>(quote.expiresAt, [quote.ownerId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id);
 }
 
 /** Cancels the expiry timer of a quote that executes (or whose money arrives). */
-export function cancelExpiry(quote: Quote): EngineEvent<PaymentTimer> {
+export function cancelExpiry(quote: Quote): EngineEvent<QuoteTimer> {
   return cancelTimer(quote.id);
 }
 
@@ -311,7 +310,22 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
  * The quotes. The per-environment list serves listings only; the quote itself changes
  * only under its source account's actor.
  */
-export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
+export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
+
+/** A quote's new status as a payment step logs it (with the transaction it made). */
+export interface QuoteChange {
+  id: string;
+  status: QuoteStatus;
+  transactionId?: string;
+}
+
+/** The timer that expires an unexecuted quote. */
+export type QuoteTimer = { type: 'quote.expire'; quoteId: string };
+
+/** The events the quotes apply, as far as they read them (payment-recorded.ts has the whole payment step). */
+type QuotesEvent = QuoteEvent | { type: 'payment.recorded'; quoteChange?: QuoteChange; quote?: Quote };
+
+export class Quotes implements RecordKind<Quote, QuotesEvent> {
   readonly idPrefix = 'Quote:';
   actorOf(quote: Quote): string {
     return quote.ownerId;
@@ -327,7 +341,7 @@ export class Quotes implements RecordKind<Quote, QuoteEvent | PaymentRecorded> {
   readonly #byReference = new Map<string, string>();
   readonly records: ReadonlyMap<string, Quote> = this.#quotes;
 
-  readonly appliers: Appliers<QuoteEvent | PaymentRecorded> = {
+  readonly appliers: Appliers<QuotesEvent> = {
     'quote.created': (event) => {
       if (this.#quotes.has(event.quote.id)) throw new Error(`quote.created for ${event.quote.id}, which exists`);
       this.restore(event.quote);

@@ -11,16 +11,14 @@
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
 import { DomainError } from './errors.js';
-import { fundingReference, type Posting } from './internal-account.js';
+import { fundingReference } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
-import type { LedgerDelta } from './ledger.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
-import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteStatus } from './quote.js';
+import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteTimer } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { WebhookRecordedAs } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
 export type TransactionStatus = 'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
@@ -124,8 +122,6 @@ export interface Transaction {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
-
-export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
 /** The fields a transaction takes from the quote that made it. */
 type QuotedField = 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails';
@@ -249,29 +245,8 @@ export function receivedSide(
   return assemble(own, out);
 }
 
-/** One step of a payment: the new records, and the money and webhook events that go with them. */
-export interface PaymentRecorded {
-  type: 'payment.recorded';
-  /** The quote's new status (and its transaction), changed at the entry's time. */
-  quoteChange?: QuoteChange;
-  /** As logged before quote changes were: the whole changed quote. */
-  quote?: Quote;
-  transactions: LoggedTransaction[];
-  postings: Posting[];
-  ledger: LedgerDelta[];
-  webhooks: WebhookRecordedAs[];
-}
-
-export interface QuoteChange {
-  id: string;
-  status: QuoteStatus;
-  transactionId?: string;
-}
-
-export type MoneyEvent = QuoteEvent | PaymentRecorded;
-
 /** Timer messages of payments: a quote's expiry, an external payout's sandbox outcome. */
-export type PaymentTimer = { type: 'quote.expire'; quoteId: string } | { type: 'payout.outcome'; transactionId: string };
+export type PaymentTimer = QuoteTimer | { type: 'payout.outcome'; transactionId: string };
 
 /**
  * The reconciliation reference of a payment: derived from the outgoing transaction's id
@@ -407,7 +382,10 @@ export function withStatus(tx: Transaction, status: TransactionStatus, at: numbe
  * The transactions. The per-environment and per-customer lists serve listings only; no
  * decision reads them.
  */
-export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
+/** A payment's entry, as far as the transactions read it (payment-recorded.ts has all of it). */
+type TransactionsEvent = { type: 'payment.recorded'; transactions: readonly LoggedTransaction[] };
+
+export class Transactions implements RecordKind<Transaction, TransactionsEvent> {
   readonly idPrefix = 'Transaction:';
   /** A quote's transaction belongs to the quote's owner; a transfer's or an incoming payment's to its account. */
   actorOf(tx: Transaction): string {
@@ -428,7 +406,7 @@ export class Transactions implements RecordKind<Transaction, PaymentRecorded> {
   /** The quotes that transactions logged without their quoted fields take them from. */
   constructor(private readonly quotes: { get(id: string): Quote | undefined; ownerOf(id: string): string | undefined }) {}
 
-  readonly appliers: Appliers<PaymentRecorded> = {
+  readonly appliers: Appliers<TransactionsEvent> = {
     'payment.recorded': (event) => {
       for (const tx of event.transactions) this.restore(this.#fromLog(tx));
     },

@@ -22,8 +22,8 @@
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { lowerBound, newId } from '../src/engine/ids.js';
-import { renderInternalAccount, type InternalAccount, type InternalAccountView, type InternalAccounts } from './internal-account.js';
-import { renderTransaction, type PaymentRecorded, type Transaction, type Transactions, type TransactionView } from './transaction.js';
+import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
+import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
 
 export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
@@ -196,7 +196,11 @@ export function accountStatusWebhook(account: InternalAccount, at: number): Logg
  * reports the account as its own postings leave it (the record it names is read when the
  * event is applied, after those postings).
  */
-export function withAccountStatus(events: PaymentRecorded[], accounts: ReadonlyArray<InternalAccount | undefined>, at: number): PaymentRecorded[] {
+export function withAccountStatus<P extends { postings: readonly Posting[]; webhooks: readonly WebhookRecordedAs[] }>(
+  events: P[],
+  accounts: ReadonlyArray<InternalAccount | undefined>,
+  at: number,
+): P[] {
   const known = new Map<string, InternalAccount>();
   for (const account of accounts) if (account !== undefined) known.set(account.id, account);
   return events.map((event) => {
@@ -304,7 +308,10 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  * PENDING ones per environment (the delivery queue, oldest first). No payment decision
  * reads this list; the delivery worker and redelivery do.
  */
-export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded | WebhookDeliveryEvent> {
+/** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
+type OutboxEvent = { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] } | WebhookDeliveryEvent;
+
+export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   readonly idPrefix = 'Webhook:';
   readonly #events = new RecordMap<WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
@@ -319,7 +326,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, PaymentRecorded |
     private readonly transactions: Transactions,
   ) {}
 
-  readonly appliers: Appliers<PaymentRecorded | WebhookDeliveryEvent> = {
+  readonly appliers: Appliers<OutboxEvent> = {
     'payment.recorded': (event) => this.#record(event.webhooks),
     'webhooks.recorded': (event) => this.#record(event.webhooks),
     'webhook.attempted': (event) => {

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { ManualClock } from '../src/engine/clock.js';
 import { World } from '../actors/world.js';
 import { provisionAccount } from '../actors/internal-account.js';
-import type { PaymentRecorded } from '../actors/transaction.js';
+import type { PaymentRecorded } from '../actors/payment-recorded.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fund, getJson, quoteBody } from './support/money.js';

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { sourcesUnder, specifiers } from './support/imports.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,20 +15,6 @@ const ALLOWED_FROM_SRC = ['src/engine/ids.js', 'src/engine/state-machine.js'];
 const actorsDir = fileURLToPath(new URL('../../actors/', import.meta.url));
 const walletDir = fileURLToPath(new URL('../../src/wallet/', import.meta.url));
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Every .ts file under `dir`, as paths relative to it. */
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'));
-}
-
-/** Module specifiers of every static import, re-export and dynamic import in `source`. */
-function specifiers(source: string): string[] {
-  const found: string[] = [];
-  for (const pattern of [/\b(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g]) {
-    for (const match of source.matchAll(pattern)) found.push(match[1]!);
-  }
-  return found;
-}
 
 describe('domain boundary', () => {
   it('files under actors/ (commands included) import from src/ only the engine ids and StateMachine types', () => {
