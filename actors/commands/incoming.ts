@@ -1,14 +1,14 @@
 // Incoming UMA payment commands (actors/incoming.ts): the sandbox simulation that records
 // one, and the platform's approve and reject after answering its webhook 202. (The webhook
 // answer that also decides is the delivery worker's, src/webhooks/delivery.ts.)
-import { cancelTimer, type Command } from '../../src/engine/state-machine.js';
+import { cancelTimer } from '../../src/engine/state-machine.js';
 import { assertActive, type Customer } from '../customer.js';
 import { invalidField, notFound } from '../errors.js';
 import { approvalTimerKey, decideReceive, decideSettleIncoming, type IncomingInput, type IncomingOutcome } from '../incoming.js';
 import { accountActors } from '../payment.js';
 import { SANDBOX_UMA_DOMAIN } from '../platform.js';
 import type { Transaction } from '../transaction.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, World } from '../world.js';
 import { receivingAccount, receivingActors } from './receiving-account.js';
 
 /** A simulated payment from a sandbox UMA address to a customer, named by UMA address or id. */
@@ -40,7 +40,7 @@ function receiverOf(world: World, envId: string, payment: SimulatedPayment): Cus
  * receiving customer and its accounts, one of which receives the payment and owns the
  * transaction; its default UMA deposit account is the customer's record.
  */
-export const receiveUmaPayment: Command<World, { envId: string; payment: SimulatedPayment }, Transaction, DomainEvent> = {
+export const receiveUmaPayment: DomainCommand<{ envId: string; payment: SimulatedPayment }, Transaction> = {
   name: 'incoming.receive',
   actors: ({ envId, payment }, world) => [envId, ...receivingActors(world, receiverOf(world, envId, payment).id)],
   decide: ({ envId, payment }, world, at) => {
@@ -66,7 +66,7 @@ function transactionIn(world: World, envId: string, id: string): Transaction {
  * customer (for an incoming payment the account is the transaction's actor; a transaction
  * of another kind is refused).
  */
-export const settleIncomingPayment: Command<World, { envId: string; transactionId: string; outcome: IncomingOutcome }, Transaction, DomainEvent> = {
+export const settleIncomingPayment: DomainCommand<{ envId: string; transactionId: string; outcome: IncomingOutcome }, Transaction> = {
   name: 'incoming.settle',
   actors: ({ envId, transactionId }, world) => {
     const tx = transactionIn(world, envId, transactionId);

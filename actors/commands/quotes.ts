@@ -8,12 +8,12 @@
 // and holding the environment would order every quote of it behind every other, a
 // wallet's signature check included; a quote priced against the bounds in force when the
 // request arrived is ordered before any later PATCH /config.
-import type { Command, Decision, EngineEvent } from '../../src/engine/state-machine.js';
+import type { Decision, EngineEvent } from '../../src/engine/state-machine.js';
 import { notFound } from '../errors.js';
 import { decideExecuteQuote, executionEvents } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
 import { cancelExpiry, decideCreateQuote, expiryTimer, type Quote } from '../quote.js';
-import type { DomainEvent, TimerMessage, World } from '../world.js';
+import type { DomainCommand, DomainEvent, TimerMessage, World } from '../world.js';
 import { actorsOf, partiesOfQuote, partiesOfRequest, type QuoteRequest } from './quote-parties.js';
 
 /** The quote `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
@@ -29,7 +29,7 @@ export function quoteIn(world: World, envId: string, id: string, field = 'quoteI
  */
 const BEFORE_ANY_EXPIRY = Number.NEGATIVE_INFINITY;
 
-export const createQuote: Command<World, { env: PlatformEnv; request: QuoteRequest }, Quote, DomainEvent> = {
+export const createQuote: DomainCommand<{ env: PlatformEnv; request: QuoteRequest }, Quote> = {
   name: 'quote.create',
   actors: ({ env, request }, world) => {
     const { parties, alsoRead } = partiesOfRequest(world, env, request, BEFORE_ANY_EXPIRY);
@@ -54,7 +54,7 @@ export const createQuote: Command<World, { env: PlatformEnv; request: QuoteReque
  */
 export type StampCheck = (accountId: string, payload: string, at: number) => Promise<unknown>;
 
-export const executeQuote: Command<World, { env: PlatformEnv; quoteId: string; checkStamp: StampCheck }, Quote, DomainEvent> = {
+export const executeQuote: DomainCommand<{ env: PlatformEnv; quoteId: string; checkStamp: StampCheck }, Quote> = {
   name: 'quote.execute',
   actors: ({ env, quoteId }, world) => actorsOf(world, partiesOfQuote(world, env, quoteIn(world, env.id, quoteId))),
   decide: ({ env, quoteId, checkStamp }, world, at) => {

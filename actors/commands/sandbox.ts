@@ -4,13 +4,12 @@
 // result is the Transaction it made. The decision holds the quote's parties (the quote's
 // owner, the customer or the environment for the platform; the credited account and its
 // customer). The environment comes with the input, as for every quote (commands/quotes.ts).
-import type { Command } from '../../src/engine/state-machine.js';
 import { DomainError, invalidField } from '../errors.js';
 import { decideFundQuote } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
 import { cancelExpiry, type Quote } from '../quote.js';
 import type { Transaction } from '../transaction.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, World } from '../world.js';
 import { actorsOf, partiesOfQuote } from './quote-parties.js';
 import { quoteIn } from './quotes.js';
 
@@ -38,7 +37,7 @@ function fundedQuote(world: World, env: PlatformEnv, send: SandboxSend): Quote {
   return quote;
 }
 
-export const sandboxSend: Command<World, { env: PlatformEnv; send: SandboxSend }, Transaction, DomainEvent> = {
+export const sandboxSend: DomainCommand<{ env: PlatformEnv; send: SandboxSend }, Transaction> = {
   name: 'sandbox.send',
   actors: ({ env, send }, world) => actorsOf(world, partiesOfQuote(world, env, fundedQuote(world, env, send))),
   decide: ({ env, send }, world, at) => {

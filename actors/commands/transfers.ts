@@ -4,13 +4,13 @@
 // owning customer (whose deletion stops transfers) and the bank account's owner (the
 // customer's record, or the environment's for the platform's own); the result is the
 // transaction. The environment comes with the input (its kind picks the sandbox's rails).
-import type { Command, Decision } from '../../src/engine/state-machine.js';
+import type { Decision } from '../../src/engine/state-machine.js';
 import { notFound } from '../errors.js';
 import { executionEvents, type ExecuteDecision } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
 import type { Transaction } from '../transaction.js';
 import { decideTransferIn, decideTransferOut, type TransferParties } from '../transfer.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, DomainEvent, World } from '../world.js';
 
 export interface TransferInRequest {
   source: { accountId: string };
@@ -58,13 +58,13 @@ function transferred(world: World, decision: ExecuteDecision, at: number): Decis
   return { events: executionEvents(decision, at), reply: () => world.transactions.get(txId)! };
 }
 
-export const transferIn: Command<World, { env: PlatformEnv; request: TransferInRequest }, Transaction, DomainEvent> = {
+export const transferIn: DomainCommand<{ env: PlatformEnv; request: TransferInRequest }, Transaction> = {
   name: 'transfer.in',
   actors: ({ env, request }, world) => actorsOf(world, inParties(world, env, request)),
   decide: ({ env, request }, world, at) => transferred(world, decideTransferIn(inParties(world, env, request), { amount: request.amount }, world, at), at),
 };
 
-export const transferOut: Command<World, { env: PlatformEnv; request: TransferOutRequest }, Transaction, DomainEvent> = {
+export const transferOut: DomainCommand<{ env: PlatformEnv; request: TransferOutRequest }, Transaction> = {
   name: 'transfer.out',
   actors: ({ env, request }, world) => actorsOf(world, outParties(world, env, request)),
   decide: ({ env, request }, world, at) => {

@@ -8,7 +8,7 @@
 // OTP codes, verifies OIDC tokens against the environment's issuers and WebAuthn
 // registrations for its relying party, all through the WalletPorts.
 import { newId, uuidv7 } from '../../src/engine/ids.js';
-import { cancelTimer, type Command, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
+import { cancelTimer, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
 import { assertActive } from '../customer.js';
 import { invalidField, rateLimited, unauthorized } from '../errors.js';
 import { isoTime } from '../iso-time.js';
@@ -33,7 +33,7 @@ import {
   type PasskeyChallenge,
   type Wallet,
 } from '../wallet.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, DomainEvent } from '../world.js';
 import { requireClientPublicKey, walletAccountActors, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
@@ -145,7 +145,7 @@ async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: Si
 }
 
 /** POST /auth/credentials: the account's first credential at once (201); any other on a signed retry (202, then 201). */
-export const addWalletCredential: Command<World, AddCredentialInput, Signed<AuthMethodView>, DomainEvent> = {
+export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<AuthMethodView>> = {
   name: 'wallet.credential.add',
   actors: ({ env, body }, world) => walletAccountActors(walletAccountIn(world, env.id, body.accountId)),
   decide: (input, world, at) => {
@@ -210,7 +210,7 @@ function passkeyChallenge(ports: WalletCommandInput['ports'], wallet: Wallet, cr
 }
 
 /** POST /auth/credentials/{id}/challenge: at most one per CHALLENGE_INTERVAL_MS per credential. */
-export const challengeWalletCredential: Command<World, ChallengeCredentialInput, ChallengedCredential, DomainEvent> = {
+export const challengeWalletCredential: DomainCommand<ChallengeCredentialInput, ChallengedCredential> = {
   name: 'wallet.credential.challenge',
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
   decide: (input, world, at) => {
@@ -242,7 +242,7 @@ async function revokeCredentialOnceSigned(input: RevokeCredentialInput, wallet: 
 }
 
 /** DELETE /auth/credentials/{id}: signed by a session of another credential (202, then 204); never the last one. */
-export const revokeWalletCredential: Command<World, RevokeCredentialInput, Signed<undefined>, DomainEvent> = {
+export const revokeWalletCredential: DomainCommand<RevokeCredentialInput, Signed<undefined>> = {
   name: 'wallet.credential.revoke',
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
   decide: (input, world, at) => {

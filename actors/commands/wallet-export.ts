@@ -2,9 +2,9 @@
 // wallet's mnemonic, sealed to the client's key, on a signed retry that binds that key at
 // step 1. The mnemonic is made on first need and only its sealed form is logged. Holds the
 // wallet's account and its customer (see walletAccountActors).
-import type { Command, Decision } from '../../src/engine/state-machine.js';
+import type { Decision } from '../../src/engine/state-machine.js';
 import { changed, walletOf, type Wallet } from '../wallet.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, DomainEvent } from '../world.js';
 import { requireClientPublicKey, walletAccountActors, walletAccountIn, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
@@ -44,7 +44,7 @@ async function exportOnceSigned(
 }
 
 /** POST /internal-accounts/{id}/export: 202, then 200 on the signed retry. */
-export const exportWallet: Command<World, ExportWalletInput, Signed<ExportedWallet>, DomainEvent> = {
+export const exportWallet: DomainCommand<ExportWalletInput, Signed<ExportedWallet>> = {
   name: 'wallet.export',
   actors: ({ env, accountId }, world) => walletAccountActors(walletAccountIn(world, env.id, accountId, 'id')),
   decide: (input, world, at) => {

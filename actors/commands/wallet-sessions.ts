@@ -7,7 +7,7 @@
 // the mailed OTP (five tries per code), an OIDC token of the credential's issuer and
 // subject, or a passkey assertion over the challenge, checked through the WalletPorts.
 import { newId } from '../../src/engine/ids.js';
-import { cancelTimer, setTimer, type Command, type Decision } from '../../src/engine/state-machine.js';
+import { cancelTimer, setTimer, type Decision } from '../../src/engine/state-machine.js';
 import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
 import {
   changed,
@@ -27,7 +27,7 @@ import {
   type WalletSession,
   type WalletTimerMessage,
 } from '../wallet.js';
-import type { DomainEvent, World } from '../world.js';
+import type { DomainCommand, DomainEvent } from '../world.js';
 import { requireClientPublicKey, walletHolding, type PasskeyAssertion, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
@@ -144,7 +144,7 @@ async function openSession(input: VerifyCredentialInput, wallet: Wallet, clientP
 }
 
 /** POST /auth/credentials/{id}/verify: a session for the client's key, at most MAX_ACTIVE_SESSIONS live per wallet. */
-export const verifyWalletCredential: Command<World, VerifyCredentialInput, VerifyOutcome, DomainEvent> = {
+export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, VerifyOutcome> = {
   name: 'wallet.credential.verify',
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
   decide: (input, world, at) => {
@@ -167,7 +167,7 @@ async function revokeSessionOnceSigned(input: RevokeSessionInput, wallet: Wallet
 }
 
 /** DELETE /auth/sessions/{id}: signed by any live session of the wallet (202, then 204). */
-export const revokeWalletSession: Command<World, RevokeSessionInput, Signed<undefined>, DomainEvent> = {
+export const revokeWalletSession: DomainCommand<RevokeSessionInput, Signed<undefined>> = {
   name: 'wallet.session.revoke',
   actors: ({ env, sessionId }, world) => [walletHolding(world, env.id, sessionId, 'session').accountId],
   decide: (input, world, at) => {
