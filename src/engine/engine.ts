@@ -320,12 +320,15 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   ): Promise<R> {
     let decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
     let at: number;
+    // The held actors' ids, for the holding check of every phase of this decision.
+    const actors = new Set<string>();
+    for (const mailbox of held) actors.add(mailbox.actorId);
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
       if (this.#closed) throw new EngineClosedError();
       // Read only once every mailbox is held: the decision sees time after its wait.
       at = this.clock.now();
-      this.#hold(held);
+      this.#machine.hold?.(actors);
       decided = decide(at);
     } catch (err) {
       this.#leaveAll(held);
@@ -335,18 +338,18 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     }
     // A synchronous decision is applied in the same turn it was made, so checks against
     // shared indexes (unique addresses, references) cannot be overtaken in between.
-    if (!(decided instanceof Promise)) return this.#commit(held, decided, at, extra);
+    if (!(decided instanceof Promise)) return this.#commit(held, actors, decided, at, extra);
     return decided.then(
       (decision) => {
         if (this.#closed) {
           this.#leaveAll(held);
           throw new EngineClosedError();
         }
-        if (typeof decision !== 'function') return this.#commit(held, decision, at, extra);
+        if (typeof decision !== 'function') return this.#commit(held, actors, decision, at, extra);
         // The last step and the apply in one synchronous run, like a synchronous decision.
         let last: Decision<E, R>;
         try {
-          this.#hold(held);
+          this.#machine.hold?.(actors);
           last = decision();
         } catch (err) {
           this.#leaveAll(held);
@@ -354,7 +357,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         } finally {
           this.#machine.hold?.(undefined);
         }
-        return this.#commit(held, last, at, extra);
+        return this.#commit(held, actors, last, at, extra);
       },
       (err: unknown) => {
         this.#leaveAll(held);
@@ -364,7 +367,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   }
 
   /** Applies and appends the decision as one entry, releases the actors, answers once durable. */
-  #commit<R>(held: Mailbox[], decision: Decision<E, R>, at: number, extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined): Promise<R> {
+  #commit<R>(held: Mailbox[], actors: ReadonlySet<string>, decision: Decision<E, R>, at: number, extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined): Promise<R> {
     let seq = 0;
     let reply: R;
     try {
@@ -375,7 +378,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         // From the first apply until the append, memory is ahead of the log: a throw in
         // between (an event, the reply, the extra events) would let a later snapshot make an
         // unlogged change durable, so it stops the process instead.
-        this.#hold(held, 'writes');
+        this.#machine.hold?.(actors, 'writes');
         for (const event of events) {
           applied = true;
           this.#applyEvent(event, at);
@@ -404,14 +407,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#maybeSnapshot();
       return reply;
     });
-  }
-
-  /** From now until `hold(undefined)`, the machine refuses records of actors other than `held` (StateMachine.hold). */
-  #hold(held: readonly Mailbox[], checked: 'reads and writes' | 'writes' = 'reads and writes'): void {
-    if (this.#machine.hold === undefined) return;
-    const actors = new Set<string>();
-    for (const mailbox of held) actors.add(mailbox.actorId);
-    this.#machine.hold(actors, checked);
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */
