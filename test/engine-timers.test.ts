@@ -8,6 +8,7 @@ import { MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { TIMERS_PER_TURN } from '../src/engine/timers.js';
 import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor } from './support/counter-machine.js';
+import { setTimer, cancelTimer } from '../src/engine/state-machine.js';
 
 /** Lets the microtasks of the current turn run, and nothing else (no I/O, no timers, no immediates). */
 async function sameTurn(): Promise<void> {
@@ -20,7 +21,7 @@ describe('engine timers', () => {
     const clock = new ManualClock();
     const a = await openCounterEngine(dir, clock);
     await a.engine.exec([], (at) => ({
-      events: Array.from({ length: 10_000 }, (_, i) => a.engine.timer(at + 1000, [`t${i % 100}`], { type: 'bonus', id: `t${i % 100}`, n: 1 }, at)),
+      events: Array.from({ length: 10_000 }, (_, i) => setTimer(at + 1000, [`t${i % 100}`], { type: 'bonus', id: `t${i % 100}`, n: 1 }, at)),
       reply: () => undefined,
     }));
     await a.engine.close();
@@ -44,7 +45,7 @@ describe('engine timers', () => {
     const clock = new ManualClock();
     let opened = await openCounterEngine(dir, clock);
     await opened.engine.exec([], (at) => ({
-      events: [opened.engine.timer(at + 1000, ['t'], { type: 'broken', id: 't' }, at, 'broken-one')],
+      events: [setTimer(at + 1000, ['t'], { type: 'broken', id: 't' }, at, 'broken-one')],
       reply: () => undefined,
     }));
     clock.advance(1000);
@@ -90,13 +91,13 @@ describe('engine timers', () => {
     const a = await openCounterEngine(dir, clock);
     await a.engine.exec([], (at) => ({
       events: [
-        a.engine.timer(at + 1000, ['c'], { type: 'bonus', id: 'c', n: 1 }, at, 'cancel-me'),
-        a.engine.timer(at + 1000, ['r'], { type: 'bonus', id: 'r', n: 1 }, at, 'replace-me'),
+        setTimer(at + 1000, ['c'], { type: 'bonus', id: 'c', n: 1 }, at, 'cancel-me'),
+        setTimer(at + 1000, ['r'], { type: 'bonus', id: 'r', n: 1 }, at, 'replace-me'),
       ],
       reply: () => undefined,
     }));
     await a.engine.exec([], (at) => ({
-      events: [a.engine.cancelTimer('cancel-me'), a.engine.timer(at + 2000, ['r'], { type: 'bonus', id: 'r', n: 50 }, at, 'replace-me')],
+      events: [cancelTimer('cancel-me'), setTimer(at + 2000, ['r'], { type: 'bonus', id: 'r', n: 50 }, at, 'replace-me')],
       reply: () => undefined,
     }));
     assert.equal(a.engine.pendingTimers, 1);
@@ -119,7 +120,7 @@ describe('engine timers', () => {
   it('cancelling a timer that is not pending changes nothing', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
-    await engine.exec(['x'], () => ({ events: [engine.cancelTimer('never-set'), add('x', 1)], reply: () => undefined }));
+    await engine.exec(['x'], () => ({ events: [cancelTimer('never-set'), add('x', 1)], reply: () => undefined }));
     assert.equal(counters.values.get('x'), 1);
     assert.equal(engine.pendingTimers, 0);
     await engine.close();
@@ -130,7 +131,7 @@ describe('engine timers', () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const { engine, counters, reports } = await openCounterEngine(dir, clock);
-    await engine.exec([], (at) => ({ events: [engine.timer(at + 1000, ['hot'], { type: 'bonus', id: 'hot', n: 1 }, at, 'on-hot')], reply: () => undefined }));
+    await engine.exec([], (at) => ({ events: [setTimer(at + 1000, ['hot'], { type: 'bonus', id: 'hot', n: 1 }, at, 'on-hot')], reply: () => undefined }));
     let release!: () => void;
     const held = engine.exec(['hot'], async () => {
       await new Promise<void>((resolve) => (release = resolve));

@@ -8,6 +8,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor, type OpenedCounters } from './support/counter-machine.js';
 import { quiesce } from './support/quiesce.js';
+import { setTimer } from '../src/engine/state-machine.js';
 
 async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<OpenedCounters> {
   return openCounterEngine(dataDir, clock, { snapshotEveryEntries });
@@ -173,7 +174,7 @@ describe('engine', () => {
     const a = await openEngine(dir, clock);
     const due = clock.now() + 5 * 60_000;
     await a.engine.exec(['t'], (at) => ({
-      events: [add('t', 1), a.engine.timer(due, ['t'], { type: 'bonus', id: 't', n: 100 }, at)],
+      events: [add('t', 1), setTimer(due, ['t'], { type: 'bonus', id: 't', n: 100 }, at)],
       reply: () => undefined,
     }));
     // A minute short of due: a timer that fired anyway would have been applied by the time the engine is idle.
@@ -207,7 +208,7 @@ describe('engine', () => {
     const clock = new ManualClock();
     const a = await openEngine(dir, clock);
     await a.engine.exec(['t'], (at) => ({
-      events: [a.engine.timer(at + 1000, ['t'], { type: 'bonus', id: 't', n: 3 }, at)],
+      events: [setTimer(at + 1000, ['t'], { type: 'bonus', id: 't', n: 3 }, at)],
       reply: () => undefined,
     }));
     await a.engine.snapshot();

@@ -20,8 +20,6 @@ import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapsho
 import { TimerTable } from './timers.js';
 import { EffectsFullError, EffectTable, type EffectRunner } from './effects.js';
 import {
-  setTimer,
-  cancelTimer,
   type Command,
   type Decide,
   type Decision,
@@ -412,20 +410,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   /** Reads see only durable state: wait until everything applied so far is on disk. */
   settled(): Promise<void> {
     return this.#log.whenDurable(this.#log.lastSeq);
-  }
-
-  /**
-   * An engine event that sets a durable timer; put it in a decision's events. With a `key`
-   * the timer's id is that key: setting it again replaces the timer, `cancelTimer(key)`
-   * removes it.
-   */
-  timer(due: number, actors: string[], message: T, at: number, key?: string): EngineEvent<T> {
-    return setTimer(due, actors, message, at, key);
-  }
-
-  /** An engine event that cancels the timer set with `key` (nothing if it is not pending). */
-  cancelTimer(key: string): EngineEvent<T> {
-    return cancelTimer(key);
   }
 
   /**

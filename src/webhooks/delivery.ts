@@ -40,7 +40,7 @@ import {
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
 import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
 import { accountActors } from '../../actors/payment.js';
-import type { EngineEvent } from '../engine/state-machine.js';
+import { setTimer, type EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
 import { isoTime } from '../../actors/iso-time.js';
@@ -339,14 +339,14 @@ export class WebhookDelivery {
    * settled meanwhile (approve raced the answer) is left as it is.
    */
   #approval(transactionId: string, statusCode: number, at: number): Array<DomainEvent | EngineEvent<unknown>> {
-    const { engine, world } = this.#deps;
+    const { world } = this.#deps;
     const tx = world.transactions.get(transactionId);
     const account = tx === undefined ? undefined : world.internalAccounts.get(tx.accountId);
     if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
     const answer = approvalAnswer(statusCode);
     if (answer.kind === 'AWAIT') {
       const message: TimerMessage = { type: 'incoming.approval-timeout', transactionId };
-      return [engine.timer(at + APPROVAL_WINDOW_MS, accountActors(tx), message, at, approvalTimerKey(transactionId))];
+      return [setTimer(at + APPROVAL_WINDOW_MS, accountActors(tx), message, at, approvalTimerKey(transactionId))];
     }
     return decideSettleIncoming(tx, account, answer, at);
   }
