@@ -151,13 +151,15 @@ export function reportedTransactionId(event: WebhookEvent): string | undefined {
 /**
  * A webhook event as a decision logs it: the record it reports is named, not rendered.
  * The record is the one its own event leaves: the transaction and the account as that
- * `payment.recorded` makes them (both kinds apply it before this one).
+ * `payment.recorded` makes them (both kinds apply it before this one). Its environment is
+ * that record's and its timestamp the entry's time, so neither is logged; entries written
+ * before carry both, and those are kept as logged.
  */
 export interface LoggedWebhook {
   readonly id: string;
-  readonly envId: string;
+  readonly envId?: string;
   readonly type: WebhookEventType;
-  readonly timestamp: number;
+  readonly timestamp?: number;
   readonly transactionId?: string;
   readonly accountId?: string;
   readonly approval?: true;
@@ -181,13 +183,13 @@ export type WebhookRecordedAs = LoggedWebhook | RenderedWebhook;
 
 /** A new event reporting a transaction (one in the same `payment.recorded`). */
 export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number, approval = false): LoggedWebhook {
-  const event = { id: newId('Webhook', at), envId: tx.envId, type, timestamp: at, transactionId: tx.id };
+  const event = { id: newId('Webhook', at), type, transactionId: tx.id };
   return approval ? { ...event, approval: true } : event;
 }
 
 /** ACCOUNT_STATUS for an account as its event's postings leave it. */
 export function accountStatusWebhook(account: InternalAccount, at: number): LoggedWebhook {
-  return { id: newId('Webhook', at), envId: account.envId, type: 'ACCOUNT_STATUS', timestamp: at, accountId: account.id };
+  return { id: newId('Webhook', at), type: 'ACCOUNT_STATUS', accountId: account.id };
 }
 
 /**
@@ -327,8 +329,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   ) {}
 
   readonly appliers: Appliers<OutboxEvent> = {
-    'payment.recorded': (event) => this.#record(event.webhooks),
-    'webhooks.recorded': (event) => this.#record(event.webhooks),
+    'payment.recorded': (event, at) => this.#record(event.webhooks, at),
+    'webhooks.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhook.attempted': (event) => {
       const current = this.#events.get(event.id)!;
       const attempts = current.attempts.length < MAX_KEPT_ATTEMPTS ? [...current.attempts, event.attempt] : [...current.attempts.slice(1 - MAX_KEPT_ATTEMPTS), event.attempt];
@@ -425,36 +427,36 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     return n;
   }
 
-  #record(webhooks: readonly WebhookRecordedAs[]): void {
+  #record(webhooks: readonly WebhookRecordedAs[], at: number): void {
     for (const logged of webhooks) {
       if (this.#events.has(logged.id)) throw new Error(`webhook event ${logged.id} exists already`);
-      this.#put('deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged));
-      this.onQueued?.(logged.envId);
+      const event = 'deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged, at);
+      this.#put(event);
+      this.onQueued?.(event.envId);
     }
   }
 
-  #resolve(logged: LoggedWebhook): WebhookEvent {
+  /** The event a logged webhook stands for, in the entry of time `at`. */
+  #resolve(logged: LoggedWebhook, at: number): WebhookEvent {
     const { transactionId, accountId } = logged;
+    const tx = transactionId === undefined ? undefined : this.transactions.get(transactionId);
+    if (transactionId !== undefined && tx === undefined) throw new Error(`webhook event ${logged.id} reports transaction ${transactionId}, which does not exist`);
+    const account = accountId === undefined ? undefined : this.accounts.get(accountId);
+    if (accountId !== undefined && account === undefined) throw new Error(`webhook event ${logged.id} reports account ${accountId}, which does not exist`);
+    const envId = logged.envId ?? tx?.envId ?? account?.envId;
+    if (envId === undefined) throw new Error(`webhook event ${logged.id} names neither its environment nor a record of one`);
     // Written out: object rest with excluded keys takes V8's slow path.
     const event: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = {
       id: logged.id,
-      envId: logged.envId,
+      envId,
       type: logged.type,
-      timestamp: logged.timestamp,
+      timestamp: logged.timestamp ?? at,
       deliveryStatus: 'PENDING',
       attempts: NO_ATTEMPTS,
     };
     if (logged.approval === true) event.approval = true;
-    if (transactionId !== undefined) {
-      const tx = this.transactions.get(transactionId);
-      if (tx === undefined) throw new Error(`webhook event ${logged.id} reports transaction ${transactionId}, which does not exist`);
-      event.transaction = tx;
-    }
-    if (accountId !== undefined) {
-      const account = this.accounts.get(accountId);
-      if (account === undefined) throw new Error(`webhook event ${logged.id} reports account ${accountId}, which does not exist`);
-      event.account = account;
-    }
+    if (tx !== undefined) event.transaction = tx;
+    if (account !== undefined) event.account = account;
     return event;
   }
 

@@ -1,0 +1,58 @@
+// The log holds decided facts: a quote-and-execute between two internal accounts is one
+// entry of about 2.8 kB, whose webhook events name the transaction or account they report
+// and take their environment and time from it and from the entry. What a platform reads
+// back (the events' environment, type and timestamp) is what it read when they were logged
+// in full.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { decodeGroup } from '../src/engine/log.js';
+import { startTestService } from './support/service.js';
+import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+
+/** What a quote-and-execute between internal accounts may take in the log. */
+const PAYMENT_ENTRY_LIMIT = 2_900;
+
+describe('the payment entry', () => {
+  it(`is under ${PAYMENT_ENTRY_LIMIT} bytes, and its webhook events read back with the payment's environment and time`, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'payment-entry-'));
+    let svc = await startTestService({ dataDir });
+    let quote: { transactionId: string; createdAt: string };
+    try {
+      const payer = await fundedCustomer(svc, 1_000_000);
+      const payee = await fundedCustomer(svc, 0);
+      quote = await createQuote(svc, quoteBody(payer.usd.id, payee.usd.id, 1_000, { immediatelyExecute: true }));
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+    const root = open({ path: dataDir });
+    const paymentBytes: number[] = [];
+    try {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      for (const { key, value } of log.getRange()) {
+        const group = decodeGroup<{ type: string }>(key, value);
+        if (group.length === 1 && group[0]!.events.some((e) => e.type === 'quote.created')) paymentBytes.push(value.length);
+      }
+    } finally {
+      await root.close();
+    }
+    // After a restart the events come from the log alone.
+    svc = await startTestService({ dataDir });
+    try {
+      assert.equal(paymentBytes.length, 1, `payment entries: ${paymentBytes.join(', ')}`);
+      assert.ok(paymentBytes[0]! < PAYMENT_ENTRY_LIMIT, `the payment entry is ${paymentBytes[0]} bytes`);
+      const events = (await getJson(svc, '/webhooks/events?limit=100')) as { data: Array<{ type: string; timestamp: string; transaction?: { id: string } }> };
+      // Listed in the payment's environment, at the payment's time.
+      const outgoing = events.data.find((e) => e.type === 'OUTGOING_PAYMENT' && e.transaction?.id === quote.transactionId);
+      assert.equal(outgoing?.timestamp, quote.createdAt);
+      assert.ok(events.data.some((e) => e.type === 'INCOMING_PAYMENT' && e.timestamp === quote.createdAt));
+      assert.ok(events.data.filter((e) => e.type === 'ACCOUNT_STATUS' && e.timestamp === quote.createdAt).length >= 2, 'both balances changed');
+    } finally {
+      await svc.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
