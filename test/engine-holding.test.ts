@@ -5,24 +5,24 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { World, type DomainCommand, type DomainEvent, type TimerMessage } from '../actors/world.js';
-import { newPlatformEnv, type PlatformEnv } from '../actors/platform.js';
+import type { PlatformEnv } from '../actors/platform.js';
 import { createCustomer, deleteCustomer } from '../actors/commands/customers.js';
 import type { Customer } from '../actors/customer.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { ActorsChangedError, Engine } from '../src/engine/engine.js';
-import { newId } from '../src/engine/ids.js';
 import { ActorNotHeldError } from '../src/engine/state-machine.js';
 import { tempDir } from './support/counter-machine.js';
+import { sandboxEnv } from './support/sandbox-env.js';
 
 interface Opened {
   engine: Engine<DomainEvent, TimerMessage, World>;
   world: World;
   env: PlatformEnv;
   fatal: string[];
-  close: () => Promise<void>;
 }
 
-async function openWorld(): Promise<Opened> {
+/** Runs `use` on an engine over a World with one sandbox environment; closes and removes it after. */
+async function withOpenWorld(use: (opened: Opened) => Promise<void>): Promise<void> {
   const dir = tempDir();
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const world = new World();
@@ -37,30 +37,14 @@ async function openWorld(): Promise<Opened> {
     onFatal: (what) => fatal.push(what),
   });
   await engine.open();
-  const at = clock.now();
-  const env = newPlatformEnv(
-    {
-      platformId: newId('Platform', at),
-      environment: 'sandbox',
-      token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
-      umaDomain: 'sandbox.uma.test',
-      isRegulatedFinancialInstitution: false,
-      webhookPublicKey: '04',
-      webhookPrivateKeySealed: new Uint8Array(0),
-    },
-    at,
-  );
-  await engine.exec([env.id], () => ({ events: [{ type: 'platform.env.created', env }], reply: () => undefined }));
-  return {
-    engine,
-    world,
-    env,
-    fatal,
-    close: async () => {
-      await engine.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  try {
+    const env = sandboxEnv(clock.now());
+    await engine.exec([env.id], () => ({ events: [{ type: 'platform.env.created', env }], reply: () => undefined }));
+    await use({ engine, world, env, fatal });
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const asIs = <R>(result: R): R => result;
@@ -69,10 +53,23 @@ async function newCustomer(opened: Opened): Promise<Customer> {
   return opened.engine.run(createCustomer, { envId: opened.env.id, customer: { customerType: 'INDIVIDUAL' } }, asIs);
 }
 
+/** Holds `actor` until the returned function is called, so that the next message for it waits. */
+function holdBusy(opened: Opened, actor: string): () => Promise<void> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const done = opened.engine.exec([actor], async () => {
+    await released;
+    return { events: [], reply: () => undefined };
+  });
+  return () => {
+    release();
+    return done;
+  };
+}
+
 describe('the holding check', () => {
-  it('runs a command that names its actors; the same command naming too few is refused and changes nothing', async () => {
-    const opened = await openWorld();
-    try {
+  it('runs a command that names its actors; the same command naming too few is refused and changes nothing', () =>
+    withOpenWorld(async (opened) => {
       const customer = await newCustomer(opened);
       // deleteCustomer as if its author forgot the customer: it holds only the environment.
       const forgetful: typeof deleteCustomer = { ...deleteCustomer, name: 'customer.delete (too few actors)', actors: ({ envId }) => [envId] };
@@ -86,14 +83,10 @@ describe('the holding check', () => {
       const deleted = await opened.engine.run(deleteCustomer, { envId: opened.env.id, customerId: customer.id }, asIs);
       assert.equal(deleted.isDeleted, true);
       assert.deepEqual(opened.fatal, []);
-    } finally {
-      await opened.close();
-    }
-  });
+    }));
 
-  it('checks writes while the events apply: a decision that reads nothing but writes an unheld record stops the engine', async () => {
-    const opened = await openWorld();
-    try {
+  it('checks writes while the events apply: a decision that reads nothing but writes an unheld record stops the engine', () =>
+    withOpenWorld(async (opened) => {
       const customer = await newCustomer(opened);
       const blind: DomainCommand<string, undefined> = {
         name: 'blind write',
@@ -103,25 +96,17 @@ describe('the holding check', () => {
       // The engine stops (a test records it instead of exiting): memory is ahead of the log.
       await assert.rejects(opened.engine.run(blind, customer.id, asIs));
       assert.deepEqual(opened.fatal, ['a decision failed after it was applied']);
-    } finally {
-      await opened.close();
-    }
-  });
+    }));
 
-  it('lets a decision use records it creates, which no other actor can know of yet', async () => {
-    const opened = await openWorld();
-    try {
+  it('lets a decision use records it creates, which no other actor can know of yet', () =>
+    withOpenWorld(async (opened) => {
       // createCustomer holds only the environment; its reply reads the new customer and its accounts.
       const customer = await newCustomer(opened);
       assert.ok(opened.world.internalAccounts.idsOwnedBy(customer.id).length > 0);
-    } finally {
-      await opened.close();
-    }
-  });
+    }));
 
-  it('asks a command for its actors again once they are held, and holds the new ones too', async () => {
-    const opened = await openWorld();
-    try {
+  it('asks a command that waited for its actors again once they are held, and holds the new ones too', () =>
+    withOpenWorld(async (opened) => {
       const asked: string[][] = [];
       let calls = 0;
       const growing: DomainCommand<undefined, number> = {
@@ -134,12 +119,22 @@ describe('the holding check', () => {
         },
         decide: () => ({ events: [], reply: () => calls }),
       };
-      assert.equal(await opened.engine.run(growing, undefined, asIs), 3);
+      let release = holdBusy(opened, 'a');
+      const grown = opened.engine.run(growing, undefined, asIs);
+      await release();
+      assert.equal(await grown, 3);
       assert.deepEqual(asked, [['a'], ['a', 'b'], ['a', 'b']]);
-      const restless: DomainCommand<undefined, number> = { name: 'restless', actors: () => [`x${calls++}`], decide: () => ({ events: [], reply: () => 0 }) };
-      await assert.rejects(opened.engine.run(restless, undefined, asIs), ActorsChangedError);
-    } finally {
-      await opened.close();
-    }
-  });
+      const restless: DomainCommand<undefined, number> = { name: 'restless', actors: () => ['a', `x${calls++}`], decide: () => ({ events: [], reply: () => 0 }) };
+      release = holdBusy(opened, 'a');
+      const rejected = assert.rejects(opened.engine.run(restless, undefined, asIs), ActorsChangedError);
+      await release();
+      await rejected;
+    }));
+
+  it('asks a command whose actors were free only once: it decides in the run that named them', () =>
+    withOpenWorld(async (opened) => {
+      let asked = 0;
+      const counted: DomainCommand<undefined, number> = { name: 'counted', actors: () => (asked++, ['a']), decide: () => ({ events: [], reply: () => asked }) };
+      assert.equal(await opened.engine.run(counted, undefined, asIs), 1);
+    }));
 });

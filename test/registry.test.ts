@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { RecordMap, Registry, type Appliers, type RecordKind, type RecordLookup } from '../actors/registry.js';
 import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
-import { newPlatformEnv } from '../actors/platform.js';
-import { newId } from '../src/engine/ids.js';
+import type { PlatformEnv } from '../actors/platform.js';
+import { sandboxEnv } from './support/sandbox-env.js';
 
 interface Note {
   readonly id: string;
@@ -104,21 +104,10 @@ export class CheckedNoteBook extends Registry<NoteEvent, never> {
 }
 
 /** A World holding one sandbox environment (token id `tok`), created now. */
-function worldWithSandbox(): { world: World; env: ReturnType<typeof newPlatformEnv>; at: number } {
+function worldWithSandbox(): { world: World; env: PlatformEnv; at: number } {
   const world = new World();
   const at = Date.now();
-  const env = newPlatformEnv(
-    {
-      platformId: newId('Platform', at),
-      environment: 'sandbox',
-      token: { tokenId: 'tok', secretHash: '0'.repeat(64) },
-      umaDomain: 'sandbox.uma.test',
-      isRegulatedFinancialInstitution: false,
-      webhookPublicKey: '04',
-      webhookPrivateKeySealed: new Uint8Array(0),
-    },
-    at,
-  );
+  const env = sandboxEnv(at);
   world.apply({ type: 'platform.env.created', env }, at);
   return { world, env, at };
 }

@@ -97,6 +97,12 @@ export class ActorsChangedError extends Error {
   }
 }
 
+function idsOf(held: readonly Mailbox[]): Set<string> {
+  const ids = new Set<string>();
+  for (const mailbox of held) ids.add(mailbox.actorId);
+  return ids;
+}
+
 /** A command's decision with its reply rendered. */
 function rendered<E, R, V>(decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>, render: (result: R) => V): Decision<E, V> | Promise<Decision<E, V> | LastStep<E, V>> {
   const renderDecision = (d: Decision<E, R>): Decision<E, V> => ({ events: d.events, reply: () => render(d.reply()) });
@@ -262,18 +268,28 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     decide: Decide<E, R>,
     extra?: (reply: R, at: number) => EngineEvent<unknown>[],
   ): Promise<R> {
+    return this.#exec(actors, undefined, decide, extra);
+  }
+
+  /** `exec`, given the held actors' ids when the caller has them as a set already. */
+  #exec<R>(
+    actors: readonly string[],
+    actorIds: ReadonlySet<string> | undefined,
+    decide: Decide<E, R>,
+    extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
+  ): Promise<R> {
     if (this.#closed) return Promise.reject(new EngineClosedError());
     if (!this.#log.hasRoom()) return Promise.reject(new LogFullError());
     // The usual case, idle actors, takes them without a promise.
     const held = this.#tryEnter(actors);
-    if (held !== undefined) return this.#decide(held, decide, extra);
-    return this.#enter(actors).then((waited) => this.#decide(waited, decide, extra));
+    if (held !== undefined) return this.#decide(held, actorIds, decide, extra);
+    return this.#enter(actors).then((waited) => this.#decide(waited, actorIds, decide, extra));
   }
 
   /**
-   * Runs a command: holds the actors it names and, once they are held, asks it again; if it
-   * now needs others too (a record changed while it waited), lets them go and tries again
-   * holding both, at most COMMAND_TRIES times. Then decides as `exec` does, the reply being
+   * Runs a command: holds the actors it names and, if it had to wait for them, asks it again
+   * once they are held; if it now needs others too (a record changed while it waited), lets
+   * them go and tries again holding both, at most COMMAND_TRIES times. Then decides as `exec` does, the reply being
    * `render` of the command's result.
    */
   run<I, R, V>(command: Command<S, I, R, E>, input: I, render: (result: R) => V, extra?: (reply: V, at: number) => EngineEvent<unknown>[]): Promise<V> {
@@ -296,15 +312,22 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   ): Promise<V> {
     const held = new Set(actors);
     let needed: readonly string[] = actors;
+    // The first try's actors were named in this run; if they are all free, the decision runs
+    // in this run too (exec's fast path), where nothing can have changed what it names.
+    let namedInThisRun = tries === 1;
     const decide: Decide<E, V> = (at) => {
-      // Naming the actors reads records the held ones may not own: unchecked, it decides nothing.
-      this.#machine.hold?.(undefined);
-      needed = command.actors(input, this.#machine);
-      if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name, tries);
-      this.#machine.hold?.(held);
+      if (!namedInThisRun) {
+        // Naming the actors reads records the held ones may not own: unchecked, it decides nothing.
+        this.#machine.hold?.(undefined);
+        needed = command.actors(input, this.#machine);
+        if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name, tries);
+        this.#machine.hold?.(held);
+      }
       return rendered(command.decide(input, this.#machine, at), render);
     };
-    return this.exec(actors, decide, extra).catch((err: unknown) => {
+    const replied = this.#exec(actors, held, decide, extra);
+    namedInThisRun = false;
+    return replied.catch((err: unknown) => {
       if (!(err instanceof ActorsChangedError) || tries >= COMMAND_TRIES) throw err;
       return this.#runHolding(command, input, render, extra, [...held, ...needed], tries + 1);
     });
@@ -313,14 +336,14 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
   #decide<R>(
     held: Mailbox[],
+    actorIds: ReadonlySet<string> | undefined,
     decide: Decide<E, R>,
     extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
   ): Promise<R> {
     let decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
     let at: number;
     // The held actors' ids, for the holding check of every phase of this decision.
-    const actors = new Set<string>();
-    for (const mailbox of held) actors.add(mailbox.actorId);
+    const actors = actorIds ?? idsOf(held);
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
       if (this.#closed) throw new EngineClosedError();

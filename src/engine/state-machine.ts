@@ -96,8 +96,8 @@ export type Decide<E, R> = (at: number) => Decision<E, R> | Promise<Decision<E, 
 
 /**
  * One operation of the domain. It names the actors it needs from its input and the state
- * (`actors`); the engine holds them, asks again (state may have changed while it waited)
- * and, once the answer is among the held ones, lets it `decide`.
+ * (`actors`); the engine holds them, asks again if it had to wait for them (state may have
+ * changed meanwhile) and, once the answer is among the held ones, lets it `decide`.
  */
 export interface Command<S, I, R, E extends DomainEvent = DomainEvent> {
   /** What the operation is, for reports and tests. */
