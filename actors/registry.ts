@@ -105,8 +105,10 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   }
 
   override delete(id: string): boolean {
-    const before = super.get(id);
-    if (before !== undefined && this.held?.actors !== undefined) this.#check(id, before, this.held.actors);
+    if (this.held?.actors !== undefined) {
+      const before = super.get(id);
+      if (before !== undefined) this.#check(id, before, this.held.actors);
+    }
     return super.delete(id);
   }
 

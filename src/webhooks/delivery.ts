@@ -147,18 +147,18 @@ export class WebhookDelivery {
       if (this.#queued.size === 0) queueMicrotask(() => this.#kickQueued());
       this.#queued.add(envId);
     };
-    for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) {
-      this.#trimLater(envId);
-      this.kick(envId);
-    }
+    for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) this.#lookAt(envId);
   }
 
   #kickQueued(): void {
-    for (const envId of this.#queued) {
-      this.#trimLater(envId);
-      this.kick(envId);
-    }
+    for (const envId of this.#queued) this.#lookAt(envId);
     this.#queued.clear();
+  }
+
+  /** An environment's queue has new events: trims it if it is over its bound, and sends its head. */
+  #lookAt(envId: string): void {
+    this.#trimLater(envId);
+    this.kick(envId);
   }
 
   /** Stops sending: timers cancelled, requests in flight aborted (their tries are made again after a restart). */
