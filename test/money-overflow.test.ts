@@ -104,13 +104,20 @@ describe('the intake bound', () => {
     receiver = undefined;
   });
 
-  it('a refund in flight: the pull that would fill its balance is refused, the refund lands, and a restart recovers', async () => {
+  /** A service with USD's bound raised (and webhooks sent to `webhookEndpoint`), and a customer with its USD account and a US bank account. */
+  async function startWithCustomer(webhookEndpoint?: string) {
     const svc = await start(clock);
     started.push(svc);
     await raiseUsdMax(svc);
+    if (webhookEndpoint !== undefined) assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint } }), 200);
     const customer = await createCustomer(svc);
     const usd = await accountIn(svc, customer.id, 'USD');
     const bank = await externalUsd(svc, customer.id, '123');
+    return { svc, customer, usd, bank };
+  }
+
+  it('a refund in flight: the pull that would fill its balance is refused, the refund lands, and a restart recovers', async () => {
+    const { svc, customer, usd, bank } = await startWithCustomer();
     await fund(svc, usd.id, 1_000);
     // Suffix 004: the transfer-out is PROCESSING (in transit), rejected and refunded after 5 s.
     const out = await svc.request('POST', '/transfer-out', { body: { source: { accountId: usd.id }, destination: { accountId: (await externalUsd(svc, customer.id, '004')).id }, amount: 1_000 } });
@@ -174,13 +181,7 @@ describe('the intake bound', () => {
 
   it('an incoming payment awaiting approval holds its room: money that would fill it is refused, and the approval credits', async () => {
     receiver = await startReceiver((json) => (json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? 202 : 200));
-    const svc = await start(clock);
-    started.push(svc);
-    await raiseUsdMax(svc);
-    assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
-    const customer = await createCustomer(svc);
-    const usd = await accountIn(svc, customer.id, 'USD');
-    const bank = await externalUsd(svc, customer.id, '123');
+    const { svc, customer, usd, bank } = await startWithCustomer(receiver.url);
 
     const amount = 1_000_000_000_000_000;
     const received = await svc.request('POST', '/sandbox/uma/receive', {
@@ -232,12 +233,7 @@ describe('the intake bound', () => {
   });
 
   it('the ledger inflow: the pull that would take the environment past 2^53 is refused with 400', async () => {
-    const svc = await start(clock);
-    started.push(svc);
-    await raiseUsdMax(svc);
-    const customer = await createCustomer(svc);
-    const usd = await accountIn(svc, customer.id, 'USD');
-    const bank = await externalUsd(svc, customer.id, '123');
+    const { svc, customer, usd, bank } = await startWithCustomer();
     await pulled(svc, bank.id, usd.id, 4_500_000_000_000_000);
     // The ledger alone would take in 9.1e15 > 2^53 - 1 with this one.
     assertPastBound(await pull(svc, bank.id, usd.id, 4_600_000_000_000_000), 'lockedCurrencyAmount');
