@@ -268,22 +268,12 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     decide: Decide<E, R>,
     extra?: (reply: R, at: number) => EngineEvent<unknown>[],
   ): Promise<R> {
-    return this.#exec(actors, undefined, decide, extra);
-  }
-
-  /** `exec`, given the held actors' ids when the caller has them as a set already. */
-  #exec<R>(
-    actors: readonly string[],
-    actorIds: ReadonlySet<string> | undefined,
-    decide: Decide<E, R>,
-    extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
-  ): Promise<R> {
     if (this.#closed) return Promise.reject(new EngineClosedError());
     if (!this.#log.hasRoom()) return Promise.reject(new LogFullError());
     // The usual case, idle actors, takes them without a promise.
     const held = this.#tryEnter(actors);
-    if (held !== undefined) return this.#decide(held, actorIds, decide, extra);
-    return this.#enter(actors).then((waited) => this.#decide(waited, actorIds, decide, extra));
+    if (held !== undefined) return this.#decide(held, decide, extra);
+    return this.#enter(actors).then((waited) => this.#decide(waited, decide, extra));
   }
 
   /**
@@ -325,7 +315,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       }
       return rendered(command.decide(input, this.#machine, at), render);
     };
-    const replied = this.#exec(actors, held, decide, extra);
+    const replied = this.exec(actors, decide, extra);
     namedInThisRun = false;
     return replied.catch((err: unknown) => {
       if (!(err instanceof ActorsChangedError) || tries >= COMMAND_TRIES) throw err;
@@ -336,14 +326,13 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
   #decide<R>(
     held: Mailbox[],
-    actorIds: ReadonlySet<string> | undefined,
     decide: Decide<E, R>,
     extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
   ): Promise<R> {
     let decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
     let at: number;
     // The held actors' ids, for the holding check of every phase of this decision.
-    const actors = actorIds ?? idsOf(held);
+    const actors = idsOf(held);
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
       if (this.#closed) throw new EngineClosedError();
