@@ -471,6 +471,16 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return this.#customers.get(id);
   }
 
+  /**
+   * The customer an account derived from it is read from, without the holding check: what a
+   * derived account comes from (id, environment, creation time, provisioned currencies)
+   * never changes once the customer opens, so a decision that holds only the account reads
+   * nothing another actor changes.
+   */
+  accountOwner(id: string): Customer | undefined {
+    return this.#customers.peek(id);
+  }
+
   /** A customer of `envId`, or undefined: customers of other environments do not exist for it. */
   inEnv(envId: string, id: string): Customer | undefined {
     const c = this.#customers.get(id);

@@ -127,7 +127,8 @@ export interface AccountOwner {
 
 /** The customers, as the accounts read them (Customers in customer.ts). */
 export interface AccountOwners {
-  get(id: string): AccountOwner | undefined;
+  /** What derived accounts come from, which never changes: read without the holding check. */
+  accountOwner(id: string): AccountOwner | undefined;
   /** The environment's customer ids, ascending. */
   idsIn(envId: string): readonly string[];
 }
@@ -346,7 +347,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
     const derived = derivedFrom(id);
     if (derived === undefined) return undefined;
     const { index } = derived;
-    const customer = this.customers.get(derived.customerId);
+    const customer = this.customers.accountOwner(derived.customerId);
     const currency = customer?.provisioned?.[index];
     return currency === undefined ? undefined : { customer: customer!, index, currency };
   }
@@ -372,7 +373,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
     let s = step === 1 ? 0 : stored.length - 1;
     for (let c = step === 1 ? 0 : customerIds.length - 1; c >= 0 && c < customerIds.length; c += step) {
       const customerId = customerIds[c]!;
-      const provisioned = this.customers.get(customerId)!.provisioned;
+      const provisioned = this.customers.accountOwner(customerId)!.provisioned;
       if (provisioned === undefined) continue;
       // Only a customer with a materialised account needs its derived ids looked up.
       const materialised = this.#materialised.has(customerId);
@@ -394,7 +395,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
   /** The accounts of a customer (derived and stored, ascending), or (given an environment id) the platform's own. */
   idsOwnedBy(ownerId: string): readonly string[] {
     const stored = this.#byOwner.get(ownerId)?.ids ?? [];
-    const provisioned = this.customers.get(ownerId)?.provisioned;
+    const provisioned = this.customers.accountOwner(ownerId)?.provisioned;
     if (provisioned === undefined || provisioned.length === 0) return stored;
     const derived = provisioned.map((_, i) => derivedAccountId(ownerId, i));
     return stored.length === 0 ? derived : [...derived, ...stored].sort();

@@ -50,15 +50,6 @@ export interface ExecuteDecision {
   timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
 }
 
-/**
- * The actors a decision on a transaction's internal account holds: the account, and its
- * customer when it has one, whose record a provisioned account is read from until money
- * first moves through it.
- */
-export function accountActors(tx: Transaction): string[] {
-  return tx.customerId === '' ? [tx.accountId] : [tx.accountId, tx.customerId];
-}
-
 /** A decision's events as its log entry has them: its steps, then its outcome timer if it has one. */
 export function executionEvents(decision: ExecuteDecision, at: number): Array<PaymentRecorded | EngineEvent<PaymentTimer>> {
   const t = decision.timer;

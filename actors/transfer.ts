@@ -18,7 +18,7 @@ import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { InternalAccount } from './internal-account.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
-import { accountActors, paymentStep, type ExecuteDecision as PaymentDecision } from './payment.js';
+import { paymentStep, type ExecuteDecision as PaymentDecision } from './payment.js';
 import type { Environment } from './platform.js';
 import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
 
@@ -115,7 +115,7 @@ function waiting(tx: Transaction, wait: TransferWait, at: number): Transaction {
 }
 
 function timerOf(tx: Transaction, wait: TransferWait | undefined, at: number): PaymentDecision['timer'] {
-  return wait === undefined ? undefined : { due: at + wait.afterMs, actorIds: accountActors(tx), message: { type: 'payout.outcome', transactionId: tx.id }, key: tx.id };
+  return wait === undefined ? undefined : { due: at + wait.afterMs, actorIds: [tx.accountId], message: { type: 'payout.outcome', transactionId: tx.id }, key: tx.id };
 }
 
 function decision(events: PaymentDecision['events'], timer: PaymentDecision['timer']): PaymentDecision {

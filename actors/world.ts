@@ -76,8 +76,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   /**
    * Payment timers hold the actor that owns the quote or transaction (its source account,
    * the pulling customer, for a REALTIME_FUNDING quote its customer or environment, or an
-   * incoming payment's receiving account, with its customer); a transfer's outcome timer
-   * holds its internal account and its customer (accountActors in payment.ts). Wallet
+   * incoming payment's receiving account); a transfer's outcome timer holds its internal
+   * account. Wallet
    * timers hold the wallet's account.
    */
   onTimer(message: TimerMessage, at: number): DomainEvent[] {

@@ -5,7 +5,6 @@ import { cancelTimer } from '../../src/engine/state-machine.js';
 import { assertActive, type Customer } from '../customer.js';
 import { invalidField, notFound } from '../errors.js';
 import { approvalTimerKey, decideReceive, decideSettleIncoming, type IncomingInput, type IncomingOutcome } from '../incoming.js';
-import { accountActors } from '../payment.js';
 import { SANDBOX_UMA_DOMAIN } from '../platform.js';
 import type { Transaction } from '../transaction.js';
 import type { DomainCommand, World } from '../world.js';
@@ -62,15 +61,15 @@ function transactionIn(world: World, envId: string, id: string): Transaction {
 
 /**
  * The platform approves or rejects a pending incoming payment, which cancels its approval
- * timer. Holds the transaction's actor and the account an approval credits, with its
- * customer (for an incoming payment the account is the transaction's actor; a transaction
- * of another kind is refused).
+ * timer. Holds the transaction's actor and the account an approval credits (for an
+ * incoming payment the account is the transaction's actor; a transaction of another kind
+ * is refused).
  */
 export const settleIncomingPayment: DomainCommand<{ envId: string; transactionId: string; outcome: IncomingOutcome }, Transaction> = {
   name: 'incoming.settle',
   actors: ({ envId, transactionId }, world) => {
     const tx = transactionIn(world, envId, transactionId);
-    return [world.transactions.actorOf(tx), ...accountActors(tx)];
+    return [world.transactions.actorOf(tx), tx.accountId];
   },
   decide: ({ envId, transactionId, outcome }, world, at) => {
     const tx = transactionIn(world, envId, transactionId);

@@ -34,7 +34,7 @@ import {
   type Wallet,
 } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletAccountActors, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
+import { requireClientPublicKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
 /** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
@@ -147,7 +147,11 @@ async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: Si
 /** POST /auth/credentials: the account's first credential at once (201); any other on a signed retry (202, then 201). */
 export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<AuthMethodView>> = {
   name: 'wallet.credential.add',
-  actors: ({ env, body }, world) => walletAccountActors(walletAccountIn(world, env.id, body.accountId)),
+  // The customer too: a credential is added only while it is active, and its email is the OTP's address.
+  actors: ({ env, body }, world) => {
+    const account = walletAccountIn(world, env.id, body.accountId);
+    return [account.customerId, account.id];
+  },
   decide: (input, world, at) => {
     const { ports, env, body } = input;
     const request = newCredentialRequest(body);

@@ -1,11 +1,11 @@
 // Wallet export (SERVICE_SPEC 5.6, CONTRACT.md "Embedded-wallet cryptography"): the
 // wallet's mnemonic, sealed to the client's key, on a signed retry that binds that key at
 // step 1. The mnemonic is made on first need and only its sealed form is logged. Holds the
-// wallet's account and its customer (see walletAccountActors).
+// wallet's account.
 import type { Decision } from '../../src/engine/state-machine.js';
 import { changed, walletOf, type Wallet } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletAccountActors, walletAccountIn, type WalletCommandInput } from './wallet.js';
+import { requireClientPublicKey, walletAccountIn, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
 export interface ExportWalletInput extends WalletCommandInput {
@@ -46,7 +46,7 @@ async function exportOnceSigned(
 /** POST /internal-accounts/{id}/export: 202, then 200 on the signed retry. */
 export const exportWallet: DomainCommand<ExportWalletInput, Signed<ExportedWallet>> = {
   name: 'wallet.export',
-  actors: ({ env, accountId }, world) => walletAccountActors(walletAccountIn(world, env.id, accountId, 'id')),
+  actors: ({ env, accountId }, world) => [walletAccountIn(world, env.id, accountId, 'id').id],
   decide: (input, world, at) => {
     const account = walletAccountIn(world, input.env.id, input.accountId, 'id');
     const clientPublicKey = requireClientPublicKey(input.ports, input.body.clientPublicKey);

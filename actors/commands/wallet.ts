@@ -101,15 +101,6 @@ export function walletAccountIn(world: World, envId: string, id: string, field =
   return account;
 }
 
-/**
- * What a decision that reads the wallet's account holds: the account, and its customer,
- * since an account no money has touched yet is derived from the customer's record
- * (actors/derived-ids.ts) and reading it reads that record.
- */
-export function walletAccountActors(account: InternalAccount): string[] {
-  return [account.customerId, account.id];
-}
-
 /** The wallet of the environment holding credential or session `id` (`what` says which), else 404. */
 export function walletHolding(world: World, envId: string, id: string, what: 'credential' | 'session'): Wallet {
   const wallet = world.wallets.holding(id);

@@ -39,7 +39,6 @@ import {
 } from '../../actors/webhook-event.js';
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
 import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
-import { accountActors } from '../../actors/payment.js';
 import { setTimer, type EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
@@ -277,11 +276,11 @@ export class WebhookDelivery {
     if (!this.#running) return;
     const attempt: DeliveryAttempt = { at, statusCode: outcome.statusCode, ms: outcome.ms };
     // An approval webhook's answer decides its payment, in the entry that logs the answer,
-    // held on the account that owns the transaction (and its customer).
+    // held on the account that owns the transaction.
     const approvalOf = head.approval === true ? reportedTransactionId(head) : undefined;
     const payment = approvalOf === undefined ? undefined : world.transactions.get(approvalOf);
     const actors = [head.id, endpointIdOf(envId)];
-    if (payment !== undefined) actors.push(...accountActors(payment));
+    if (payment !== undefined) actors.push(payment.accountId);
     try {
       await engine.exec(actors, (decidedAt) => {
         const recorded = decideAttempt(world.webhookEvents.get(head.id), world.webhookEndpoints.get(envId), endpoint, attempt);
@@ -346,7 +345,7 @@ export class WebhookDelivery {
     const answer = approvalAnswer(statusCode);
     if (answer.kind === 'AWAIT') {
       const message: TimerMessage = { type: 'incoming.approval-timeout', transactionId };
-      return [setTimer(at + APPROVAL_WINDOW_MS, accountActors(tx), message, at, approvalTimerKey(transactionId))];
+      return [setTimer(at + APPROVAL_WINDOW_MS, [tx.accountId], message, at, approvalTimerKey(transactionId))];
     }
     return decideSettleIncoming(tx, account, answer, at);
   }
