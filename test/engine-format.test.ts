@@ -140,47 +140,46 @@ describe('engine store format', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses a snapshot value with a flipped byte, naming the snapshot and the record', async () => {
+  it('refuses a snapshot chunk with a flipped byte, naming the snapshot and the chunk', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     await storeWith(dir, clock, 4, 3);
     await withStore(dir, (root) => {
-      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
-      const key = ['r', 'name', 1];
-      const stored = image.get(key)!;
-      image.putSync(key, flipByte(stored, stored.length - 1));
+      const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      const key = [1, 0];
+      const stored = chunks.get(key)!;
+      chunks.putSync(key, flipByte(stored, stored.length - 1));
     });
-    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), record name: checksum mismatch/);
+    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), chunk 0 of generation 1: checksum mismatch/);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('at start, ignores and removes values of an abandoned snapshot and versions a crash left behind', async () => {
+  it('at start, ignores and removes chunks of an abandoned snapshot and generations a full one left behind', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const a = await openCounterEngine(dir, clock);
     await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
     await a.engine.snapshot(); // generation 1, full
     await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
-    await a.engine.snapshot(); // generation 2: x only, its generation 1 version removed
+    await a.engine.snapshot(); // generation 2: x only
     await a.engine.close();
     await withStore(dir, (root) => {
-      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
-      assert.deepEqual([...image.getKeys()].filter(Array.isArray), [['r', 'x', 2]]);
-      // The crash: generation 2's manifest is durable, x's older version was never removed;
-      // and generation 3 was being written when the process died.
-      image.putSync(['r', 'x', 1], encodeStored(1));
-      image.putSync(['r', 'x', 3], encodeStored(50));
-      image.putSync(['r', 'ghost', 3], encodeStored(7));
+      const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      assert.deepEqual([...chunks.getKeys()].filter(Array.isArray), [[1, 0], [2, 0]]);
+      // Generation 3 was being written when the process died; and a generation below the base
+      // that a full snapshot had not removed yet.
+      chunks.putSync([3, 0], encodeStored([['r', 'x', 50], ['r', 'ghost', 7]]));
+      chunks.putSync([0, 0], encodeStored([['r', 'ghost', 8]]));
     });
 
     const b = await openCounterEngine(dir, clock);
     assert.equal(b.counters.values.get('x'), 2);
     assert.equal(b.counters.values.has('ghost'), false);
-    assert.ok(b.reports.includes('recovery: removed 3 values of an abandoned snapshot'), b.reports.join('\n'));
+    assert.ok(b.reports.includes('recovery: removed 2 values of an abandoned snapshot'), b.reports.join('\n'));
     await b.engine.close();
     await withStore(dir, (root) => {
-      const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
-      assert.deepEqual([...image.getKeys()].filter(Array.isArray), [['r', 'x', 2]]);
+      const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      assert.deepEqual([...chunks.getKeys()].filter(Array.isArray), [[1, 0], [2, 0]]);
     });
     rmSync(dir, { recursive: true, force: true });
   });

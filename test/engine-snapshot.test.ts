@@ -1,7 +1,8 @@
-// Incremental snapshots: one stored value per item, written only for what changed since the
+// Incremental snapshots: a generation of chunk values holding only what changed since the
 // previous snapshot; removals stay removed; a snapshot that dies half-written changes
-// nothing; idempotency records keep their eviction order; a store whose snapshot is in the
-// old chunked layout still recovers and is rewritten in the new one.
+// nothing; increments that outgrow their base make the next snapshot full; idempotency
+// records keep their eviction order; stores whose snapshot is in an older layout (per-item
+// values, or whole images in chunks) still recover and are rewritten in the current one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import type { Engine } from '../src/engine/engine.js';
 import { encodeStored } from '../src/engine/format.js';
+import { CHUNK_ITEMS, COMPACT_AFTER } from '../src/engine/snapshot.js';
 import { openStore } from '../src/engine/store.js';
 import type { EngineEvent, IdempotencyRecord } from '../src/engine/state-machine.js';
 import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
@@ -24,14 +26,17 @@ function names(count: number, prefix = 'c'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`);
 }
 
-/** The snapshot's stored values (every key but the manifest). */
-async function storedKeys(dir: string): Promise<Key[]> {
+/** The stored chunks per generation (every key but the manifest), e.g. {1: 12, 2: 1}. */
+async function storedChunks(dir: string): Promise<Record<number, number>> {
   const root = open({ path: dir });
-  const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
-  const keys = [...image.getKeys()].filter(Array.isArray);
+  const db = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+  const chunks: Record<number, number> = {};
+  for (const key of db.getKeys()) if (Array.isArray(key)) chunks[key[0] as number] = (chunks[key[0] as number] ?? 0) + 1;
   await root.close();
-  return keys;
+  return chunks;
 }
+
+const chunksOf = (items: number): number => Math.ceil(items / CHUNK_ITEMS);
 
 /** An idempotency record in its own entry (as the HTTP front adds it to a decision's entry). */
 async function remember(engine: CounterEngine, key: string): Promise<void> {
@@ -55,9 +60,9 @@ describe('incremental snapshots', () => {
     await addAll(a.engine, all.slice(0, 10), 5);
     await a.engine.exec([], () => ({ events: [drop(all[10]!), drop(all[11]!)], reply: () => undefined }));
     await a.engine.snapshot();
-    assert.deepEqual(a.engine.lastSnapshot, { written: 12, bytes: a.engine.lastSnapshot?.bytes, removed: 14 }, '10 values and 2 tombstones; 12 older versions and the 2 tombstones removed');
+    assert.deepEqual(a.engine.lastSnapshot, { written: 12, chunks: 1, bytes: a.engine.lastSnapshot?.bytes, removed: 0 }, '10 values and 2 removals in a generation of their own');
     await a.engine.close();
-    assert.equal((await storedKeys(dir)).length, 2998);
+    assert.deepEqual(await storedChunks(dir), { 1: chunksOf(3000), 2: 1 });
 
     const b = await openCounterEngine(dir, clock);
     assert.equal(b.counters.values.size, 2998);
@@ -86,7 +91,7 @@ describe('incremental snapshots', () => {
     const all = names(5000);
     await addAll(a.engine, all);
     await a.engine.exec([], () => ({ events: [drop('old00000')], reply: () => undefined }));
-    // Two chunks are durable when the third one fails.
+    // Two chunks are written when the third one fails.
     failing.failTransaction(3);
     await assert.rejects(a.engine.snapshot(), /the disk went away/);
     assert.equal(a.engine.snapshotSeq, 1);
@@ -99,7 +104,7 @@ describe('incremental snapshots', () => {
     const removed = b.reports.find((line) => line.startsWith('recovery: removed '));
     assert.ok(removed !== undefined && Number(removed.split(' ')[2]) > 0, b.reports.join('\n'));
     await b.engine.close();
-    assert.equal((await storedKeys(dir)).length, 100, 'only the first snapshot is stored');
+    assert.deepEqual(await storedChunks(dir), { 1: chunksOf(100) }, 'only the first snapshot is stored');
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -118,7 +123,7 @@ describe('incremental snapshots', () => {
     assert.equal(a.engine.lastSnapshot?.written, 5099);
     const live = [...a.counters.values].sort();
     await a.engine.close();
-    assert.equal((await storedKeys(dir)).length, 5099);
+    assert.deepEqual(await storedChunks(dir), { 3: chunksOf(5099) }, 'the full snapshot removed the generations below it');
 
     const b = await openCounterEngine(dir, clock);
     assert.deepEqual([...b.counters.values].sort(), live);
@@ -191,9 +196,71 @@ describe('incremental snapshots', () => {
     await c.engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('makes the next snapshot full once the increments since the last full one outgrow it, and removes the generations below it', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock);
+    const base = names(CHUNK_ITEMS);
+    await addAll(a.engine, base);
+    await a.engine.snapshot();
+    // Each increment changes every counter: after COMPACT_AFTER + 1 of them they outgrow the base.
+    for (let i = 0; i <= COMPACT_AFTER; i++) {
+      await addAll(a.engine, base);
+      await a.engine.snapshot();
+      assert.match(a.reports.at(-1)!, /\(changes\)/);
+    }
+    await addAll(a.engine, base.slice(0, 1));
+    await a.engine.snapshot();
+    assert.match(a.reports.at(-1)!, /\(full\): 256 items/);
+    const live = [...a.counters.values].sort();
+    await a.engine.close();
+    assert.deepEqual(await storedChunks(dir), { [COMPACT_AFTER + 3]: chunksOf(CHUNK_ITEMS) });
+    const b = await openCounterEngine(dir, clock);
+    assert.deepEqual([...b.counters.values].sort(), live);
+    await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('recovers a store whose snapshot is in the per-item layout, then rewrites it in chunks', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock);
+    await addAll(a.engine, ['a', 'b', 'c']); // 1
+    await addAll(a.engine, ['a']); // 2
+    await a.engine.close();
+    // What the previous version's snapshot at 1 looked like: a value per item, and c removed
+    // by a later generation; the log it covered trimmed.
+    const root = open({ path: dir });
+    const image = root.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' });
+    image.putSync(['r', 'a', 1], encodeStored(1));
+    image.putSync(['r', 'b', 1], encodeStored(1));
+    image.putSync(['r', 'c', 1], encodeStored(1));
+    image.putSync(['r', 'c', 2], encodeStored(null));
+    image.putSync(['r', 'z', 3], encodeStored(7)); // of an abandoned snapshot
+    image.putSync('manifest', encodeStored({ generation: 2, base: 1, seq: 1, at: 0, counts: { timers: 0, effects: 0, idempotency: 0 } }));
+    root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' }).removeSync(1);
+    await root.close();
+
+    const b = await openCounterEngine(dir, clock);
+    assert.equal(b.engine.snapshotSeq, 1);
+    assert.deepEqual([...b.counters.values].sort(), [['a', 2], ['b', 1]]);
+    await addAll(b.engine, ['d']);
+    await b.engine.snapshot();
+    assert.equal(b.engine.lastSnapshot?.written, 3, 'the first snapshot in chunks writes everything');
+    await b.engine.close();
+    const again = open({ path: dir });
+    assert.deepEqual([...again.openDB<Buffer, Key>({ name: 'image', encoding: 'binary' }).getKeys()], [], 'the per-item layout is gone');
+    await again.close();
+
+    const c = await openCounterEngine(dir, clock);
+    assert.deepEqual([...c.counters.values].sort(), [['a', 2], ['b', 1], ['d', 1]]);
+    await c.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
 
-/** A store whose snapshot batches can be made to fail (as a crash would end them there). */
+/** A store whose snapshot chunk writes can be made to fail (as a crash would end them there). */
 function failingImageStore(): { open: (dataDir: string) => RootDatabase; failTransaction: (nth: number) => void } {
   let countdown = 0;
   return {
@@ -206,12 +273,12 @@ function failingImageStore(): { open: (dataDir: string) => RootDatabase; failTra
       Object.assign(root, {
         openDB: (options: { name: string; encoding: 'binary' }) => {
           const db = openDB(options);
-          if (options.name !== 'image') return db;
-          const batch = db.batch.bind(db);
+          if (options.name !== 'snapshots') return db;
+          const put = db.put.bind(db) as (key: Key, value: Buffer) => Promise<boolean>;
           return Object.assign(db, {
-            batch: (work: () => unknown): Promise<boolean> => {
-              if (countdown > 0 && --countdown === 0) return Promise.reject(new Error('the disk went away'));
-              return batch(work);
+            put: (key: Key, value: Buffer): Promise<boolean> => {
+              if (Array.isArray(key) && countdown > 0 && --countdown === 0) return Promise.reject(new Error('the disk went away'));
+              return put(key, value);
             },
           });
         },

@@ -461,7 +461,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         this.#lastSnapshot = stats;
         const trimmed = await this.#log.trimThrough(seq);
         this.#opts.report(
-          `snapshot at ${seq} (${captured.full ? 'full' : 'changes'}): ${stats.written} values, ${stats.bytes} bytes, ` +
+          `snapshot at ${seq} (${captured.full ? 'full' : 'changes'}): ${stats.written} items in ${stats.chunks} chunks, ${stats.bytes} bytes, ` +
             `${stats.removed} older values removed, ${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
         );
       } catch (err) {
@@ -481,7 +481,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
    * encoded later while new entries apply.
    */
   #capture(seq: number): SnapshotWrite<T> {
-    const full = this.#fullSnapshotNext || this.#machine.captureChanges === undefined;
+    const full = this.#fullSnapshotNext || this.#snapshots.wantsFull || this.#machine.captureChanges === undefined;
     this.#fullSnapshotNext = false;
     const counts = { timers: this.#timers.size, effects: this.#effects.size, idempotency: this.#idempotency.size };
     const at = this.clock.now();
@@ -518,6 +518,8 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.#closed = true;
     this.#snapshotTicker?.();
     this.#timers.stop();
+    // Nothing else runs now: a snapshot in progress writes at full speed.
+    this.#snapshots.hurry();
     await this.#log.drain().catch((err: unknown) => {
       // After a fatal failure there is nothing more to commit; the store is closed anyway.
       if (!this.#failed) throw err;
