@@ -22,13 +22,18 @@ import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForH
 import { runScenario, type ScenarioResult } from './support/load.js';
 import {
   API,
+  api,
   createCustomerRequest,
   health,
   keepOutput,
   lastOutput,
   loadFailures,
   sandboxAuthorization,
+  quoteRequest,
+  QUOTE_CENTS,
+  SENDER_FUNDS,
   startServiceChild,
+  usdAccount,
   type ServerChild,
 } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
@@ -43,10 +48,6 @@ type Scenario = (typeof SCENARIOS)[number];
 const DEFAULT_SCENARIOS: readonly Scenario[] = ['bare-post', 'service-post', 'bare-get', 'service-get'];
 /** Sender/receiver pairs of service-quote, and senders of service-hot-account: one per default connection. */
 const PAYING_ACCOUNTS = 64;
-/** Each quote delivers this many cents (locked on the receiving side, so the receiver gets exactly it). */
-const QUOTE_CENTS = 100;
-/** Every sender's funds: far more than any run can spend at QUOTE_CENTS plus fees a quote. */
-const SENDER_FUNDS = 100_000_000_000;
 
 const { values: flags } = parseArgs({
   options: {
@@ -122,45 +123,6 @@ async function startBare(): Promise<ServerChild> {
   keepOutput(child, output);
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
   return { name: 'bare', child, port, output };
-}
-
-/** One setup call to the service (outside any measured window); anything but 2xx aborts the bench. */
-async function api(port: number, authorization: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`http://127.0.0.1:${port}${API}${path}`, {
-    method,
-    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`setup ${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-/** A new customer's USD internal account, funded with `amount` cents through the sandbox. */
-async function usdAccount(port: number, authorization: string, amount: number): Promise<string> {
-  const customer = (await api(port, authorization, 'POST', '/customers', { customerType: 'INDIVIDUAL' })) as { id: string };
-  const accounts = (await api(port, authorization, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&limit=100`)) as {
-    data: Array<{ id: string; balance: { currency: { code: string } } }>;
-  };
-  const usd = accounts.data.find((a) => a.balance.currency.code === 'USD');
-  if (usd === undefined) throw new Error(`customer ${customer.id} has no USD account`);
-  if (amount > 0) await api(port, authorization, 'POST', `/sandbox/internal-accounts/${usd.id}/fund`, { amount });
-  return usd.id;
-}
-
-function quoteRequest(authorization: string, from: string, to: string): RequestTemplate {
-  return {
-    method: 'POST',
-    path: `${API}/quotes`,
-    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      source: { sourceType: 'ACCOUNT', accountId: from },
-      destination: { destinationType: 'ACCOUNT', accountId: to },
-      lockedCurrencySide: 'RECEIVING',
-      lockedCurrencyAmount: QUOTE_CENTS,
-      immediatelyExecute: true,
-    }),
-  };
 }
 
 async function main(): Promise<string[]> {

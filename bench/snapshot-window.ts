@@ -1,11 +1,14 @@
 // Throughput while automatic snapshots run: the service as a child on a fresh data directory,
-// preloaded with customers (so a snapshot has records to write), then under steady durable
-// POST /customers load for a measured window. The generators count completions per bucket
+// preloaded with customers (so a snapshot has records to write), then under a steady durable
+// load for a measured window: POST /customers (`--load customers`, the default), or
+// quote-and-execute payments between 64 funded sender/receiver pairs (`--load payments`,
+// each payment a quote, two transactions, four webhook events and two balances changed). The generators count completions per bucket
 // (default 1 s); the service's `snapshot at <seq>: ... <ms> ms` lines (reported when a
 // snapshot ends, with how long it took) give the spans during which snapshots ran.
 //
 //   npm run bench:snapshot-window                                  # 200k preloaded, 30 s window
 //   npm run bench:snapshot-window -- --preload 20000 --duration 10 --snapshot-every-entries 20000
+//   npm run bench:snapshot-window -- --load payments
 //
 // Report: the usual bucket (median of the buckets no snapshot overlaps), the worst bucket a
 // snapshot overlaps, their ratio (aim ≥ 0.8) and the window's p99 latency.
@@ -20,6 +23,9 @@ import {
   createCustomerRequest,
   createCustomers,
   health,
+  quoteRequest,
+  SENDER_FUNDS,
+  usdAccount,
   lastOutput,
   loadFailures,
   sandboxAuthorization,
@@ -39,6 +45,7 @@ const SNAPSHOT_LINE = /^snapshot at (\d+)(?: \((?:full|changes)\))?:.*?(\d+) ms\
 const { values: flags } = parseArgs({
   options: {
     preload: { type: 'string', default: '200000' },
+    load: { type: 'string', default: 'customers' },
     duration: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '2' },
     bucket: { type: 'string', default: '1000' },
@@ -55,6 +62,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(`usage: node dist/bench/snapshot-window.js [options]
   --preload N                   customers created before the window (default 200000)
+  --load customers|payments     what the window sends: POST /customers, or quote-and-execute between 64 pairs (default customers)
   --duration S                  measured seconds (default 30)
   --warmup S                    unmeasured seconds of load before it (default 2)
   --bucket MS                   completions are counted per bucket of MS ms (default 1000)
@@ -68,6 +76,10 @@ if (flags.help === true) {
 
 
 const preload = integerFlag('preload', flags.preload, true);
+const load = flags.load;
+if (load !== 'customers' && load !== 'payments') throw new Error(`--load must be customers or payments, not ${load}`);
+/** Sender/receiver pairs of the payment load. */
+const PAYING_PAIRS = 64;
 const durationMs = integerFlag('duration', flags.duration) * 1000;
 const warmupMs = integerFlag('warmup', flags.warmup, true) * 1000;
 const bucketMs = integerFlag('bucket', flags.bucket);
@@ -93,7 +105,7 @@ async function main(): Promise<string[]> {
   removeOnExit(dataDir);
   console.log(
     `# Snapshot window: Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; ` +
-      `${fmtInt(preload)} customers preloaded; SNAPSHOT_EVERY_ENTRIES=${snapshotEvery}; ${connections} keep-alive connections; ` +
+      `${fmtInt(preload)} customers preloaded; load: ${load}; SNAPSHOT_EVERY_ENTRIES=${snapshotEvery}; ${connections} keep-alive connections; ` +
       `${warmupMs / 1000} s warmup + ${durationMs / 1000} s in ${bucketMs} ms buckets` +
       (nodeOptions.length > 0 ? `; service node options: ${nodeOptions.join(' ')}` : '') +
       '\n',
@@ -119,9 +131,17 @@ async function main(): Promise<string[]> {
       const problems = loadFailures(r);
       if (problems.length > 0) throw new Error(`preload failed: ${problems.join('; ')}`);
     }
+    const requests = [createCustomerRequest(authorization)];
+    if (load === 'payments') {
+      process.stderr.write(`setting up ${PAYING_PAIRS} funded sender/receiver pairs ...\n`);
+      requests.length = 0;
+      for (let i = 0; i < PAYING_PAIRS; i++) {
+        requests.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), await usdAccount(service.port, authorization, 0)));
+      }
+    }
     process.stderr.write(`measuring ${durationMs / 1000} s under load ...\n`);
     result = await runScenario({
-      name: 'POST /customers',
+      name: load === 'payments' ? 'POST /quotes (immediatelyExecute)' : 'POST /customers',
       processes: loadProcesses,
       serverPid: service.child.pid,
       spec: {
@@ -131,7 +151,7 @@ async function main(): Promise<string[]> {
         warmupMs,
         durationMs,
         drainMs: 10_000,
-        requests: [createCustomerRequest(authorization)],
+        requests,
         collectIds: 0,
         client: 'raw',
         bucketMs,
@@ -194,7 +214,7 @@ async function main(): Promise<string[]> {
   if (flags.json !== undefined) {
     writeFileSync(
       flags.json,
-      JSON.stringify({ preload, snapshotEvery, durationMs, bucketMs, connections, requestsPerSecond: result.requestsPerSecond, p50: result.p50, p99: result.p99, buckets, snapshots: inWindow, ratio, failures }, null, 2),
+      JSON.stringify({ preload, load, snapshotEvery, durationMs, bucketMs, connections, requestsPerSecond: result.requestsPerSecond, p50: result.p50, p99: result.p99, buckets, snapshots: inWindow, ratio, failures }, null, 2),
     );
   }
   return failures;

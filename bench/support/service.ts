@@ -172,3 +172,47 @@ export function loadFailures(r: ScenarioResult): string[] {
 export function lastOutput(server: ServerChild, count = 30): string {
   return `--- last output of the ${server.name} server ---\n${server.output.slice(-count).join('\n')}\n`;
 }
+
+/** Each bench quote delivers this many cents (locked on the receiving side, so the receiver gets exactly it). */
+export const QUOTE_CENTS = 100;
+/** A paying account's funds: far more than any run can spend at QUOTE_CENTS plus fees a quote. */
+export const SENDER_FUNDS = 100_000_000_000;
+
+/** One setup call to the service (outside any measured window); anything but 2xx aborts the bench. */
+export async function api(port: number, authorization: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`http://127.0.0.1:${port}${API}${path}`, {
+    method,
+    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`setup ${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** A new customer's USD internal account, funded with `amount` cents through the sandbox. */
+export async function usdAccount(port: number, authorization: string, amount: number): Promise<string> {
+  const customer = (await api(port, authorization, 'POST', '/customers', { customerType: 'INDIVIDUAL' })) as { id: string };
+  const accounts = (await api(port, authorization, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&limit=100`)) as {
+    data: Array<{ id: string; balance: { currency: { code: string } } }>;
+  };
+  const usd = accounts.data.find((a) => a.balance.currency.code === 'USD');
+  if (usd === undefined) throw new Error(`customer ${customer.id} has no USD account`);
+  if (amount > 0) await api(port, authorization, 'POST', `/sandbox/internal-accounts/${usd.id}/fund`, { amount });
+  return usd.id;
+}
+
+export function quoteRequest(authorization: string, from: string, to: string): RequestTemplate {
+  return {
+    method: 'POST',
+    path: `${API}/quotes`,
+    headers: { Authorization: authorization, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      source: { sourceType: 'ACCOUNT', accountId: from },
+      destination: { destinationType: 'ACCOUNT', accountId: to },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: QUOTE_CENTS,
+      immediatelyExecute: true,
+    }),
+  };
+}
