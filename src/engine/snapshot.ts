@@ -25,7 +25,7 @@
 // [space, id, generation] in `image`) and, before it, whole images in chunks under
 // [generation, section, chunk] in `snapshot`. The first snapshot taken after either is
 // full and removes it. Every value is versioned and checksummed (format.ts).
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database, Key, RootDatabase } from 'lmdb';
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
 
@@ -99,6 +99,50 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** A layout's manifest, or undefined when it has none; one `valid` refuses is a damaged store. */
+function readManifest<M>(db: Database<Buffer, Key>, valid: (manifest: M) => boolean): M | undefined {
+  const bytes = db.get(MANIFEST_KEY);
+  if (bytes === undefined) return undefined;
+  const manifest = decodeStored(bytes, 'snapshot manifest') as M;
+  if (manifest === null || typeof manifest !== 'object' || !valid(manifest)) throw new StoreCorruptError('snapshot manifest', 'not a manifest');
+  return manifest;
+}
+
+/** The manifest of a layout of generations from a base (chunks, and the per-item layout). */
+function isGenerationsManifest(m: { generation?: unknown; base?: unknown; seq?: unknown; counts?: unknown }): boolean {
+  return typeof m.generation === 'number' && typeof m.base === 'number' && typeof m.seq === 'number' && m.counts !== undefined;
+}
+
+/** Refuses an image whose pending timers, effects or idempotency records are not the manifest's counts. */
+function checkCounts(where: string, image: Pick<SnapshotImage<unknown>, 'timers' | 'effects' | 'idempotency'>, counts: SnapshotWrite<unknown>['counts']): void {
+  const check = (what: string, found: number, expected: number): void => {
+    if (found !== expected) throw new StoreCorruptError(where, `${found} ${what}, manifest says ${expected}`);
+  };
+  check('timers', image.timers.length, counts.timers);
+  check('effects', image.effects.length, counts.effects);
+  check('idempotency records', image.idempotency.length, counts.idempotency);
+}
+
+/** Removes `keys` in batches of `perBatch`, in order, a batch per event-loop turn. */
+async function removeInBatches<K extends Key>(db: Database<Buffer, K>, keys: readonly K[], perBatch: number): Promise<number> {
+  for (let i = 0; i < keys.length; i += perBatch) {
+    const slice = keys.slice(i, i + perBatch);
+    await db.batch(() => {
+      for (const key of slice) db.remove(key);
+    });
+    await nextTurn();
+  }
+  return keys.length;
+}
+
+/** Removes a whole older layout, its manifest first (without it nothing there counts). */
+function removeLayout<K extends Key>(db: Database<Buffer, K | typeof MANIFEST_KEY>, perBatch: number): Promise<number> {
+  const keys: Array<K | typeof MANIFEST_KEY> = [];
+  if (db.get(MANIFEST_KEY) !== undefined) keys.push(MANIFEST_KEY);
+  for (const key of db.getKeys()) if (Array.isArray(key)) keys.push(key);
+  return removeInBatches(db, keys, perBatch);
+}
+
 export class SnapshotStore<T> {
   readonly #db: Database<Buffer, ChunkKey | typeof MANIFEST_KEY>;
   readonly #items: ItemSnapshotStore<T>;
@@ -115,17 +159,7 @@ export class SnapshotStore<T> {
     this.#db = root.openDB<Buffer, ChunkKey | typeof MANIFEST_KEY>({ name: 'snapshots', encoding: 'binary' });
     this.#items = new ItemSnapshotStore<T>(root);
     this.#legacy = new LegacySnapshotStore<T>(root);
-    this.#manifest = this.#readManifest();
-  }
-
-  #readManifest(): Manifest | undefined {
-    const bytes = this.#db.get(MANIFEST_KEY);
-    if (bytes === undefined) return undefined;
-    const manifest = decodeStored(bytes, 'snapshot manifest') as Manifest;
-    if (typeof manifest?.generation !== 'number' || typeof manifest.base !== 'number' || typeof manifest.seq !== 'number' || manifest.counts === undefined) {
-      throw new StoreCorruptError('snapshot manifest', 'not a manifest');
-    }
-    return manifest;
+    this.#manifest = readManifest<Manifest>(this.#db as Database<Buffer, Key>, isGenerationsManifest);
   }
 
   /** Whether the next snapshot should be full: the increments since the base outgrew it. */
@@ -171,12 +205,7 @@ export class SnapshotStore<T> {
       for (const item of chunk as Item[]) merged.put(item, where);
     }
     const image = merged.image<T>();
-    const check = (what: string, found: number, expected: number): void => {
-      if (found !== expected) throw new StoreCorruptError(where, `${found} ${what}, manifest says ${expected}`);
-    };
-    check('timers', image.timers.length, manifest.counts.timers);
-    check('effects', image.effects.length, manifest.counts.effects);
-    check('idempotency records', image.idempotency.length, manifest.counts.idempotency);
+    checkCounts(where, image, manifest.counts);
     return { seq: manifest.seq, at: manifest.at, ...image, legacy: false };
   }
 
@@ -185,7 +214,7 @@ export class SnapshotStore<T> {
    * this one exists. Returns how many values were removed.
    */
   async removeLeftovers(): Promise<number> {
-    let removed = await this.#removeKeys(this.#stale);
+    let removed = await removeInBatches(this.#db, this.#stale, REMOVE_CHUNK);
     this.#stale = [];
     if (this.#manifest !== undefined) {
       removed += await this.#items.removeAll();
@@ -220,11 +249,13 @@ export class SnapshotStore<T> {
       stats.written += chunk.length;
       stats.bytes += bytes.length;
       chunk = [];
+      // The writer's own work on the event loop; waiting for the previous commit is not.
+      const workMs = performance.now() - sliceStart;
       if (inFlight !== undefined) await inFlight;
       inFlight = this.#db.put(key, bytes);
       // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
       inFlight.catch(() => undefined);
-      await this.#pause(performance.now() - sliceStart);
+      await this.#pause(workMs);
       sliceStart = performance.now();
     };
     for (const [space, items] of sections) {
@@ -255,7 +286,7 @@ export class SnapshotStore<T> {
     if (snapshot.full) {
       const older: ChunkKey[] = [];
       for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, 0] })) if (Array.isArray(key)) older.push(key);
-      stats.removed += await this.#removeKeys(older);
+      stats.removed += await removeInBatches(this.#db, older, REMOVE_CHUNK);
       stats.removed += await this.#items.removeAll();
       stats.removed += await this.#legacy.removeAll();
     }
@@ -267,18 +298,6 @@ export class SnapshotStore<T> {
     if (this.#hurried) return nextTurn();
     const ms = (workMs * (1 - WRITER_SHARE)) / WRITER_SHARE;
     return ms < 1 ? nextTurn() : new Promise((resolve) => setTimeout(resolve, ms));
-  }
-
-  /** Removes `keys` in batches, in order. */
-  async #removeKeys(keys: readonly ChunkKey[]): Promise<number> {
-    for (let i = 0; i < keys.length; i += REMOVE_CHUNK) {
-      const slice = keys.slice(i, i + REMOVE_CHUNK);
-      await this.#db.batch(() => {
-        for (const key of slice) this.#db.remove(key);
-      });
-      await nextTurn();
-    }
-    return keys.length;
   }
 }
 
@@ -377,13 +396,7 @@ class ItemSnapshotStore<T> {
   }
 
   #manifest(): ItemManifest | undefined {
-    const bytes = this.#db.get(MANIFEST_KEY);
-    if (bytes === undefined) return undefined;
-    const manifest = decodeStored(bytes, 'snapshot manifest') as ItemManifest;
-    if (typeof manifest?.generation !== 'number' || typeof manifest.base !== 'number' || typeof manifest.seq !== 'number' || manifest.counts === undefined) {
-      throw new StoreCorruptError('snapshot manifest', 'not a manifest');
-    }
-    return manifest;
+    return readManifest<ItemManifest>(this.#db as Database<Buffer, Key>, isGenerationsManifest);
   }
 
   load(): Omit<SnapshotImage<T>, 'legacy'> | undefined {
@@ -420,13 +433,7 @@ class ItemSnapshotStore<T> {
       value = decodeStored(bytes, `snapshot at ${manifest.seq} (generation ${keyGeneration}), ${SPACE_NAMES[keySpace]} ${keyId}`);
     }
     emit();
-    const where = `snapshot at ${manifest.seq} (generation ${generation})`;
-    const check = (what: string, found: number, expected: number): void => {
-      if (found !== expected) throw new StoreCorruptError(where, `${found} ${what}, manifest says ${expected}`);
-    };
-    check('timers', timers.length, manifest.counts.timers);
-    check('effects', effects.length, manifest.counts.effects);
-    check('idempotency records', idempotency.length, manifest.counts.idempotency);
+    checkCounts(`snapshot at ${manifest.seq} (generation ${generation})`, { timers, effects, idempotency }, manifest.counts);
     return { seq: manifest.seq, at: manifest.at, records, timers, effects, idempotency };
   }
 
@@ -435,19 +442,9 @@ class ItemSnapshotStore<T> {
     return this.#manifest() === undefined ? this.removeAll() : 0;
   }
 
-  /** Removes the whole layout, the manifest first (without it nothing here counts). */
-  async removeAll(): Promise<number> {
-    const keys: ImageKey[] = [];
-    if (this.#db.get(MANIFEST_KEY) !== undefined) keys.push(MANIFEST_KEY);
-    for (const key of this.#db.getKeys()) if (Array.isArray(key)) keys.push(key);
-    for (let i = 0; i < keys.length; i += REMOVE_CHUNK) {
-      const slice = keys.slice(i, i + REMOVE_CHUNK);
-      await this.#db.batch(() => {
-        for (const key of slice) this.#db.remove(key);
-      });
-      await nextTurn();
-    }
-    return keys.length;
+  /** Removes the whole layout. */
+  removeAll(): Promise<number> {
+    return removeLayout(this.#db, REMOVE_CHUNK);
   }
 }
 
@@ -458,6 +455,8 @@ class ItemSnapshotStore<T> {
 const LEGACY_SECTIONS = ['records', 'timers', 'effects', 'idempotency'] as const;
 type LegacySection = (typeof LEGACY_SECTIONS)[number];
 type LegacyKey = string | [number, LegacySection, number];
+/** Old chunks hold 2,000 items each: a few keys per batch. */
+const LEGACY_REMOVE_CHUNK = 100;
 
 interface LegacyManifest {
   generation: number;
@@ -474,14 +473,9 @@ class LegacySnapshotStore<T> {
   }
 
   #manifest(): LegacyManifest | undefined {
-    const bytes = this.#db.get(MANIFEST_KEY);
-    if (bytes === undefined) return undefined;
-    const manifest = decodeStored(bytes, 'snapshot manifest') as LegacyManifest;
-    if (typeof manifest?.generation !== 'number' || typeof manifest.seq !== 'number' || manifest.sections === undefined) {
-      throw new StoreCorruptError('snapshot manifest', 'not a manifest');
-    }
-    return manifest;
+    return readManifest<LegacyManifest>(this.#db as Database<Buffer, Key>, (m) => typeof m.generation === 'number' && typeof m.seq === 'number' && m.sections !== undefined);
   }
+
 
   load(): Omit<SnapshotImage<T>, 'legacy'> | undefined {
     const manifest = this.#manifest();
@@ -520,26 +514,11 @@ class LegacySnapshotStore<T> {
     for (const key of this.#db.getKeys()) {
       if (Array.isArray(key) && key[0] !== current) stale.push(key);
     }
-    return this.#remove(stale);
+    return removeInBatches(this.#db, stale, LEGACY_REMOVE_CHUNK);
   }
 
   /** Removes the whole old layout, once a snapshot in the new one counts. */
-  async removeAll(): Promise<number> {
-    // The manifest goes first: without it the chunks no longer count.
-    const keys: LegacyKey[] = [];
-    if (this.#db.get(MANIFEST_KEY) !== undefined) keys.push(MANIFEST_KEY);
-    for (const key of this.#db.getKeys()) if (Array.isArray(key)) keys.push(key);
-    return this.#remove(keys);
-  }
-
-  async #remove(keys: readonly LegacyKey[]): Promise<number> {
-    // Old chunks hold 2,000 items each: a few keys per batch.
-    for (let i = 0; i < keys.length; i += 100) {
-      const slice = keys.slice(i, i + 100);
-      await this.#db.batch(() => {
-        for (const key of slice) this.#db.remove(key);
-      });
-    }
-    return keys.length;
+  removeAll(): Promise<number> {
+    return removeLayout(this.#db, LEGACY_REMOVE_CHUNK);
   }
 }
