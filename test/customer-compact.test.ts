@@ -147,6 +147,20 @@ describe('compact customer create', () => {
     assert.equal(world.customers.umaOwner(envId, opened!.a!), id);
   });
 
+  it('two customers opened with one UMA address break the invariant recovery checks', () => {
+    const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
+    const { world, envId } = worldWithEnv(at);
+    const free = { umaOwner: () => undefined };
+    const env = world.envs.get(envId)!;
+    const [first] = decideCreateCustomer(env, { customerType: 'INDIVIDUAL', umaAddress: '$ada@sandbox.uma.test' }, free, at);
+    world.apply(first!, at);
+    assert.deepEqual(world.checkInvariants(), []);
+    // A log written by a decision that did not check the index (as no decision here does).
+    const [second] = decideCreateCustomer(env, { customerType: 'INDIVIDUAL', umaAddress: '$ADA@sandbox.uma.test' }, free, at + 1);
+    world.apply(second!, at + 1);
+    assert.deepEqual(world.checkInvariants(), ['the UMA address index holds 1 addresses for 2 customers']);
+  });
+
   it('derived accounts look like provisioned ones: zero balance, the customer\'s time, ids right after the customer\'s', () => {
     const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
     const { world, envId } = worldWithEnv(at);

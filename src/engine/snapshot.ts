@@ -195,14 +195,13 @@ export class SnapshotStore<T> {
     }
     const { base, generation } = manifest;
     const where = `snapshot at ${manifest.seq} (generation ${generation})`;
-    // One generation (just after a full snapshot): its items are the image. Otherwise later
-    // generations replace (or remove, null) what earlier ones wrote.
-    const merged = new LiveItems(base !== generation);
+    const merged = new LiveItems();
     for (const { key, value } of this.#db.getRange({ start: [base, 0], end: [generation + 1, 0] })) {
       if (!Array.isArray(key)) continue;
       const chunk = decodeStored(value, `${where}, chunk ${key[1]} of generation ${key[0]}`);
       if (!Array.isArray(chunk)) throw new StoreCorruptError(`${where}, chunk ${key[1]} of generation ${key[0]}`, 'not a chunk');
-      for (const item of chunk as Item[]) merged.put(item, where);
+      const inBase = key[0] === base;
+      for (const item of chunk as Item[]) merged.put(item, inBase, where);
     }
     const image = merged.image<T>();
     checkCounts(where, image, manifest.counts);
@@ -302,25 +301,28 @@ export class SnapshotStore<T> {
 }
 
 /**
- * The items of a snapshot's generations as they are read, oldest first; with `replacing`, a
- * later item replaces (null: removes) the one of its id. The image restores records kind by
- * kind, in the order of their id prefixes, as the per-item layout (sorted by key) did.
+ * The items of a snapshot's generations as they are read, oldest first: the base generation's
+ * records in a list, each later generation's in a map by id, where a later item replaces
+ * (null: removes) an earlier one. The image keeps each record where the base had it (with its
+ * latest version), then the records the increments added, and restores them kind by kind, in
+ * the order of their id prefixes, as the per-item layout (sorted by key) did. Only what
+ * changed since the base goes through a map: a map insert per base record was a sixth of
+ * loading a snapshot.
  */
 class LiveItems {
-  readonly #records = new Map<string, unknown>();
-  readonly #recordList: Array<readonly [string, unknown]> = [];
+  readonly #base: Array<readonly [string, unknown]> = [];
+  readonly #newer = new Map<string, unknown>();
   readonly #timers = new Map<string, unknown>();
   readonly #effects = new Map<string, unknown>();
   readonly #idempotency = new Map<number, unknown>();
 
-  constructor(private readonly replacing: boolean) {}
-
-  put([space, id, item]: Item, where: string): void {
+  /** `inBase`: the item is of the base generation, which holds each record once. */
+  put([space, id, item]: Item, inBase: boolean, where: string): void {
     switch (space) {
       case 'r':
         if (typeof id !== 'string') break;
-        if (this.replacing) this.#records.set(id, item);
-        else if (item !== null) this.#recordList.push([id, item]);
+        if (!inBase) this.#newer.set(id, item);
+        else if (item !== null) this.#base.push([id, item]);
         return;
       case 't':
         if (typeof id !== 'string') break;
@@ -339,8 +341,20 @@ class LiveItems {
   }
 
   image<T>(): Pick<SnapshotImage<T>, 'records' | 'timers' | 'effects' | 'idempotency'> {
-    let records = this.#recordList;
-    if (this.replacing) for (const [id, item] of this.#records) if (item !== null) records.push([id, item]);
+    let records = this.#base;
+    const newer = this.#newer;
+    if (newer.size > 0) {
+      records = [];
+      for (const record of this.#base) {
+        const latest = newer.get(record[0]);
+        if (latest === undefined) records.push(record);
+        else {
+          newer.delete(record[0]);
+          if (latest !== null) records.push([record[0], latest]);
+        }
+      }
+      for (const [id, item] of newer) if (item !== null) records.push([id, item]);
+    }
     records = byKind(records);
     const live = <V>(map: Map<unknown, unknown>): V[] => [...map.values()].filter((v) => v !== null) as V[];
     const idempotency = [...this.#idempotency].filter(([, v]) => v !== null) as Array<[number, IdempotencyRecord]>;
