@@ -14,7 +14,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../src/engine/engine.js';
 import { systemClock } from '../src/engine/clock.js';
 import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
-import { sampleCustomerEvent } from './support/sample-event.js';
+import { sampleCustomerRecord } from './support/sample-event.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
 function listArg(name: string, fallback: number[]): number[] {
@@ -28,11 +28,7 @@ const CREATE_PER_ENTRY = 2_000;
 /** Records changed per log entry (one request's worth of change each would be slower to build, same snapshot). */
 const CHANGE_PER_ENTRY = 10;
 
-const template = (() => {
-  const event = sampleCustomerEvent(Date.now());
-  if (event.type !== 'customer.created') throw new Error(`sample event is ${event.type}`);
-  return event.customer;
-})();
+const template = sampleCustomerRecord(Date.now());
 type CustomerLike = typeof template;
 
 /** Compact events: records are derived from (first, count), so building a million costs little log. */

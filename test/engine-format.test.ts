@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { open, type Key, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
 import { ManualClock } from '../src/engine/clock.js';
-import { encodeStored } from '../src/engine/format.js';
+import { decodeStored, encodeStored } from '../src/engine/format.js';
 import { add, openCounterEngine, tempDir } from './support/counter-machine.js';
 
 /** Writes `entries` single-counter entries (and optionally a snapshot after `snapshotAfter`). */
@@ -151,6 +151,26 @@ describe('engine store format', () => {
       chunks.putSync(key, flipByte(stored, stored.length - 1));
     });
     await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\), chunk 0 of generation 1: checksum mismatch/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a snapshot manifest that is not one, and one whose counts disagree with the image', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    await storeWith(dir, clock, 4, 3);
+    let manifest: { counts: { timers: number } } | undefined;
+    await withStore(dir, (root) => {
+      const snapshots = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      manifest = decodeStored(snapshots.get('manifest')!, 'manifest') as { counts: { timers: number } };
+      // Checksummed and decodable, but what it holds is no manifest.
+      snapshots.putSync('manifest', encodeStored({ seq: 3 }));
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /snapshot manifest: not a manifest/);
+    await withStore(dir, (root) => {
+      const snapshots = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      snapshots.putSync('manifest', encodeStored({ ...manifest!, counts: { ...manifest!.counts, timers: manifest!.counts.timers + 1 } }));
+    });
+    await assert.rejects(openCounterEngine(dir, clock), /snapshot at 3 \(generation 1\): \d+ timers, manifest says \d+/);
     rmSync(dir, { recursive: true, force: true });
   });
 

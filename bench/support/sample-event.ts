@@ -1,9 +1,9 @@
 // The log entry POST /customers writes for a sandbox individual, made by the real decision
 // code (customer plus its USD, USDC and USDB accounts), so the log bench encodes exactly
 // what the service writes.
-import { decideCreateCustomer } from '../../actors/customer.js';
+import { decideCreateCustomer, openedCustomerId, type Customer } from '../../actors/customer.js';
 import { newPlatformEnv, type PlatformEnv } from '../../actors/platform.js';
-import type { DomainEvent } from '../../actors/world.js';
+import { World, type DomainEvent } from '../../actors/world.js';
 
 /** A sandbox environment as a new platform gets it (its keys are placeholders: nothing here signs). */
 export function samplePlatformEnv(platformId: string, at: number): PlatformEnv {
@@ -29,4 +29,15 @@ export type SampleEvent = DomainEvent;
 
 export function sampleCustomerEvent(at: number): SampleEvent {
   return decideCreateCustomer(env, { customerType: 'INDIVIDUAL' }, emptyDirectory, at)[0]!;
+}
+
+/** The customer record the service holds (and snapshots) for a sandbox individual created at `at`. */
+export function sampleCustomerRecord(at: number): Customer {
+  const world = new World();
+  world.apply({ type: 'platform.env.created', env }, at);
+  const event = decideCreateCustomer(env, { customerType: 'INDIVIDUAL' }, world.customers, at)[0]!;
+  world.apply(event, at);
+  const customer = world.customers.get(openedCustomerId(event));
+  if (customer === undefined) throw new Error('the sample customer was not created');
+  return customer;
 }
