@@ -1,9 +1,9 @@
 // HTTP load bench: the real service against a bare uWebSockets.js server, both as child
 // processes, driven by a closed-loop keep-alive load generator in its own process(es).
 //
-//   npm run bench:http                       # 4 scenarios × (1 s warmup + 5 s), ~35 s
+//   npm run bench:http                       # 3 pairs of 4 scenarios × (1 s warmup + 5 s), ~90 s
 //   npm run bench:http -- --duration 10 --connections 128 --load-processes 1
-//   npm run bench:http -- --scenarios service-post --cpu-prof   # profile the service
+//   npm run bench:http -- --scenarios service-post --pairs 1 --cpu-prof   # profile the service
 //
 // Scenarios: bare-post, service-post (durable POST /customers), bare-get, service-get
 // (GET /customers/{id} over the ids service-post created; bare-get sends the same
@@ -13,6 +13,11 @@
 // and service-hot-account (many senders paying one receiver). Every response must be 2xx:
 // anything else, a socket error or a request left unanswered fails the run (exit 1) after
 // the table is printed.
+//
+// The bare server's own rate swings by a third from run to run on this machine, so a ratio
+// comes from pairs run alternately (bare, then service, --pairs times) in one run: the
+// summary gives the median of the pairs' ratios with their range, and the median of the
+// service's CPU per request and p99 latency, against the aims of issue 15.
 import { mkdtempSync, readdirSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +42,7 @@ import {
   type ServerChild,
 } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
-import { fmtInt, fmtMs, fmtRatio, markdownTable } from './support/stats.js';
+import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { formatSummary, summariseFile } from './support/cpuprofile.js';
 
 /** Below this many cores busy (all processes), the machine counts as quiet. */
@@ -48,6 +53,15 @@ type Scenario = (typeof SCENARIOS)[number];
 const DEFAULT_SCENARIOS: readonly Scenario[] = ['bare-post', 'service-post', 'bare-get', 'service-get'];
 /** Sender/receiver pairs of service-quote, and senders of service-hot-account: one per default connection. */
 const PAYING_ACCOUNTS = 64;
+/** Each service scenario against its bare twin (the same requests to the bare server). */
+const BARE_TWIN: Partial<Record<Scenario, Scenario>> = { 'service-post': 'bare-post', 'service-get': 'bare-get', 'service-quote': 'bare-quote' };
+/** Issue 15's aims: ratio to the bare twin, server CPU per request, p99. */
+const AIMS: Partial<Record<Scenario, { ratio: number; cpuUs: number; p99Ms: number }>> = {
+  'service-post': { ratio: 0.4, cpuUs: 35, p99Ms: 15 },
+  'service-quote': { ratio: 0.2, cpuUs: 70, p99Ms: 20 },
+};
+/** Issue 15's aim for the hot receiver: its rate against the distinct pairs'. */
+const AIM_HOT_TO_DISTINCT = 0.8;
 
 const { values: flags } = parseArgs({
   options: {
@@ -57,6 +71,7 @@ const { values: flags } = parseArgs({
     'load-processes': { type: 'string' },
     client: { type: 'string' },
     scenarios: { type: 'string' },
+    pairs: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'service-node-options': { type: 'string' },
     'wait-quiet': { type: 'string' },
@@ -75,6 +90,7 @@ if (flags.help === true) {
   --load-processes N    load generator processes sharing the connections (BENCH_LOAD_PROCESSES, default 1)
   --client raw|http     raw sockets (default) or node:http with a keep-alive Agent (BENCH_CLIENT)
   --scenarios LIST      comma-separated subset of ${SCENARIOS.join(',')} (default ${DEFAULT_SCENARIOS.join(',')})
+  --pairs N             runs of each scenario, a bare one and its service twin alternately (BENCH_PAIRS, default 3)
   --wait-quiet S        before each scenario, wait up to S s for other processes to go idle (BENCH_WAIT_QUIET, default 5)
   --cpu-prof            run the service under --cpu-prof and summarise the profile
   --service-node-options="..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
@@ -95,6 +111,7 @@ const durationMs = Math.round(num(flags.duration, 'BENCH_DURATION', 5) * 1000);
 const warmupMs = Math.round(num(flags.warmup, 'BENCH_WARMUP', 1) * 1000);
 const connections = Math.round(num(flags.connections, 'BENCH_CONNECTIONS', 64));
 const loadProcesses = Math.round(num(flags['load-processes'], 'BENCH_LOAD_PROCESSES', 1));
+const pairs = Math.round(num(flags.pairs, 'BENCH_PAIRS', 3, 1));
 const waitQuietMs = Math.round(num(flags['wait-quiet'], 'BENCH_WAIT_QUIET', 5, 0) * 1000);
 const serviceNodeOptions = (flags['service-node-options'] ?? '').split(' ').filter((a) => a !== '');
 const client = (flags.client ?? process.env.BENCH_CLIENT ?? 'raw') as 'raw' | 'http';
@@ -126,7 +143,8 @@ async function startBare(): Promise<ServerChild> {
 }
 
 async function main(): Promise<string[]> {
-  const results = new Map<Scenario, ScenarioResult>();
+  /** Each scenario's runs, in order. */
+  const results = new Map<Scenario, ScenarioResult[]>();
   const notes: string[] = [];
   const failures: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
@@ -142,7 +160,8 @@ async function main(): Promise<string[]> {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(
     `# HTTP load: Node ${process.version}, ${cpu}, ${availableParallelism()} cores; ${connections} keep-alive connections, ` +
-      `${loadProcesses} load-generator process(es) (${client} client), ${warmupMs / 1000} s warmup + ${durationMs / 1000} s per scenario` +
+      `${loadProcesses} load-generator process(es) (${client} client), ${warmupMs / 1000} s warmup + ${durationMs / 1000} s per scenario, ` +
+      `${pairs} run(s) of each, bare and service alternately` +
       (serviceNodeOptions.length > 0 ? `; service node options: ${serviceNodeOptions.join(' ')}` : '') +
       '\n',
   );
@@ -178,31 +197,35 @@ async function main(): Promise<string[]> {
         serverPid: server.child.pid,
         spec: { ...base, port: server.port, requests, collectIds },
       });
-      results.set(name, r);
+      const runs = results.get(name) ?? [];
+      runs.push(r);
+      results.set(name, runs);
       failures.push(...loadFailures(r));
       return r;
     };
 
-    if (selected.has('bare-post') && bare !== undefined) await run('bare-post', bare, [post]);
     let ids: string[] = [];
-    if (selected.has('service-post')) {
-      const before = await health(service.port);
-      const r = await run('service-post', service, [post], 1_000_000);
-      const after = await health(service.port);
-      ids = r.ids;
-      const created = r.statuses['201'] ?? 0;
-      const appended = after.lastSeq - before.lastSeq;
-      notes.push(`service-post: ${fmtInt(created)} customers created (201) in all; log entries appended ${fmtInt(appended)}; durableSeq ${after.durableSeq} of lastSeq ${after.lastSeq}`);
-      if (appended !== created) failures.push(`service-post: ${created} responses 201 but ${appended} log entries appended`);
-      if (after.durableSeq !== after.lastSeq) failures.push('service-post: the log is not fully durable after the run');
+    for (let round = 0; round < pairs; round++) {
+      if (selected.has('bare-post') && bare !== undefined) await run('bare-post', bare, [post]);
+      if (selected.has('service-post')) {
+        const before = await health(service.port);
+        const r = await run('service-post', service, [post], ids.length === 0 ? 1_000_000 : 0);
+        const after = await health(service.port);
+        if (ids.length === 0) ids = r.ids;
+        const created = r.statuses['201'] ?? 0;
+        const appended = after.lastSeq - before.lastSeq;
+        if (round === 0) notes.push(`service-post: ${fmtInt(created)} customers created (201) in the first run; log entries appended ${fmtInt(appended)}; durableSeq ${after.durableSeq} of lastSeq ${after.lastSeq}`);
+        if (appended !== created) failures.push(`service-post: ${created} responses 201 but ${appended} log entries appended`);
+        if (after.durableSeq !== after.lastSeq) failures.push('service-post: the log is not fully durable after the run');
+      }
     }
     if (ids.length === 0) ids = ['Customer:019a0000-0000-7000-8000-000000000000'];
     const gets: RequestTemplate[] = ids.map((id) => ({ method: 'GET', path: `${API}/customers/${id}`, headers: { Authorization: authorization } }));
-    if (selected.has('bare-get') && bare !== undefined) await run('bare-get', bare, gets);
-    if (selected.has('service-get')) {
-      await run('service-get', service, gets);
-      notes.push(`service-get: over ${fmtInt(ids.length)} customer ids (round-robin)`);
+    for (let round = 0; round < pairs; round++) {
+      if (selected.has('bare-get') && bare !== undefined) await run('bare-get', bare, gets);
+      if (selected.has('service-get')) await run('service-get', service, gets);
     }
+    if (selected.has('service-get')) notes.push(`service-get: over ${fmtInt(ids.length)} customer ids (round-robin)`);
 
     // The money path: every 201 is one durable entry that creates the quote, moves the money and records the transaction.
     const measureQuotes = async (name: Scenario, requests: RequestTemplate[]): Promise<number> => {
@@ -211,26 +234,29 @@ async function main(): Promise<string[]> {
       const after = await health(service.port);
       const executed = r.statuses['201'] ?? 0;
       const appended = after.lastSeq - before.lastSeq;
-      notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201); log entries appended ${fmtInt(appended)}`);
+      if (results.get(name)!.length === 1) notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201) in the first run; log entries appended ${fmtInt(appended)}`);
       if (appended !== executed) failures.push(`${name}: ${executed} responses 201 but ${appended} log entries appended`);
       if (after.durableSeq !== after.lastSeq) failures.push(`${name}: the log is not fully durable after the run`);
       return executed;
     };
     if (selected.has('bare-quote') || selected.has('service-quote')) {
       process.stderr.write(`setting up ${PAYING_ACCOUNTS} funded sender/receiver pairs ...\n`);
-      const pairs: RequestTemplate[] = [];
+      const payments: RequestTemplate[] = [];
       for (let i = 0; i < PAYING_ACCOUNTS; i++) {
-        pairs.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), await usdAccount(service.port, authorization, 0)));
+        payments.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), await usdAccount(service.port, authorization, 0)));
       }
-      if (selected.has('bare-quote') && bare !== undefined) await run('bare-quote', bare, pairs);
-      if (selected.has('service-quote')) await measureQuotes('service-quote', pairs);
+      for (let round = 0; round < pairs; round++) {
+        if (selected.has('bare-quote') && bare !== undefined) await run('bare-quote', bare, payments);
+        if (selected.has('service-quote')) await measureQuotes('service-quote', payments);
+      }
     }
     if (selected.has('service-hot-account')) {
       process.stderr.write(`setting up ${PAYING_ACCOUNTS} funded senders and one receiver ...\n`);
       const receiver = await usdAccount(service.port, authorization, 0);
       const senders: RequestTemplate[] = [];
       for (let i = 0; i < PAYING_ACCOUNTS; i++) senders.push(quoteRequest(authorization, await usdAccount(service.port, authorization, SENDER_FUNDS), receiver));
-      const executed = await measureQuotes('service-hot-account', senders);
+      let executed = 0;
+      for (let round = 0; round < pairs; round++) executed += await measureQuotes('service-hot-account', senders);
       const balance = ((await api(service.port, authorization, 'GET', `/internal-accounts/${receiver}`)) as { balance: { amount: number } }).balance.amount;
       notes.push(`service-hot-account: ${PAYING_ACCOUNTS} senders to one receiver, which holds ${fmtInt(balance)} cents`);
       if (balance !== executed * QUOTE_CENTS) failures.push(`service-hot-account: the receiver holds ${balance} cents, not ${executed} × ${QUOTE_CENTS}`);
@@ -247,11 +273,10 @@ async function main(): Promise<string[]> {
     }
   }
 
-  // The table.
-  const rows = SCENARIOS.filter((s) => results.has(s)).map((s) => {
-    const r = results.get(s)!;
-    return [
-      s,
+  // The table: every run, in the order run.
+  const rows = SCENARIOS.flatMap((s) =>
+    (results.get(s) ?? []).map((r, i) => [
+      pairs > 1 ? `${s} #${i + 1}` : s,
       fmtInt(r.requestsPerSecond),
       fmtMs(r.p50),
       fmtMs(r.p99),
@@ -262,8 +287,8 @@ async function main(): Promise<string[]> {
       r.serverCpuUsPerRequest === undefined ? 'n/a' : r.serverCpuUsPerRequest.toFixed(0),
       `${(r.generatorCores * 100).toFixed(0)}%`,
       r.machineCores === undefined ? 'n/a' : `${(r.machineCores * 100).toFixed(0)}%`,
-    ];
-  });
+    ]),
+  );
   console.log(
     markdownTable(
       ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx/err', 'server CPU', 'server JS thread', 'server CPU µs/req', 'load-gen CPU', 'machine CPU'],
@@ -273,19 +298,8 @@ async function main(): Promise<string[]> {
   );
   console.log('');
   for (const note of notes) console.log(`- ${note}`);
-  const ratio = (a: Scenario, b: Scenario): number | undefined => {
-    const x = results.get(a);
-    const y = results.get(b);
-    return x === undefined || y === undefined ? undefined : x.requestsPerSecond / y.requestsPerSecond;
-  };
-  const postRatio = ratio('service-post', 'bare-post');
-  const quoteRatio = ratio('service-quote', 'bare-quote');
-  const getRatio = ratio('service-get', 'bare-get');
-  if (postRatio !== undefined) {
-    console.log(`- service/bare POST: ${fmtRatio(postRatio)} — aim ≥ 0.50×: ${postRatio >= 0.5 ? 'MET' : 'NOT MET'}`);
-  }
-  if (getRatio !== undefined) console.log(`- service/bare GET:  ${fmtRatio(getRatio)}`);
-  if (quoteRatio !== undefined) console.log(`- service/bare quote-and-execute: ${fmtRatio(quoteRatio)}`);
+  const summary = summarise(results);
+  for (const line of summary.lines) console.log(`- ${line}`);
   console.log(
     `- CPU columns: share of one core over the window (the machine has ${availableParallelism()}, so 200% is all of it); ` +
       'server = the server process with all its threads, JS thread = its main thread alone; machine = everything, kernel included.',
@@ -299,8 +313,7 @@ async function main(): Promise<string[]> {
       const file = join(profileDir, files[0]!);
       let handled = 0;
       for (const s of ['service-post', 'service-get', 'service-quote', 'service-hot-account'] as const) {
-        const r = results.get(s);
-        if (r !== undefined) handled += Object.values(r.statuses).reduce((a, b) => a + b, 0);
+        for (const r of results.get(s) ?? []) handled += Object.values(r.statuses).reduce((a, b) => a + b, 0);
       }
       console.log(`\n## Service CPU profile (${file})\n`);
       console.log(formatSummary(summariseFile(file, 30), handled > 0 ? handled : undefined));
@@ -309,11 +322,62 @@ async function main(): Promise<string[]> {
   }
 
   if (flags.json !== undefined) {
-    const out = Object.fromEntries([...results].map(([k, r]) => [k, { ...r, ids: r.ids.length }]));
-    writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, results: out, postRatio, getRatio, quoteRatio, failures }, null, 2));
+    const out = Object.fromEntries([...results].map(([k, runs]) => [k, runs.map((r) => ({ ...r, ids: r.ids.length }))]));
+    writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, pairs, results: out, medians: summary.medians, failures }, null, 2));
   }
 
   return failures;
+}
+
+interface Medians {
+  /** Median of the pairs' service/bare ratios, with the lowest and highest. */
+  ratio?: { median: number; min: number; max: number };
+  cpuUsPerRequest?: number;
+  p99Ms: number;
+  requestsPerSecond: number;
+}
+
+/** Per service scenario: the medians over its runs, and the summary lines with issue 15's aims. */
+function summarise(results: ReadonlyMap<Scenario, ScenarioResult[]>): { medians: Partial<Record<Scenario, Medians>>; lines: string[] } {
+  const medians: Partial<Record<Scenario, Medians>> = {};
+  const lines: string[] = [];
+  const verdict = (met: boolean): string => (met ? 'MET' : 'NOT MET');
+  for (const s of SCENARIOS) {
+    const runs = results.get(s);
+    if (runs === undefined || runs.length === 0 || !s.startsWith('service-')) continue;
+    const cpus = runs.flatMap((r) => (r.serverCpuUsPerRequest === undefined ? [] : [r.serverCpuUsPerRequest]));
+    const m: Medians = {
+      cpuUsPerRequest: cpus.length > 0 ? median(cpus) : undefined,
+      p99Ms: median(runs.map((r) => r.p99)),
+      requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+    };
+    const twin = BARE_TWIN[s];
+    const bare = twin === undefined ? undefined : results.get(twin);
+    if (bare !== undefined && bare.length === runs.length) {
+      const ratios = runs.map((r, i) => r.requestsPerSecond / bare[i]!.requestsPerSecond);
+      m.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+    }
+    medians[s] = m;
+    const parts = [`${fmtInt(m.requestsPerSecond)} req/s`];
+    if (m.ratio !== undefined) parts.push(`${fmtRatio(m.ratio.median)} of bare (pairs ${fmtRatio(m.ratio.min)}-${fmtRatio(m.ratio.max)})`);
+    if (m.cpuUsPerRequest !== undefined) parts.push(`${m.cpuUsPerRequest.toFixed(0)} µs server CPU per request`);
+    parts.push(`p99 ${fmtMs(m.p99Ms)} ms`);
+    let line = `${s}, median of ${runs.length}: ${parts.join(', ')}`;
+    const aim = AIMS[s];
+    if (aim !== undefined) {
+      const ratioMet = m.ratio !== undefined && m.ratio.median >= aim.ratio;
+      const cpuMet = m.cpuUsPerRequest !== undefined && m.cpuUsPerRequest <= aim.cpuUs;
+      line += ` — aims ≥ ${fmtRatio(aim.ratio)}: ${m.ratio === undefined ? 'n/a (no bare runs)' : verdict(ratioMet)}; ≤ ${aim.cpuUs} µs: ${verdict(cpuMet)}; p99 ≤ ${aim.p99Ms} ms: ${verdict(m.p99Ms <= aim.p99Ms)}`;
+    }
+    lines.push(line);
+  }
+  const hot = medians['service-hot-account'];
+  const distinct = medians['service-quote'];
+  if (hot !== undefined && distinct !== undefined) {
+    const r = hot.requestsPerSecond / distinct.requestsPerSecond;
+    lines.push(`one hot receiver / distinct pairs: ${fmtRatio(r)} — aim ≥ ${fmtRatio(AIM_HOT_TO_DISTINCT)}: ${verdict(r >= AIM_HOT_TO_DISTINCT)}`);
+  }
+  return { medians, lines };
 }
 
 runBench('http-load', main);
