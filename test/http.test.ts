@@ -118,6 +118,14 @@ describe('HTTP surface', () => {
       for (const [method, path] of expected) {
         assert.ok(doc.paths[`/${VERSION}${path}`]?.[method] !== undefined, `openapi.json lacks ${method.toUpperCase()} ${path}`);
       }
+      // A wallet stamp's headers, under both names (CONTRACT.md, "Real clients"), and a signed retry's Request-Id.
+      const headersOf = (path: string, method: string): string[] =>
+        (doc.paths[`/${VERSION}${path}`][method].parameters as Array<{ name: string; in: string }>).filter((p) => p.in === 'header').map((p) => p.name);
+      for (const name of ['Service-Wallet-Signature', 'Grid-Wallet-Signature']) {
+        assert.ok(headersOf('/quotes/{quoteId}/execute', 'post').includes(name), `execute does not publish ${name}`);
+        assert.ok(headersOf('/internal-accounts/{id}/export', 'post').includes(name), `export does not publish ${name}`);
+      }
+      assert.ok(headersOf('/auth/sessions/{id}', 'delete').includes('Request-Id'));
       // The same document is served byte for byte on every call.
       const again = await svc.request('GET', `/${VERSION}/openapi.json`, { auth: 'none' });
       assert.equal(again.text, res.text);

@@ -127,6 +127,21 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     assert.equal(await balanceOf(svc, bob.accountId), quote.totalReceivingAmount);
   });
 
+  it('Grid-Wallet-Signature carries the stamp as Service-Wallet-Signature does; the two disagreeing is a 400 that moves nothing', async () => {
+    const alice = await walletWithSession(10_000);
+    const bob = await walletWithSession(0);
+    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 1_000));
+    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
+    const other = await turnkeyStamp('other bytes', alice.session.key);
+    const both = await svc.request('POST', `/quotes/${quote.id}/execute`, { headers: { 'Service-Wallet-Signature': stamp, 'Grid-Wallet-Signature': other } });
+    assertError(both, 400, 'INVALID_INPUT', ['Grid-Wallet-Signature']);
+    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'PENDING');
+    assert.equal(await balanceOf(svc, alice.accountId), 10_000);
+    const paid = await svc.request('POST', `/quotes/${quote.id}/execute`, { headers: { 'Grid-Wallet-Signature': stamp } });
+    assertStatus(paid, 200);
+    assert.equal(await balanceOf(svc, bob.accountId), 1_000);
+  });
+
   it('a quote from any other account carries no paymentInstructions and needs no signature', async () => {
     const customer = await createCustomer(svc);
     const usd = await accountIn(svc, customer.id, 'USD');

@@ -27,6 +27,8 @@ export class HeaderScan {
   idempotencyKey: string | undefined;
   requestId = '';
   walletSignature = '';
+  /** `Grid-Wallet-Signature`, the name today's clients send the same stamp under (CONTRACT.md, "Real clients"). */
+  gridWalletSignature = '';
   contentLengths = 0;
   contentLengthsDiffer = false;
   transferEncodings = 0;
@@ -60,6 +62,9 @@ export class HeaderScan {
       case 'service-wallet-signature':
         if (this.walletSignature === '') this.walletSignature = value;
         break;
+      case 'grid-wallet-signature':
+        if (this.gridWalletSignature === '') this.gridWalletSignature = value;
+        break;
     }
   };
 
@@ -72,6 +77,7 @@ export class HeaderScan {
     this.idempotencyKey = undefined;
     this.requestId = '';
     this.walletSignature = '';
+    this.gridWalletSignature = '';
     this.contentLengths = 0;
     this.contentLengthsDiffer = false;
     this.transferEncodings = 0;
@@ -96,6 +102,17 @@ export function framingProblem(h: HeaderScan): FieldProblem | undefined {
   // uWS holds a request without Host unanswered (README); should it ever pass one, it is refused here.
   if (h.hosts !== 1 || h.host === '') return { field: 'Host', message: h.hosts > 1 ? 'sent more than once' : 'required, and must not be empty' };
   return undefined;
+}
+
+/** The stamp under either of its names; both sent and different is refused (`walletSignatureConflict`). */
+export function walletSignatureOf(h: HeaderScan): string {
+  return h.walletSignature !== '' ? h.walletSignature : h.gridWalletSignature;
+}
+
+/** Both names of the stamp header sent, with different values: which one counts is not for the service to guess. */
+export function walletSignatureConflict(h: HeaderScan): FieldProblem | undefined {
+  if (h.walletSignature === '' || h.gridWalletSignature === '' || h.walletSignature === h.gridWalletSignature) return undefined;
+  return { field: 'Grid-Wallet-Signature', message: 'differs from Service-Wallet-Signature: send the stamp under one name' };
 }
 
 /**

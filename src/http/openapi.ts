@@ -43,6 +43,17 @@ function closed(schema: unknown): unknown {
   return out;
 }
 
+/** The headers of a wallet stamp: one stamp, under either name (both and different: 400), and a signed retry's Request-Id. */
+function walletStampHeaders(kind: 'stamp' | 'signed retry'): unknown[] {
+  const stamp = 'base64url JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature} by a session key of the wallet, over the payloadToSign';
+  const headers: unknown[] = [
+    { name: 'Service-Wallet-Signature', in: 'header', required: false, schema: { type: 'string', description: stamp } },
+    { name: 'Grid-Wallet-Signature', in: 'header', required: false, schema: { type: 'string', description: `the same stamp under the name today's clients send; with Service-Wallet-Signature, both must be equal` } },
+  ];
+  if (kind === 'signed retry') headers.push({ name: 'Request-Id', in: 'header', required: false, schema: { type: 'string', description: "the 202 challenge's requestId, on the signed retry" } });
+  return headers;
+}
+
 export function openApiDocument(routes: readonly Route[], baseUrl: string): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -52,6 +63,7 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
     const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: plain(schema) });
     if (r.idempotent === true) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: '^[!-~]{1,255}$', description: 'printable ASCII without spaces' } });
+    if (r.walletStamp !== undefined) parameters.push(...walletStampHeaders(r.walletStamp));
     const responses: Record<string, unknown> = {
       [String(r.status)]: { description: 'success', content: r.response === undefined ? undefined : { 'application/json': { schema: closed(plain(r.response)) } } },
     };

@@ -46,6 +46,12 @@ export interface Route<B = unknown, Q = unknown> {
   sandboxOnly?: boolean;
   /** Honours Idempotency-Key (CONTRACT.md). */
   idempotent?: boolean;
+  /**
+   * Takes a wallet stamp: `stamp`, a Service-Wallet-Signature (or Grid-Wallet-Signature) over
+   * a payloadToSign the service handed out; `signed retry`, a 202 challenge answered by the
+   * same request again with Request-Id and the stamp. Published as header parameters.
+   */
+  walletStamp?: 'stamp' | 'signed retry';
   handle(ctx: RouteContext<B, Q>): Promise<Reply>;
 }
 

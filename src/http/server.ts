@@ -16,10 +16,10 @@ import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
 import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
-import { HeaderScan, framingProblem, refuseFrame } from './framing.js';
+import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
 import type { PlatformEnv } from '../../actors/platform.js';
-import { DomainError, invalidField, unauthorized } from '../../actors/errors.js';
+import { DomainError, invalidField, invalidInput, unauthorized } from '../../actors/errors.js';
 
 export const API_VERSION = '2025-10-13';
 /** Request bodies up to 1 MiB (CONTRACT.md). */
@@ -191,7 +191,8 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
   // either end), as ''; on a POST that is a key to refuse, not a missing one.
   if (h.idempotencyKey !== undefined && (h.idempotencyKey !== '' || incoming.method === 'POST')) incoming.headers.idempotencyKey = h.idempotencyKey;
   if (h.requestId !== '') incoming.headers.requestId = h.requestId;
-  if (h.walletSignature !== '') incoming.headers.walletSignature = h.walletSignature;
+  const signature = walletSignatureOf(h);
+  if (signature !== '') incoming.headers.walletSignature = signature;
   return incoming;
 }
 
@@ -279,6 +280,11 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     const exchange = new Exchange(res, incomingOf(req, h), front);
     if (front.draining) {
       exchange.refuse(shuttingDown());
+      return;
+    }
+    const conflict = walletSignatureConflict(h);
+    if (conflict !== undefined) {
+      exchange.refuse(invalidInput([conflict], `${conflict.field} ${conflict.message}`));
       return;
     }
     let handler: ReturnType<typeof dispatch>;

@@ -82,6 +82,7 @@ export const quoteRoutes: Route[] = [
     response: QuoteView,
     status: 200,
     idempotent: true,
+    walletStamp: 'stamp',
     handle: (ctx) => {
       const { quoteId } = QuoteIdParam.parse(ctx.params);
       return ctx.run(executeQuote, { env: ctx.env, quoteId, checkStamp: stampCheck(ctx) }, executed);

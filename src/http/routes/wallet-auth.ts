@@ -146,6 +146,7 @@ export const authRoutes: Route[] = [
     response: AuthMethodView,
     status: 201,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    walletStamp: 'signed retry',
     handle: createCredential,
   }),
   route<undefined, Static<typeof AccountQuery>>({
@@ -190,6 +191,7 @@ export const authRoutes: Route[] = [
     tag: 'Credentials and sessions',
     status: 204,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    walletStamp: 'signed retry',
     handle: revokeCredentialRoute,
   }),
   route<undefined, Static<typeof AccountQuery>>({
@@ -216,6 +218,7 @@ export const authRoutes: Route[] = [
     tag: 'Credentials and sessions',
     status: 204,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    walletStamp: 'signed retry',
     handle: revokeSessionRoute,
   }),
   route<Static<typeof ExportBody>>({
@@ -227,6 +230,7 @@ export const authRoutes: Route[] = [
     response: ExportView,
     status: 200,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    walletStamp: 'signed retry',
     handle: exportWalletRoute,
   }),
 ];
