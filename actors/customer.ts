@@ -455,8 +455,9 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
    * The record with its repeated values shared (lists and strings read back from a log entry
    * or snapshot are fresh copies), in place: a record reaches here fresh from decoding, or
    * built by the decision whose event this is, and no other record holds it; each value is
-   * replaced by an equal one, so nothing anyone could read changes. (A copy per record was
-   * a fifth of restoring a snapshot's customers.)
+   * replaced by an equal one, so nothing anyone could read changes. (A copy per record
+   * allocates a second object per customer; its profile was about a fifth of restoring a
+   * snapshot's customers, though bench:recovery moved within its noise without it.)
    */
   #share(record: Customer): Customer {
     const customer: MutableCustomer = record;
