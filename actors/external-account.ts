@@ -4,7 +4,7 @@
 // is what keeps "at most one default UMA deposit account per customer" a local decision.
 import { newId } from '../src/engine/ids.js';
 import type { AccountInfo } from './account-info.js';
-import { DomainError, invalidInput } from './errors.js';
+import { DomainError, invalidField, invalidInput } from './errors.js';
 import { beneficiaryVerification, checkAccountSemantics, type BeneficiaryVerificationStatus } from './identifiers.js';
 import type { Environment } from './platform.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
@@ -26,14 +26,21 @@ export interface ExternalAccount {
   readonly cryptoNetwork?: string;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /**
+   * Set by DELETE. The record stays, so payouts already under way settle as before and a
+   * request naming it can be told it was removed; reads, lists and new payments treat it
+   * as gone.
+   */
+  readonly deletedAt?: number;
 }
 
-export type ExternalAccountEvent = {
+export interface ExternalAccountCreated {
   type: 'externalAccount.created';
   account: ExternalAccount;
   /** The customer's previous default UMA deposit account, which stops being the default. */
   replacesDefault?: string;
-};
+}
+export type ExternalAccountEvent = ExternalAccountCreated | { type: 'externalAccount.deleted'; id: string };
 
 export interface ExternalAccountInput {
   currency: string;
@@ -50,7 +57,7 @@ export function decideCreateExternalAccount(
   input: ExternalAccountInput,
   currentDefault: ExternalAccount | undefined,
   at: number,
-): ExternalAccountEvent[] {
+): ExternalAccountCreated[] {
   const problems = checkAccountSemantics(input.accountInfo, input.currency, input.cryptoNetwork);
   if (problems.length > 0) throw invalidInput(problems);
   const customerId = input.customerId ?? null;
@@ -80,9 +87,21 @@ export function decideCreateExternalAccount(
     createdAt: at,
     updatedAt: at,
   };
-  const event: ExternalAccountEvent = { type: 'externalAccount.created', account };
+  const event: ExternalAccountCreated = { type: 'externalAccount.created', account };
   if (account.defaultUmaDepositAccount && currentDefault !== undefined) event.replacesDefault = currentDefault.id;
   return [event];
+}
+
+export function decideDeleteExternalAccount(account: ExternalAccount): ExternalAccountEvent[] {
+  return [{ type: 'externalAccount.deleted', id: account.id }];
+}
+
+/**
+ * An account a new payment may name as `field`: a deleted one is refused with a 400
+ * naming the field (it was there, so a 404 would mislead).
+ */
+export function assertNotDeleted(account: ExternalAccount, field: string): void {
+  if (account.deletedAt !== undefined) throw invalidField(field, `the external account ${account.id} was deleted`);
 }
 
 /** Some clients put platformAccountId inside accountInfo (SERVICE_SPEC part 4). */
@@ -148,10 +167,20 @@ export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAcc
       }
       this.restore(event.account);
     },
+    'externalAccount.deleted': (event, at) => {
+      const account = this.#accounts.get(event.id)!;
+      this.#accounts.set(account.id, { ...account, deletedAt: at, updatedAt: at });
+      this.#byEnv.get(account.envId)?.remove(account.id);
+      if (account.customerId !== null) {
+        this.#byCustomer.get(account.customerId)?.remove(account.id);
+        if (this.#defaultDeposit.get(account.customerId) === account.id) this.#defaultDeposit.delete(account.customerId);
+      }
+    },
   };
 
   restore(account: ExternalAccount): void {
     this.#accounts.set(account.id, account);
+    if (account.deletedAt !== undefined) return;
     bucket(this.#byEnv, account.envId).insert(account.id);
     if (account.customerId !== null) {
       bucket(this.#byCustomer, account.customerId).insert(account.id);
@@ -163,18 +192,19 @@ export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAcc
   checkInvariants(): string[] {
     const defaults = new Map<string, number>();
     for (const e of this.#accounts.values()) {
-      if (e.customerId !== null && e.defaultUmaDepositAccount) defaults.set(e.customerId, (defaults.get(e.customerId) ?? 0) + 1);
+      if (e.customerId !== null && e.defaultUmaDepositAccount && e.deletedAt === undefined) defaults.set(e.customerId, (defaults.get(e.customerId) ?? 0) + 1);
     }
     const problems: string[] = [];
     for (const [customerId, n] of defaults) if (n > 1) problems.push(`${customerId} has ${n} default UMA deposit accounts`);
     return problems;
   }
 
+  /** Deleted accounts included: see ExternalAccount.deletedAt. */
   get(id: string): ExternalAccount | undefined {
     return this.#accounts.get(id);
   }
 
-  /** The environment's accounts, or one customer's. */
+  /** The environment's accounts, or one customer's; deleted ones are not listed. */
   idsIn(envId: string, customerId?: string): readonly string[] {
     if (customerId !== undefined) return this.#byCustomer.get(customerId)?.ids ?? [];
     return this.#byEnv.get(envId)?.ids ?? [];
@@ -183,6 +213,6 @@ export class ExternalAccounts implements RecordKind<ExternalAccount, ExternalAcc
   defaultDepositAccount(customerId: string): ExternalAccount | undefined {
     const id = this.#defaultDeposit.get(customerId);
     const account = id === undefined ? undefined : this.#accounts.get(id);
-    return account?.defaultUmaDepositAccount === true ? account : undefined;
+    return account?.defaultUmaDepositAccount === true && account.deletedAt === undefined ? account : undefined;
   }
 }

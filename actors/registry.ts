@@ -241,6 +241,11 @@ export class SortedIds {
     const at = lowerBound(ids, id);
     if (ids[at] !== id) ids.splice(at, 0, id);
   }
+
+  remove(id: string): void {
+    const at = lowerBound(this.ids, id);
+    if (this.ids[at] === id) this.ids.splice(at, 1);
+  }
 }
 
 /** The SortedIds of `key`, created on first use. */

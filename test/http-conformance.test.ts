@@ -56,6 +56,11 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('GET', `/receiver/uma/${encodeURIComponent(customer.umaAddress)}?customerId=${customer.id}`);
     await ok('GET', `/receiver/${encodeURIComponent('$success.eur@sandbox.uma.test')}`);
     await ok('GET', `/receiver/external-account/${platformExternal.data[0].id}`);
+    const customerExternal = (await ok('GET', `/customers/external-accounts?customerId=${customer.id}`)).data;
+    await ok('GET', `/customers/external-accounts/${customerExternal[0].id}`);
+    await ok('DELETE', `/customers/external-accounts/${customerExternal[0].id}`);
+    await ok('GET', `/platform/external-accounts/${platformExternal.data[0].id}`);
+    await ok('DELETE', `/platform/external-accounts/${platformExternal.data[0].id}`);
 
     const usd = accounts.find((a) => a.balance.currency.code === 'USD');
     const payee = (await customerAccounts(svc, (await createCustomer(svc, { fullName: 'Payee' })).id)).find((a) => a.balance.currency.code === 'USD');

@@ -2,7 +2,7 @@
 // customer or the platform, and sandbox funding of an internal account.
 import { assertActive } from '../customer.js';
 import { notFound } from '../errors.js';
-import { decideCreateExternalAccount, type ExternalAccount, type ExternalAccountInput } from '../external-account.js';
+import { decideCreateExternalAccount, decideDeleteExternalAccount, type ExternalAccount, type ExternalAccountInput } from '../external-account.js';
 import type { InternalAccount } from '../internal-account.js';
 import { decideSandboxFund } from '../payment.js';
 import type { Environment } from '../platform.js';
@@ -13,6 +13,22 @@ import { customerIn } from './customers.js';
 export function internalAccountIn(world: World, envId: string, id: string, field: string): InternalAccount {
   const account = world.internalAccounts.inEnv(envId, id);
   if (account === undefined) throw notFound(field, 'internal account', id);
+  return account;
+}
+
+/**
+ * Whose external accounts a route reaches: /customers/external-accounts reaches the
+ * environment's (customers' and platform's, as its list does), /platform/... only the
+ * platform's.
+ */
+export type ExternalAccountScope = 'environment' | 'platform';
+
+/** The live external account `id` within `scope`; a deleted one, or one outside it, is a 404 naming `field`. */
+export function externalAccountIn(world: World, envId: string, id: string, scope: ExternalAccountScope, field: string): ExternalAccount {
+  const account = world.externalAccounts.get(id);
+  if (account === undefined || account.envId !== envId || account.deletedAt !== undefined || (scope === 'platform' && account.customerId !== null)) {
+    throw notFound(field, 'external account', id);
+  }
   return account;
 }
 
@@ -41,6 +57,22 @@ export const createExternalAccount: DomainCommand<CreateExternalAccountInput, Ex
     const id = events[0]!.account.id;
     return { events, reply: () => world.externalAccounts.get(id)! };
   },
+};
+
+export interface DeleteExternalAccountInput {
+  envId: string;
+  accountId: string;
+  scope: ExternalAccountScope;
+}
+
+/** Under the mailbox that created the account: its customer's, or the environment's for the platform's. */
+export const deleteExternalAccount: DomainCommand<DeleteExternalAccountInput, undefined> = {
+  name: 'externalAccount.delete',
+  actors: ({ envId, accountId, scope }, world) => [world.externalAccounts.actorOf(externalAccountIn(world, envId, accountId, scope, 'id'))],
+  decide: ({ envId, accountId, scope }, world) => ({
+    events: decideDeleteExternalAccount(externalAccountIn(world, envId, accountId, scope, 'id')),
+    reply: () => undefined,
+  }),
 };
 
 /**

@@ -8,6 +8,7 @@
 // read, not held (see actors/commands/quotes.ts).
 import type { Customer } from '../customer.js';
 import { invalidField, notFound } from '../errors.js';
+import { assertNotDeleted } from '../external-account.js';
 import { decideUseLookup, type LookupUsed } from '../lookup.js';
 import type { PlatformEnv } from '../platform.js';
 import { ownerOf, type Payee, type Payer, type Quote, type QuoteInput, type QuoteParties } from '../quote.js';
@@ -38,6 +39,7 @@ const PULL_ACCOUNT_TYPES: ReadonlySet<string> = new Set(['USD_ACCOUNT', 'US_ACCO
 function sourceOf(world: World, env: PlatformEnv, id: string): Payer {
   const external = world.externalAccounts.get(id);
   if (external !== undefined && external.envId === env.id) {
+    assertNotDeleted(external, 'source.accountId');
     if (external.customerId === null || !PULL_ACCOUNT_TYPES.has(external.accountInfo.accountType) || external.currency !== 'USD') {
       throw invalidField('source.accountId', "a direct pull takes a customer's US bank account (USD_ACCOUNT or US_ACCOUNT) in USD");
     }
@@ -52,7 +54,10 @@ function payeeOf(world: World, env: PlatformEnv, id: string): Payee {
   const internal = world.internalAccounts.inEnv(env.id, id);
   if (internal !== undefined) return { kind: 'INTERNAL', account: internal, customer: partyCustomer(world, internal.customerId) };
   const external = world.externalAccounts.get(id);
-  if (external !== undefined && external.envId === env.id) return { kind: 'EXTERNAL', account: external, customer: partyCustomer(world, external.customerId ?? '') };
+  if (external !== undefined && external.envId === env.id) {
+    assertNotDeleted(external, 'destination.accountId');
+    return { kind: 'EXTERNAL', account: external, customer: partyCustomer(world, external.customerId ?? '') };
+  }
   throw notFound('destination.accountId', 'account', id);
 }
 

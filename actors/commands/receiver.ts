@@ -23,7 +23,7 @@ export interface LookUpReceiverInput {
 /** The external account `accountId` of environment `envId`; a 404 names accountId. */
 function receivingAccount(world: World, envId: string, accountId: string): ExternalAccount {
   const account = world.externalAccounts.get(accountId);
-  if (account?.envId !== envId) throw notFound('accountId', 'receiver', accountId);
+  if (account?.envId !== envId || account.deletedAt !== undefined) throw notFound('accountId', 'receiver', accountId);
   return account;
 }
 

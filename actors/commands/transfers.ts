@@ -6,6 +6,7 @@
 // transaction. The environment comes with the input (its kind picks the sandbox's rails).
 import type { Decision } from '../../src/engine/state-machine.js';
 import { notFound } from '../errors.js';
+import { assertNotDeleted } from '../external-account.js';
 import { executionEvents, type ExecuteDecision } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
 import type { Transaction } from '../transaction.js';
@@ -32,6 +33,7 @@ function partiesOf(world: World, env: PlatformEnv, internal: { id: string; field
   if (account === undefined) throw notFound(internal.field, 'internal account', internal.id);
   const bank = world.externalAccounts.get(external.id);
   if (bank === undefined || bank.envId !== env.id) throw notFound(external.field, 'external account', external.id);
+  assertNotDeleted(bank, external.field);
   const customer = account.customerId === '' ? undefined : world.customers.get(account.customerId);
   return { environment: env.environment, internal: account, external: bank, customer };
 }

@@ -1,5 +1,5 @@
-// Internal accounts (reads), external accounts (create, list) for customers and for the
-// platform, and sandbox funding.
+// Internal accounts (reads), external accounts (create, list, read, delete) for customers
+// and for the platform, and sandbox funding.
 import { Type, type Static } from '@sinclair/typebox';
 import { renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
 import {
@@ -12,7 +12,14 @@ import {
 import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
-import { createExternalAccount, fundSandboxAccount, internalAccountIn } from '../../../actors/commands/accounts.js';
+import {
+  createExternalAccount,
+  deleteExternalAccount,
+  externalAccountIn,
+  fundSandboxAccount,
+  internalAccountIn,
+  type ExternalAccountScope,
+} from '../../../actors/commands/accounts.js';
 import { customerIn } from '../../../actors/commands/customers.js';
 import type { Services } from '../../services.js';
 import { invalidField, invalidInput } from '../../../actors/errors.js';
@@ -55,6 +62,7 @@ const ListPlatformExternal = Obj({ currency: Type.Optional(CurrencyCode), ...Pag
 const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) });
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
+const ExternalIdParam = validator(Obj({ id: IdOf('ExternalAccount') }));
 
 interface InternalFilter {
   owner: 'any' | 'customers' | 'platform';
@@ -116,6 +124,42 @@ async function listExternal(services: Services, env: PlatformEnv, filter: { plat
     renderExternalAccount,
   );
   return { status: 200, body };
+}
+
+async function readExternal(ctx: RouteContext<unknown, unknown>, scope: ExternalAccountScope): Promise<Reply> {
+  const { id } = ExternalIdParam.parse(ctx.params);
+  await ctx.services.engine.settled();
+  return { status: 200, body: renderExternalAccount(externalAccountIn(ctx.services.world, ctx.env.id, id, scope, 'id')) };
+}
+
+function deleteExternal(ctx: RouteContext<unknown, unknown>, scope: ExternalAccountScope): Promise<Reply> {
+  const { id } = ExternalIdParam.parse(ctx.params);
+  return ctx.run(deleteExternalAccount, { envId: ctx.env.id, accountId: id, scope }, () => ({ status: 204, body: undefined }));
+}
+
+/** GET and DELETE of one external account, under /customers (any of the environment's) or /platform (the platform's). */
+function externalAccountByIdRoutes(prefix: '/customers' | '/platform', scope: ExternalAccountScope): Route[] {
+  const whose = scope === 'platform' ? "one of the platform's external accounts" : "an external account (a customer's or the platform's)";
+  return [
+    route({
+      method: 'GET',
+      path: `${prefix}/external-accounts/{id}`,
+      summary: `Read ${whose}; a deleted one is 404`,
+      tag: 'External accounts',
+      response: ExternalAccountView,
+      status: 200,
+      handle: (ctx) => readExternal(ctx, scope),
+    }),
+    route({
+      method: 'DELETE',
+      path: `${prefix}/external-accounts/{id}`,
+      summary: `Delete ${whose}: gone from reads and lists, refused as a payment's destination; payouts under way finish`,
+      tag: 'External accounts',
+      status: 204,
+      idempotent: true,
+      handle: (ctx) => deleteExternal(ctx, scope),
+    }),
+  ];
 }
 
 export const accountRoutes: Route[] = [
@@ -183,6 +227,7 @@ export const accountRoutes: Route[] = [
     status: 200,
     handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: false, ...query }, query),
   }),
+  ...externalAccountByIdRoutes('/customers', 'environment'),
   route<Static<typeof CreatePlatformExternal>>({
     method: 'POST',
     path: '/platform/external-accounts',
@@ -204,6 +249,7 @@ export const accountRoutes: Route[] = [
     status: 200,
     handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: true, ...query }, query),
   }),
+  ...externalAccountByIdRoutes('/platform', 'platform'),
   route<Static<typeof Fund>>({
     method: 'POST',
     path: '/sandbox/internal-accounts/{accountId}/fund',
