@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type TProperties } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
-import { invalidInput, type FieldProblem } from '../../actors/errors.js';
+import { invalidField, invalidInput, type FieldProblem } from '../../actors/errors.js';
 
 /** Limits of CONTRACT.md: strings up to 1,024 characters, arrays up to 100 items. */
 export const MAX_STRING = 1024;
@@ -16,6 +16,18 @@ export const List = <T extends TSchema>(item: T, options: ArrayOptions = {}) => 
 export const Obj = <T extends TProperties>(properties: T, options: { description?: string } = {}) => Type.Object(properties, options);
 export const DateString = (options: StringOptions = {}) =>
   Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD', ...options });
+/** A query's time bound: an ISO 8601 date-time with its zone, or a bare date meaning midnight UTC; read with `instant`. */
+export const DateTime = Str({ maxLength: 64, description: 'ISO 8601 date-time (or YYYY-MM-DD, midnight UTC), inclusive' });
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** A DateTime as epoch ms; anything else is a 400 naming `field`. */
+export function instant(field: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = Date.parse(text);
+  if (!DATE_TIME.test(text) || Number.isNaN(ms)) throw invalidField(field, 'must be an ISO 8601 date-time such as 2025-10-13T00:00:00Z');
+  return ms;
+}
+
 export const Country = (options: StringOptions = {}) =>
   Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2', ...options });
 

@@ -3,10 +3,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CUSTOMER_TYPES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
 import { createCustomer, customerIn, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
+import { invalidField } from '../../../actors/errors.js';
+import type { PlatformEnv } from '../../../actors/platform.js';
+import { CURRENCIES } from '../../../actors/reference.js';
+import type { Services } from '../../services.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
-import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { Country, DateString, DateTime, instant, List, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const Profile = {
   email: Type.Optional(Email),
@@ -47,9 +51,17 @@ const ListCustomers = Obj({
   platformCustomerId: Type.Optional(Str({ maxLength: 255 })),
   umaAddress: Type.Optional(Str({ maxLength: 255 })),
   region: Type.Optional(Country()),
-  isDeleted: Type.Optional(Type.Boolean()),
+  customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
+  currency: Type.Optional(CurrencyCode),
+  createdAfter: Type.Optional(DateTime),
+  createdBefore: Type.Optional(DateTime),
+  updatedAfter: Type.Optional(DateTime),
+  updatedBefore: Type.Optional(DateTime),
+  isDeleted: Type.Optional(Type.Boolean({ description: 'only deleted (true) or only live (false) customers' })),
+  isIncludingDeleted: Type.Optional(Type.Boolean({ description: 'list deleted customers too (default false; isDeleted, when given, decides)' })),
   ...PageQuery,
 });
+type CustomerListQuery = Static<typeof ListCustomers>;
 
 const CustomerIdParam = validator(Obj({ customerId: IdOf('Customer') }));
 
@@ -58,6 +70,39 @@ const current = (customer: Customer): Reply => ({ status: 200, body: renderCusto
 
 function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): Promise<Reply> {
   return ctx.run(createCustomer, { envId: ctx.env.id, customer }, created);
+}
+
+/** Which customers a list query selects; a bad time bound or an unknown currency is a 400 naming its parameter. */
+function customerFilter(query: CustomerListQuery): (c: Customer) => boolean {
+  const uma = query.umaAddress?.toLowerCase();
+  if (query.currency !== undefined && !CURRENCIES.has(query.currency)) throw invalidField('currency', `unknown currency code ${query.currency}`);
+  const createdFrom = instant('createdAfter', query.createdAfter) ?? -Infinity;
+  const createdTo = instant('createdBefore', query.createdBefore) ?? Infinity;
+  const updatedFrom = instant('updatedAfter', query.updatedAfter) ?? -Infinity;
+  const updatedTo = instant('updatedBefore', query.updatedBefore) ?? Infinity;
+  const deleted = query.isDeleted ?? (query.isIncludingDeleted === true ? undefined : false);
+  return (c) =>
+    (query.platformCustomerId === undefined || c.platformCustomerId === query.platformCustomerId) &&
+    (uma === undefined || c.umaAddress === uma) &&
+    (query.region === undefined || c.region === query.region) &&
+    (query.customerType === undefined || c.customerType === query.customerType) &&
+    (query.currency === undefined || c.currencies.includes(query.currency)) &&
+    c.createdAt >= createdFrom &&
+    c.createdAt <= createdTo &&
+    c.updatedAt >= updatedFrom &&
+    c.updatedAt <= updatedTo &&
+    (deleted === undefined || c.isDeleted === deleted);
+}
+
+async function listCustomers(services: Services, env: PlatformEnv, query: CustomerListQuery): Promise<Reply> {
+  const selected = customerFilter(query);
+  await services.engine.settled();
+  const customers = services.world.customers;
+  const page = paginate(customers.idsIn(env.id), query, (id) => {
+    const c = customers.get(id)!;
+    return selected(c) ? c : undefined;
+  }, renderCustomer);
+  return { status: 200, body: page };
 }
 
 export const customerRoutes: Route[] = [
@@ -96,24 +141,7 @@ export const customerRoutes: Route[] = [
     query: validator(ListCustomers, { coerce: true }),
     response: ListOf(CustomerView),
     status: 200,
-    handle: async ({ services, env, query }) => {
-      await services.engine.settled();
-      const uma = query.umaAddress?.toLowerCase();
-      const page = paginate(
-        services.world.customers.idsIn(env.id),
-        query,
-        (id) => {
-          const c = services.world.customers.get(id)!;
-          if (query.platformCustomerId !== undefined && c.platformCustomerId !== query.platformCustomerId) return undefined;
-          if (uma !== undefined && c.umaAddress !== uma) return undefined;
-          if (query.region !== undefined && c.region !== query.region) return undefined;
-          if (query.isDeleted !== undefined && c.isDeleted !== query.isDeleted) return undefined;
-          return c;
-        },
-        renderCustomer,
-      );
-      return { status: 200, body: page };
-    },
+    handle: ({ services, env, query }) => listCustomers(services, env, query),
   }),
   route({
     method: 'GET',

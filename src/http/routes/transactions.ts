@@ -10,9 +10,7 @@ import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
-import { Obj, Str, StringEnum, validator } from '../validation.js';
-
-const DateTime = Str({ maxLength: 64, description: 'ISO 8601 date-time, inclusive' });
+import { DateTime, instant, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const ListTransactions = Obj({
   customerId: Type.Optional(IdOf('Customer')),
@@ -28,15 +26,6 @@ const ListTransactions = Obj({
 type ListQuery = Static<typeof ListTransactions>;
 
 const TransactionIdParam = validator(Obj({ transactionId: IdOf('Transaction') }));
-
-/** An ISO 8601 date-time with its zone (or a bare date, meaning midnight UTC), as epoch ms. */
-function instant(field: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const dated = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text);
-  const ms = Date.parse(text);
-  if (!dated || Number.isNaN(ms)) throw invalidField(field, 'must be an ISO 8601 date-time such as 2025-10-13T00:00:00Z');
-  return ms;
-}
 
 async function listTransactions(services: Services, env: PlatformEnv, query: ListQuery): Promise<Reply> {
   const from = instant('startDate', query.startDate);
