@@ -1,5 +1,6 @@
-// Customer actor: a platform's end user, with a region, the currencies it may hold, a
-// unique UMA address and its internal accounts. Creating a customer provisions one
+// Customer actor: a platform's end user, a person (INDIVIDUAL, with a KYC status) or a
+// business (BUSINESS, with its businessInfo and a KYB status; CONTRACT.md "Real clients"),
+// with a region, the currencies it may hold, a unique UMA address and its internal accounts. Creating a customer provisions one
 // internal account per enabled currency in the same log entry; since `customer.opened`
 // those accounts are derived from the customer record until money first moves through
 // them (actors/internal-account.ts). Deletion is soft.
@@ -13,8 +14,66 @@ import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
 export const KYC_STATUSES: readonly KycStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
-export const CUSTOMER_TYPES = ['INDIVIDUAL'] as const;
+export type KybStatus = KycStatus | 'HOLD';
+export const KYB_STATUSES: readonly KybStatus[] = [...KYC_STATUSES, 'HOLD'];
+export const CUSTOMER_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
+export const BUSINESS_ENTITY_TYPES = [
+  'SOLE_PROPRIETORSHIP',
+  'PARTNERSHIP',
+  'LLC',
+  'CORPORATION',
+  'S_CORPORATION',
+  'NON_PROFIT',
+  'PUBLICLY_LISTED_COMPANY',
+  'TRUST',
+  'PRIVATE_FOUNDATION',
+  'CHARITY',
+  'OTHER',
+] as const;
+export type BusinessEntityType = (typeof BUSINESS_ENTITY_TYPES)[number];
+
+/** What a BUSINESS customer is (CONTRACT.md "Real clients"); the first four are required on create. */
+export interface BusinessInfo {
+  readonly legalName: string;
+  /** ISO 3166-1 alpha-2 */
+  readonly country: string;
+  readonly taxId: string;
+  /** YYYY-MM-DD */
+  readonly incorporatedOn: string;
+  readonly doingBusinessAs?: string;
+  /** Sandbox: its last 3 characters decide the kybStatus (sandboxCheckOutcome). */
+  readonly registrationNumber?: string;
+  readonly entityType?: BusinessEntityType;
+  readonly businessType?: string;
+  readonly purposeOfAccount?: string;
+  readonly sourceOfFunds?: string;
+  /** ISO 3166-1 alpha-2 codes */
+  readonly countriesOfOperation?: readonly string[];
+  /** As the client sends them: today's clients send a range token, others a number. */
+  readonly expectedMonthlyTransactionCount?: string | number;
+  readonly expectedMonthlyTransactionVolume?: string | number;
+  readonly primaryContactFirstName?: string;
+  readonly primaryContactLastName?: string;
+}
+
+/** The fields only a person has; a business is described by its businessInfo instead. */
+const INDIVIDUAL_FIELDS = ['fullName', 'birthDate', 'nationality'] as const;
+
+/**
+ * The spec's sandbox rule for KYB and KYC checks (SERVICE_SPEC part 3): the last 3
+ * characters of the registration number (or last name) decide.
+ */
+export function sandboxCheckOutcome(value: string): 'PENDING' | 'APPROVED' | 'REJECTED' {
+  switch (value.slice(-3)) {
+    case '001':
+      return 'PENDING';
+    case '002':
+      return 'REJECTED';
+    default:
+      return 'APPROVED';
+  }
+}
 
 export interface Address {
   line1?: string;
@@ -35,7 +94,11 @@ export interface Customer {
   readonly umaAddress: string;
   readonly region: string;
   readonly currencies: readonly string[];
-  readonly kycStatus: KycStatus;
+  /** An INDIVIDUAL's; a BUSINESS has kybStatus instead. */
+  readonly kycStatus?: KycStatus;
+  /** A BUSINESS's, with its kybStatus. */
+  readonly businessInfo?: BusinessInfo;
+  readonly kybStatus?: KybStatus;
   readonly email?: string;
   readonly fullName?: string;
   readonly birthDate?: string;
@@ -82,6 +145,8 @@ export interface CustomerOpened {
   x?: string;
   /** The address given, as ADDRESS_FIELDS in order (null where a field was not given). */
   l?: Array<string | null>;
+  /** A BUSINESS's businessInfo (the environment gives its kybStatus). */
+  k?: BusinessInfo;
 }
 
 const DEFAULT_CUSTOMER_TYPE: CustomerType = 'INDIVIDUAL';
@@ -95,6 +160,7 @@ export type CustomerEvent =
 
 export interface CustomerInput {
   customerType: CustomerType;
+  businessInfo?: BusinessInfo;
   platformCustomerId?: string;
   region?: string;
   currencies?: string[];
@@ -107,12 +173,16 @@ export interface CustomerInput {
 }
 
 export interface CustomerPatch {
+  /** Must be the customer's own: a customer's type never changes. */
   customerType: CustomerType;
   region?: string;
   currencies?: string[];
   email?: string;
   umaAddress?: string;
   kycStatus?: KycStatus;
+  kybStatus?: KybStatus;
+  /** Merged into the business's businessInfo. */
+  businessInfo?: Partial<BusinessInfo>;
   fullName?: string;
   birthDate?: string;
   nationality?: string;
@@ -133,6 +203,8 @@ export function decideCreateCustomer(
   at: number,
 ): CustomerOpened[] {
   checkProfile(input, at);
+  checkKind(input.customerType, input, 'create');
+  if (input.businessInfo !== undefined) checkBusinessInfo(input.businessInfo, at);
   const region = resolveRegion(input);
   const currencies = resolveCurrencies(env, region, input.currencies);
   const id = newCustomerId(at);
@@ -151,6 +223,7 @@ export function decideCreateCustomer(
   if (input.nationality !== undefined) event.x = input.nationality;
   const address = input.address;
   if (address !== undefined) event.l = ADDRESS_FIELDS.map((field) => address[field] ?? null);
+  if (input.businessInfo !== undefined) event.k = input.businessInfo;
   return [event];
 }
 
@@ -174,12 +247,16 @@ function openedCustomer(event: CustomerOpened, env: PlatformEnv, at: number, reg
     umaAddress: event.a ?? generatedUmaAddress(env, id),
     region,
     currencies,
-    kycStatus: env.environment === 'sandbox' ? 'APPROVED' : 'UNVERIFIED',
     isDeleted: false,
     createdAt: at,
     updatedAt: at,
     provisioned: currencies,
   };
+  if (event.k === undefined) customer.kycStatus = env.environment === 'sandbox' ? 'APPROVED' : 'UNVERIFIED';
+  else {
+    customer.businessInfo = event.k;
+    customer.kybStatus = initialKybStatus(env, event.k);
+  }
   if (event.m !== undefined) customer.email = event.m;
   if (event.n !== undefined) customer.fullName = event.n;
   if (event.b !== undefined) customer.birthDate = event.b;
@@ -201,6 +278,48 @@ function openedCustomer(event: CustomerOpened, env: PlatformEnv, at: number, reg
 
 type MutableCustomer = { -readonly [K in keyof Customer]: Customer[K] };
 
+/** Sandbox: the KYB suffix rule on the registration number (none: APPROVED); production: UNVERIFIED until PATCH sets it. */
+function initialKybStatus(env: PlatformEnv, info: BusinessInfo): KybStatus {
+  if (env.environment !== 'sandbox') return 'UNVERIFIED';
+  return info.registrationNumber === undefined ? 'APPROVED' : sandboxCheckOutcome(info.registrationNumber);
+}
+
+/**
+ * A person's fields on a business, a business's on a person, or a create of a business
+ * without its businessInfo: each a 400 naming the field.
+ */
+function checkKind(type: CustomerType, input: Partial<Pick<CustomerPatch, 'businessInfo' | 'kybStatus' | 'kycStatus' | (typeof INDIVIDUAL_FIELDS)[number]>>, use: 'create' | 'update'): void {
+  const errors: FieldProblem[] = [];
+  if (type === 'BUSINESS') {
+    if (use === 'create' && input.businessInfo === undefined) errors.push({ field: 'businessInfo', message: 'is required for a BUSINESS customer' });
+    for (const field of [...INDIVIDUAL_FIELDS, 'kycStatus'] as const) {
+      if (input[field] !== undefined) errors.push({ field, message: `belongs to an INDIVIDUAL customer; a BUSINESS is described by businessInfo${field === 'kycStatus' ? ' and kybStatus' : ''}` });
+    }
+  } else {
+    for (const field of ['businessInfo', 'kybStatus'] as const) {
+      if (input[field] !== undefined) errors.push({ field, message: 'belongs to a BUSINESS customer' });
+    }
+  }
+  if (errors.length > 0) throw invalidInput(errors);
+}
+
+/** What the schema cannot check in a business's info: a real, past incorporation date and real country codes. */
+function checkBusinessInfo(info: BusinessInfo, today: number): void {
+  const errors: FieldProblem[] = [];
+  checkDate(errors, 'businessInfo.incorporatedOn', info.incorporatedOn, today);
+  checkCountry(errors, 'businessInfo.country', info.country);
+  info.countriesOfOperation?.forEach((code, i) => checkCountry(errors, `businessInfo.countriesOfOperation.${i}`, code));
+  if (errors.length > 0) throw invalidInput(errors);
+}
+
+/** The business's info with `patch` merged in, checked whole. */
+function mergedBusinessInfo(current: BusinessInfo, patch: Partial<BusinessInfo> | undefined, today: number): BusinessInfo {
+  if (patch === undefined) return current;
+  const merged: BusinessInfo = { ...current, ...patch };
+  checkBusinessInfo(merged, today);
+  return merged;
+}
+
 
 export function decideUpdateCustomer(
   env: PlatformEnv,
@@ -212,21 +331,29 @@ export function decideUpdateCustomer(
 ): CustomerEvent[] {
   checkProfile(patch, at);
   assertActive(customer);
+  if (patch.customerType !== customer.customerType) {
+    throw invalidField('customerType', `a customer's type never changes (it is ${customer.customerType})`);
+  }
+  checkKind(customer.customerType, patch, 'update');
   if (patch.region !== undefined && patch.region !== customer.region) {
     throw invalidField('region', `region is immutable after creation (it is ${customer.region})`);
   }
   const currencies = patch.currencies === undefined ? customer.currencies : resolveCurrencies(env, customer.region, patch.currencies);
   const umaAddress =
     patch.umaAddress === undefined ? customer.umaAddress : claimUmaAddress(env.id, patch.umaAddress, customer.id, directory);
-  const updated: Customer = {
+  const updated: MutableCustomer = {
     ...customer,
-    customerType: patch.customerType,
     currencies,
     umaAddress,
     ...optionalProfile({ ...customer, ...patch }),
-    kycStatus: patch.kycStatus ?? customer.kycStatus,
     updatedAt: at,
   };
+  if (customer.businessInfo !== undefined) {
+    updated.businessInfo = mergedBusinessInfo(customer.businessInfo, patch.businessInfo, at);
+    // A new registration number is checked again in the sandbox, unless the PATCH sets the status.
+    const renumbered = updated.businessInfo.registrationNumber !== customer.businessInfo.registrationNumber;
+    updated.kybStatus = patch.kybStatus ?? (renumbered ? initialKybStatus(env, updated.businessInfo) : customer.kybStatus);
+  } else if (patch.kycStatus !== undefined) updated.kycStatus = patch.kycStatus;
   const added = currencies.filter((c) => !existingCurrencies.has(c));
   return [{ type: 'customer.updated', customer: updated, accounts: provisionAccounts(env.id, customer.id, added, at) }];
 }
@@ -246,18 +373,17 @@ type Profile = Pick<Customer, 'email' | 'fullName' | 'birthDate' | 'nationality'
 /** What the request's schema cannot check: a real calendar date, not after `today`; real country codes. */
 function checkProfile(input: Pick<CustomerPatch, 'birthDate' | 'nationality' | 'region' | 'address'>, today: number): void {
   const errors: FieldProblem[] = [];
-  if (input.birthDate !== undefined) {
-    const parsed = Date.parse(`${input.birthDate}T00:00:00Z`);
-    if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== input.birthDate) {
-      errors.push({ field: 'birthDate', message: 'not a calendar date' });
-    } else if (parsed > today) {
-      errors.push({ field: 'birthDate', message: 'must not be in the future' });
-    }
-  }
+  if (input.birthDate !== undefined) checkDate(errors, 'birthDate', input.birthDate, today);
   checkCountry(errors, 'nationality', input.nationality);
   checkCountry(errors, 'region', input.region);
   checkCountry(errors, 'address.country', input.address?.country);
   if (errors.length > 0) throw invalidInput(errors);
+}
+
+function checkDate(errors: FieldProblem[], field: string, date: string, today: number): void {
+  const parsed = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(parsed) || isoTime(parsed).slice(0, 10) !== date) errors.push({ field, message: 'not a calendar date' });
+  else if (parsed > today) errors.push({ field, message: 'must not be in the future' });
 }
 
 function checkCountry(errors: FieldProblem[], field: string, code: string | undefined): void {
@@ -274,22 +400,26 @@ function optionalProfile(source: Profile): Profile {
   return out;
 }
 
-/** Region given, else address.country, else nationality, else the default (CONTRACT.md). */
+/**
+ * Region given, else (a business's) businessInfo.country, else address.country, else (a
+ * person's) nationality, else the default (CONTRACT.md).
+ */
 function resolveRegion(input: CustomerInput): string {
-  const [region, field] =
-    input.region !== undefined
-      ? [input.region, 'region']
-      : input.address?.country !== undefined
-        ? [input.address.country, 'address.country']
-        : input.nationality !== undefined
-          ? [input.nationality, 'nationality']
-          : [DEFAULT_REGION, 'region'];
+  const [region, field] = regionSource(input);
   if (!REGION_CURRENCY.has(region)) {
     const supported = [...REGION_CURRENCY.keys()].join(', ');
     const from = field === 'region' ? '' : ` (taken from ${field}; give region explicitly)`;
     throw invalidField(field, `region ${region} is not supported${from}; supported regions: ${supported}`);
   }
   return region;
+}
+
+function regionSource(input: CustomerInput): [string, string] {
+  if (input.region !== undefined) return [input.region, 'region'];
+  if (input.businessInfo !== undefined) return [input.businessInfo.country, 'businessInfo.country'];
+  if (input.address?.country !== undefined) return [input.address.country, 'address.country'];
+  if (input.nationality !== undefined) return [input.nationality, 'nationality'];
+  return [DEFAULT_REGION, 'region'];
 }
 
 /**
@@ -357,42 +487,65 @@ function generateUmaAddress(env: PlatformEnv, customerId: string, directory: Cus
   }
 }
 
-export interface CustomerView {
+interface CustomerViewCommon {
   id: string;
   platformCustomerId: string;
-  customerType: CustomerType;
   umaAddress: string;
   region: string;
   currencies: string[];
   email?: string;
-  kycStatus: KycStatus;
-  fullName?: string;
-  birthDate?: string;
-  nationality?: string;
   address?: Address;
   isDeleted: boolean;
   createdAt: string;
   updatedAt: string;
 }
 
+export interface IndividualCustomerView extends CustomerViewCommon {
+  customerType: 'INDIVIDUAL';
+  kycStatus: KycStatus;
+  fullName?: string;
+  birthDate?: string;
+  nationality?: string;
+}
+
+export type BusinessInfoView = { -readonly [K in keyof BusinessInfo]: K extends 'countriesOfOperation' ? string[] : BusinessInfo[K] };
+
+export interface BusinessCustomerView extends CustomerViewCommon {
+  customerType: 'BUSINESS';
+  kybStatus: KybStatus;
+  businessInfo: BusinessInfoView;
+}
+
+export type CustomerView = IndividualCustomerView | BusinessCustomerView;
+
+/** A business's record always holds its kybStatus, a person's its kycStatus: one missing is a bug, not a state to show. */
+function present<T>(value: T | undefined, id: string, field: string): T {
+  if (value === undefined) throw new Error(`customer ${id} has no ${field}`);
+  return value;
+}
+
 export function renderCustomer(c: Customer): CustomerView {
-  const view: CustomerView = {
+  const common: CustomerViewCommon = {
     id: c.id,
     platformCustomerId: c.platformCustomerId,
-    customerType: c.customerType,
     umaAddress: c.umaAddress,
     region: c.region,
     currencies: [...c.currencies],
-    kycStatus: c.kycStatus,
     isDeleted: c.isDeleted,
     createdAt: isoTime(c.createdAt),
     updatedAt: isoTime(c.updatedAt),
   };
-  if (c.email !== undefined) view.email = c.email;
+  if (c.email !== undefined) common.email = c.email;
+  if (c.address !== undefined) common.address = { ...c.address };
+  if (c.businessInfo !== undefined) {
+    const { countriesOfOperation, ...info } = c.businessInfo;
+    const businessInfo: BusinessInfoView = countriesOfOperation === undefined ? info : { ...info, countriesOfOperation: [...countriesOfOperation] };
+    return { ...common, customerType: 'BUSINESS', kybStatus: present(c.kybStatus, c.id, 'kybStatus'), businessInfo };
+  }
+  const view: IndividualCustomerView = { ...common, customerType: 'INDIVIDUAL', kycStatus: present(c.kycStatus, c.id, 'kycStatus') };
   if (c.fullName !== undefined) view.fullName = c.fullName;
   if (c.birthDate !== undefined) view.birthDate = c.birthDate;
   if (c.nationality !== undefined) view.nationality = c.nationality;
-  if (c.address !== undefined) view.address = { ...c.address };
   return view;
 }
 

@@ -7,7 +7,7 @@
 //
 // A verification is written once and never changes, so it needs no actor but its own id.
 import { newId } from '../src/engine/ids.js';
-import type { Customer } from './customer.js';
+import { sandboxCheckOutcome, type Customer, type KybStatus } from './customer.js';
 import { invalidField } from './errors.js';
 import type { Environment } from './platform.js';
 import { RecordMap, type Appliers, type RecordKind } from './registry.js';
@@ -68,16 +68,11 @@ export interface VerificationInput {
   beneficialOwners?: ReadonlyArray<{ personalInfo: PersonalInfo }>;
 }
 
-/** The spec's sandbox rule: the last 3 characters decide. */
-export function sandboxCheck(value: string): CheckStatus {
-  switch (value.slice(-3)) {
-    case '001':
-      return 'PENDING';
-    case '002':
-      return 'REJECTED';
-    default:
-      return 'APPROVED';
-  }
+/** A customer's standing as a verification status: a business's HOLD waits, as PENDING does. */
+function standingOf(customer: Customer): VerificationStatus {
+  const status: KybStatus | undefined = customer.kybStatus ?? customer.kycStatus;
+  if (status === undefined) throw new Error(`customer ${customer.id} has neither kycStatus nor kybStatus`);
+  return status === 'HOLD' ? 'PENDING' : status;
 }
 
 /** Any rejection rejects the whole; else anything pending keeps it pending. */
@@ -95,7 +90,7 @@ function overall(statuses: readonly VerificationStatus[]): VerificationStatus {
  */
 export function decideCreateVerification(envId: string, environment: Environment, input: VerificationInput, customer: Customer | undefined, at: number): VerificationEvent[] {
   if (input.customerId === undefined && input.businessInfo === undefined) throw invalidField('businessInfo', 'businessInfo or customerId is required');
-  const check = (value: string): CheckStatus => (environment === 'sandbox' ? sandboxCheck(value) : 'PENDING');
+  const check = (value: string): CheckStatus => (environment === 'sandbox' ? sandboxCheckOutcome(value) : 'PENDING');
   const statuses: VerificationStatus[] = [];
   let verification: Verification = { id: newId('Verification', at), envId, verificationStatus: 'PENDING', createdAt: at, updatedAt: at };
   if (customer !== undefined) verification = { ...verification, customerId: customer.id };
@@ -104,8 +99,8 @@ export function decideCreateVerification(envId: string, environment: Environment
     statuses.push(kybStatus);
     verification = { ...verification, businessInfo: { ...input.businessInfo }, kybStatus };
   } else if (customer !== undefined) {
-    // No business submitted: the customer's own standing is the answer.
-    statuses.push(customer.kycStatus);
+    // No business submitted: the customer's own standing (a person's KYC, a business's KYB) is the answer.
+    statuses.push(standingOf(customer));
   }
   if (input.beneficialOwners !== undefined) {
     const owners = input.beneficialOwners.map((owner) => ({ personalInfo: { ...owner.personalInfo }, kycStatus: check(owner.personalInfo.lastName) }));

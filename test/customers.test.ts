@@ -259,7 +259,8 @@ describe('customers', () => {
       await setCurrencies(svc, DEFAULT_CURRENCIES);
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ customerType: undefined }, 'customerType'],
-        [{ customerType: 'BUSINESS' }, 'customerType'],
+        [{ customerType: 'COMPANY' }, 'customerType'],
+        [{ customerType: 'BUSINESS' }, 'businessInfo'],
         [{ customerType: 5 }, 'customerType'],
         [{ customerType: null }, 'customerType'],
         [{ platformCustomerId: long(1025) }, 'platformCustomerId'],
@@ -356,7 +357,8 @@ describe('customers', () => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [{}, 'userType'],
         [{ customerType: 'INDIVIDUAL' }, 'userType'],
-        [{ userType: 'BUSINESS' }, 'userType'],
+        [{ userType: 'COMPANY' }, 'userType'],
+        [{ userType: 'BUSINESS' }, 'businessInfo'],
         [{ userType: 'INDIVIDUAL', platformUserId: long(1025) }, 'platformUserId'],
         [{ userType: 'INDIVIDUAL', platformUserId: 42 }, 'platformUserId'],
         [{ userType: 'INDIVIDUAL', umaAddress: 'bob' }, 'umaAddress'],

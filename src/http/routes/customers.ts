@@ -1,7 +1,7 @@
 // Customers (SERVICE_SPEC part 4, CONTRACT.md): create, list, read, update, soft delete,
 // and POST /users, the older name for create.
 import { Type, type Static } from '@sinclair/typebox';
-import { CUSTOMER_TYPES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
+import { CUSTOMER_TYPES, KYB_STATUSES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
 import { createCustomer, customerIn, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
 import { invalidField } from '../../../actors/errors.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
@@ -9,7 +9,7 @@ import { CURRENCIES } from '../../../actors/reference.js';
 import type { Services } from '../../services.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
-import { AddressSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
+import { AddressSchema, BusinessInfoSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
 import { Country, DateString, DateTime, instant, List, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const Profile = {
@@ -22,6 +22,7 @@ const Profile = {
 
 const CreateCustomer = Obj({
   customerType: StringEnum(CUSTOMER_TYPES),
+  businessInfo: Type.Optional(BusinessInfoSchema),
   platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
   region: Type.Optional(Country()),
   currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
@@ -30,7 +31,9 @@ const CreateCustomer = Obj({
 });
 
 const UpdateCustomer = Obj({
-  customerType: StringEnum(CUSTOMER_TYPES),
+  customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
+  businessInfo: Type.Optional(Type.Partial(BusinessInfoSchema, { description: "a BUSINESS's: merged into its businessInfo" })),
+  kybStatus: Type.Optional(StringEnum(KYB_STATUSES)),
   region: Type.Optional(Country()),
   currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
   umaAddress: Type.Optional(UmaAddress),
@@ -40,6 +43,7 @@ const UpdateCustomer = Obj({
 
 const CreateUser = Obj({
   userType: StringEnum(CUSTOMER_TYPES),
+  businessInfo: Type.Optional(BusinessInfoSchema),
   platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
   umaAddress: Type.Optional(UmaAddress),
   region: Type.Optional(Country()),

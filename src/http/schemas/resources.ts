@@ -1,7 +1,7 @@
 // Shapes shared by several routes: the request fragments (address, ids) and the response
 // resources of SERVICE_SPEC part 2, as published in the OpenAPI document.
 import { Type, type Static, type TObject, type TSchema, type TString } from '@sinclair/typebox';
-import { KYC_STATUSES, CUSTOMER_TYPES, UMA_ADDRESS_PATTERN, type Address } from '../../../actors/customer.js';
+import { BUSINESS_ENTITY_TYPES, KYB_STATUSES, KYC_STATUSES, UMA_ADDRESS_PATTERN, type Address, type BusinessInfo } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
 import {
   MAX_INLINE_JWKS,
@@ -41,23 +41,61 @@ const Timestamp = Str({ format: 'date-time' });
 
 export const CurrencyView = Obj({ code: Str(), name: Str(), symbol: Str(), decimals: Type.Integer() });
 
-export const CustomerView = Obj({
+const Text = (maxLength = 255, description?: string) => Str({ minLength: 1, maxLength, ...(description !== undefined ? { description } : {}) });
+const Expectation = (what: string) =>
+  Type.Union([Text(64), Type.Integer({ minimum: 0 })], { description: `expected monthly transaction ${what}: a range token such as today's clients send, or a number` });
+
+/** A BUSINESS customer's businessInfo (CONTRACT.md "Real clients"); PATCH takes any part of it. */
+export const BusinessInfoSchema = Obj({
+  legalName: Text(),
+  country: Country({ description: 'ISO 3166-1 alpha-2; the region when none is given' }),
+  taxId: Text(64),
+  incorporatedOn: DateString(),
+  doingBusinessAs: Type.Optional(Text()),
+  registrationNumber: Type.Optional(Text(64, 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED, else APPROVED)')),
+  entityType: Type.Optional(StringEnum(BUSINESS_ENTITY_TYPES)),
+  businessType: Type.Optional(Text()),
+  purposeOfAccount: Type.Optional(Text()),
+  sourceOfFunds: Type.Optional(Text()),
+  countriesOfOperation: Type.Optional(List(Country(), { maxItems: 250 })),
+  expectedMonthlyTransactionCount: Type.Optional(Expectation('count')),
+  expectedMonthlyTransactionVolume: Type.Optional(Expectation('volume')),
+  primaryContactFirstName: Type.Optional(Text()),
+  primaryContactLastName: Type.Optional(Text()),
+});
+/** Fails to compile when the schema and the domain's BusinessInfo describe different shapes. */
+export type SchemaDescribesBusinessInfo = Holds<Same<Static<typeof BusinessInfoSchema>, { -readonly [K in keyof BusinessInfo]: K extends 'countriesOfOperation' ? string[] : BusinessInfo[K] }>>;
+
+const CustomerCommon = {
   id: Str(),
   platformCustomerId: Str(),
-  customerType: StringEnum(CUSTOMER_TYPES),
   umaAddress: Str(),
   region: Str(),
   currencies: List(Str()),
   email: Type.Optional(Str()),
-  kycStatus: StringEnum(KYC_STATUSES),
-  fullName: Type.Optional(Str()),
-  birthDate: Type.Optional(DateString()),
-  nationality: Type.Optional(Str()),
   address: Type.Optional(AddressSchema),
   isDeleted: Type.Boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-});
+};
+
+/** A person (kycStatus and personal fields) or a business (businessInfo and kybStatus), told apart by customerType. */
+export const CustomerView = Type.Union([
+  Obj({
+    ...CustomerCommon,
+    customerType: Type.Literal('INDIVIDUAL'),
+    kycStatus: StringEnum(KYC_STATUSES),
+    fullName: Type.Optional(Str()),
+    birthDate: Type.Optional(DateString()),
+    nationality: Type.Optional(Str()),
+  }),
+  Obj({
+    ...CustomerCommon,
+    customerType: Type.Literal('BUSINESS'),
+    kybStatus: StringEnum(KYB_STATUSES),
+    businessInfo: BusinessInfoSchema,
+  }),
+]);
 
 export const InternalAccountView = Obj({
   id: Str(),
