@@ -11,6 +11,8 @@ const START_TIMEOUT_MS = 20_000;
 export interface ServiceChild {
   proc: ChildProcess;
   baseUrl: string;
+  /** The default platform's credentials file, as the service announces it. */
+  credentialsPath: string;
   stderr: string[];
   exited: Promise<number | null>;
 }
@@ -42,15 +44,15 @@ function launch(dataDir: string, extraEnv: Record<string, string>): { proc: Chil
 /** Starts the service and resolves once it listens; rejects if it exits or hangs first. */
 export async function spawnService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServiceChild> {
   const { proc, stderr, exited } = launch(dataDir, extraEnv);
-  const baseUrl = await new Promise<string>((resolve, reject) => {
+  const [baseUrl, credentialsPath] = await new Promise<[string, string]>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), START_TIMEOUT_MS);
     proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const m = /listening on (\S+)/.exec(out);
+      const m = /listening on (\S+)\ncredentials: (\S+)\n/.exec(out);
       if (m !== null) {
         clearTimeout(timer);
-        resolve(m[1]!);
+        resolve([m[1]!, m[2]!]);
       }
     });
     proc.on('exit', (code) => {
@@ -58,7 +60,7 @@ export async function spawnService(dataDir: string, extraEnv: Record<string, str
       reject(new Error(`service exited with ${code}: ${stderr.join('')}`));
     });
   });
-  return { proc, baseUrl, stderr, exited };
+  return { proc, baseUrl, credentialsPath, stderr, exited };
 }
 
 /** Starts the service expecting it to refuse: resolves with its exit code and stderr. */

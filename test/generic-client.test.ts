@@ -1,0 +1,122 @@
+// The flows of issue 16 as a generic HTTP client drives them: the service runs as its own
+// process (`node dist/src/main.js`), and the client side is fetch, headers and JSON bodies,
+// with Turnkey's published libraries for the wallet's keys and stamps. Nothing here imports
+// the service's code: what passes here passes for any client that speaks the documented API.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import { decryptCredentialBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
+import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+/** A client of the documented API: Basic auth, JSON bodies, and whatever headers a call adds. */
+class Client {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly authorization: string,
+  ) {}
+
+  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+  }
+
+  async ok(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+    const answer = await this.call(method, path, body, headers);
+    assert.ok(answer.status >= 200 && answer.status < 300, `${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  }
+}
+
+/** A 400 whose details name `field`. */
+function refusedNaming(answer: Answer, field: string): void {
+  assert.equal(answer.status, 400, JSON.stringify(answer.body));
+  const fields = (answer.body.details ?? []).map((d: { field: string }) => d.field);
+  assert.ok(fields.includes(field), `expected ${field} among ${fields.join(', ')}`);
+}
+
+async function stamp(payload: string, privateKeyHex: string): Promise<string> {
+  const apiPublicKey = Buffer.from(getPublicKey(privateKeyHex, true)).toString('hex');
+  return (await new ApiKeyStamper({ apiPublicKey, apiPrivateKey: privateKeyHex }).stamp(payload)).stampHeaderValue;
+}
+
+describe('issue 16 flows through plain HTTP, the service in its own process', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'generic-client-'));
+  let child: ServiceChild;
+  let api: Client;
+  before(async () => {
+    child = await spawnService(dataDir);
+    const credentials = JSON.parse(readFileSync(child.credentialsPath, 'utf8')) as Record<'sandbox', { tokenId: string; clientSecret: string }>;
+    const { tokenId, clientSecret } = credentials.sandbox;
+    api = new Client(child.baseUrl, `Basic ${Buffer.from(`${tokenId}:${clientSecret}`).toString('base64')}`);
+    await api.ok('PATCH', '/config', {
+      supportedCurrencies: ['USD', 'USDB'].map((currencyCode) => ({ currencyCode, minAmount: 1, maxAmount: 1_000_000_000, enabledTransactionTypes: ['OUTGOING', 'INCOMING'] })),
+    });
+  });
+  after(async () => {
+    await killAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a BUSINESS customer, found by the list filters, pays a person; a deleted external account is refused', async () => {
+    const since = new Date().toISOString();
+    const acme = await api.ok('POST', '/customers', {
+      customerType: 'BUSINESS',
+      businessInfo: { legalName: 'Acme LLC', country: 'US', taxId: '12-3456789', incorporatedOn: '2015-03-14', registrationNumber: 'R-001', entityType: 'LLC' },
+    });
+    assert.equal(acme.kybStatus, 'PENDING');
+    const pat = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Pat Payee', email: 'pat@example.com' });
+    const listed = await api.ok('GET', `/customers?customerType=BUSINESS&currency=USD&createdAfter=${encodeURIComponent(since)}`);
+    assert.deepEqual(listed.data.map((c: { id: string }) => c.id), [acme.id]);
+    refusedNaming(await api.call('GET', '/customers?createdAfter=last-tuesday'), 'createdAfter');
+
+    const accounts = await api.ok('GET', `/customers/internal-accounts?customerId=${acme.id}&currency=USD`);
+    const acmeUsd = accounts.data[0];
+    await api.ok('POST', `/sandbox/internal-accounts/${acmeUsd.id}/fund`, { amount: 10_000 });
+    const bank = await api.ok('POST', '/customers/external-accounts', {
+      customerId: pat.id,
+      currency: 'USD',
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Pat Payee' } },
+    });
+    assert.deepEqual(await api.ok('GET', `/customers/external-accounts/${bank.id}`), bank);
+    const quoteBody = { source: { accountId: acmeUsd.id }, destination: { destinationType: 'ACCOUNT', accountId: bank.id }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 2_500 };
+    const quote = await api.ok('POST', '/quotes', quoteBody);
+    assert.equal((await api.ok('POST', `/quotes/${quote.id}/execute`)).status, 'COMPLETED');
+    assert.equal((await api.call('DELETE', `/customers/external-accounts/${bank.id}`)).status, 204);
+    assert.equal((await api.call('GET', `/customers/external-accounts/${bank.id}`)).status, 404);
+    refusedNaming(await api.call('POST', '/quotes', quoteBody), 'destination.accountId');
+  });
+
+  it('a sealed-key session stamps a wallet payment under Grid-Wallet-Signature', async () => {
+    const alice = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'alice@example.com' });
+    const bob = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'bob@example.com' });
+    const walletOf = async (customerId: string): Promise<any> =>
+      (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
+    const from = await walletOf(alice.id);
+    const to = await walletOf(bob.id);
+    await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });
+    const credential = await api.ok('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: from.id });
+    const client = generateP256KeyPair();
+    const session = await api.ok('POST', `/auth/credentials/${credential.id}/verify`, { otp: '000000', clientPublicKey: client.publicKeyUncompressed });
+    const sessionKey = decryptCredentialBundle(session.encryptedSessionSigningKey, client.privateKey);
+
+    const quote = await api.ok('POST', '/quotes', { source: { accountId: from.id }, destination: { destinationType: 'ACCOUNT', accountId: to.id }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_500 });
+    const payload = quote.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
+    assert.equal((await api.call('POST', `/quotes/${quote.id}/execute`)).status, 401);
+    const executed = await api.ok('POST', `/quotes/${quote.id}/execute`, undefined, { 'Grid-Wallet-Signature': await stamp(payload, sessionKey) });
+    assert.equal(executed.status, 'COMPLETED');
+    assert.equal((await api.ok('GET', `/internal-accounts/${to.id}`)).balance.amount, 1_500);
+  });
+});
