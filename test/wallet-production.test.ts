@@ -142,7 +142,7 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
       headers: { 'Service-Wallet-Signature': await turnkeyStamp(e1.body.payloadToSign, sessionKey), 'Request-Id': e1.body.requestId },
     });
     assertStatus(e2, 200);
-    const signer = toHexString(svc.service.services.exportSigner.publicKey);
+    const signer = toHexString(svc.service.services.walletSigner.publicKey);
     assert.equal(JSON.parse(e2.body.encryptedWalletCredentials).enclaveQuorumPublic, signer);
     const mnemonic = await decryptExportBundle({
       exportBundle: e2.body.encryptedWalletCredentials,

@@ -111,6 +111,6 @@ export class ServiceWalletPorts implements WalletPorts {
 
   exportBundle(input: { clientPublicKey: string; mnemonic: string; organizationId: string; signed: boolean }): Promise<string> {
     const { clientPublicKey, mnemonic, organizationId } = input;
-    return this.services.crypto.createExportBundle({ clientPublicKey, mnemonic, organizationId, signer: input.signed ? this.services.exportSigner : null });
+    return this.services.crypto.createExportBundle({ clientPublicKey, mnemonic, organizationId, signer: input.signed ? this.services.walletSigner : null });
   }
 }
