@@ -14,7 +14,7 @@
 // expired session is refused as such; MAX_PENDING_REQUESTS signed requests open at once,
 // and the ids of the last MAX_ENDED_REQUESTS expired ones.
 // Sessions and requests are removed by durable timers at their expiry.
-import { DomainError, unauthorized } from './errors.js';
+import { DomainError, invalidField, unauthorized } from './errors.js';
 import type { InternalAccount } from './internal-account.js';
 import { RecordMap, type Appliers, type RecordKind, type RecordLookup } from './registry.js';
 import { isoTime } from './iso-time.js';
@@ -81,7 +81,11 @@ export interface Credential {
 export interface WalletSession {
   readonly id: string;
   readonly credentialId: string;
-  /** Compressed SEC1 hex of the session key; its private half went to the client only. */
+  /**
+   * Compressed SEC1 hex of the key that stamps for the session: either a key the service
+   * made and sealed to the client (its private half went to the client only), or the
+   * client's own compressed clientPublicKey, whose private half never left the client.
+   */
   readonly publicKey: string;
   readonly createdAt: number;
   readonly expiresAt: number;
@@ -205,6 +209,16 @@ function endSessions(wallet: Wallet, sessions: readonly WalletSession[], why: En
     sessions: wallet.sessions.filter((s) => !gone.has(s.id)),
     ended: [...wallet.ended, ...tombstones].slice(-MAX_ENDED_SESSIONS),
   };
+}
+
+/**
+ * A key the client keeps (a compressed clientPublicKey) stamps for one live session at a
+ * time: a second would outlive the first's revocation. 400 naming `field` when `publicKey`
+ * is already a live session's.
+ */
+export function assertKeyUnbound(wallet: Wallet, publicKey: string, at: number, field: string): void {
+  const bound = wallet.sessions.find((s) => s.publicKey === publicKey && s.expiresAt > at);
+  if (bound !== undefined) throw invalidField(field, `the key is already that of live session ${bound.id}; use a fresh key for each verification`);
 }
 
 export function sessionOf(wallet: Wallet, sessionId: string): WalletSession | undefined {

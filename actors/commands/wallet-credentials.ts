@@ -34,7 +34,7 @@ import {
   type Wallet,
 } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
+import { requireSessionClientKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
 /** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
@@ -169,7 +169,7 @@ export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<AuthM
 
 export interface ChallengeCredentialInput extends WalletCommandInput {
   credentialId: string;
-  /** PASSKEY: the key the session will be sealed to, bound into the challenge. */
+  /** PASSKEY: the key the session will be for (sealed to it, or the client's own when compressed), bound into the challenge. */
   clientPublicKey?: string;
 }
 
@@ -221,7 +221,7 @@ export const challengeWalletCredential: DomainCommand<ChallengeCredentialInput, 
     const id = input.credentialId;
     const wallet = walletHolding(world, input.env.id, id, 'credential');
     const credential = credentialOf(wallet, id)!;
-    const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(input.ports, input.clientPublicKey).toLowerCase() : undefined;
+    const clientPublicKey = credential.type === 'PASSKEY' ? requireSessionClientKey(input.ports, input.clientPublicKey).toLowerCase() : undefined;
     const wait = challengeRetryAfter(credential, at);
     if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than ${CHALLENGE_INTERVAL_MS / 1000} seconds ago`, wait);
     if (clientPublicKey === undefined) return renewChallenge(input, wallet, credential, at);

@@ -1,7 +1,11 @@
 // Session commands of the embedded wallet (SERVICE_SPEC part 4 "Credentials and sessions",
-// 5.7, 5.8): verify a credential into a session whose signing key goes, sealed, to the
-// client's key only; revoke a session by signed retry (self-logout allowed). Both hold the
-// wallet's account; a session ends by a durable timer at its expiry.
+// 5.7, 5.8; CONTRACT.md "Real clients"): verify a credential into a session, and revoke a
+// session by signed retry (self-logout allowed). Both hold the wallet's account; a session
+// ends by a durable timer at its expiry.
+//
+// A session's key is the client's: an uncompressed clientPublicKey gets a fresh session key
+// sealed to it (the service keeps only the public half); a compressed one is kept by the
+// client as the session key itself, and the session is bound to it.
 //
 // Proof of possession is, in sandbox, the magic values of actors/wallet.ts; in production
 // the mailed OTP (five tries per code), an OIDC token of the credential's issuer and
@@ -10,6 +14,7 @@ import { newId } from '../../src/engine/ids.js';
 import { cancelTimer, setTimer, type Decision } from '../../src/engine/state-machine.js';
 import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
 import {
+  assertKeyUnbound,
   changed,
   credentialOf,
   renderSession,
@@ -28,7 +33,7 @@ import {
   type WalletTimerMessage,
 } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletHolding, type PasskeyAssertion, type WalletCommandInput } from './wallet.js';
+import { heldByClient, requireSessionClientKey, walletHolding, type PasskeyAssertion, type WalletCommandInput, type WalletPorts } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
 /** What a verify presents: the proof its credential's type asks for, and the key the session goes to. */
@@ -111,36 +116,59 @@ export interface VerifyCredentialInput extends WalletCommandInput {
   requestId?: string;
 }
 
-/** The new session, with its signing key sealed to the client's key (here only, never again). */
+/** The new session; its signing key sealed to the client's key (here only, never again), unless the client holds it. */
 export interface OpenedSession extends SessionView {
-  encryptedSessionSigningKey: string;
+  encryptedSessionSigningKey?: string;
 }
 
 /** A session, or the refusal of a wrong OTP whose spent try is logged all the same. */
 export type VerifyOutcome = { session: OpenedSession } | { refused: DomainError };
 
-async function openSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<Decision<DomainEvent, VerifyOutcome>> {
-  const proven = await prove(input, credentialOf(wallet, input.credentialId)!, clientPublicKey, at);
+type VerifyDecision = Decision<DomainEvent, VerifyOutcome>;
+
+/**
+ * Checked before any proof is spent: a new session fits (else 429 until the soonest live
+ * one ends), and a key the client keeps is no live session's already (else 400 naming `field`).
+ */
+function assertSessionOpens(wallet: Wallet, clientPublicKey: string, field: string, at: number): void {
+  const wait = sessionRetryAfter(wallet, at);
+  if (wait !== undefined) throw rateLimited(`account ${wallet.accountId} has too many active sessions; revoke one or wait`, wait);
+  if (heldByClient(clientPublicKey)) assertKeyUnbound(wallet, clientPublicKey.toLowerCase(), at, field);
+}
+
+/** The client's own key when compressed; else a fresh session key, its private key sealed to the client's. */
+async function sessionKeyFor(ports: WalletPorts, clientPublicKey: string): Promise<{ publicKey: string; encryptedSessionSigningKey?: string }> {
+  if (heldByClient(clientPublicKey)) return { publicKey: clientPublicKey.toLowerCase() };
+  const issued = await ports.issueSessionKey(clientPublicKey);
+  return { publicKey: issued.sessionPublicKey, encryptedSessionSigningKey: issued.encryptedSessionSigningKey };
+}
+
+/** A session of the verified credential for `clientPublicKey`, once `assertSessionOpens` passed; its expiry timer. */
+async function startSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<VerifyDecision> {
+  const accountId = wallet.accountId;
+  const key = await sessionKeyFor(input.ports, clientPublicKey);
+  const session: WalletSession = {
+    id: newId('Session', at),
+    credentialId: input.credentialId,
+    publicKey: key.publicKey,
+    createdAt: at,
+    expiresAt: at + input.env.config.sessionLifetimeSeconds * 1000,
+  };
+  const next = withSession(wallet, session, at);
+  const sealed = key.encryptedSessionSigningKey === undefined ? {} : { encryptedSessionSigningKey: key.encryptedSessionSigningKey };
+  return {
+    events: [changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
+    reply: () => ({ session: { ...renderSession(next, session), ...sealed } }),
+  };
+}
+
+async function openSession(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, clientPublicKey: string, at: number): Promise<VerifyDecision> {
+  const proven = await prove(input, credential, clientPublicKey, at);
   if ('wrongOtp' in proven) {
     const refusal = unauthorized('Invalid OTP code');
     return { events: [changed(replaceCredential(wallet, proven.wrongOtp), at)], reply: () => ({ refused: refusal }) };
   }
-  const accountId = wallet.accountId;
-  const wait = sessionRetryAfter(wallet, at);
-  if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
-  const issued = await input.ports.issueSessionKey(clientPublicKey);
-  const session: WalletSession = {
-    id: newId('Session', at),
-    credentialId: input.credentialId,
-    publicKey: issued.sessionPublicKey,
-    createdAt: at,
-    expiresAt: at + input.env.config.sessionLifetimeSeconds * 1000,
-  };
-  const next = withSession(replaceCredential(wallet, proven), session, at);
-  return {
-    events: [changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
-    reply: () => ({ session: { ...renderSession(next, session), encryptedSessionSigningKey: issued.encryptedSessionSigningKey } }),
-  };
+  return startSession(input, replaceCredential(wallet, proven), clientPublicKey, at);
 }
 
 /** POST /auth/credentials/{id}/verify: a session for the client's key, at most MAX_ACTIVE_SESSIONS live per wallet. */
@@ -149,8 +177,9 @@ export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, Verify
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
   decide: (input, world, at) => {
     const wallet = walletHolding(world, input.env.id, input.credentialId, 'credential');
-    const clientPublicKey = requireClientPublicKey(input.ports, input.proof.clientPublicKey);
-    return openSession(input, wallet, clientPublicKey, at);
+    const clientPublicKey = requireSessionClientKey(input.ports, input.proof.clientPublicKey);
+    assertSessionOpens(wallet, clientPublicKey, 'clientPublicKey', at);
+    return openSession(input, wallet, credentialOf(wallet, input.credentialId)!, clientPublicKey, at);
   },
 };
 

@@ -51,6 +51,8 @@ export interface WalletPorts {
   requestHash(body: unknown): string;
   /** Why `value` is not an uncompressed P-256 public key, or undefined when it is one. */
   clientPublicKeyProblem(value: string | undefined): string | undefined;
+  /** Why `value` is not a P-256 public key in either SEC1 form (a session's clientPublicKey), or undefined when it is one. */
+  sessionClientKeyProblem(value: string | undefined): string | undefined;
   /** `bytes` random bytes, hex. */
   randomHex(bytes: number): string;
   sha256Base64url(text: string): string;
@@ -113,4 +115,20 @@ export function requireClientPublicKey(ports: WalletPorts, value: string | undef
   const problem = ports.clientPublicKeyProblem(value);
   if (problem !== undefined) throw invalidField('clientPublicKey', problem);
   return value!;
+}
+
+/** A session's clientPublicKey, once it is a P-256 public key in either form; else 400. */
+export function requireSessionClientKey(ports: WalletPorts, value: string | undefined): string {
+  const problem = ports.sessionClientKeyProblem(value);
+  if (problem !== undefined) throw invalidField('clientPublicKey', problem);
+  return value!;
+}
+
+/**
+ * A compressed key (33 bytes, 66 hex characters) means the client keeps its private half
+ * as the session key; an uncompressed one asks for a session key sealed to it. Call with a
+ * key already checked to be one of the two.
+ */
+export function heldByClient(publicKey: string): boolean {
+  return publicKey.length === 66;
 }

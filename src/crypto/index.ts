@@ -11,6 +11,7 @@ export {
 } from './errors.js';
 export {
   checkClientPublicKey,
+  checkSessionClientKey,
   CLIENT_PUBLIC_KEY_RE,
   compressPublicKey,
   decompressPublicKey,

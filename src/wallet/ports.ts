@@ -9,7 +9,7 @@ import type { PasskeyKey } from '../../actors/wallet.js';
 import type { OidcIdentity, PasskeyAssertion, PasskeyAttestation, StampCheck, WalletPorts } from '../../actors/commands/wallet.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import { requestHash } from '../crypto/canonical-json.js';
-import { checkClientPublicKey } from '../crypto/p256.js';
+import { checkClientPublicKey, checkSessionClientKey } from '../crypto/p256.js';
 import { generateMnemonic, openWalletMnemonic, sealWalletMnemonic } from '../crypto/wallet-secrets.js';
 import type { Services } from '../services.js';
 import { WalletAuthError } from './errors.js';
@@ -44,6 +44,11 @@ export class ServiceWalletPorts implements WalletPorts {
 
   clientPublicKeyProblem(value: string | undefined): string | undefined {
     const check = checkClientPublicKey(value);
+    return check.ok ? undefined : check.reason;
+  }
+
+  sessionClientKeyProblem(value: string | undefined): string | undefined {
+    const check = checkSessionClientKey(value);
     return check.ok ? undefined : check.reason;
   }
 

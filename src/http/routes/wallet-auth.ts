@@ -31,7 +31,12 @@ const AuthMethodView = Obj({
 const PasskeyAuthChallengeView = Obj({ ...AuthMethodView.properties, challenge: Str(), requestId: Str(), expiresAt: Timestamp });
 const ChallengeView = Type.Union([AuthMethodView, PasskeyAuthChallengeView]);
 const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp });
-const SessionView = Obj({ ...SessionListItem.properties, encryptedSessionSigningKey: Type.String({ description: 'base58check HPKE bundle of the session private key; only here' }) });
+const SessionView = Obj({
+  ...SessionListItem.properties,
+  encryptedSessionSigningKey: Type.Optional(
+    Type.String({ description: 'base58check HPKE bundle of the session private key, sealed to an uncompressed clientPublicKey; only here. Absent when clientPublicKey was compressed: that key is the session key' }),
+  ),
+});
 const SignedRequestChallengeView = Obj({
   payloadToSign: Type.String({ description: 'sign these exact bytes' }),
   requestId: Str(),
@@ -41,6 +46,12 @@ const SignedRequestChallengeView = Obj({
 const ExportView = Obj({ id: Str(), encryptedWalletCredentials: Type.String({ description: 'JSON: version, data, dataSignature, enclaveQuorumPublic' }) });
 
 const ClientPublicKey = Str({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
+const SessionClientKey = Str({
+  maxLength: 130,
+  description:
+    "P-256 public key in hex. Uncompressed (130 characters, 04): the session key is made by the service and sealed to it (encryptedSessionSigningKey). " +
+    'Compressed (66 characters, 02 or 03): the client keeps its private key as the session key, and stamps are checked against this key',
+});
 const Token = Str({ minLength: 1, maxLength: 8192 });
 const Attestation = Obj({
   credentialId: Str({ minLength: 1 }),
@@ -65,12 +76,12 @@ const CreateCredential = Obj({
   challenge: Type.Optional(Str({ minLength: 1 })),
   attestation: Type.Optional(Attestation),
 });
-const ChallengeBody = Obj({ clientPublicKey: Type.Optional(ClientPublicKey) });
+const ChallengeBody = Obj({ clientPublicKey: Type.Optional(SessionClientKey) });
 const VerifyBody = Obj({
   otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
   oidcToken: Type.Optional(Token),
   assertion: Type.Optional(Assertion),
-  clientPublicKey: Type.Optional(ClientPublicKey),
+  clientPublicKey: Type.Optional(SessionClientKey),
 });
 const ExportBody = Obj({ clientPublicKey: ClientPublicKey });
 const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
@@ -177,7 +188,7 @@ export const authRoutes: Route[] = [
   route<VerifyInput>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
-    summary: 'Verify a credential and open a session whose signing key is sealed to clientPublicKey',
+    summary: 'Verify a credential and open a session: its signing key sealed to an uncompressed clientPublicKey, or a compressed clientPublicKey as the session key',
     tag: 'Credentials and sessions',
     body: validator(VerifyBody),
     response: SessionView,
@@ -239,7 +250,7 @@ export const authRoutes: Route[] = [
 export type AuthMethodViewCheck = Holds<Same<Static<typeof AuthMethodView>, import('../../../actors/wallet.js').AuthMethodView>>;
 /** The session as listed (the signing key goes out only once, when the session is made). */
 export type SessionViewCheck = Holds<Same<Static<typeof SessionListItem>, import('../../../actors/wallet.js').SessionView>>;
-/** The new session, with its sealed signing key. */
+/** The new session, with its sealed signing key unless the client holds it. */
 export type OpenedSessionViewCheck = Holds<Same<Static<typeof SessionView>, OpenedSession>>;
 export type ChallengeViewCheck = Holds<Same<Static<typeof ChallengeView>, ChallengedCredential>>;
 export type SignedRequestChallengeViewCheck = Holds<Same<Static<typeof SignedRequestChallengeView>, SignedRequestChallenge>>;
