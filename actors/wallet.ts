@@ -48,6 +48,17 @@ export interface OtpState {
   readonly triesLeft: number;
 }
 
+/**
+ * The key pair an EMAIL_OTP code may be encrypted to (encryptedOtpBundle), made afresh with
+ * each create and challenge and named by the otpEncryptionTargetBundle of that answer.
+ */
+export interface OtpTarget {
+  /** Uncompressed SEC1 hex: the bundle's targetPublic. */
+  readonly publicKey: string;
+  /** The private key sealed under the master key, bound to its credential; never stored in the clear. */
+  readonly sealedPrivateKey: string;
+}
+
 export interface PasskeyKey {
   readonly credentialId: string;
   /** The authenticator's public key as registered (empty in sandbox, where nothing verifies it). */
@@ -72,6 +83,8 @@ export interface Credential {
   readonly updatedAt: number;
   readonly email?: string;
   readonly otp?: OtpState;
+  /** EMAIL_OTP: the target of the latest create or challenge (credentials made before encrypted codes have none until a challenge). */
+  readonly otpTarget?: OtpTarget;
   readonly oauth?: { readonly issuer: string; readonly subject: string };
   readonly passkey?: PasskeyKey;
   readonly passkeyChallenge?: PasskeyChallenge;
@@ -98,7 +111,8 @@ export interface EndedSession {
   readonly why: 'expired' | 'revoked';
 }
 
-export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'EXPORT_WALLET';
+/** OTP_LOGIN: a right encrypted OTP code, whose session the verification token's key asks for. */
+export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'EXPORT_WALLET' | 'OTP_LOGIN';
 
 export interface PendingRequest {
   /** `Request:<uuid>` */
@@ -118,6 +132,11 @@ export interface PendingRequest {
   readonly credentialType?: CredentialType;
   /** Export: the key bound at step 1. */
   readonly clientPublicKey?: string;
+  /**
+   * OTP_LOGIN: the public_key of the encrypted code (lowercase hex, either form). Its private
+   * key stamps the retry, not a session's, and the session goes to it.
+   */
+  readonly loginPublicKey?: string;
 }
 
 export interface Wallet {

@@ -47,9 +47,9 @@ export interface Services {
   /** Wallet cryptography, inline or on worker threads per operation. */
   crypto: CryptoPool;
   /**
-   * The service signer: production wallet exports (`enclaveQuorumPublic` and
-   * `embeddedWalletConfig.signerPublicKey` are its public key). Kept in
-   * `<data dir>/export-signer.key`.
+   * The service signer: production wallet exports, OTP encryption targets and OTP
+   * verification tokens (`enclaveQuorumPublic` and `embeddedWalletConfig.signerPublicKey`
+   * are its public key). Kept in `<data dir>/export-signer.key`.
    */
   walletSigner: P256KeyPair;
   /** Keyed hashes of OTP codes (the codes are never stored). */

@@ -319,7 +319,7 @@ describe('config', () => {
     const fresh = await startTestService();
     try {
       const defaults = (await fresh.request('GET', '/config')).body.embeddedWalletConfig;
-      // The service signer (production exports): one key for the store, read-only.
+      // The service signer (OTP targets and tokens, exports): one key for the store, read-only.
       const signerPublicKey = Buffer.from(fresh.service.services.walletSigner.publicKey).toString('hex');
       assert.deepEqual(defaults, {
         appName: 'Embedded Wallet',

@@ -49,6 +49,7 @@ export {
 } from './session-bundle.js';
 export {
   createExportBundle,
+  enclaveBundle,
   EXPORT_BUNDLE_VERSION,
   openExportBundle,
   type CreateExportBundleParams,
@@ -56,6 +57,7 @@ export {
   type OpenedExportBundle,
   type OpenExportBundleParams,
 } from './export-bundle.js';
+export { openOtpBundle, otpTargetBundle, type EncryptedOtp } from './otp-bundle.js';
 export { signWebhookBody, verifyWebhookSignature } from './webhook-signature.js';
 export {
   generateMnemonic,
