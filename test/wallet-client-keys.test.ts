@@ -111,12 +111,16 @@ describe('a client-held-key session survives a restart', () => {
   it('its stamps pass after recovery, and its expiry timer still ends it', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const first = await startTestService({ clock });
-    const customer = await createCustomer(first, { email: 'held-restart@example.com' });
-    const accountId = (await customerAccounts(first, customer.id)).find((a) => a.type === 'EMBEDDED_WALLET').id;
-    const created = await first.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId } });
     const held = newKeyPairHex();
-    assertStatus(await first.request('POST', `/auth/credentials/${created.body.id}/verify`, { body: { otp: '000000', clientPublicKey: held.publicKeyCompressed } }), 200);
-    await first.stop({ keepData: true });
+    let accountId: string;
+    try {
+      const customer = await createCustomer(first, { email: 'held-restart@example.com' });
+      accountId = (await customerAccounts(first, customer.id)).find((a) => a.type === 'EMBEDDED_WALLET').id;
+      const created = await first.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId } });
+      assertStatus(await first.request('POST', `/auth/credentials/${created.body.id}/verify`, { body: { otp: '000000', clientPublicKey: held.publicKeyCompressed } }), 200);
+    } finally {
+      await first.stop({ keepData: true });
+    }
 
     const second = await startTestService({ clock, dataDir: first.dataDir });
     try {

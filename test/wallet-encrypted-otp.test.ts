@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, formatHpkeBuf, hpkeEncrypt, verifyOtpVerificationToken } from '@turnkey/crypto';
 import { compactVerify } from 'jose';
@@ -265,37 +265,51 @@ describe('encrypted OTP in production: the mailed code, the five tries shared wi
 });
 
 describe('encrypted OTP across restarts: the target key is kept sealed', () => {
+  /** A service on `dataDir` for `use`, stopped (its data kept) whatever `use` does. */
+  async function across<T>(clock: ManualClock, dataDir: string | undefined, use: (svc: TestService) => Promise<T>): Promise<{ result: T; dataDir: string; report: string }> {
+    const svc = await startTestService({ clock, ...(dataDir === undefined ? {} : { dataDir }) });
+    try {
+      return { result: await use(svc), dataDir: svc.dataDir, report: svc.reportLines.join('\n') };
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+  }
+
   it('a code encrypted to a target issued before a restart opens after it, its login finishes after another; the key is nowhere in the clear', async () => {
     const clock = new ManualClock(Date.now());
-    const first = await startTestService({ clock });
-    const dataDir = first.dataDir;
-    const signer = await signerOf(first, 'sandbox');
-    const customer = await createCustomer(first, { email: 'restart-otp@example.com' });
-    const accountId = (await customerAccounts(first, customer.id)).find((a) => a.type === 'EMBEDDED_WALLET').id;
-    const created = await first.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId } });
-    const credentialId: string = created.body.id;
-    const target = first.service.services.world.wallets.ofAccount(accountId)!.credentials[0]!.otpTarget!;
-    const targetPrivate = openPrivateKey(first.service.services.masterKey, `otp-target:${credentialId}`, target.sealedPrivateKey);
-    await first.stop({ keepData: true });
-
     const client = newKeyPairHex();
-    const body = { encryptedOtpBundle: await encryptOtpCodeToBundle('000000', created.body.otpEncryptionTargetBundle, client.publicKeyCompressed, signer) };
-    const second = await startTestService({ clock, dataDir });
-    const step1 = await second.request('POST', `/auth/credentials/${credentialId}/verify`, { body });
-    assertStatus(step1, 202);
-    const lines = second.reportLines.join('\n') + first.reportLines.join('\n');
-    await second.stop({ keepData: true });
-
-    const third = await startTestService({ clock, dataDir });
+    const first = await across(clock, undefined, async (svc) => {
+      const signer = await signerOf(svc, 'sandbox');
+      const customer = await createCustomer(svc, { email: 'restart-otp@example.com' });
+      const accountId = (await customerAccounts(svc, customer.id)).find((a) => a.type === 'EMBEDDED_WALLET').id;
+      const created = await svc.request('POST', '/auth/credentials', { body: { type: 'EMAIL_OTP', accountId } });
+      assertStatus(created, 201);
+      const target = svc.service.services.world.wallets.ofAccount(accountId)!.credentials[0]!.otpTarget!;
+      return {
+        credentialId: created.body.id as string,
+        targetPrivate: openPrivateKey(svc.service.services.masterKey, `otp-target:${created.body.id}`, target.sealedPrivateKey),
+        body: { encryptedOtpBundle: await encryptOtpCodeToBundle('000000', created.body.otpEncryptionTargetBundle, client.publicKeyCompressed, signer) },
+      };
+    });
+    const dataDir = first.dataDir;
     try {
-      const stamp = await turnkeyStamp(step1.body.payloadToSign, client);
-      assertStatus(await third.request('POST', `/auth/credentials/${credentialId}/verify`, { body, headers: { 'Service-Wallet-Signature': stamp, 'Request-Id': step1.body.requestId } }), 200);
+      const { credentialId, targetPrivate, body } = first.result;
+      const url = `/auth/credentials/${credentialId}/verify`;
+      const second = await across(clock, dataDir, async (svc) => {
+        const step1 = await svc.request('POST', url, { body });
+        assertStatus(step1, 202);
+        return step1.body;
+      });
+      const third = await across(clock, dataDir, async (svc) => {
+        const stamp = await turnkeyStamp(second.result.payloadToSign, client);
+        assertStatus(await svc.request('POST', url, { body, headers: { 'Service-Wallet-Signature': stamp, 'Request-Id': second.result.requestId } }), 200);
+      });
+      const stored = readFileSync(join(dataDir, DATA_FILE));
+      assert.equal(stored.indexOf(Buffer.from(targetPrivate)), -1, 'the target private key is not stored in the clear');
+      assert.equal(stored.indexOf(Buffer.from(toHexString(targetPrivate))), -1, 'nor its hex');
+      assert.equal([first.report, second.report, third.report].join('\n').includes(toHexString(targetPrivate)), false, 'nor reported');
     } finally {
-      await third.stop({ keepData: true });
+      rmSync(dataDir, { recursive: true, force: true });
     }
-    const stored = readFileSync(join(dataDir, DATA_FILE));
-    assert.equal(stored.indexOf(Buffer.from(targetPrivate)), -1, 'the target private key is not stored in the clear');
-    assert.equal(stored.indexOf(Buffer.from(toHexString(targetPrivate))), -1, 'nor its hex');
-    assert.equal(lines.includes(toHexString(targetPrivate)), false, 'nor reported');
   });
 });
