@@ -397,12 +397,13 @@ export interface PlatformConfigView {
   isRegulatedFinancialInstitution: boolean;
   webhookPublicKey: string;
   webhookPublicKeyPem: string;
-  embeddedWalletConfig: EmbeddedWalletConfig;
+  embeddedWalletConfig: EmbeddedWalletConfig & { signerPublicKey: string };
   createdAt: string;
   updatedAt: string;
 }
 
-export function renderConfig(env: PlatformEnv): PlatformConfigView {
+/** `signerPublicKey`: the service signer's uncompressed hex (one key for every environment of the store). */
+export function renderConfig(env: PlatformEnv, signerPublicKey: string): PlatformConfigView {
   const c = env.config;
   return {
     id: c.id,
@@ -413,7 +414,7 @@ export function renderConfig(env: PlatformEnv): PlatformConfigView {
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     webhookPublicKey: env.webhookPublicKey,
     webhookPublicKeyPem: p256SpkiPem(env.webhookPublicKey),
-    embeddedWalletConfig: embeddedWalletConfigOf(c),
+    embeddedWalletConfig: { ...embeddedWalletConfigOf(c), signerPublicKey },
     createdAt: isoTime(c.createdAt),
     updatedAt: isoTime(c.updatedAt),
   };

@@ -14,7 +14,7 @@
 // expired session is refused as such; MAX_PENDING_REQUESTS signed requests open at once,
 // and the ids of the last MAX_ENDED_REQUESTS expired ones.
 // Sessions and requests are removed by durable timers at their expiry.
-import { DomainError, unauthorized } from './errors.js';
+import { DomainError, invalidField, unauthorized } from './errors.js';
 import type { InternalAccount } from './internal-account.js';
 import { RecordMap, type Appliers, type RecordKind, type RecordLookup } from './registry.js';
 import { isoTime } from './iso-time.js';
@@ -48,6 +48,17 @@ export interface OtpState {
   readonly triesLeft: number;
 }
 
+/**
+ * The key pair an EMAIL_OTP code may be encrypted to (encryptedOtpBundle), made afresh with
+ * each create and challenge and named by the otpEncryptionTargetBundle of that answer.
+ */
+export interface OtpTarget {
+  /** Uncompressed SEC1 hex: the bundle's targetPublic. */
+  readonly publicKey: string;
+  /** The private key sealed under the master key, bound to its credential; never stored in the clear. */
+  readonly sealedPrivateKey: string;
+}
+
 export interface PasskeyKey {
   readonly credentialId: string;
   /** The authenticator's public key as registered (empty in sandbox, where nothing verifies it). */
@@ -72,6 +83,8 @@ export interface Credential {
   readonly updatedAt: number;
   readonly email?: string;
   readonly otp?: OtpState;
+  /** EMAIL_OTP: the target of the latest create or challenge (credentials made before encrypted codes have none until a challenge). */
+  readonly otpTarget?: OtpTarget;
   readonly oauth?: { readonly issuer: string; readonly subject: string };
   readonly passkey?: PasskeyKey;
   readonly passkeyChallenge?: PasskeyChallenge;
@@ -81,7 +94,11 @@ export interface Credential {
 export interface WalletSession {
   readonly id: string;
   readonly credentialId: string;
-  /** Compressed SEC1 hex of the session key; its private half went to the client only. */
+  /**
+   * Compressed SEC1 hex of the key that stamps for the session: either a key the service
+   * made and sealed to the client (its private half went to the client only), or the
+   * client's own compressed clientPublicKey, whose private half never left the client.
+   */
   readonly publicKey: string;
   readonly createdAt: number;
   readonly expiresAt: number;
@@ -94,7 +111,8 @@ export interface EndedSession {
   readonly why: 'expired' | 'revoked';
 }
 
-export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'EXPORT_WALLET';
+/** OTP_LOGIN: a right encrypted OTP code, whose session the verification token's key asks for. */
+export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'EXPORT_WALLET' | 'OTP_LOGIN';
 
 export interface PendingRequest {
   /** `Request:<uuid>` */
@@ -114,6 +132,11 @@ export interface PendingRequest {
   readonly credentialType?: CredentialType;
   /** Export: the key bound at step 1. */
   readonly clientPublicKey?: string;
+  /**
+   * OTP_LOGIN: the public_key of the encrypted code (lowercase hex, either form). Its private
+   * key stamps the retry, not a session's, and the session goes to it.
+   */
+  readonly loginPublicKey?: string;
 }
 
 export interface Wallet {
@@ -205,6 +228,16 @@ function endSessions(wallet: Wallet, sessions: readonly WalletSession[], why: En
     sessions: wallet.sessions.filter((s) => !gone.has(s.id)),
     ended: [...wallet.ended, ...tombstones].slice(-MAX_ENDED_SESSIONS),
   };
+}
+
+/**
+ * A key the client keeps (a compressed clientPublicKey) stamps for one live session at a
+ * time: a second would outlive the first's revocation. 400 naming `field` when `publicKey`
+ * is already a live session's.
+ */
+export function assertKeyUnbound(wallet: Wallet, publicKey: string, at: number, field: string): void {
+  const bound = wallet.sessions.find((s) => s.publicKey === publicKey && s.expiresAt > at);
+  if (bound !== undefined) throw invalidField(field, `the key is already that of live session ${bound.id}; use a fresh key for each verification`);
 }
 
 export function sessionOf(wallet: Wallet, sessionId: string): WalletSession | undefined {

@@ -242,7 +242,7 @@ function servicesOver(parts: {
   lock: DataDirLock;
 }): Services {
   const { config, options, report, engine, world, masterKey, lock } = parts;
-  const exportSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
+  const walletSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
   const pool = createCryptoPool({ routes: config.cryptoRoutes });
   const webhookTargets = new TargetPolicy({
     allowPrivate: config.allowPrivateWebhookTargets,
@@ -262,7 +262,7 @@ function servicesOver(parts: {
     world,
     masterKey,
     crypto: pool,
-    exportSigner,
+    walletSigner,
     otpHasher: new OtpHasher(masterKey),
     oidc: new OidcVerifier(),
     webhooks,

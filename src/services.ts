@@ -46,8 +46,12 @@ export interface Services {
   masterKey: MasterKey;
   /** Wallet cryptography, inline or on worker threads per operation. */
   crypto: CryptoPool;
-  /** Signs production wallet exports (`enclaveQuorumPublic` is its public key). */
-  exportSigner: P256KeyPair;
+  /**
+   * The service signer: production wallet exports, OTP encryption targets and OTP
+   * verification tokens (`enclaveQuorumPublic` and `embeddedWalletConfig.signerPublicKey`
+   * are its public key). Kept in `<data dir>/export-signer.key`.
+   */
+  walletSigner: P256KeyPair;
   /** Keyed hashes of OTP codes (the codes are never stored). */
   otpHasher: OtpHasher;
   /** Production OAUTH: tokens checked against the environment's issuers (JWKS cached). */

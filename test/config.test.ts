@@ -319,6 +319,8 @@ describe('config', () => {
     const fresh = await startTestService();
     try {
       const defaults = (await fresh.request('GET', '/config')).body.embeddedWalletConfig;
+      // The service signer (OTP targets and tokens, exports): one key for the store, read-only.
+      const signerPublicKey = Buffer.from(fresh.service.services.walletSigner.publicKey).toString('hex');
       assert.deepEqual(defaults, {
         appName: 'Embedded Wallet',
         otpLength: 6,
@@ -328,6 +330,7 @@ describe('config', () => {
         sessionLifetimeSeconds: 900,
         oidcIssuers: [],
         webauthn: { rpId: 'sandbox.uma.test', rpName: 'Embedded Wallet', origins: ['https://sandbox.uma.test'] },
+        signerPublicKey,
       });
       const first = await fresh.request('PATCH', '/config', {
         body: { embeddedWalletConfig: { appName: 'Acme Pay', otpLength: 8, sendFromEmailAddress: 'login@acme.example', webauthn: { rpId: 'acme.example', origins: ['https://acme.example', 'https://app.acme.example:8443'] } } },
@@ -360,6 +363,7 @@ describe('config', () => {
           { issuer: 'https://id.acme.example', jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB', kid: 'k1' }] } },
         ],
         webauthn: { rpId: 'acme.example', rpName: 'Acme', origins: ['https://acme.example', 'https://app.acme.example:8443'] },
+        signerPublicKey,
       };
       assert.deepEqual(second.body.embeddedWalletConfig, expected);
       // Other PATCHes leave it alone; the other environment keeps its defaults; a restart keeps it.

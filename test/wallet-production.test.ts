@@ -5,13 +5,12 @@
 // signed by the service signer and opened with @turnkey/crypto's decryptExportBundle.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { decryptCredentialBundle, decryptExportBundle } from '@turnkey/crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { ManualClock } from '../src/engine/clock.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
 import { validateMnemonic } from '../src/crypto/wallet-secrets.js';
+import { mailedCode as mailedCodeOf } from './support/outbox.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
@@ -54,27 +53,7 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
       .sign(signingKey);
   }
 
-  /** The newest OTP mailed to `to`, once the mail effect has written it to the outbox. */
-  async function mailedCode(to: string, seen: number): Promise<string> {
-    const dir = join(svc.dataDir, 'outbox');
-    for (let i = 0; i < 200; i++) {
-      let files: string[] = [];
-      try {
-        files = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort();
-      } catch {
-        // not created yet
-      }
-      const mails = files.map((f) => readFileSync(join(dir, f), 'utf8')).filter((m) => m.includes(`To: ${to}`));
-      if (mails.length > seen) {
-        const code = /^ {4}(\d+)$/m.exec(mails.at(-1)!)?.[1];
-        assert.ok(code, 'the mail carries a code');
-        return code;
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error(`no OTP mail for ${to}`);
-  }
+  const mailedCode = (to: string, seen: number): Promise<string> => mailedCodeOf(svc, to, seen);
 
   function opened(session: any, client: P256KeyPairHex): P256KeyPairHex {
     return keyPairToHex(keyPairFromPrivateKey(hex(decryptCredentialBundle(session.encryptedSessionSigningKey, client.privateKey))));
@@ -142,7 +121,7 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
       headers: { 'Service-Wallet-Signature': await turnkeyStamp(e1.body.payloadToSign, sessionKey), 'Request-Id': e1.body.requestId },
     });
     assertStatus(e2, 200);
-    const signer = toHexString(svc.service.services.exportSigner.publicKey);
+    const signer = toHexString(svc.service.services.walletSigner.publicKey);
     assert.equal(JSON.parse(e2.body.encryptedWalletCredentials).enclaveQuorumPublic, signer);
     const mnemonic = await decryptExportBundle({
       exportBundle: e2.body.encryptedWalletCredentials,

@@ -34,7 +34,7 @@ import {
   type Wallet,
 } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
+import { requireSessionClientKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
 import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
 
 /** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
@@ -44,6 +44,9 @@ export function issueOtp(input: WalletCommandInput, accountId: string, email: st
   const { codeHash, mail } = input.ports.issueOtp({ accountId, to: email, expiresAt, config }, at);
   return { otp: { codeHash, expiresAt, triesLeft: OTP_TRIES }, mail };
 }
+
+/** An AuthMethod as create and challenge answer it: an EMAIL_OTP one names the target its new code may be encrypted to. */
+export type IssuedAuthMethod = AuthMethodView & { otpEncryptionTargetBundle?: string };
 
 /** A create body as the schema let it through; the fields its type needs are checked here. */
 export interface NewCredentialBody {
@@ -78,14 +81,14 @@ function newCredentialRequest(body: NewCredentialBody): NewCredentialRequest {
   }
 }
 
-/** The new credential, checked for its type, and the effects it causes (the OTP mail). */
+/** The new credential, checked for its type, the effects it causes (the OTP mail) and an EMAIL_OTP's target bundle. */
 async function newCredential(
   input: WalletCommandInput,
   accountId: string,
   request: NewCredentialRequest,
   customerEmail: string | undefined,
   at: number,
-): Promise<{ credential: Credential; effects: Array<EngineEvent<unknown>> }> {
+): Promise<{ credential: Credential; effects: Array<EngineEvent<unknown>>; otpEncryptionTargetBundle?: string }> {
   const { ports, env } = input;
   const base = { id: newId('AuthMethod', at), type: request.type, createdAt: at, updatedAt: at };
   const production = env.environment === 'production';
@@ -94,10 +97,11 @@ async function newCredential(
       const email = request.email ?? customerEmail;
       if (email === undefined) throw invalidField('email', 'required: the customer record has no email address');
       // The OTP sent with the credential counts as its first challenge. Sandbox sends none (the OTP is the magic value).
-      const credential: Credential = { ...base, nickname: email, email, lastChallengeAt: at };
-      if (!production) return { credential, effects: [] };
+      const target = ports.issueOtpTarget(base.id);
+      const credential: Credential = { ...base, nickname: email, email, lastChallengeAt: at, otpTarget: target.target };
+      if (!production) return { credential, effects: [], otpEncryptionTargetBundle: target.bundle };
       const issued = issueOtp(input, accountId, email, at);
-      return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail] };
+      return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail], otpEncryptionTargetBundle: target.bundle };
     }
     case 'OAUTH': {
       const issuers = env.config.oidcIssuers;
@@ -125,7 +129,7 @@ export interface AddCredentialInput extends WalletCommandInput {
   retry: SignedRetryHeaders;
 }
 
-type AddDecision = Decision<DomainEvent, Signed<AuthMethodView>>;
+type AddDecision = Decision<DomainEvent, Signed<IssuedAuthMethod>>;
 
 async function addToWallet(
   input: AddCredentialInput,
@@ -134,9 +138,11 @@ async function addToWallet(
   customerEmail: string | undefined,
   at: number,
 ): Promise<AddDecision> {
-  const { credential, effects } = await newCredential(input, wallet.accountId, request, customerEmail, at);
+  const { credential, effects, otpEncryptionTargetBundle } = await newCredential(input, wallet.accountId, request, customerEmail, at);
   const next = withCredential(wallet, credential);
-  return { events: [changed(next, at), ...effects], reply: () => ({ done: renderAuthMethod(next, credential) }) };
+  const view: IssuedAuthMethod = renderAuthMethod(next, credential);
+  if (otpEncryptionTargetBundle !== undefined) view.otpEncryptionTargetBundle = otpEncryptionTargetBundle;
+  return { events: [changed(next, at), ...effects], reply: () => ({ done: view }) };
 }
 
 async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: SignedRequestSpec, request: NewCredentialRequest, customerEmail: string | undefined, at: number): Promise<AddDecision> {
@@ -145,7 +151,7 @@ async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: Si
 }
 
 /** POST /auth/credentials: the account's first credential at once (201); any other on a signed retry (202, then 201). */
-export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<AuthMethodView>> = {
+export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<IssuedAuthMethod>> = {
   name: 'wallet.credential.add',
   // The customer too: a credential is added only while it is active, and its email is the OTP's address.
   actors: ({ env, body }, world) => {
@@ -169,24 +175,35 @@ export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<AuthM
 
 export interface ChallengeCredentialInput extends WalletCommandInput {
   credentialId: string;
-  /** PASSKEY: the key the session will be sealed to, bound into the challenge. */
+  /** PASSKEY: the key the session will be for (sealed to it, or the client's own when compressed), bound into the challenge. */
   clientPublicKey?: string;
 }
 
 /** A PASSKEY's challenge answers with the WebAuthn challenge to sign. */
-export type ChallengedCredential = AuthMethodView | (AuthMethodView & { challenge: string; requestId: string; expiresAt: string });
+export type ChallengedCredential = IssuedAuthMethod | (AuthMethodView & { challenge: string; requestId: string; expiresAt: string });
 
-/** EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic value). OAUTH has nothing to issue. */
+/**
+ * EMAIL_OTP: a new code, mailed in production (sandbox sends none: the OTP is the magic
+ * value), and a new target to encrypt it to. OAUTH has nothing to issue.
+ */
 function renewChallenge(input: WalletCommandInput, wallet: Wallet, credential: Credential, at: number): Decision<DomainEvent, ChallengedCredential> {
   let renewed: Credential = { ...credential, lastChallengeAt: at, updatedAt: at };
   const effects: Array<EngineEvent<unknown>> = [];
-  if (credential.type === 'EMAIL_OTP' && input.env.environment === 'production') {
-    const issued = issueOtp(input, wallet.accountId, credential.email!, at);
-    renewed = { ...renewed, otp: issued.otp };
-    effects.push(issued.mail);
+  let otpEncryptionTargetBundle: string | undefined;
+  if (credential.type === 'EMAIL_OTP') {
+    const target = input.ports.issueOtpTarget(credential.id);
+    renewed = { ...renewed, otpTarget: target.target };
+    otpEncryptionTargetBundle = target.bundle;
+    if (input.env.environment === 'production') {
+      const issued = issueOtp(input, wallet.accountId, credential.email!, at);
+      renewed = { ...renewed, otp: issued.otp };
+      effects.push(issued.mail);
+    }
   }
   const next = replaceCredential(wallet, renewed);
-  return { events: [changed(next, at), ...effects], reply: () => renderAuthMethod(next, renewed) };
+  const view: IssuedAuthMethod = renderAuthMethod(next, renewed);
+  if (otpEncryptionTargetBundle !== undefined) view.otpEncryptionTargetBundle = otpEncryptionTargetBundle;
+  return { events: [changed(next, at), ...effects], reply: () => view };
 }
 
 /**
@@ -221,7 +238,7 @@ export const challengeWalletCredential: DomainCommand<ChallengeCredentialInput, 
     const id = input.credentialId;
     const wallet = walletHolding(world, input.env.id, id, 'credential');
     const credential = credentialOf(wallet, id)!;
-    const clientPublicKey = credential.type === 'PASSKEY' ? requireClientPublicKey(input.ports, input.clientPublicKey).toLowerCase() : undefined;
+    const clientPublicKey = credential.type === 'PASSKEY' ? requireSessionClientKey(input.ports, input.clientPublicKey).toLowerCase() : undefined;
     const wait = challengeRetryAfter(credential, at);
     if (wait !== undefined) throw rateLimited(`credential ${id} was challenged less than ${CHALLENGE_INTERVAL_MS / 1000} seconds ago`, wait);
     if (clientPublicKey === undefined) return renewChallenge(input, wallet, credential, at);

@@ -1,15 +1,23 @@
 // Session commands of the embedded wallet (SERVICE_SPEC part 4 "Credentials and sessions",
-// 5.7, 5.8): verify a credential into a session whose signing key goes, sealed, to the
-// client's key only; revoke a session by signed retry (self-logout allowed). Both hold the
-// wallet's account; a session ends by a durable timer at its expiry.
+// 5.7, 5.8; CONTRACT.md "Real clients"): verify a credential into a session, and revoke a
+// session by signed retry (self-logout allowed). Both hold the wallet's account; a session
+// ends by a durable timer at its expiry.
+//
+// A session's key is the client's: an uncompressed clientPublicKey gets a fresh session key
+// sealed to it (the service keeps only the public half); a compressed one is kept by the
+// client as the session key itself, and the session is bound to it.
 //
 // Proof of possession is, in sandbox, the magic values of actors/wallet.ts; in production
 // the mailed OTP (five tries per code), an OIDC token of the credential's issuer and
-// subject, or a passkey assertion over the challenge, checked through the WalletPorts.
+// subject, or a passkey assertion over the challenge, checked through the WalletPorts. An
+// EMAIL_OTP code may come encrypted (encryptedOtpBundle) to the credential's OTP target:
+// a right one answers 202 with a verification token to sign, and the retry stamped by the
+// token's key opens the session for that key.
 import { newId } from '../../src/engine/ids.js';
 import { cancelTimer, setTimer, type Decision } from '../../src/engine/state-machine.js';
 import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
 import {
+  assertKeyUnbound,
   changed,
   credentialOf,
   renderSession,
@@ -28,12 +36,31 @@ import {
   type WalletTimerMessage,
 } from '../wallet.js';
 import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireClientPublicKey, walletHolding, type PasskeyAssertion, type WalletCommandInput } from './wallet.js';
-import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
+import {
+  heldByClient,
+  requireSessionClientKey,
+  walletHolding,
+  type EncryptedOtp,
+  type OtpVerificationClaims,
+  type PasskeyAssertion,
+  type WalletCommandInput,
+  type WalletPorts,
+} from './wallet.js';
+import {
+  acceptSignedRequest,
+  isRetry,
+  openSignedRequest,
+  signedRequestExpiry,
+  type Signed,
+  type SignedRequestSpec,
+  type SignedRetryHeaders,
+} from './wallet-signed-request.js';
 
 /** What a verify presents: the proof its credential's type asks for, and the key the session goes to. */
 export interface CredentialProof {
   otp?: string;
+  /** EMAIL_OTP, instead of `otp`: the code and the client's key, encrypted to the credential's OTP target. */
+  encryptedOtpBundle?: string;
   oidcToken?: string;
   assertion?: PasskeyAssertion;
   clientPublicKey?: string;
@@ -45,7 +72,7 @@ interface WrongOtp {
 }
 
 function proveOtp(input: WalletCommandInput, credential: Credential, presented: string | undefined, at: number): Credential | WrongOtp {
-  if (presented === undefined) throw invalidField('otp', 'required for EMAIL_OTP');
+  if (presented === undefined) throw invalidField('otp', 'required for EMAIL_OTP (or encryptedOtpBundle)');
   if (input.env.environment !== 'production') {
     if (presented !== SANDBOX_OTP) throw unauthorized('Invalid OTP code');
     return credential;
@@ -100,47 +127,127 @@ async function prove(input: VerifyCredentialInput, credential: Credential, clien
     case 'OAUTH':
       return proveOidc(input, credential, input.proof.oidcToken, at);
     case 'PASSKEY':
-      return provePasskey(input, credential, input.proof, input.requestId, clientPublicKey, at);
+      return provePasskey(input, credential, input.proof, input.headers.requestId, clientPublicKey, at);
   }
 }
 
 export interface VerifyCredentialInput extends WalletCommandInput {
   credentialId: string;
   proof: CredentialProof;
-  /** PASSKEY: the Request-Id of the challenge answered. */
-  requestId?: string;
+  /** The route's path under the version segment: an encrypted code's signed retry binds it. */
+  path: string;
+  /** Request-Id: for PASSKEY the challenge answered, for an encrypted code's retry its 202's; the stamp of that retry. */
+  headers: SignedRetryHeaders;
 }
 
-/** The new session, with its signing key sealed to the client's key (here only, never again). */
+/** The new session; its signing key sealed to the client's key (here only, never again), unless the client holds it. */
 export interface OpenedSession extends SessionView {
-  encryptedSessionSigningKey: string;
+  encryptedSessionSigningKey?: string;
 }
 
-/** A session, or the refusal of a wrong OTP whose spent try is logged all the same. */
-export type VerifyOutcome = { session: OpenedSession } | { refused: DomainError };
+/**
+ * A session (or, for an encrypted code, the challenge whose signed retry opens it), or the
+ * refusal of a wrong OTP whose spent try is logged all the same.
+ */
+export type VerifyOutcome = Signed<OpenedSession> | { refused: DomainError };
 
-async function openSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<Decision<DomainEvent, VerifyOutcome>> {
-  const proven = await prove(input, credentialOf(wallet, input.credentialId)!, clientPublicKey, at);
-  if ('wrongOtp' in proven) {
-    const refusal = unauthorized('Invalid OTP code');
-    return { events: [changed(replaceCredential(wallet, proven.wrongOtp), at)], reply: () => ({ refused: refusal }) };
-  }
-  const accountId = wallet.accountId;
+type VerifyDecision = Decision<DomainEvent, VerifyOutcome>;
+
+function refuseWrongOtp(wallet: Wallet, proven: WrongOtp, at: number): VerifyDecision {
+  const refusal = unauthorized('Invalid OTP code');
+  return { events: [changed(replaceCredential(wallet, proven.wrongOtp), at)], reply: () => ({ refused: refusal }) };
+}
+
+/**
+ * Checked before any proof is spent: a new session fits (else 429 until the soonest live
+ * one ends), and a key the client keeps is no live session's already (else 400 naming `field`).
+ */
+function assertSessionOpens(wallet: Wallet, clientPublicKey: string, field: string, at: number): void {
   const wait = sessionRetryAfter(wallet, at);
-  if (wait !== undefined) throw rateLimited(`account ${accountId} has too many active sessions; revoke one or wait`, wait);
-  const issued = await input.ports.issueSessionKey(clientPublicKey);
+  if (wait !== undefined) throw rateLimited(`account ${wallet.accountId} has too many active sessions; revoke one or wait`, wait);
+  if (heldByClient(clientPublicKey)) assertKeyUnbound(wallet, clientPublicKey.toLowerCase(), at, field);
+}
+
+/** The client's own key when compressed; else a fresh session key, its private key sealed to the client's. */
+async function sessionKeyFor(ports: WalletPorts, clientPublicKey: string): Promise<{ publicKey: string; encryptedSessionSigningKey?: string }> {
+  if (heldByClient(clientPublicKey)) return { publicKey: clientPublicKey.toLowerCase() };
+  const issued = await ports.issueSessionKey(clientPublicKey);
+  return { publicKey: issued.sessionPublicKey, encryptedSessionSigningKey: issued.encryptedSessionSigningKey };
+}
+
+/** A session of the verified credential for `clientPublicKey`, once `assertSessionOpens` passed; its expiry timer. */
+async function startSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<VerifyDecision> {
+  const accountId = wallet.accountId;
+  const key = await sessionKeyFor(input.ports, clientPublicKey);
   const session: WalletSession = {
     id: newId('Session', at),
     credentialId: input.credentialId,
-    publicKey: issued.sessionPublicKey,
+    publicKey: key.publicKey,
     createdAt: at,
     expiresAt: at + input.env.config.sessionLifetimeSeconds * 1000,
   };
-  const next = withSession(replaceCredential(wallet, proven), session, at);
+  const next = withSession(wallet, session, at);
+  const sealed = key.encryptedSessionSigningKey === undefined ? {} : { encryptedSessionSigningKey: key.encryptedSessionSigningKey };
   return {
     events: [changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
-    reply: () => ({ session: { ...renderSession(next, session), encryptedSessionSigningKey: issued.encryptedSessionSigningKey } }),
+    reply: () => ({ done: { ...renderSession(next, session), ...sealed } }),
   };
+}
+
+async function openSession(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, clientPublicKey: string, at: number): Promise<VerifyDecision> {
+  const proven = await prove(input, credential, clientPublicKey, at);
+  if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
+  return startSession(input, replaceCredential(wallet, proven), clientPublicKey, at);
+}
+
+/** The signed request of an encrypted code: its retry repeats this verify. */
+function otpLoginSpec(input: VerifyCredentialInput): SignedRequestSpec {
+  return { action: 'OTP_LOGIN', method: 'POST', path: input.path, body: input.proof, credentialType: 'EMAIL_OTP' };
+}
+
+/** The code and key an encryptedOtpBundle carries; 400 naming the field when it cannot be read or contradicts the body. */
+function openEncryptedOtp(input: VerifyCredentialInput, credential: Credential, bundle: string): EncryptedOtp {
+  const target = credential.otpTarget;
+  if (target === undefined) throw invalidField('encryptedOtpBundle', `no OTP encryption target was issued to ${credential.id}; get one with /challenge`);
+  const opened = input.ports.openOtpBundle(credential.id, target, bundle);
+  if ('problem' in opened) throw invalidField('encryptedOtpBundle', opened.problem);
+  const sent = input.proof.clientPublicKey;
+  if (sent !== undefined && sent.toLowerCase() !== opened.publicKey) {
+    throw invalidField('clientPublicKey', 'with encryptedOtpBundle it may be left out; sent, it must be the public_key inside the bundle');
+  }
+  return opened;
+}
+
+/**
+ * Step 1 of an encrypted code: a wrong code spends a try as a plain one does; a right one
+ * is spent and answers 202 with the verification token to sign, its `id` the Request-Id.
+ */
+async function answerEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, bundle: string, at: number): Promise<VerifyDecision> {
+  const sent = openEncryptedOtp(input, credential, bundle);
+  assertSessionOpens(wallet, sent.publicKey, 'encryptedOtpBundle', at);
+  const proven = proveOtp(input, credential, sent.otpCode, at);
+  if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
+  const requestId = newId('Request', at);
+  const claims: OtpVerificationClaims = {
+    id: requestId,
+    verification_type: 'OTP_TYPE_EMAIL',
+    contact: credential.email!,
+    organization_id: wallet.accountId,
+    public_key: sent.publicKey,
+    exp: String(signedRequestExpiry(at)),
+  };
+  const token = await input.ports.signOtpVerificationToken(claims);
+  const spec: SignedRequestSpec = { ...otpLoginSpec(input), token: { requestId, payloadToSign: token }, loginPublicKey: sent.publicKey };
+  return openSignedRequest(input.ports, replaceCredential(wallet, proven), spec, at);
+}
+
+/** Step 2: the same verify again, stamped by the token's key with its Request-Id; the session is for that key. */
+async function finishEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, at: number): Promise<VerifyDecision> {
+  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.headers, otpLoginSpec(input), at);
+  const loginPublicKey = accepted.request.loginPublicKey;
+  if (loginPublicKey === undefined) throw unauthorized('Request-Id was issued for another request', `${accepted.request.id} answers no encrypted OTP code`);
+  assertSessionOpens(accepted.wallet, loginPublicKey, 'encryptedOtpBundle', at);
+  return startSession(input, accepted.wallet, loginPublicKey, at);
 }
 
 /** POST /auth/credentials/{id}/verify: a session for the client's key, at most MAX_ACTIVE_SESSIONS live per wallet. */
@@ -149,8 +256,15 @@ export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, Verify
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
   decide: (input, world, at) => {
     const wallet = walletHolding(world, input.env.id, input.credentialId, 'credential');
-    const clientPublicKey = requireClientPublicKey(input.ports, input.proof.clientPublicKey);
-    return openSession(input, wallet, clientPublicKey, at);
+    const credential = credentialOf(wallet, input.credentialId)!;
+    const bundle = input.proof.encryptedOtpBundle;
+    if (credential.type === 'EMAIL_OTP' && bundle !== undefined) {
+      if (input.proof.otp !== undefined) throw invalidField('encryptedOtpBundle', 'send otp or encryptedOtpBundle, not both');
+      return isRetry(input.headers) ? finishEncryptedOtp(input, wallet, at) : answerEncryptedOtp(input, wallet, credential, bundle, at);
+    }
+    const clientPublicKey = requireSessionClientKey(input.ports, input.proof.clientPublicKey);
+    assertSessionOpens(wallet, clientPublicKey, 'clientPublicKey', at);
+    return openSession(input, wallet, credential, clientPublicKey, at);
   },
 };
 

@@ -69,6 +69,19 @@ export interface SignedRequestSpec {
   clientPublicKey?: string;
   /** Named targets (credentialId, sessionId) put into the payload as they are. */
   binds?: Readonly<Record<string, string>>;
+  /**
+   * OTP_LOGIN: what the client signs is a token the decision made (the verification
+   * token, which names `requestId`), not the service's JSON of the request; its own
+   * expiry is the request's.
+   */
+  token?: { requestId: string; payloadToSign: string };
+  /** OTP_LOGIN: the key whose stamp the retry needs (PendingRequest.loginPublicKey). */
+  loginPublicKey?: string;
+}
+
+/** A signed request's window: its expiresAt (and a verification token's exp) for one opened at `at`. */
+export function signedRequestExpiry(at: number): number {
+  return at + SIGNED_REQUEST_WINDOW_MS;
 }
 
 /** The headers of a signed retry (step 2): which pending request, and the stamp over it. */
@@ -100,21 +113,23 @@ type WalletEvents = Array<WalletEvent | EngineEvent<WalletTimerMessage>>;
 export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: SignedRequestSpec, at: number): Decision<WalletEvent, Signed<never>> {
   const retryAfter = requestRetryAfter(wallet, at);
   if (retryAfter !== undefined) throw rateLimited(`account ${wallet.accountId} has too many signed requests pending`, retryAfter);
-  const requestId = newId('Request', at);
-  const expiresAt = at + SIGNED_REQUEST_WINDOW_MS;
+  const requestId = spec.token?.requestId ?? newId('Request', at);
+  const expiresAt = signedRequestExpiry(at);
   const bodyHash = ports.requestHash(spec.body);
   // Key order is fixed here; the client signs these exact bytes and the service keeps them.
-  const payloadToSign = JSON.stringify({
-    action: spec.action,
-    accountId: wallet.accountId,
-    requestId,
-    method: spec.method,
-    path: spec.path,
-    ...(spec.binds ?? {}),
-    ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
-    bodySha256: bodyHash,
-    expiresAt: isoTime(expiresAt),
-  });
+  const payloadToSign =
+    spec.token?.payloadToSign ??
+    JSON.stringify({
+      action: spec.action,
+      accountId: wallet.accountId,
+      requestId,
+      method: spec.method,
+      path: spec.path,
+      ...(spec.binds ?? {}),
+      ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
+      bodySha256: bodyHash,
+      expiresAt: isoTime(expiresAt),
+    });
   const request: PendingRequest = {
     id: requestId,
     action: spec.action,
@@ -127,6 +142,7 @@ export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: Sign
     used: false,
     ...(spec.credentialType !== undefined ? { credentialType: spec.credentialType } : {}),
     ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}),
+    ...(spec.loginPublicKey !== undefined ? { loginPublicKey: spec.loginPublicKey } : {}),
   };
   const challenge: SignedRequestChallenge = { payloadToSign, requestId, expiresAt: isoTime(expiresAt) };
   if (spec.credentialType !== undefined) challenge.type = spec.credentialType;
@@ -138,10 +154,21 @@ export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: Sign
 }
 
 /**
+ * An OTP_LOGIN retry is stamped by the key the verification token names: no session of the
+ * wallet exists for it yet. Sandbox takes the literal here too, as on every signed retry.
+ */
+async function checkLoginStamp(ports: WalletPorts, environment: Environment, header: string, payload: string, loginPublicKey: string): Promise<void> {
+  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return;
+  const stamp = await ports.verifyStamp(header, payload, loginPublicKey);
+  if (!stamp.ok) throw unauthorized('Invalid Service-Wallet-Signature', `Invalid Service-Wallet-Signature: ${stamp.reason} (the retry must be stamped by the public_key of the verification token)`);
+}
+
+/**
  * Step 2: the pending request the retry names (known, unused, in time, the same method,
- * path and body), the stamp over its payloadToSign verified, and the wallet with the
- * request marked used. Throws 401 naming the failed check; nothing changes then. The
- * checks before the stamp's run synchronously, in the caller's synchronous start.
+ * path and body), the stamp over its payloadToSign verified (by a live session, or for
+ * OTP_LOGIN by the token's key), and the wallet with the request marked used. Throws 401
+ * naming the failed check; nothing changes then. The checks before the stamp's run
+ * synchronously, in the caller's synchronous start.
  */
 export async function acceptSignedRequest(
   ports: WalletPorts,
@@ -150,7 +177,7 @@ export async function acceptSignedRequest(
   headers: SignedRetryHeaders,
   spec: SignedRequestSpec,
   at: number,
-): Promise<{ signer: WalletSigner; wallet: Wallet }> {
+): Promise<{ signer: WalletSigner; wallet: Wallet; request: PendingRequest }> {
   const requestId = headers.requestId;
   if (requestId === undefined) throw unauthorized('Request-Id missing', 'a signed retry needs the Request-Id header with Service-Wallet-Signature');
   if (headers.walletSignature === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'a signed retry needs the Service-Wallet-Signature header with Request-Id');
@@ -160,6 +187,8 @@ export async function acceptSignedRequest(
     { requestId, method: spec.method, path: spec.path, bodyHash: ports.requestHash(spec.body), ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}) },
     at,
   );
-  const signer = await checkWalletStamp(ports, environment, wallet, headers.walletSignature, request.payloadToSign, at);
-  return { signer, wallet: markUsed(wallet, request.id) };
+  let signer: WalletSigner = {};
+  if (request.loginPublicKey !== undefined) await checkLoginStamp(ports, environment, headers.walletSignature, request.payloadToSign, request.loginPublicKey);
+  else signer = await checkWalletStamp(ports, environment, wallet, headers.walletSignature, request.payloadToSign, at);
+  return { signer, wallet: markUsed(wallet, request.id), request };
 }

@@ -11,7 +11,7 @@ import type { EngineEvent } from '../../src/engine/state-machine.js';
 import { invalidField, notFound } from '../errors.js';
 import type { InternalAccount } from '../internal-account.js';
 import type { EmbeddedWalletConfig, Environment, OidcIssuerConfig, WebauthnConfig } from '../platform.js';
-import type { PasskeyKey, Wallet } from '../wallet.js';
+import type { OtpTarget, PasskeyKey, Wallet } from '../wallet.js';
 import type { World } from '../world.js';
 
 /** Who an id token names. Sandbox tokens may lack a subject. */
@@ -41,6 +41,26 @@ export interface PasskeyAssertion {
 
 export type StampCheck = { ok: true; publicKey: string } | { ok: false; reason: string };
 
+/** An encryptedOtpBundle opened: the code typed, and the client key the session is asked for. */
+export interface EncryptedOtp {
+  otpCode: string;
+  /** Lowercase hex, compressed or uncompressed (checked to be a P-256 key). */
+  publicKey: string;
+}
+
+/**
+ * The claims of an OTP verificationToken, all strings as the widely deployed client
+ * libraries read them; `exp` is a millisecond epoch.
+ */
+export interface OtpVerificationClaims {
+  id: string;
+  verification_type: 'OTP_TYPE_EMAIL';
+  contact: string;
+  organization_id: string;
+  public_key: string;
+  exp: string;
+}
+
 /**
  * What the wallet's decisions need from src/: cryptography, the OTP mail and the production
  * verifiers. A verifier that refuses throws the API's 401 (`unauthorized`, its reason naming
@@ -51,6 +71,8 @@ export interface WalletPorts {
   requestHash(body: unknown): string;
   /** Why `value` is not an uncompressed P-256 public key, or undefined when it is one. */
   clientPublicKeyProblem(value: string | undefined): string | undefined;
+  /** Why `value` is not a P-256 public key in either SEC1 form (a session's clientPublicKey), or undefined when it is one. */
+  sessionClientKeyProblem(value: string | undefined): string | undefined;
   /** `bytes` random bytes, hex. */
   randomHex(bytes: number): string;
   sha256Base64url(text: string): string;
@@ -65,10 +87,19 @@ export interface WalletPorts {
   verifyPasskeyRegistration(input: { attestation: PasskeyAttestation; expectedChallenge: string; webauthn: WebauthnConfig }): Promise<PasskeyKey>;
   /** Production: the assertion verified against the stored key; the counter to keep. */
   verifyPasskeyAssertion(input: { assertion: PasskeyAssertion; expectedChallenge: string; webauthn: WebauthnConfig; passkey: PasskeyKey }): Promise<number>;
-  /** The public key that made a stamp over `payload`, or why the stamp is not a valid one. */
-  verifyStamp(header: string, payload: string): Promise<StampCheck>;
+  /**
+   * The public key that made a stamp over `payload`, or why the stamp is not a valid one;
+   * with `expectedPublicKey` (either form), a stamp by any other key is not valid.
+   */
+  verifyStamp(header: string, payload: string, expectedPublicKey?: string): Promise<StampCheck>;
   /** A session key pair: its public key, and its private key sealed (HPKE) to the client's key. */
   issueSessionKey(clientPublicKey: string): Promise<{ sessionPublicKey: string; encryptedSessionSigningKey: string }>;
+  /** A fresh target for encrypted codes of `credentialId`, and the signed otpEncryptionTargetBundle naming it. */
+  issueOtpTarget(credentialId: string): { target: OtpTarget; bundle: string };
+  /** The code and key inside an encryptedOtpBundle to `target`, or why it is not one (undecryptable with it included). */
+  openOtpBundle(credentialId: string, target: OtpTarget, bundle: string): EncryptedOtp | { problem: string };
+  /** The verificationToken: an ES256 JWT of `claims` by the service signer. */
+  signOtpVerificationToken(claims: OtpVerificationClaims): Promise<string>;
   newMnemonic(): string;
   sealMnemonic(accountId: string, mnemonic: string): string;
   openMnemonic(accountId: string, sealed: string): string;
@@ -113,4 +144,20 @@ export function requireClientPublicKey(ports: WalletPorts, value: string | undef
   const problem = ports.clientPublicKeyProblem(value);
   if (problem !== undefined) throw invalidField('clientPublicKey', problem);
   return value!;
+}
+
+/** A session's clientPublicKey, once it is a P-256 public key in either form; else 400. */
+export function requireSessionClientKey(ports: WalletPorts, value: string | undefined): string {
+  const problem = ports.sessionClientKeyProblem(value);
+  if (problem !== undefined) throw invalidField('clientPublicKey', problem);
+  return value!;
+}
+
+/**
+ * A compressed key (33 bytes, 66 hex characters) means the client keeps its private half
+ * as the session key; an uncompressed one asks for a session key sealed to it. Call with a
+ * key already checked to be one of the two.
+ */
+export function heldByClient(publicKey: string): boolean {
+  return publicKey.length === 66;
 }

@@ -18,8 +18,27 @@ import { turnkeyHpkeOpen, turnkeyHpkeSeal, type TurnkeyHpkeOptions } from './ses
 
 export const EXPORT_BUNDLE_VERSION = 'v1.0.0';
 
-/** The key that signs production export bundles (the "enclave quorum" key). */
+/**
+ * The key that signs production export bundles and every OTP encryption target (the
+ * "enclave quorum" key of {@link enclaveBundle}).
+ */
 export type ExportSigner = Pick<P256KeyPair, 'privateKey' | 'publicKey'>;
+
+/**
+ * The signed envelope that export bundles and OTP encryption targets share: the JSON
+ * string {version, data, dataSignature, enclaveQuorumPublic} with `data` the hex of
+ * `dataBytes`, `dataSignature` the DER hex ECDSA P-256 SHA-256 over those bytes (not
+ * their hex) and `enclaveQuorumPublic` the signer's uncompressed lowercase hex; both ""
+ * when `signer` is null (a sandbox export).
+ */
+export function enclaveBundle(dataBytes: Uint8Array, signer: ExportSigner | null): string {
+  return JSON.stringify({
+    version: EXPORT_BUNDLE_VERSION,
+    data: toHex(dataBytes),
+    dataSignature: signer === null ? '' : toHex(signP256(dataBytes, signer.privateKey)),
+    enclaveQuorumPublic: signer === null ? '' : toHex(signer.publicKey),
+  });
+}
 
 export interface CreateExportBundleParams {
   /** Uncompressed P-256 public key, 130 hex characters (validated). */
@@ -40,13 +59,7 @@ export function createExportBundle(params: CreateExportBundleParams, options: Tu
     ciphertext: toHex(ciphertext),
     organizationId: params.organizationId,
   });
-  const dataBytes = utf8.encode(signedJson);
-  return JSON.stringify({
-    version: EXPORT_BUNDLE_VERSION,
-    data: toHex(dataBytes),
-    dataSignature: params.signer === null ? '' : toHex(signP256(dataBytes, params.signer.privateKey)),
-    enclaveQuorumPublic: params.signer === null ? '' : toHex(params.signer.publicKey),
-  });
+  return enclaveBundle(utf8.encode(signedJson), params.signer);
 }
 
 export interface OpenExportBundleParams {

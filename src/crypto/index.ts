@@ -11,6 +11,7 @@ export {
 } from './errors.js';
 export {
   checkClientPublicKey,
+  checkSessionClientKey,
   CLIENT_PUBLIC_KEY_RE,
   compressPublicKey,
   decompressPublicKey,
@@ -48,6 +49,7 @@ export {
 } from './session-bundle.js';
 export {
   createExportBundle,
+  enclaveBundle,
   EXPORT_BUNDLE_VERSION,
   openExportBundle,
   type CreateExportBundleParams,
@@ -55,6 +57,7 @@ export {
   type OpenedExportBundle,
   type OpenExportBundleParams,
 } from './export-bundle.js';
+export { openOtpBundle, otpTargetBundle, type EncryptedOtp } from './otp-bundle.js';
 export { signWebhookBody, verifyWebhookSignature } from './webhook-signature.js';
 export {
   generateMnemonic,

@@ -131,6 +131,29 @@ export function checkClientPublicKey(value: unknown): ClientPublicKeyCheck {
   return { ok: true, publicKey: bytes };
 }
 
+/**
+ * A session's `clientPublicKey`: uncompressed as {@link checkClientPublicKey} takes it (the
+ * service seals a fresh session key to it), or compressed, 66 hex characters starting `02`
+ * or `03` (the client keeps the matching private key as its session key). Either way a
+ * point on P-256; the key's bytes come back as given.
+ */
+export function checkSessionClientKey(value: unknown): ClientPublicKeyCheck {
+  if (typeof value !== 'string') return { ok: false, reason: 'clientPublicKey must be a string' };
+  if (!CLIENT_PUBLIC_KEY_RE.test(value) && !COMPRESSED_HEX_RE.test(value)) {
+    return {
+      ok: false,
+      reason: 'clientPublicKey must be a P-256 public key: 130 hex characters starting with 04 (uncompressed) or 66 starting with 02 or 03 (compressed)',
+    };
+  }
+  const bytes = fromHex(value);
+  try {
+    parsePublicKey(bytes);
+  } catch {
+    return { ok: false, reason: 'clientPublicKey is not a point on the P-256 curve' };
+  }
+  return { ok: true, publicKey: bytes };
+}
+
 /** Throwing form of {@link checkClientPublicKey}; returns the 65 key bytes. */
 export function parseClientPublicKey(value: unknown): Uint8Array {
   const check = checkClientPublicKey(value);

@@ -5,13 +5,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { unauthorized } from '../../actors/errors.js';
 import type { EmbeddedWalletConfig, OidcIssuerConfig, WebauthnConfig } from '../../actors/platform.js';
-import type { PasskeyKey } from '../../actors/wallet.js';
-import type { OidcIdentity, PasskeyAssertion, PasskeyAttestation, StampCheck, WalletPorts } from '../../actors/commands/wallet.js';
+import type { OtpTarget, PasskeyKey } from '../../actors/wallet.js';
+import type { EncryptedOtp, OidcIdentity, OtpVerificationClaims, PasskeyAssertion, PasskeyAttestation, StampCheck, WalletPorts } from '../../actors/commands/wallet.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import { requestHash } from '../crypto/canonical-json.js';
-import { checkClientPublicKey } from '../crypto/p256.js';
+import { checkClientPublicKey, checkSessionClientKey } from '../crypto/p256.js';
 import { generateMnemonic, openWalletMnemonic, sealWalletMnemonic } from '../crypto/wallet-secrets.js';
 import type { Services } from '../services.js';
+import { issueOtpTarget, openEncryptedOtp, signVerificationToken } from './encrypted-otp.js';
 import { WalletAuthError } from './errors.js';
 import { OTP_MAIL_EFFECT, otpMail } from './mail.js';
 import { parseSandboxOidc } from './oidc.js';
@@ -44,6 +45,11 @@ export class ServiceWalletPorts implements WalletPorts {
 
   clientPublicKeyProblem(value: string | undefined): string | undefined {
     const check = checkClientPublicKey(value);
+    return check.ok ? undefined : check.reason;
+  }
+
+  sessionClientKeyProblem(value: string | undefined): string | undefined {
+    const check = checkSessionClientKey(value);
     return check.ok ? undefined : check.reason;
   }
 
@@ -88,13 +94,25 @@ export class ServiceWalletPorts implements WalletPorts {
     return newCounter;
   }
 
-  async verifyStamp(header: string, payload: string): Promise<StampCheck> {
-    const result = await this.services.crypto.verifyStamp({ header, payload });
+  async verifyStamp(header: string, payload: string, expectedPublicKey?: string): Promise<StampCheck> {
+    const result = await this.services.crypto.verifyStamp(expectedPublicKey === undefined ? { header, payload } : { header, payload, expectedPublicKeys: [expectedPublicKey] });
     return result.ok ? { ok: true, publicKey: result.publicKey } : { ok: false, reason: result.error.reason };
   }
 
   issueSessionKey(clientPublicKey: string): Promise<{ sessionPublicKey: string; encryptedSessionSigningKey: string }> {
     return this.services.crypto.issueSessionKey(clientPublicKey);
+  }
+
+  issueOtpTarget(credentialId: string): { target: OtpTarget; bundle: string } {
+    return issueOtpTarget(this.services.masterKey, this.services.walletSigner, credentialId);
+  }
+
+  openOtpBundle(credentialId: string, target: OtpTarget, bundle: string): EncryptedOtp | { problem: string } {
+    return openEncryptedOtp(this.services.masterKey, credentialId, target, bundle);
+  }
+
+  signOtpVerificationToken(claims: OtpVerificationClaims): Promise<string> {
+    return signVerificationToken(this.services.walletSigner, claims);
   }
 
   newMnemonic(): string {
@@ -111,6 +129,6 @@ export class ServiceWalletPorts implements WalletPorts {
 
   exportBundle(input: { clientPublicKey: string; mnemonic: string; organizationId: string; signed: boolean }): Promise<string> {
     const { clientPublicKey, mnemonic, organizationId } = input;
-    return this.services.crypto.createExportBundle({ clientPublicKey, mnemonic, organizationId, signer: input.signed ? this.services.exportSigner : null });
+    return this.services.crypto.createExportBundle({ clientPublicKey, mnemonic, organizationId, signer: input.signed ? this.services.walletSigner : null });
   }
 }

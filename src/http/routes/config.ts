@@ -2,6 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { renderConfig, type PlatformEnv } from '../../../actors/platform.js';
 import { updateConfig } from '../../../actors/commands/config.js';
+import { toHex } from '../../crypto/bytes.js';
+import type { Services } from '../../services.js';
 import { route, type Reply, type Route } from '../route.js';
 import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
 import { List, Obj, Str, validator } from '../validation.js';
@@ -16,7 +18,8 @@ const PatchConfig = Obj({
   embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
 });
 
-const configReply = (current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current) });
+/** The configuration as read, with the signer clients check OTP targets and tokens against. */
+const configReply = (services: Services, current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current, toHex(services.walletSigner.publicKey)) });
 
 export const configRoutes: Route[] = [
   route({
@@ -28,7 +31,7 @@ export const configRoutes: Route[] = [
     status: 200,
     handle: async ({ services, env }) => {
       await services.engine.settled();
-      return { status: 200, body: renderConfig(services.world.envs.get(env.id)!) };
+      return configReply(services, services.world.envs.get(env.id)!);
     },
   }),
   route<Static<typeof PatchConfig>>({
@@ -47,7 +50,7 @@ export const configRoutes: Route[] = [
       if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') {
         await services.webhookTargets.check(env.environment, 'webhookEndpoint', body.webhookEndpoint);
       }
-      const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, configReply);
+      const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, (current) => configReply(services, current));
       // A new endpoint gets the events that waited for one.
       services.webhooks.kick(env.id);
       return reply;

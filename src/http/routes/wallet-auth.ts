@@ -7,7 +7,7 @@ import type { Holds, Same } from '../schemas/same-shape.js';
 import { embeddedWalletConfigOf } from '../../../actors/platform.js';
 import { CHALLENGE_INTERVAL_MS, CREDENTIAL_TYPES, renderAuthMethod, renderSession } from '../../../actors/wallet.js';
 import { walletAccountIn, type WalletCommandInput } from '../../../actors/commands/wallet.js';
-import { addWalletCredential, challengeWalletCredential, revokeWalletCredential, type ChallengedCredential } from '../../../actors/commands/wallet-credentials.js';
+import { addWalletCredential, challengeWalletCredential, revokeWalletCredential, type ChallengedCredential, type IssuedAuthMethod } from '../../../actors/commands/wallet-credentials.js';
 import { exportWallet, type ExportedWallet } from '../../../actors/commands/wallet-export.js';
 import { revokeWalletSession, verifyWalletCredential, type OpenedSession } from '../../../actors/commands/wallet-sessions.js';
 import type { Signed, SignedRequestChallenge } from '../../../actors/commands/wallet-signed-request.js';
@@ -28,10 +28,27 @@ const AuthMethodView = Obj({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+/** What create and challenge answer for a credential: an EMAIL_OTP one names the key its new code may be encrypted to. */
+const IssuedAuthMethodView = Obj({
+  ...AuthMethodView.properties,
+  otpEncryptionTargetBundle: Type.Optional(
+    Type.String({
+      description:
+        'EMAIL_OTP: JSON {version: "v1.0.0", data, dataSignature, enclaveQuorumPublic}; data is the hex of JSON {"targetPublic": uncompressed P-256 hex}, ' +
+        'dataSignature the DER hex ECDSA P-256 SHA-256 over the data bytes by the service signer (embeddedWalletConfig.signerPublicKey), enclaveQuorumPublic that key. ' +
+        'Encrypt the code to targetPublic for encryptedOtpBundle; each create and challenge makes a new target',
+    }),
+  ),
+});
 const PasskeyAuthChallengeView = Obj({ ...AuthMethodView.properties, challenge: Str(), requestId: Str(), expiresAt: Timestamp });
-const ChallengeView = Type.Union([AuthMethodView, PasskeyAuthChallengeView]);
+const ChallengeView = Type.Union([IssuedAuthMethodView, PasskeyAuthChallengeView]);
 const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp });
-const SessionView = Obj({ ...SessionListItem.properties, encryptedSessionSigningKey: Type.String({ description: 'base58check HPKE bundle of the session private key; only here' }) });
+const SessionView = Obj({
+  ...SessionListItem.properties,
+  encryptedSessionSigningKey: Type.Optional(
+    Type.String({ description: 'base58check HPKE bundle of the session private key, sealed to an uncompressed clientPublicKey; only here. Absent when clientPublicKey was compressed: that key is the session key' }),
+  ),
+});
 const SignedRequestChallengeView = Obj({
   payloadToSign: Type.String({ description: 'sign these exact bytes' }),
   requestId: Str(),
@@ -41,6 +58,12 @@ const SignedRequestChallengeView = Obj({
 const ExportView = Obj({ id: Str(), encryptedWalletCredentials: Type.String({ description: 'JSON: version, data, dataSignature, enclaveQuorumPublic' }) });
 
 const ClientPublicKey = Str({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
+const SessionClientKey = Str({
+  maxLength: 130,
+  description:
+    "P-256 public key in hex. Uncompressed (130 characters, 04): the session key is made by the service and sealed to it (encryptedSessionSigningKey). " +
+    'Compressed (66 characters, 02 or 03): the client keeps its private key as the session key, and stamps are checked against this key',
+});
 const Token = Str({ minLength: 1, maxLength: 8192 });
 const Attestation = Obj({
   credentialId: Str({ minLength: 1 }),
@@ -65,12 +88,22 @@ const CreateCredential = Obj({
   challenge: Type.Optional(Str({ minLength: 1 })),
   attestation: Type.Optional(Attestation),
 });
-const ChallengeBody = Obj({ clientPublicKey: Type.Optional(ClientPublicKey) });
+const ChallengeBody = Obj({ clientPublicKey: Type.Optional(SessionClientKey) });
 const VerifyBody = Obj({
   otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+  encryptedOtpBundle: Type.Optional(
+    Str({
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        'EMAIL_OTP, instead of otp: JSON {encappedPublic, ciphertext} (hex), HPKE as encryptedSessionSigningKey to the targetPublic of the latest otpEncryptionTargetBundle, ' +
+        'over JSON {"otp_code", "public_key"}. A right code answers 202 whose payloadToSign is the verificationToken (ES256 JWT by the service signer); ' +
+        'the same request again, stamped by the key of public_key with Request-Id, answers 200 with the session for that key',
+    }),
+  ),
   oidcToken: Type.Optional(Token),
   assertion: Type.Optional(Assertion),
-  clientPublicKey: Type.Optional(ClientPublicKey),
+  clientPublicKey: Type.Optional(SessionClientKey),
 });
 const ExportBody = Obj({ clientPublicKey: ClientPublicKey });
 const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
@@ -112,9 +145,11 @@ function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): 
 
 function verify(ctx: RouteContext<VerifyInput, undefined>): Promise<Reply> {
   const { id } = CredentialIdParam.parse(ctx.params);
-  return ctx.run(verifyWalletCredential, { ...walletInput(ctx), credentialId: id, proof: ctx.body, requestId: ctx.headers.requestId }, (outcome) =>
+  const input = { ...walletInput(ctx), credentialId: id, proof: ctx.body, path: versioned(`/auth/credentials/${id}/verify`), headers: ctx.headers };
+  const signed = signedReply<OpenedSession>(200);
+  return ctx.run(verifyWalletCredential, input, (outcome) =>
     // A wrong OTP is refused with its spent try logged: a 401 that is not a thrown refusal.
-    'refused' in outcome ? { status: statusOf(outcome.refused), body: errorBody(outcome.refused) } : ok(outcome.session),
+    'refused' in outcome ? { status: statusOf(outcome.refused), body: errorBody(outcome.refused) } : signed(outcome),
   );
 }
 
@@ -143,7 +178,7 @@ export const authRoutes: Route[] = [
     summary: "Register a credential on an embedded wallet: 201 for the account's first, else 202 then 201 on the signed retry",
     tag: 'Credentials and sessions',
     body: validator(CreateCredential),
-    response: AuthMethodView,
+    response: IssuedAuthMethodView,
     status: 201,
     alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
     walletStamp: 'signed retry',
@@ -167,7 +202,7 @@ export const authRoutes: Route[] = [
   route<Static<typeof ChallengeBody>>({
     method: 'POST',
     path: '/auth/credentials/{id}/challenge',
-    summary: `Re-issue a challenge: a new OTP (EMAIL_OTP) or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
+    summary: `Re-issue a challenge: a new OTP and the otpEncryptionTargetBundle to encrypt it to (EMAIL_OTP), or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
     tag: 'Credentials and sessions',
     body: validator(ChallengeBody),
     response: ChallengeView,
@@ -177,11 +212,15 @@ export const authRoutes: Route[] = [
   route<VerifyInput>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
-    summary: 'Verify a credential and open a session whose signing key is sealed to clientPublicKey',
+    summary:
+      'Verify a credential and open a session: its signing key sealed to an uncompressed clientPublicKey, or a compressed clientPublicKey as the session key. ' +
+      'An encryptedOtpBundle answers 202, then 200 on the retry stamped by its public_key',
     tag: 'Credentials and sessions',
     body: validator(VerifyBody),
     response: SessionView,
     status: 200,
+    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    walletStamp: 'signed retry',
     handle: verify,
   }),
   route({
@@ -237,9 +276,10 @@ export const authRoutes: Route[] = [
 
 /** Fails to compile when the published view and the domain's drift apart. */
 export type AuthMethodViewCheck = Holds<Same<Static<typeof AuthMethodView>, import('../../../actors/wallet.js').AuthMethodView>>;
+export type IssuedAuthMethodViewCheck = Holds<Same<Static<typeof IssuedAuthMethodView>, IssuedAuthMethod>>;
 /** The session as listed (the signing key goes out only once, when the session is made). */
 export type SessionViewCheck = Holds<Same<Static<typeof SessionListItem>, import('../../../actors/wallet.js').SessionView>>;
-/** The new session, with its sealed signing key. */
+/** The new session, with its sealed signing key unless the client holds it. */
 export type OpenedSessionViewCheck = Holds<Same<Static<typeof SessionView>, OpenedSession>>;
 export type ChallengeViewCheck = Holds<Same<Static<typeof ChallengeView>, ChallengedCredential>>;
 export type SignedRequestChallengeViewCheck = Holds<Same<Static<typeof SignedRequestChallengeView>, SignedRequestChallenge>>;

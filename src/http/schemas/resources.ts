@@ -186,6 +186,7 @@ export const EmbeddedWalletConfigView = Obj({
   sessionLifetimeSeconds: Type.Integer(),
   oidcIssuers: List(OidcIssuerSchema),
   webauthn: WebauthnSchema,
+  signerPublicKey: Str({ description: 'uncompressed SEC1 hex of the service signer: it signs otpEncryptionTargetBundle, the OTP verificationToken and production export bundles (their enclaveQuorumPublic)' }),
 });
 
 /** PATCH input: every member optional; omitted ones keep their values. */
