@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { decryptCredentialBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
+import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey, verifyOtpVerificationToken } from '@turnkey/crypto';
 import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
 
 interface Answer {
@@ -118,5 +118,39 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
     const executed = await api.ok('POST', `/quotes/${quote.id}/execute`, undefined, { 'Grid-Wallet-Signature': await stamp(payload, sessionKey) });
     assert.equal(executed.status, 'COMPLETED');
     assert.equal((await api.ok('GET', `/internal-accounts/${to.id}`)).balance.amount, 1_500);
+  });
+
+  it('an encrypted OTP opens a client-held-key session, whose own key then stamps a wallet payment', async () => {
+    const carol = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'carol@example.com' });
+    const dave = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'dave@example.com' });
+    const walletOf = async (customerId: string): Promise<any> =>
+      (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
+    const from = await walletOf(carol.id);
+    const to = await walletOf(dave.id);
+    await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });
+    const signer = (await api.ok('GET', '/config')).embeddedWalletConfig.signerPublicKey;
+    const credential = await api.ok('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: from.id });
+
+    // The client keeps this key: its compressed public half goes inside the encrypted code.
+    const client = generateP256KeyPair();
+    const encryptedOtpBundle = await encryptOtpCodeToBundle('000000', credential.otpEncryptionTargetBundle, client.publicKey, signer);
+    const challenge = await api.call('POST', `/auth/credentials/${credential.id}/verify`, { encryptedOtpBundle });
+    assert.equal(challenge.status, 202, JSON.stringify(challenge.body));
+    const claims = await verifyOtpVerificationToken(challenge.body.payloadToSign, signer);
+    assert.equal(claims.public_key, client.publicKey);
+    assert.equal(claims.contact, 'carol@example.com');
+    const session = await api.ok('POST', `/auth/credentials/${credential.id}/verify`, { encryptedOtpBundle }, {
+      'Grid-Wallet-Signature': await stamp(challenge.body.payloadToSign, client.privateKey),
+      'Request-Id': challenge.body.requestId,
+    });
+    assert.equal(session.encryptedSessionSigningKey, undefined);
+
+    const quote = await api.ok('POST', '/quotes', { source: { accountId: from.id }, destination: { destinationType: 'ACCOUNT', accountId: to.id }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 700 });
+    const payload = quote.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
+    const stranger = generateP256KeyPair();
+    assert.equal((await api.call('POST', `/quotes/${quote.id}/execute`, undefined, { 'Grid-Wallet-Signature': await stamp(payload, stranger.privateKey) })).status, 401);
+    const executed = await api.ok('POST', `/quotes/${quote.id}/execute`, undefined, { 'Grid-Wallet-Signature': await stamp(payload, client.privateKey) });
+    assert.equal(executed.status, 'COMPLETED');
+    assert.equal((await api.ok('GET', `/internal-accounts/${to.id}`)).balance.amount, 700);
   });
 });
