@@ -129,6 +129,19 @@ describe('external accounts by id', () => {
     assert.deepEqual(svc.service.services.world.checkInvariants(), []);
   });
 
+  it('production: a customer account reads, deletes, and is then refused as a quote destination', async () => {
+    const prod = { auth: 'production' as const };
+    const c = await createCustomer(svc, {}, 'production');
+    const bank = await svc.request('POST', '/customers/external-accounts', { body: usdAccount('777000181', { customerId: c.id }), ...prod });
+    assertStatus(bank, 201);
+    assert.deepEqual((await svc.request('GET', `/customers/external-accounts/${bank.body.id}`, prod)).body, bank.body);
+    assertError(await svc.request('GET', `/customers/external-accounts/${bank.body.id}`), 404, 'NOT_FOUND');
+    assert.equal((await svc.request('DELETE', `/customers/external-accounts/${bank.body.id}`, prod)).status, 204);
+    assertError(await svc.request('GET', `/customers/external-accounts/${bank.body.id}`, prod), 404, 'NOT_FOUND');
+    const usd = (await svc.request('GET', `/customers/internal-accounts?customerId=${c.id}&currency=USD`, prod)).body.data[0];
+    assertInvalid(await svc.request('POST', '/quotes', { body: quoteBody(usd.id, bank.body.id, 100), ...prod }), 'destination.accountId');
+  });
+
   it('honours Idempotency-Key: a replayed DELETE answers 204 again', async () => {
     const ours = await platformAccount(svc, '555000161');
     const headers = { 'idempotency-key': `del-${ours.id}` };
