@@ -1,6 +1,7 @@
 // Opening the service: the store and recovery, the default platform, then the HTTP front.
 // Tests open it in-process (port 0, a manual clock); `main.ts` opens it for real.
 import { join, resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { mkdirSync, statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
@@ -72,11 +73,23 @@ export class ConfigError extends Error {
   }
 }
 
-function numberFrom(value: string | undefined, fallback: number, name: string): number {
+/** An integer setting within [min, max] (unset or empty: the default); anything else names the variable, the value and the range. */
+function integerFrom(value: string | undefined, fallback: number, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got ${value}`);
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+    throw new ConfigError(`${name}=${value} is not accepted: it must be ${range}`);
+  }
   return n;
+}
+
+/** HOST: an IP address, or a host name (letters, digits, hyphens and dots). */
+function hostFrom(value: string | undefined): string {
+  if (value === undefined || value === '') return '127.0.0.1';
+  const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+  if (isIP(value) === 0 && !name.test(value)) throw new ConfigError(`HOST=${value} is not accepted: it must be an IP address or a host name`);
+  return value;
 }
 
 /** A boolean setting: exactly `true` or `false` (unset or empty: the default). */
@@ -109,20 +122,21 @@ export function cryptoRoutesFrom(value: string | undefined): Partial<Record<Cryp
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = {}): ServiceConfig {
-  const host = options.host ?? env.HOST ?? '127.0.0.1';
-  const port = options.port ?? numberFrom(env.PORT, 8080, 'PORT');
+  const host = options.host ?? hostFrom(env.HOST);
+  // 0 asks for any free port (the tests' way); uWebSockets.js would wrap anything past 65535.
+  const port = options.port ?? integerFrom(env.PORT, 8080, 'PORT', 0, 65_535);
   const dataDir = resolve(options.dataDir ?? env.DATA_DIR ?? './data/db');
   return {
     host,
     port,
     dataDir,
     baseUrl: `http://${host}:${port}/${API_VERSION}`,
-    snapshotEveryEntries: options.snapshotEveryEntries ?? numberFrom(env.SNAPSHOT_EVERY_ENTRIES, 100_000, 'SNAPSHOT_EVERY_ENTRIES'),
-    snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? numberFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS')),
-    drainTimeoutMs: 1000 * numberFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS'),
+    snapshotEveryEntries: options.snapshotEveryEntries ?? integerFrom(env.SNAPSHOT_EVERY_ENTRIES, 100_000, 'SNAPSHOT_EVERY_ENTRIES', 1),
+    snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? integerFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS', 1)),
+    drainTimeoutMs: 1000 * integerFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS', 0),
     cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
     smtpUrl: smtpUrlFrom(env.SMTP_URL),
-    maxPendingWebhooks: options.maxPendingWebhooks ?? numberFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS'),
+    maxPendingWebhooks: options.maxPendingWebhooks ?? integerFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS', 1),
     allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? booleanFrom(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
   };
 }

@@ -10,10 +10,13 @@ function isRefusal(err: unknown): err is Error {
   return err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError || err instanceof StoreIdentityError;
 }
 
+/** A setting the service cannot start with exits 2 (a usage error), other refusals and bugs 1. */
+const CONFIG_EXIT = 2;
+
 const service = await startService().catch((err: unknown) => {
   const detail = isRefusal(err) ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
   process.stderr.write(`cannot start: ${detail}\n`);
-  process.exit(1);
+  process.exit(err instanceof ConfigError ? CONFIG_EXIT : 1);
 });
 
 let stopping = false;
