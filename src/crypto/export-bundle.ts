@@ -87,7 +87,8 @@ function field(obj: Record<string, unknown>, name: string): string {
   return value;
 }
 
-function parseJsonObject(text: string, what: string): Record<string, unknown> {
+/** `text` as a JSON object; a BundleError naming `what` otherwise. Shared with otp-bundle.ts. */
+export function parseJsonObject(text: string, what: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -98,7 +99,8 @@ function parseJsonObject(text: string, what: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function publicKeyBytes(hex: string, what: string): Uint8Array {
+/** A P-256 public key in hex (either SEC1 form), as its 65 uncompressed bytes; a BundleError naming `what` otherwise. */
+export function publicKeyBytes(hex: string, what: string): Uint8Array {
   if (!isHex(hex)) throw new BundleError(`${what} is not hex`);
   try {
     return parsePublicKey(fromHex(hex)).uncompressed;

@@ -10,9 +10,9 @@
 // JSON {"otp_code", "public_key"}: the code the user typed and the client's key, which the
 // verification token then names.
 import { decodeUtf8Strict, fromHex, isHex, toHex, utf8 } from './bytes.js';
-import { BundleError, InvalidPublicKeyError } from './errors.js';
-import { enclaveBundle, type ExportSigner } from './export-bundle.js';
-import { checkSessionClientKey, parsePublicKey } from './p256.js';
+import { BundleError } from './errors.js';
+import { enclaveBundle, parseJsonObject, publicKeyBytes, type ExportSigner } from './export-bundle.js';
+import { checkSessionClientKey } from './p256.js';
 import { turnkeyHpkeOpen } from './session-bundle.js';
 
 /** The otpEncryptionTargetBundle naming `targetPublicKey` (65-byte uncompressed), signed by `signer`. */
@@ -27,37 +27,16 @@ export interface EncryptedOtp {
   readonly publicKey: string;
 }
 
-function jsonObject(text: string, what: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (cause) {
-    throw new BundleError(`${what} is not JSON`, { cause });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BundleError(`${what} is not a JSON object`);
-  return parsed as Record<string, unknown>;
-}
-
 function stringField(obj: Record<string, unknown>, name: string, what: string): string {
   const value = obj[name];
   if (typeof value !== 'string') throw new BundleError(`${what} must carry the string ${name}`);
   return value;
 }
 
-function encappedKey(hex: string): Uint8Array {
-  if (!isHex(hex)) throw new BundleError('encappedPublic is not hex');
-  try {
-    return parsePublicKey(fromHex(hex)).uncompressed;
-  } catch (cause) {
-    if (cause instanceof InvalidPublicKeyError) throw new BundleError(`encappedPublic: ${cause.reason}`, { cause });
-    throw cause;
-  }
-}
-
 /** Opens an encryptedOtpBundle with the target's private key; BundleError says what is wrong with it. */
 export function openOtpBundle(bundle: string, targetPrivateKey: Uint8Array): EncryptedOtp {
-  const outer = jsonObject(bundle, 'encryptedOtpBundle');
-  const enc = encappedKey(stringField(outer, 'encappedPublic', 'encryptedOtpBundle'));
+  const outer = parseJsonObject(bundle, 'encryptedOtpBundle');
+  const enc = publicKeyBytes(stringField(outer, 'encappedPublic', 'encryptedOtpBundle'), 'encappedPublic');
   const ciphertextHex = stringField(outer, 'ciphertext', 'encryptedOtpBundle');
   if (!isHex(ciphertextHex)) throw new BundleError('ciphertext is not hex');
   let plaintext: Uint8Array;
@@ -73,7 +52,7 @@ export function openOtpBundle(bundle: string, targetPrivateKey: Uint8Array): Enc
   } catch (cause) {
     throw new BundleError('the decrypted OTP is not UTF-8 text', { cause });
   }
-  const inner = jsonObject(text, 'the decrypted OTP');
+  const inner = parseJsonObject(text, 'the decrypted OTP');
   const otpCode = stringField(inner, 'otp_code', 'the decrypted OTP');
   const publicKey = stringField(inner, 'public_key', 'the decrypted OTP');
   if (!checkSessionClientKey(publicKey).ok) {

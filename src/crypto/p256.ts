@@ -115,13 +115,13 @@ export type ClientPublicKeyCheck =
  * characters starting `04` (uncompressed SEC1) that encodes a point on P-256.
  */
 export function checkClientPublicKey(value: unknown): ClientPublicKeyCheck {
+  return checkPointHex(value, (text) => CLIENT_PUBLIC_KEY_RE.test(text), 'clientPublicKey must be an uncompressed P-256 public key: 130 hex characters starting with 04');
+}
+
+/** `value` as hex of a point on P-256, in a form `wellFormed` accepts (`shapeReason` when it does not). */
+function checkPointHex(value: unknown, wellFormed: (text: string) => boolean, shapeReason: string): ClientPublicKeyCheck {
   if (typeof value !== 'string') return { ok: false, reason: 'clientPublicKey must be a string' };
-  if (!CLIENT_PUBLIC_KEY_RE.test(value)) {
-    return {
-      ok: false,
-      reason: 'clientPublicKey must be an uncompressed P-256 public key: 130 hex characters starting with 04',
-    };
-  }
+  if (!wellFormed(value)) return { ok: false, reason: shapeReason };
   const bytes = fromHex(value);
   try {
     parsePublicKey(bytes);
@@ -138,20 +138,11 @@ export function checkClientPublicKey(value: unknown): ClientPublicKeyCheck {
  * point on P-256; the key's bytes come back as given.
  */
 export function checkSessionClientKey(value: unknown): ClientPublicKeyCheck {
-  if (typeof value !== 'string') return { ok: false, reason: 'clientPublicKey must be a string' };
-  if (!CLIENT_PUBLIC_KEY_RE.test(value) && !COMPRESSED_HEX_RE.test(value)) {
-    return {
-      ok: false,
-      reason: 'clientPublicKey must be a P-256 public key: 130 hex characters starting with 04 (uncompressed) or 66 starting with 02 or 03 (compressed)',
-    };
-  }
-  const bytes = fromHex(value);
-  try {
-    parsePublicKey(bytes);
-  } catch {
-    return { ok: false, reason: 'clientPublicKey is not a point on the P-256 curve' };
-  }
-  return { ok: true, publicKey: bytes };
+  return checkPointHex(
+    value,
+    (text) => CLIENT_PUBLIC_KEY_RE.test(text) || COMPRESSED_HEX_RE.test(text),
+    'clientPublicKey must be a P-256 public key: 130 hex characters starting with 04 (uncompressed) or 66 starting with 02 or 03 (compressed)',
+  );
 }
 
 /** Throwing form of {@link checkClientPublicKey}; returns the 65 key bytes. */
