@@ -65,6 +65,8 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
       supportedCurrencies: ['USD', 'USDB'].map((currencyCode) => ({ currencyCode, minAmount: 1, maxAmount: 1_000_000_000, enabledTransactionTypes: ['OUTGOING', 'INCOMING'] })),
     });
   });
+  /** A customer's embedded wallet, found by listing its USDB account. */
+  const walletOf = async (customerId: string): Promise<any> => (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
   after(async () => {
     await killAll();
     rmSync(dataDir, { recursive: true, force: true });
@@ -102,8 +104,6 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
   it('a sealed-key session stamps a wallet payment under Grid-Wallet-Signature', async () => {
     const alice = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'alice@example.com' });
     const bob = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'bob@example.com' });
-    const walletOf = async (customerId: string): Promise<any> =>
-      (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
     const from = await walletOf(alice.id);
     const to = await walletOf(bob.id);
     await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });
@@ -123,8 +123,6 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
   it('an encrypted OTP opens a client-held-key session, whose own key then stamps a wallet payment', async () => {
     const carol = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'carol@example.com' });
     const dave = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'dave@example.com' });
-    const walletOf = async (customerId: string): Promise<any> =>
-      (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
     const from = await walletOf(carol.id);
     const to = await walletOf(dave.id);
     await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });

@@ -5,6 +5,7 @@ import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions,
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { invalidField, invalidInput, type FieldProblem } from '../../actors/errors.js';
+import { CURRENCIES } from '../../actors/reference.js';
 
 /** Limits of CONTRACT.md: strings up to 1,024 characters, arrays up to 100 items. */
 export const MAX_STRING = 1024;
@@ -26,6 +27,11 @@ export function instant(field: string, text: string | undefined): number | undef
   const ms = Date.parse(text);
   if (!DATE_TIME.test(text) || Number.isNaN(ms)) throw invalidField(field, 'must be an ISO 8601 date-time such as 2025-10-13T00:00:00Z');
   return ms;
+}
+
+/** A currency code the service knows (the schema checks only its shape); else a 400 naming `field`. */
+export function checkKnownCurrency(code: string, field = 'currency'): void {
+  if (!CURRENCIES.has(code)) throw invalidField(field, `unknown currency code ${code}`);
 }
 
 export const Country = (options: StringOptions = {}) =>

@@ -9,7 +9,6 @@ import {
   type AccountSummary,
   type InternalAccount,
 } from '../../../actors/internal-account.js';
-import { CURRENCIES } from '../../../actors/reference.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
 import {
@@ -22,12 +21,12 @@ import {
 } from '../../../actors/commands/accounts.js';
 import { customerIn } from '../../../actors/commands/customers.js';
 import type { Services } from '../../services.js';
-import { invalidField, invalidInput } from '../../../actors/errors.js';
+import { invalidInput } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { checkAccountInfo } from '../schemas/account-info.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
-import { Obj, Str, StringEnum, validator } from '../validation.js';
+import { checkKnownCurrency, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
 /** Checked by checkAccountInfo, which names the variant's fields in its errors; published as AccountInfo. */
@@ -90,10 +89,6 @@ async function listInternal(services: Services, env: PlatformEnv, filter: Intern
   return { status: 200, body };
 }
 
-function checkCurrency(code: string): void {
-  if (!CURRENCIES.has(code)) throw invalidField('currency', `unknown currency code ${code}`);
-}
-
 const createdExternal = (account: ExternalAccount): Reply => ({ status: 201, body: renderExternalAccount(account) });
 const fundedAccount = (account: InternalAccount): Reply => ({ status: 200, body: renderInternalAccount(account) });
 
@@ -102,7 +97,7 @@ function createExternal(
   input: { currency: string; accountInfo: unknown; customerId?: string; platformAccountId?: string; defaultUmaDepositAccount?: boolean; cryptoNetwork?: string },
 ): Promise<Reply> {
   const { env } = ctx;
-  checkCurrency(input.currency);
+  checkKnownCurrency(input.currency);
   const info = checkAccountInfo(input.accountInfo);
   if (!info.ok) throw invalidInput(info.errors);
   const account = { ...input, accountInfo: info.value };

@@ -3,14 +3,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CUSTOMER_TYPES, KYB_STATUSES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
 import { createCustomer, customerIn, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
-import { invalidField } from '../../../actors/errors.js';
 import type { PlatformEnv } from '../../../actors/platform.js';
-import { CURRENCIES } from '../../../actors/reference.js';
 import type { Services } from '../../services.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, BusinessInfoSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
-import { Country, DateString, DateTime, instant, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const Profile = {
   email: Type.Optional(Email),
@@ -79,7 +77,7 @@ function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): P
 /** Which customers a list query selects; a bad time bound or an unknown currency is a 400 naming its parameter. */
 function customerFilter(query: CustomerListQuery): (c: Customer) => boolean {
   const uma = query.umaAddress?.toLowerCase();
-  if (query.currency !== undefined && !CURRENCIES.has(query.currency)) throw invalidField('currency', `unknown currency code ${query.currency}`);
+  if (query.currency !== undefined) checkKnownCurrency(query.currency);
   const createdFrom = instant('createdAfter', query.createdAfter) ?? -Infinity;
   const createdTo = instant('createdBefore', query.createdBefore) ?? Infinity;
   const updatedFrom = instant('updatedAfter', query.updatedAfter) ?? -Infinity;

@@ -1,7 +1,7 @@
 // Shapes shared by several routes: the request fragments (address, ids) and the response
 // resources of SERVICE_SPEC part 2, as published in the OpenAPI document.
 import { Type, type Static, type TObject, type TSchema, type TString } from '@sinclair/typebox';
-import { BUSINESS_ENTITY_TYPES, KYB_STATUSES, KYC_STATUSES, UMA_ADDRESS_PATTERN, type Address, type BusinessInfo } from '../../../actors/customer.js';
+import { BUSINESS_ENTITY_TYPES, KYB_STATUSES, KYC_STATUSES, UMA_ADDRESS_PATTERN, type Address, type BusinessInfoView } from '../../../actors/customer.js';
 import { INTERNAL_ACCOUNT_TYPES } from '../../../actors/internal-account.js';
 import {
   MAX_INLINE_JWKS,
@@ -64,7 +64,7 @@ export const BusinessInfoSchema = Obj({
   primaryContactLastName: Type.Optional(Text()),
 });
 /** Fails to compile when the schema and the domain's BusinessInfo describe different shapes. */
-export type SchemaDescribesBusinessInfo = Holds<Same<Static<typeof BusinessInfoSchema>, { -readonly [K in keyof BusinessInfo]: K extends 'countriesOfOperation' ? string[] : BusinessInfo[K] }>>;
+export type SchemaDescribesBusinessInfo = Holds<Same<Static<typeof BusinessInfoSchema>, BusinessInfoView>>;
 
 const CustomerCommon = {
   id: Str(),
