@@ -13,7 +13,7 @@ import { registerOtpMail } from './wallet/mail.js';
 import { OidcVerifier } from './wallet/oidc.js';
 import { OtpHasher } from './wallet/otp.js';
 import { ensureDefaultPlatform } from './platforms.js';
-import { startHttpServer, API_VERSION, type HttpServer } from './http/server.js';
+import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
@@ -21,14 +21,20 @@ import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, op
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery } from './webhooks/delivery.js';
+import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery, type DeliveryObserver } from './webhooks/delivery.js';
 import { WebhookEgress } from './webhooks/egress.js';
 import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { createPlatform } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
 import type { RootDatabase } from 'lmdb';
-import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity } from './store-identity.js';
+import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity, type IdentityBeforeOpen } from './store-identity.js';
+import type { Report } from './engine/report.js';
+import { createLogger, logsRequests, LOG_LEVELS, reportTo, type LogLevel } from './ops/log.js';
+import { ServiceMetrics } from './ops/metrics.js';
+
+/** The engine over the domain's world, as the service runs it. */
+type DomainEngine = Engine<DomainEvent, TimerMessage, World>;
 
 const NewPlatformBody = validator(
   Obj({
@@ -44,8 +50,11 @@ export interface ServiceOptions {
   clock?: Clock;
   snapshotEveryEntries?: number;
   snapshotEverySeconds?: number;
-  report?: (line: string) => void;
+  /** Where reports go (default: JSON lines on stderr at LOG_LEVEL); tests collect them. */
+  report?: Report;
   env?: NodeJS.ProcessEnv;
+  /** Stops recovery while it replays (SIGTERM during start): startService rejects with RecoveryAbortedError. */
+  signal?: AbortSignal;
   /** How long a webhook endpoint has to answer (default DELIVERY_TIMEOUT_MS, 5 s); tests shorten it. */
   webhookTimeoutMs?: number;
   /** The most PENDING webhook events per environment (default MAX_PENDING_WEBHOOKS); tests lower it. */
@@ -92,6 +101,30 @@ function hostFrom(value: string | undefined): string {
   return value;
 }
 
+/** LOG_LEVEL: one of pino's level names. */
+function logLevelFrom(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const level = LOG_LEVELS.find((name) => name === value);
+  if (level === undefined) throw new ConfigError(`LOG_LEVEL=${value} is not accepted: it must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+/** METRICS: `on` (the default) serves GET /metrics, `off` neither serves nor measures. */
+function metricsFrom(value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(`METRICS=${value} is not accepted: it must be on or off`);
+}
+
+/**
+ * MASTER_KEY, checked for its form before anything is opened (whether it opens this store is
+ * store-identity.ts's question). A secret: the line gives its length, never its value.
+ */
+function checkMasterKeyForm(value: string | undefined): void {
+  if (value === undefined || value === '' || /^[0-9a-fA-F]{64}$/.test(value)) return;
+  throw new ConfigError(`MASTER_KEY (${value.length} characters, not shown) is not accepted: it must be 64 hex characters (32 bytes)`);
+}
+
 /** A boolean setting: exactly `true` or `false` (unset or empty: the default). */
 function booleanFrom(value: string | undefined, fallback: boolean, name: string): boolean {
   if (value === undefined || value === '') return fallback;
@@ -126,6 +159,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
   // 0 asks for any free port (the tests' way); uWebSockets.js would wrap anything past 65535.
   const port = options.port ?? integerFrom(env.PORT, 8080, 'PORT', 0, 65_535);
   const dataDir = resolve(options.dataDir ?? env.DATA_DIR ?? './data/db');
+  checkMasterKeyForm(env.MASTER_KEY);
   return {
     host,
     port,
@@ -138,6 +172,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     smtpUrl: smtpUrlFrom(env.SMTP_URL),
     maxPendingWebhooks: options.maxPendingWebhooks ?? integerFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS', 1),
     allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? booleanFrom(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    logLevel: logLevelFrom(env.LOG_LEVEL),
+    metrics: metricsFrom(env.METRICS),
   };
 }
 
@@ -174,38 +210,79 @@ export function resourceFigures(dataDir: string): ResourceFigures {
   };
 }
 
+/** A data directory locked and checked, not yet opened: what `openPrepared` recovers. */
+interface PreparedDataDir {
+  config: ServiceConfig;
+  env: NodeJS.ProcessEnv;
+  lock: DataDirLock;
+  identityBeforeOpen: IdentityBeforeOpen;
+}
+
 /**
- * Takes the data directory's lock, checks the store, opens and recovers it, and returns
- * services without serving HTTP (for commands). Rejects with DataDirInUseError when another
- * process holds the directory. Nothing is left open or locked when it rejects.
+ * Takes the data directory's lock and checks the store before anything opens it (another
+ * store's files are refused untouched). Rejects with DataDirInUseError when another process
+ * holds the directory; nothing is left locked when it rejects.
  */
-export async function openServices(options: ServiceOptions = {}): Promise<Services> {
-  const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const env = options.env ?? process.env;
-  const config = configFromEnv(env, options);
+async function prepareDataDir(config: ServiceConfig, env: NodeJS.ProcessEnv): Promise<PreparedDataDir> {
   mkdirSync(config.dataDir, { recursive: true });
   const lock = await lockDataDir(config.dataDir);
-  // Once open, closed again if a later step fails.
-  let engine: Engine<DomainEvent, TimerMessage, World> | undefined;
   try {
     checkStoreBeforeOpen(config.dataDir);
-    // Before anything is written (service.json included): another store is refused untouched.
+    // Before anything is written (service.json included).
     const identityBeforeOpen = checkStoreIdentity(config.dataDir, env);
     forgetOwner(config.dataDir);
+    return { config, env, lock, identityBeforeOpen };
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+/**
+ * Opens and recovers the prepared store and returns the services over it. `opening` is told
+ * of the engine before it recovers (readiness reads its progress). Nothing is left open or
+ * locked when it rejects.
+ */
+async function openPrepared(
+  prepared: PreparedDataDir,
+  options: ServiceOptions,
+  report: Report,
+  hooks: { metrics?: ServiceMetrics; opening?: (engine: DomainEngine) => void } = {},
+): Promise<Services> {
+  const { config, env, lock, identityBeforeOpen } = prepared;
+  let engine: DomainEngine | undefined;
+  try {
     const world = new World();
     // The master key is loaded once the store is known to be this service's (below); an
     // OTP mail resumed by recovery runs only after open, by which time it is there.
     let masterKeyLoaded: MasterKey | undefined;
-    const opened = await openEngine(config, world, options.clock ?? systemClock, report, () => {
-      if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
-      return masterKeyLoaded;
+    let root: RootDatabase | undefined;
+    engine = new Engine<DomainEvent, TimerMessage, World>({
+      dataDir: config.dataDir,
+      clock: options.clock ?? systemClock,
+      machine: world,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      snapshotEveryMs: config.snapshotEveryMs,
+      report,
+      ...optional('observer', hooks.metrics),
+      openStore: (dataDir) => (root = openStore(dataDir)),
     });
-    engine = opened.engine;
+    registerOtpMail(engine, {
+      dataDir: config.dataDir,
+      smtpUrl: config.smtpUrl,
+      masterKey: () => {
+        if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
+        return masterKeyLoaded;
+      },
+    });
+    hooks.opening?.(engine);
+    await engine.open(options.signal);
+    if (root === undefined) throw new Error('the engine opened no store');
     checkRecoveredStore(config.dataDir, world.envs.size);
     const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, env, world, before: identityBeforeOpen });
     masterKeyLoaded = masterKey;
-    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root: opened.root, masterKey, before: identityBeforeOpen, report });
-    return servicesOver({ config, options, report, engine: opened.engine, world, masterKey, storeId, lock });
+    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root, masterKey, before: identityBeforeOpen, report });
+    return servicesOver({ config, options, report, engine, world, masterKey, storeId, lock, ...optional('deliveryObserver', hooks.metrics) });
   } catch (err) {
     try {
       await engine?.close();
@@ -216,44 +293,29 @@ export async function openServices(options: ServiceOptions = {}): Promise<Servic
   }
 }
 
-/** Opens and recovers the engine on the data directory; the OTP mail it resumes reads the master key when it runs. */
-async function openEngine(
-  config: ServiceConfig,
-  world: World,
-  clock: Clock,
-  report: (line: string) => void,
-  masterKey: () => MasterKey,
-): Promise<{ engine: Engine<DomainEvent, TimerMessage, World>; root: RootDatabase }> {
-  // The environment the engine opens, kept to record the store's identity beside the engine's databases.
-  let root: RootDatabase | undefined;
-  const engine = new Engine<DomainEvent, TimerMessage, World>({
-    dataDir: config.dataDir,
-    clock,
-    machine: world,
-    snapshotEveryEntries: Math.max(1, config.snapshotEveryEntries),
-    snapshotEveryMs: Math.max(1000, config.snapshotEveryMs),
-    report,
-    openStore: (dataDir) => (root = openStore(dataDir)),
-  });
-  registerOtpMail(engine, { dataDir: config.dataDir, smtpUrl: config.smtpUrl, masterKey });
-  await engine.open();
-  if (root === undefined) {
-    await engine.close();
-    throw new Error('the engine opened no store');
-  }
-  return { engine, root };
+/**
+ * Takes the data directory's lock, checks the store, opens and recovers it, and returns
+ * services without serving HTTP (for commands). Rejects with DataDirInUseError when another
+ * process holds the directory. Nothing is left open or locked when it rejects.
+ */
+export async function openServices(options: ServiceOptions = {}): Promise<Services> {
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env, options);
+  const report = options.report ?? reportTo(createLogger(config.logLevel));
+  return openPrepared(await prepareDataDir(config, env), options, report);
 }
 
 /** The services over a recovered engine (crypto, webhook delivery, verifiers); `close` closes them all and frees the directory. */
 function servicesOver(parts: {
   config: ServiceConfig;
   options: ServiceOptions;
-  report: (line: string) => void;
-  engine: Engine<DomainEvent, TimerMessage, World>;
+  report: Report;
+  engine: DomainEngine;
   world: World;
   masterKey: MasterKey;
   storeId: string;
   lock: DataDirLock;
+  deliveryObserver?: DeliveryObserver;
 }): Services {
   const { config, options, report, engine, world, masterKey, lock } = parts;
   const walletSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
@@ -265,6 +327,7 @@ function servicesOver(parts: {
   const egress = new WebhookEgress(webhookTargets);
   const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto: pool, egress }, {
     report,
+    ...(parts.deliveryObserver !== undefined ? { observer: parts.deliveryObserver } : {}),
     maxPending: config.maxPendingWebhooks,
     ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
   });
@@ -298,57 +361,119 @@ function servicesOver(parts: {
   };
 }
 
+/**
+ * The HTTP front's observer: metrics, and at `debug` one access-log line per request
+ * (method, route pattern, status, milliseconds, reqId). Undefined when neither is on, so
+ * the front does not even read the clock.
+ */
+function httpObserverOf(metrics: ServiceMetrics | undefined, report: Report, accessLog: boolean): HttpObserver | undefined {
+  if (!accessLog) return metrics;
+  return {
+    answered(method, route, status, seconds, requestId) {
+      metrics?.answered(method, route, status, seconds);
+      const ms = Math.round(seconds * 10_000) / 10;
+      report(`${method} ${route} ${status} ${ms} ms`, { event: 'http.request', level: 'debug', reqId: requestId, method, route, status, ms });
+    },
+  };
+}
+
+/**
+ * Listens first, then recovers the store: while the log replays, /livez answers, /readyz
+ * says how far recovery is and every other route answers 503. Once recovered, the default
+ * platform exists (credentials.json naming the address actually served) and the API is
+ * served. `options.signal` stops a recovery in progress (RecoveryAbortedError).
+ */
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
-  const report = options.report ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const services = await openServices({ ...options, report });
-  let credentialsPath: string;
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env, options);
+  const report = options.report ?? reportTo(createLogger(config.logLevel));
+  const metrics = config.metrics ? new ServiceMetrics() : undefined;
+  const prepared = await prepareDataDir(config, env);
+  let recovering: DomainEngine | undefined;
   let http: HttpServer;
   try {
-    credentialsPath = (await ensureDefaultPlatform(services)).path;
-    http = await startHttpServer(
-      services,
-      routes,
-      {
-        healthz: () => ({
-          status: 'ok',
-          lastSeq: services.engine.lastSeq,
-          durableSeq: services.engine.durableSeq,
-          webhooks: services.webhooks.stats(),
-          ...resourceFigures(services.config.dataDir),
-        }),
-        openapi: () => openApiDocument(routes, services.config.baseUrl),
-        operator: {
-          keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
-          handle: async (path, body) => {
-            if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
-            const input = NewPlatformBody.parse(body);
-            return { status: 201, body: await createPlatform(services, input) };
-          },
-        },
-      },
+    http = await startHttpServer({
+      host: config.host,
+      port: config.port,
       report,
-    );
+      ...optional('observer', httpObserverOf(metrics, report, logsRequests(config.logLevel))),
+      ...optional('metrics', metrics),
+      recovery: () => recovering?.recovery,
+    });
   } catch (err) {
-    await services.close();
+    await prepared.lock.release();
     throw err;
   }
+  // With port 0 the OS picked one: the base URL (and credentials.json) name the real port.
+  config.port = http.port;
+  config.baseUrl = `http://${config.host}:${http.port}/${API_VERSION}`;
+  report(`listening on ${config.baseUrl} (recovering the store)`, { event: 'http.listening', baseUrl: config.baseUrl });
+  let services: Services;
+  let credentialsPath: string;
+  try {
+    services = await openPrepared(prepared, options, report, {
+      ...optional('metrics', metrics),
+      opening: (engine) => (recovering = engine),
+    });
+    try {
+      credentialsPath = (await ensureDefaultPlatform(services)).path;
+    } catch (err) {
+      await services.close();
+      throw err;
+    }
+  } catch (err) {
+    await http.drain(0);
+    throw err;
+  }
+  metrics?.watch({
+    webhookEventsPending: () => services.webhooks.stats().pending,
+    effectsPending: () => services.engine.pendingEffects,
+    timersPending: () => services.engine.pendingTimers,
+  });
+  http.serve({ services, routes, extras: extrasOf(services) });
   services.webhooks.start();
-  // With port 0 the OS picked one: the base URL names the real port.
-  services.config.port = http.port;
-  services.config.baseUrl = `http://${services.config.host}:${http.port}/${API_VERSION}`;
-  recordOwner(services.config.dataDir, `http://${services.config.host}:${http.port}`);
+  recordOwner(config.dataDir, `http://${config.host}:${http.port}`);
+  report(`ready: serving ${config.baseUrl}`, { event: 'service.ready', baseUrl: config.baseUrl, lastSeq: services.engine.lastSeq });
   let closing: Promise<void> | undefined;
   return {
     services,
     http,
-    baseUrl: services.config.baseUrl,
+    baseUrl: config.baseUrl,
     credentialsPath,
     close: () => {
       closing ??= (async () => {
-        await http.drain(services.config.drainTimeoutMs);
+        await http.drain(config.drainTimeoutMs);
         await services.close();
+        report('stopped: the final commit is made', { event: 'service.stopped', lastSeq: services.engine.lastSeq });
       })();
       return closing;
+    },
+  };
+}
+
+/** `{[key]: value}` when there is a value: optional properties stay absent rather than undefined (exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** /healthz, the OpenAPI document and the operator endpoints over the running services. */
+function extrasOf(services: Services): Extras {
+  return {
+    healthz: () => ({
+      status: 'ok',
+      lastSeq: services.engine.lastSeq,
+      durableSeq: services.engine.durableSeq,
+      webhooks: services.webhooks.stats(),
+      ...resourceFigures(services.config.dataDir),
+    }),
+    openapi: () => openApiDocument(routes, services.config.baseUrl),
+    operator: {
+      keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
+      handle: async (path, body) => {
+        if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
+        const input = NewPlatformBody.parse(body);
+        return { status: 201, body: await createPlatform(services, input) };
+      },
     },
   };
 }

@@ -1,9 +1,12 @@
-// `npm start`: the service on HOST:PORT with its store in DATA_DIR. SIGTERM (or SIGINT)
-// stops accepting, drains requests in flight, makes the final commit and exits 0.
-import { ConfigError, startService } from './app.js';
+// `npm start`: the service on HOST:PORT with its store in DATA_DIR. It listens at once and
+// recovers the store behind /readyz; SIGTERM (or SIGINT) stops accepting, drains requests
+// in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
+import { ConfigError, configFromEnv, startService, type RunningService } from './app.js';
 import { DataDirInUseError, StoreGoneError } from './data-dir.js';
+import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
 import { StoreIdentityError } from './store-identity.js';
+import { createLogger, reportTo } from './ops/log.js';
 
 /** Refusals whose message says all there is to say; anything else is a bug and shows its stack. */
 function isRefusal(err: unknown): err is Error {
@@ -13,27 +16,51 @@ function isRefusal(err: unknown): err is Error {
 /** A setting the service cannot start with exits 2 (a usage error), other refusals and bugs 1. */
 const CONFIG_EXIT = 2;
 
-const service = await startService().catch((err: unknown) => {
+function cannotStart(err: unknown): never {
   const detail = isRefusal(err) ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  // One plain line: the operator reads it, and nothing else was written.
   process.stderr.write(`cannot start: ${detail}\n`);
   process.exit(err instanceof ConfigError ? CONFIG_EXIT : 1);
-});
+}
 
+let config: ReturnType<typeof configFromEnv>;
+try {
+  config = configFromEnv(process.env);
+} catch (err) {
+  cannotStart(err);
+}
+const report = reportTo(createLogger(config.logLevel));
+
+const recovery = new AbortController();
+let service: RunningService | undefined;
 let stopping = false;
-const stop = (signal: string): void => {
-  if (stopping) return;
-  stopping = true;
-  process.stderr.write(`${signal}: draining\n`);
-  service.close().then(
+const stopRunning = (running: RunningService): void => {
+  running.close().then(
     () => process.exit(0),
     (err: unknown) => {
-      process.stderr.write(`shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      report(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`, { event: 'service.stop.failed', level: 'fatal', error: String(err) });
       process.exit(1);
     },
   );
 };
+const stop = (signal: string): void => {
+  if (stopping) return;
+  stopping = true;
+  report(`${signal}: ${service === undefined ? 'stopping recovery' : 'draining'}`, { event: 'service.stopping', signal });
+  if (service === undefined) recovery.abort();
+  else stopRunning(service);
+};
+// Installed before recovery starts: a supervisor may signal while the log replays.
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
-// Announced only once a signal is handled: a supervisor that signals the moment it reads
-// this line must get a drain and a final commit, not the default exit.
-process.stdout.write(`listening on ${service.baseUrl}\ncredentials: ${service.credentialsPath}\n`);
+
+service = await startService({ report, signal: recovery.signal }).catch((err: unknown) => {
+  if (err instanceof RecoveryAbortedError) {
+    report(err.message, { event: 'service.stopped', during: 'recovery' });
+    process.exit(0);
+  }
+  return cannotStart(err);
+});
+// A signal that came after the replay but before the service was up: it stops now.
+if (stopping) stopRunning(service);
+else process.stdout.write(`listening on ${service.baseUrl}\ncredentials: ${service.credentialsPath}\n`);

@@ -1,7 +1,7 @@
 // Creating platforms: both environments with their API tokens and webhook signing keys,
 // and the platform's internal accounts, as one log entry. Secrets leave this function
 // once, in the returned credentials; the store keeps only hashes and sealed keys.
-import { chmodSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from './engine/ids.js';
 import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
@@ -40,6 +40,13 @@ export function writeCredentialsFile(path: string, credentials: CredentialsFile)
   writeFileSync(temporary, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
   chmodSync(temporary, 0o600);
   renameSync(temporary, path);
+}
+
+/** Rewrites credentials.json's baseUrl when it names another address (the file was checked at start: store-identity.ts). */
+function followServedAddress(path: string, baseUrl: string): void {
+  if (!existsSync(path)) return;
+  const credentials = JSON.parse(readFileSync(path, 'utf8')) as CredentialsFile;
+  if (credentials.baseUrl !== baseUrl) writeCredentialsFile(path, { ...credentials, baseUrl });
 }
 
 export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
@@ -84,11 +91,16 @@ export async function createPlatform(services: Services, options: NewPlatform = 
 
 /**
  * On an empty data directory: one default platform, its credentials written to
- * `<data dir>/credentials.json` with mode 0600, with the store's id. Returns the file's path.
+ * `<data dir>/credentials.json` with mode 0600, with the store's id. Otherwise the file's
+ * baseUrl is brought to the address served now (a restart on another port or host). Returns
+ * the file's path.
  */
 export async function ensureDefaultPlatform(services: Services): Promise<{ path: string; created: boolean }> {
   const path = join(services.config.dataDir, CREDENTIALS_FILE);
-  if (services.world.envs.size > 0) return { path, created: false };
+  if (services.world.envs.size > 0) {
+    followServedAddress(path, services.config.baseUrl);
+    return { path, created: false };
+  }
   const credentials = await createPlatform(services);
   writeCredentialsFile(path, { ...credentials, storeId: services.storeId });
   return { path, created: true };

@@ -9,6 +9,7 @@ import type { OidcVerifier } from './wallet/oidc.js';
 import type { OtpHasher } from './wallet/otp.js';
 import type { WebhookDelivery } from './webhooks/delivery.js';
 import type { TargetPolicy } from './webhooks/target-policy.js';
+import type { LogLevel } from './ops/log.js';
 
 export interface ServiceConfig {
   host: string;
@@ -35,6 +36,10 @@ export interface ServiceConfig {
    * only and sandbox to public and loopback ones (src/webhooks/target-policy.ts).
    */
   allowPrivateWebhookTargets: boolean;
+  /** LOG_LEVEL: the least level logged; `debug` adds a line per request. */
+  logLevel: LogLevel;
+  /** METRICS: GET /metrics is served and the service measures itself (on by default). */
+  metrics: boolean;
 }
 
 export interface Services {

@@ -25,6 +25,7 @@ import type { World } from '../actors/world.js';
 import { loadMasterKey, masterKeySource, readMasterKey, type MasterKey } from './crypto/master-key.js';
 import { decodeStored, encodeStored, StoreCorruptError } from './engine/format.js';
 import { DATA_FILE, readNamedValue } from './engine/store.js';
+import type { Report } from './engine/report.js';
 import { CREDENTIALS_FILE, writeCredentialsFile, type PlatformCredentials } from './platforms.js';
 
 const IDENTITY_DB = 'identity';
@@ -186,7 +187,7 @@ export async function recordStoreIdentity(options: {
   root: RootDatabase;
   masterKey: MasterKey;
   before: IdentityBeforeOpen;
-  report: (line: string) => void;
+  report: Report;
 }): Promise<string> {
   const { dataDir, root, masterKey, before, report } = options;
   let storeId = before.storeId;
@@ -197,12 +198,12 @@ export async function recordStoreIdentity(options: {
     await identity.put(IDENTITY_KEY, encodeStored({ storeId, keyCheck } satisfies StoredIdentity));
     // Durable before credentials.json names it: a storeId that data.mdb lacks refuses every start.
     await root.flushed;
-    report(`store identity: ${join(dataDir, DATA_FILE)} is store ${storeId}`);
+    report(`store identity: ${join(dataDir, DATA_FILE)} is store ${storeId}`, { event: 'store.identity.recorded', storeId });
   }
   const { credentials } = before;
   if (credentials !== undefined && credentials.storeId === undefined) {
     writeCredentialsFile(credentials.path, { ...credentials.content, storeId });
-    report(`store identity: ${credentials.path} now names store ${storeId}`);
+    report(`store identity: ${credentials.path} now names store ${storeId}`, { event: 'store.identity.credentials', storeId, path: credentials.path });
   }
   return storeId;
 }

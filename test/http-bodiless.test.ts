@@ -44,7 +44,12 @@ describe('POST without a body schema', () => {
       },
     });
     const services = svc.service.services;
-    http = await startHttpServer({ ...services, config: { ...services.config, port: 0 } }, [execute, approve], { healthz: () => ({}), openapi: () => ({}), operator: { keyHash: Buffer.alloc(32), handle: async () => ({ status: 404, body: {} }) } }, () => undefined);
+    http = await startHttpServer({ host: services.config.host, port: 0, report: () => undefined, recovery: () => undefined });
+    http.serve({
+      services,
+      routes: [execute, approve],
+      extras: { healthz: () => ({}), openapi: () => ({}), operator: { keyHash: Buffer.alloc(32), handle: async () => ({ status: 404, body: {} }) } },
+    });
   });
   after(async () => {
     await http.drain(1000);

@@ -181,7 +181,7 @@ describe('a store written before identities', { timeout: SUITE_TIMEOUT_MS }, () 
     return dataDir;
   }
 
-  it('adopts an identity at its first start (credentials.json gains storeId), keeps it, then refuses another store', async () => {
+  it('adopts an identity at its first start (credentials.json gains storeId and the served address), keeps it, then refuses another store', async () => {
     const dataDir = fixtureCopy();
     const legacy = credentialsOf(dataDir);
     assert.equal(legacy.storeId, undefined);
@@ -190,7 +190,7 @@ describe('a store written before identities', { timeout: SUITE_TIMEOUT_MS }, () 
     assert.ok(first.reportLines.includes(`store identity: ${join(dataDir, 'data.mdb')} is store ${storeId}`), first.reportLines.join('\n'));
     assert.equal((await first.request('GET', '/customers')).status, 200, "the fixture's tokens still work");
     await first.stop({ keepData: true });
-    assert.deepEqual(credentialsOf(dataDir), { ...legacy, storeId }, 'credentials.json gained only storeId');
+    assert.deepEqual(credentialsOf(dataDir), { ...legacy, storeId, baseUrl: first.service.baseUrl }, 'credentials.json gained storeId and names the address served');
     const second = await startTestService({ dataDir });
     assert.equal(second.service.services.storeId, storeId, 'adopted once, kept after');
     await second.stop({ keepData: true });

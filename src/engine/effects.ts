@@ -6,6 +6,7 @@
 // the engine's (it holds the effect's actors, and shares the retry policy with timers).
 import type { Clock } from './clock.js';
 import { ChangeTrackingMap, type Effect, type EngineEvent } from './state-machine.js';
+import type { Report } from './report.js';
 
 /** Effects running at once. */
 export const EFFECT_CONCURRENCY = 16;
@@ -33,7 +34,7 @@ export interface EffectHost<E> {
   settle(effect: Effect, runner: EffectRunner<E, never, unknown>, outcome: unknown): Promise<void>;
   /** A run, or the logging of its outcome, failed: retry or park it. */
   failed(effect: Effect, err: unknown): Promise<void>;
-  report(line: string): void;
+  report: Report;
 }
 
 export class EffectTable<E> {
@@ -117,7 +118,7 @@ export class EffectTable<E> {
       const runner = this.#runners.get(effect.kind);
       if (runner === undefined) {
         // Stays pending (and resumes after a restart that registers the runner).
-        this.host.report(`effect ${effect.id}: no runner registered for kind ${effect.kind}`);
+        this.host.report(`effect ${effect.id}: no runner registered for kind ${effect.kind}`, { event: 'effect.unrunnable', level: 'error', effectId: effect.id, kind: effect.kind });
         continue;
       }
       this.#running++;

@@ -19,6 +19,7 @@ import { IdempotencyTable } from './idempotency-table.js';
 import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
 import { TimerTable } from './timers.js';
 import { EffectsFullError, EffectTable, type EffectRunner } from './effects.js';
+import type { EngineObserver, Report } from './report.js';
 import {
   type Command,
   type Decide,
@@ -42,6 +43,20 @@ export class EngineClosedError extends Error {
   }
 }
 
+/** Recovery was asked to stop (SIGTERM while the log replays): nothing was written, the store is closed. */
+export class RecoveryAbortedError extends Error {
+  constructor(replayed: number, total: number) {
+    super(`recovery stopped after ${replayed} of ${total} log entries`);
+    this.name = 'RecoveryAbortedError';
+  }
+}
+
+/**
+ * Replay yields to the event loop after this much work, so the process answers readiness
+ * probes and signals while a long log replays; each pause costs one turn of the loop.
+ */
+const REPLAY_SLICE_MS = 20;
+
 
 
 export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<E, T> = StateMachine<E, T>> {
@@ -52,8 +67,10 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   snapshotEveryEntries: number;
   /** ...or after this many ms, if anything was logged since. */
   snapshotEveryMs: number;
-  /** Progress and warnings go here (stderr in the service). */
-  report: (line: string) => void;
+  /** Progress and warnings go here (the service's JSON log). */
+  report: Report;
+  /** Told of commit groups, snapshots and replay progress (the service's metrics). */
+  observer?: EngineObserver;
   /** Opens the lmdb environment (default: `openStore`, with its safety checks). */
   openStore?: (dataDir: string) => RootDatabase;
   /**
@@ -65,6 +82,12 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   maxIdempotencyRecords?: number;
   /** Pending effects past which decisions adding effects are refused; default MAX_PENDING_EFFECTS. */
   maxPendingEffects?: number;
+}
+
+/** How far recovery is: entries replayed of those to replay (after the snapshot). */
+export interface RecoveryProgress {
+  replayed: number;
+  total: number;
 }
 
 export interface RecoveryReport {
@@ -140,6 +163,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   #failed = false;
   #storeClosed = false;
   #recovering = false;
+  #recoveryProgress: RecoveryProgress = { replayed: 0, total: 0 };
 
   constructor(opts: EngineOptions<E, T, S>) {
     this.#opts = opts;
@@ -150,7 +174,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       closed: () => this.#closed,
       settle: (effect, runner, outcome) => this.#settleEffect(effect, runner, outcome),
       failed: (effect, err) => this.#effectFailed(effect, asError(err)),
-      report: (line) => this.#opts.report(line),
+      report: (message, fields) => this.#opts.report(message, fields),
     });
     this.#timers = new TimerTable<T>(opts.clock, (due) => {
       for (const timer of due) this.#fireTimer(timer);
@@ -190,20 +214,41 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     return { flushes: this.#log.flushes, entries: this.#log.flushedEntries };
   }
 
-  /** Opens the store and rebuilds state: latest snapshot, then the log tail, all verified. */
-  async open(): Promise<RecoveryReport> {
+  /** While `open` recovers: how far the replay is (readiness reports it); undefined otherwise. */
+  get recovery(): RecoveryProgress | undefined {
+    return this.#recovering ? this.#recoveryProgress : undefined;
+  }
+
+  /**
+   * Opens the store and rebuilds state: latest snapshot, then the log tail, all verified.
+   * The replay yields to the event loop every REPLAY_SLICE_MS; `signal` stops it there
+   * (RecoveryAbortedError, the store closed, nothing written).
+   */
+  async open(signal?: AbortSignal): Promise<RecoveryReport> {
     const started = performance.now();
     mkdirSync(this.#opts.dataDir, { recursive: true });
     this.#root = (this.#opts.openStore ?? openStore)(this.#opts.dataDir);
-    this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal('log commit failed', err));
-    this.#snapshots = new SnapshotStore<T>(this.#root);
+    try {
+      return await this.#recover(started, signal);
+    } catch (err) {
+      // A store that cannot be recovered (or recovery stopped) is left closed, not half open.
+      this.#closed = true;
+      this.#storeClosed = true;
+      this.#timers.stop();
+      await this.#root.close();
+      throw err;
+    }
+  }
 
+  async #recover(started: number, signal: AbortSignal | undefined): Promise<RecoveryReport> {
+    this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal('log commit failed', err), this.#opts.observer);
+    this.#snapshots = new SnapshotStore<T>(this.#root);
     this.#recovering = true;
     const image = this.#snapshots.load();
     const readMs = performance.now() - started;
     // Before any new snapshot, so none of them can ever count.
     const leftovers = await this.#snapshots.removeLeftovers();
-    if (leftovers > 0) this.#opts.report(`recovery: removed ${leftovers} values of an abandoned snapshot`);
+    if (leftovers > 0) this.#opts.report(`recovery: removed ${leftovers} values of an abandoned snapshot`, { event: 'recovery.leftovers', removed: leftovers });
     let expected = 1;
     if (image !== undefined) {
       const restoreStarted = performance.now();
@@ -215,33 +260,19 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#timers.forgetChanges();
       this.#effects.forgetChanges();
       this.#fullSnapshotNext = image.legacy;
+      const restoreMs = Math.round(performance.now() - restoreStarted);
       this.#opts.report(
         `recovery: snapshot at ${image.seq} loaded: ${image.records.length} records, ${image.idempotency.length} idempotency records ` +
-          `(read ${Math.round(readMs)} ms, restored ${Math.round(performance.now() - restoreStarted)} ms)`,
+          `(read ${Math.round(readMs)} ms, restored ${restoreMs} ms)`,
+        { event: 'recovery.snapshot', seq: image.seq, records: image.records.length, idempotencyRecords: image.idempotency.length, readMs: Math.round(readMs), restoreMs },
       );
       this.#snapshotSeq = image.seq;
       expected = image.seq + 1;
       this.#log.resumeAfter(image.seq);
     }
 
-    const total = this.#log.countAfter(this.#snapshotSeq);
-    let replayed = 0;
     const replayStarted = performance.now();
-    let lastReport = replayStarted;
-    for (const entry of this.#log.readAfter(this.#snapshotSeq)) {
-      if (entry.seq !== expected) {
-        throw new StoreCorruptError(`log entry ${expected}`, `missing (the log goes on at ${entry.seq})`);
-      }
-      this.#applyEntry(entry);
-      expected++;
-      replayed++;
-      const now = performance.now();
-      if (now - lastReport >= 1000) {
-        const rate = Math.round(replayed / ((now - replayStarted) / 1000));
-        this.#opts.report(`recovery: replayed ${replayed}/${total} log entries (${rate} entries/s)`);
-        lastReport = now;
-      }
-    }
+    const replayed = await this.#replayTail(expected, signal);
     const replayMs = performance.now() - replayStarted;
     const violations = this.#machine.checkInvariants();
     if (violations.length > 0) throw new Error(`invariants violated after recovery:\n  ${violations.join('\n  ')}`);
@@ -252,12 +283,51 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.#startSnapshotTicker();
     const ms = Math.round(performance.now() - started);
     if (replayed > 0 || image !== undefined) {
+      const rate = Math.round(replayed / Math.max(replayMs / 1000, 0.001));
       this.#opts.report(
         `recovery: snapshot at ${this.#snapshotSeq}, replayed ${replayed} entries in ${ms} ms` +
-          (replayed > 0 ? ` (the replay itself ${Math.round(replayMs)} ms, ${Math.round(replayed / Math.max(replayMs / 1000, 0.001))} entries/s)` : ''),
+          (replayed > 0 ? ` (the replay itself ${Math.round(replayMs)} ms, ${rate} entries/s)` : ''),
+        { event: 'recovery.done', snapshotSeq: this.#snapshotSeq, replayed, ms, replayMs: Math.round(replayMs), entriesPerSecond: rate },
       );
     }
     return { snapshotSeq: this.#snapshotSeq, replayed, lastSeq: this.#log.lastSeq, ms };
+  }
+
+  /** Applies the log after the snapshot, from sequence `expected`, pausing for the event loop between slices. */
+  async #replayTail(expected: number, signal: AbortSignal | undefined): Promise<number> {
+    const progress: RecoveryProgress = { replayed: 0, total: this.#log.countAfter(this.#snapshotSeq) };
+    this.#recoveryProgress = progress;
+    const replayStarted = performance.now();
+    let lastReport = replayStarted;
+    let sliceStarted = replayStarted;
+    let observed = 0;
+    for (const entry of this.#log.readAfter(this.#snapshotSeq)) {
+      if (entry.seq !== expected) {
+        throw new StoreCorruptError(`log entry ${expected}`, `missing (the log goes on at ${entry.seq})`);
+      }
+      this.#applyEntry(entry);
+      expected++;
+      progress.replayed++;
+      const now = performance.now();
+      if (now - sliceStarted < REPLAY_SLICE_MS) continue;
+      this.#opts.observer?.replayed(progress.replayed - observed);
+      observed = progress.replayed;
+      if (now - lastReport >= 1000) {
+        const rate = Math.round(progress.replayed / ((now - replayStarted) / 1000));
+        this.#opts.report(`recovery: replayed ${progress.replayed}/${progress.total} log entries (${rate} entries/s)`, {
+          event: 'recovery.progress',
+          replayed: progress.replayed,
+          total: progress.total,
+          entriesPerSecond: rate,
+        });
+        lastReport = now;
+      }
+      await new Promise<void>((resume) => setImmediate(resume));
+      if (signal?.aborted === true) throw new RecoveryAbortedError(progress.replayed, progress.total);
+      sliceStarted = performance.now();
+    }
+    this.#opts.observer?.replayed(progress.replayed - observed);
+    return progress.replayed;
   }
 
   /**
@@ -462,9 +532,22 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         this.#snapshotSeq = seq;
         this.#lastSnapshot = stats;
         const trimmed = await this.#log.trimThrough(seq);
+        const ms = performance.now() - started;
+        this.#opts.observer?.snapshotWritten(ms / 1000);
         this.#opts.report(
           `snapshot at ${seq} (${captured.full ? 'full' : 'changes'}): ${stats.written} items in ${stats.chunks} chunks, ${stats.bytes} bytes, ` +
-            `${stats.removed} older values removed, ${trimmed} log entries trimmed, ${Math.round(performance.now() - started)} ms`,
+            `${stats.removed} older values removed, ${trimmed} log entries trimmed, ${Math.round(ms)} ms`,
+          {
+            event: 'snapshot.written',
+            seq,
+            full: captured.full,
+            items: stats.written,
+            chunks: stats.chunks,
+            bytes: stats.bytes,
+            removed: stats.removed,
+            trimmedGroups: trimmed,
+            ms: Math.round(ms),
+          },
         );
       } catch (err) {
         // What this one captured is no longer tracked anywhere: the next one writes everything.
@@ -552,14 +635,24 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         this.#timers.add({ ...timer, attempt, due });
         this.#armTimers();
         if (this.#live()) {
-          this.#opts.report(`timer ${id} failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${new Date(due).toISOString()}`);
+          const retryAt = new Date(due).toISOString();
+          this.#opts.report(`timer ${id} failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${retryAt}`, {
+            event: 'timer.retry',
+            level: 'warn',
+            timerId: id,
+            attempt,
+            error,
+            retryAt,
+          });
         }
         return;
       }
       case '$timer.dead': {
         const { timer, error } = event as Ev<'$timer.dead'>;
         this.#timers.remove(timer.id);
-        if (this.#live()) this.#opts.report(`timer ${timer.id} parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`);
+        if (this.#live()) {
+          this.#opts.report(`timer ${timer.id} parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`, { event: 'timer.dead', level: 'error', timerId: timer.id, error });
+        }
         return;
       }
       case '$effect.add': {
@@ -584,7 +677,16 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         const next: Effect = { ...effect, attempt, due };
         this.#effects.set(next);
         if (this.#live()) {
-          this.#opts.report(`effect ${id} (${effect.kind}) failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${new Date(due).toISOString()}`);
+          const retryAt = new Date(due).toISOString();
+          this.#opts.report(`effect ${id} (${effect.kind}) failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${retryAt}`, {
+            event: 'effect.retry',
+            level: 'warn',
+            effectId: id,
+            kind: effect.kind,
+            attempt,
+            error,
+            retryAt,
+          });
           this.#effects.schedule(next);
         }
         return;
@@ -592,7 +694,15 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       case '$effect.dead': {
         const { effect, error } = event as Ev<'$effect.dead'>;
         this.#effects.delete(effect.id);
-        if (this.#live()) this.#opts.report(`effect ${effect.id} (${effect.kind}) parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`);
+        if (this.#live()) {
+          this.#opts.report(`effect ${effect.id} (${effect.kind}) parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`, {
+            event: 'effect.dead',
+            level: 'error',
+            effectId: effect.id,
+            kind: effect.kind,
+            error,
+          });
+        }
         return;
       }
       case '$idempotency': {
@@ -625,7 +735,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#idempotency.delete(key);
       if (record.at + IDEMPOTENCY_TTL_MS > at && !this.#evictionReported && this.#live()) {
         this.#evictionReported = true;
-        this.#opts.report(`idempotency records at their limit of ${this.#maxIdempotency}: the oldest are forgotten before 24 hours`);
+        this.#opts.report(`idempotency records at their limit of ${this.#maxIdempotency}: the oldest are forgotten before 24 hours`, {
+          event: 'idempotency.evicting',
+          level: 'warn',
+          limit: this.#maxIdempotency,
+        });
       }
     }
   }
@@ -699,7 +813,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     if (this.#closed) return;
     const retryLater = (why: Error): void => {
       if (this.#closed) return;
-      this.#opts.report(`${failure.what} deferred: ${why.message}`);
+      this.#opts.report(`${failure.what} deferred: ${why.message}`, { event: 'work.deferred', level: 'warn', what: failure.what, error: why.message });
       this.clock.schedule(this.clock.now() + retryDelayMs(1), () => {
         if (failure.current()) failure.again();
       });
@@ -773,7 +887,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
   #backgroundSnapshot(): void {
     this.snapshot().catch((err: unknown) => {
-      this.#opts.report(`snapshot failed: ${asError(err).message}`);
+      this.#opts.report(`snapshot failed: ${asError(err).message}`, { event: 'snapshot.failed', level: 'error', error: asError(err).message });
     });
   }
 
@@ -797,7 +911,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#closed = true;
       this.#snapshotTicker?.();
       this.#timers.stop();
-      this.#opts.report(`fatal: ${what}: ${err.stack ?? err.message}`);
+      this.#opts.report(`fatal: ${what}: ${err.stack ?? err.message}`, { event: 'engine.fatal', level: 'fatal', what, error: err.message });
       (this.#opts.onFatal ?? exitOnFatal)(what, err);
     }
     return new EngineClosedError();

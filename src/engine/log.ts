@@ -12,6 +12,7 @@
 // exactly what was acknowledged.
 import type { Database, RootDatabase } from 'lmdb';
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import type { EngineObserver } from './report.js';
 
 export interface LogEntry<E> {
   seq: number;
@@ -50,16 +51,18 @@ export class WriteAheadLog<E> {
   #waiters: Waiter[] = [];
   #failure: Error | undefined;
   readonly #onFatal: (err: Error) => void;
+  readonly #observer: EngineObserver | undefined;
   /** Entries appended in this event-loop turn, written as one group at its end. */
   #group: Array<LogEntry<E>> = [];
   /** Flush statistics, for the bench and the health report. */
   flushes = 0;
   flushedEntries = 0;
 
-  constructor(root: RootDatabase, onFatal: (err: Error) => void) {
+  constructor(root: RootDatabase, onFatal: (err: Error) => void, observer?: EngineObserver) {
     this.#db = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.#put = this.#db.put.bind(this.#db) as unknown as PutWithFlags;
     this.#onFatal = onFatal;
+    this.#observer = observer;
     let last = 0;
     for (const { key, value } of this.#db.getRange({ reverse: true, limit: 1 })) {
       const group = decodeGroup<E>(key, value);
@@ -101,12 +104,15 @@ export class WriteAheadLog<E> {
   append(at: number, events: E[]): number {
     if (this.#failure !== undefined) throw this.#failure;
     const seq = ++this.#lastSeq;
-    if (this.#group.length === 0) setImmediate(() => this.#writeGroup());
+    if (this.#group.length === 0) {
+      const firstAppended = performance.now();
+      setImmediate(() => this.#writeGroup(firstAppended));
+    }
     this.#group.push({ seq, at, events });
     return seq;
   }
 
-  #writeGroup(): void {
+  #writeGroup(firstAppended: number): void {
     const group = this.#group;
     this.#group = [];
     try {
@@ -115,14 +121,19 @@ export class WriteAheadLog<E> {
         const first = part[0]!.seq;
         const last = part[part.length - 1]!.seq;
         const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
-        const written = this.#put(first, encodeStored([first, entries] satisfies StoredGroup<E>), { append: true });
+        const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
+        const written = this.#put(first, stored, { append: true });
         // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
         // and rejects only the commit promise: the group is durable when both succeeded.
         const flushed = written.flushed ?? written;
         Promise.all([written, flushed]).then(
           ([committed]) => {
-            if (committed) this.#flushedThrough(last);
-            else this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
+            if (!committed) {
+              this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
+              return;
+            }
+            this.#flushedThrough(last);
+            this.#observer?.groupDurable(part.length, stored.length, (performance.now() - firstAppended) / 1000);
           },
           (err: unknown) => this.#fail(err),
         );

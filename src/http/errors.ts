@@ -42,15 +42,19 @@ export interface ErrorBody {
   message: string;
   reason?: string;
   details?: readonly FieldProblem[];
+  /** The request's X-Request-Id, for a support ticket or a log search. */
+  requestId?: string;
 }
 
 export function statusOf(err: DomainError): number {
   return ERROR_STATUS[err.code];
 }
 
-export function errorBody(err: DomainError): ErrorBody {
+/** The body of `err`; the front adds the request id (a handler that answers an error has none). */
+export function errorBody(err: DomainError, requestId?: string): ErrorBody {
   const body: ErrorBody = { status: statusOf(err), code: err.code, message: err.message };
   if (err.reason !== undefined) body.reason = err.reason;
   if (err.fields !== undefined) body.details = err.fields;
+  if (requestId !== undefined) body.requestId = requestId;
   return body;
 }

@@ -25,7 +25,10 @@ export class HeaderScan {
   host = '';
   /** undefined when absent; '' when sent empty (or made only of bytes uWS trims). */
   idempotencyKey: string | undefined;
+  /** A signed retry's Request-Id (the wallet challenge it answers). */
   requestId = '';
+  /** The client's X-Request-Id, the request's name in logs (server.ts keeps it when it is tame). */
+  xRequestId = '';
   walletSignature = '';
   /** `Grid-Wallet-Signature`, the name today's clients send the same stamp under (CONTRACT.md, "Real clients"). */
   gridWalletSignature = '';
@@ -59,6 +62,9 @@ export class HeaderScan {
       case 'request-id':
         if (this.requestId === '') this.requestId = value;
         break;
+      case 'x-request-id':
+        if (this.xRequestId === '') this.xRequestId = value;
+        break;
       case 'service-wallet-signature':
         if (this.walletSignature === '') this.walletSignature = value;
         break;
@@ -76,6 +82,7 @@ export class HeaderScan {
     this.host = '';
     this.idempotencyKey = undefined;
     this.requestId = '';
+    this.xRequestId = '';
     this.walletSignature = '';
     this.gridWalletSignature = '';
     this.contentLengths = 0;
@@ -133,11 +140,12 @@ const CORK_BUFFER_BYTES = 16 * 1024;
  * (uWS force-closes a request no handler takes) and nothing after the bad frame is read:
  * only the status would be lost, which test/http-framing.test.ts would notice.
  */
-export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldProblem): void {
+export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldProblem, requestId: string): void {
   const error = invalidInput([problem], `malformed request framing: ${problem.field} ${problem.message}`);
-  const json = JSON.stringify(errorBody(error) satisfies ErrorBody);
+  const json = JSON.stringify(errorBody(error, requestId) satisfies ErrorBody);
   // Still inside the handler's synchronous part, where uWS has corked the socket itself.
   res.writeStatus('400 Bad Request');
+  res.writeHeader('X-Request-Id', requestId);
   res.writeHeader('Content-Type', 'application/json');
   res.end(json.padEnd(CORK_BUFFER_BYTES + 1, ' '), true);
   req.setYield(true);

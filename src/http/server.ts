@@ -17,7 +17,8 @@ import { CursorCodec } from './pagination.js';
 import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
 import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
-import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError } from '../engine/engine.js';
+import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, type RecoveryProgress } from '../engine/engine.js';
+import type { Report } from '../engine/report.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError, invalidField, invalidInput, unauthorized } from '../../actors/errors.js';
 
@@ -55,6 +56,8 @@ interface Incoming {
 }
 
 export interface HttpServer {
+  /** Starts answering the API (until then every route but the probes answers 503). */
+  serve(api: Api): void;
   /**
    * Stops accepting, waits up to `timeoutMs` for requests in flight, then closes the
    * connections of those still running (a slow upload cannot hold shutdown) and resolves.
@@ -64,7 +67,7 @@ export interface HttpServer {
   readonly port: number;
 }
 
-/** Endpoints outside the versioned API: readiness, the OpenAPI document, operator commands. */
+/** Endpoints outside the versioned API: health, the OpenAPI document, operator commands. */
 export interface Extras {
   healthz: () => unknown;
   openapi: () => unknown;
@@ -72,7 +75,43 @@ export interface Extras {
   operator: { keyHash: Buffer; handle: (path: string, body: unknown) => Promise<Reply> };
 }
 
-type Processor = (raw: Buffer | undefined) => Promise<{ status: number; body: string; headers: Array<[string, string]> }>;
+/** What the front serves once the store is recovered. */
+export interface Api {
+  services: Services;
+  routes: readonly Route[];
+  extras: Extras;
+}
+
+/** The front before the API: where it listens, what it reports, and what its probes read. */
+export interface FrontOptions {
+  host: string;
+  port: number;
+  report: Report;
+  /** Told of every answered request (metrics, the access log); without one nothing is measured. */
+  observer?: HttpObserver;
+  /** GET /metrics; without it the path is not served. */
+  metrics?: { contentType: string; render(): Promise<string> };
+  /** How far recovery is, for GET /readyz before the API is served. */
+  recovery: () => RecoveryProgress | undefined;
+}
+
+/**
+ * What the front tells its observer about each answered request. The labels are bounded:
+ * `route` is a route's pattern (never the raw path) or `unmatched`, and `method` one the
+ * API knows or `OTHER`.
+ */
+export interface HttpObserver {
+  answered(method: string, route: string, status: number, seconds: number, requestId: string): void;
+}
+
+type Answer = { status: number; body: string; headers: Array<[string, string]>; contentType?: string };
+type Processor = (raw: Buffer | undefined) => Promise<Answer>;
+
+/** The route label of requests that match no route (metrics, the access log). */
+const UNMATCHED = 'unmatched';
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS']);
+/** A client's X-Request-Id is kept when it is this tame (it goes into logs and bodies); otherwise a new one is made. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._~:/+=@-]{1,128}$/;
 
 /**
  * What the front keeps across requests: the requests in flight (drain waits for them) and
@@ -85,8 +124,18 @@ class Front {
   readonly uploading = new Set<uWS.HttpResponse>();
   draining = false;
   onIdle: (() => void) | undefined;
+  /** Request ids this process makes: a random prefix per start, then a counter. */
+  readonly #idPrefix = `${randomBytes(6).toString('hex')}-`;
+  #issued = 0;
 
-  constructor(readonly log: (line: string) => void) {}
+  constructor(
+    readonly report: Report,
+    readonly observer: HttpObserver | undefined,
+  ) {}
+
+  requestId(sent: string): string {
+    return sent !== '' && SANE_REQUEST_ID.test(sent) ? sent : this.#idPrefix + (++this.#issued).toString(36);
+  }
 
   finished(res: uWS.HttpResponse): void {
     this.uploading.delete(res);
@@ -105,12 +154,18 @@ class Exchange {
   #finished = false;
   /** The body is complete and the handler runs. */
   processing = false;
+  /** The route's pattern once one matched (metrics and the access log). */
+  route = UNMATCHED;
+  /** When the head arrived (performance.now()), read only when the front has an observer. */
+  readonly #started: number;
 
   constructor(
     readonly res: uWS.HttpResponse,
     readonly incoming: Incoming,
+    readonly requestId: string,
     private readonly front: Front,
   ) {
+    this.#started = front.observer === undefined ? 0 : performance.now();
     front.inFlight++;
     res.onAborted(() => {
       this.#aborted = true;
@@ -124,11 +179,12 @@ class Exchange {
     this.front.finished(this.res);
   }
 
-  send(status: number, body: string, headers: ReadonlyArray<[string, string]> = []): void {
+  send(status: number, body: string, headers: ReadonlyArray<[string, string]> = [], contentType = 'application/json'): void {
     if (this.#aborted) return;
     const { res, incoming } = this;
     res.cork(() => {
       res.writeStatus(STATUS_TEXT[status] ?? `${status} Unknown`);
+      res.writeHeader('X-Request-Id', this.requestId);
       for (const [k, v] of headers) res.writeHeader(k, v);
       if (status === 204) {
         res.endWithoutBody();
@@ -136,24 +192,29 @@ class Exchange {
         // What GET would send, without the body: a keep-alive client reads no body after
         // HEAD. (This uWS closes the connection when endWithoutBody is given a length, so
         // the header is written by hand.)
-        res.writeHeader('Content-Type', 'application/json');
+        res.writeHeader('Content-Type', contentType);
         res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
         res.endWithoutBody();
       } else {
-        res.writeHeader('Content-Type', 'application/json');
+        res.writeHeader('Content-Type', contentType);
         res.end(body);
       }
     });
+    const { observer } = this.front;
+    if (observer !== undefined) {
+      const method = KNOWN_METHODS.has(incoming.method) ? incoming.method : 'OTHER';
+      observer.answered(method, this.route, status, (performance.now() - this.#started) / 1000, this.requestId);
+    }
   }
 
   fail(err: unknown): void {
-    const error = errorAnswer(err, this.front.log);
+    const error = errorAnswer(err, this.front.report, this.requestId);
     const status = statusOf(error);
     const headers: Array<[string, string]> = [];
     if (error.retryAfter !== undefined) headers.push(['Retry-After', String(error.retryAfter)]);
     if (error instanceof MethodNotAllowed) headers.push(['Allow', error.allowed.join(', ')]);
     if (status === 401) headers.push(['WWW-Authenticate', this.incoming.path.startsWith('/_operator/') ? 'Bearer' : 'Basic realm="api"']);
-    this.send(status, JSON.stringify(errorBody(error) satisfies ErrorBody), headers);
+    this.send(status, JSON.stringify(errorBody(error, this.requestId) satisfies ErrorBody), headers);
   }
 
   /** Fails the request and finishes it: for refusals before the handler runs. */
@@ -162,12 +223,18 @@ class Exchange {
     this.finish();
   }
 
+  /** Answers from the head alone, and finishes. */
+  answer(status: number, body: unknown, headers: ReadonlyArray<[string, string]> = []): void {
+    this.send(status, JSON.stringify(body), headers);
+    this.finish();
+  }
+
   /** Runs the handler on the complete body; its answer, or its failure, finishes the request. */
   run(process: Processor, raw: Buffer | undefined): void {
     this.processing = true;
     process(raw).then(
-      ({ status, body, headers }) => {
-        this.send(status, body, headers);
+      ({ status, body, headers, contentType }) => {
+        this.send(status, body, headers, contentType);
         this.finish();
       },
       (err: unknown) => this.refuse(err),
@@ -236,48 +303,101 @@ function readBody(exchange: Exchange, front: Front, expectsBody: boolean, proces
   });
 }
 
-export function startHttpServer(services: Services, routes: readonly Route[], extras: Extras, log: (line: string) => void): Promise<HttpServer> {
+/** How a request is handled once its body is in; undefined when it was answered from its head alone. */
+type Dispatch = (exchange: Exchange) => { expectsBody: boolean; process: Processor } | undefined;
+
+/**
+ * The versioned API, the health and OpenAPI documents and the operator endpoints, over
+ * recovered services.
+ */
+function apiDispatch(api: Api): Dispatch {
+  const { services, routes, extras } = api;
   const router = new Router(routes);
   const idempotency = new IdempotencyKeys(services);
   const cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   const auth = new Authenticator(services.world);
-  const app = uWS.App();
-  const scan = new HeaderScan();
-  const front = new Front(log);
+  // Labels made once: metrics and the access log name a route by its published path.
+  const labels = new Map(routes.map((r) => [r, `/${API_VERSION}${r.path}`]));
   let openapiJson: string | undefined;
 
-  /** What handles the request once its body is in, or undefined when it was answered from its head alone. */
-  const dispatch = (exchange: Exchange): { expectsBody: boolean; process: Processor } | undefined => {
+  return (exchange) => {
     const { incoming } = exchange;
-    if (incoming.path === '/healthz' || incoming.path === `/${API_VERSION}/openapi.json`) {
+    if (incoming.path === '/healthz' || incoming.path === OPENAPI_PATH) {
+      exchange.route = incoming.path;
       if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
       if (incoming.path === '/healthz') {
-        exchange.send(200, JSON.stringify(extras.healthz()));
+        exchange.answer(200, extras.healthz());
       } else {
         openapiJson ??= JSON.stringify(extras.openapi());
         exchange.send(200, openapiJson);
+        exchange.finish();
       }
-      exchange.finish();
       return undefined;
     }
     if (incoming.path.startsWith('/_operator/')) {
       checkOperator(extras.operator.keyHash, incoming);
-      return { expectsBody: true, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType))) };
+      return { expectsBody: true, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)), exchange.requestId) };
     }
-    const prepared = prepare(auth, router, incoming);
-    return { expectsBody: prepared.expectsBody, process: (raw) => handle(services, idempotency, cursors, prepared, incoming, raw) };
+    const prepared = prepare(auth, router, incoming, (route) => (exchange.route = labels.get(route) ?? UNMATCHED));
+    return { expectsBody: prepared.expectsBody, process: (raw) => handle(services, idempotency, cursors, prepared, incoming, raw, exchange.requestId) };
+  };
+}
+
+const OPENAPI_PATH = `/${API_VERSION}/openapi.json`;
+
+/**
+ * The probes, answered from the head alone, ready or not: `/livez` while the process runs,
+ * `/readyz` (503 with recovery's progress until the API is served), `/metrics` when on.
+ * Undefined for every other path.
+ */
+function probe(exchange: Exchange, options: FrontOptions, ready: boolean): { expectsBody: false; process: Processor } | 'answered' | undefined {
+  const { incoming } = exchange;
+  const path = incoming.path;
+  if (path !== '/livez' && path !== '/readyz' && (path !== '/metrics' || options.metrics === undefined)) return undefined;
+  exchange.route = path;
+  if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
+  if (path === '/livez') {
+    exchange.answer(200, { status: 'ok' });
+  } else if (path === '/readyz') {
+    const progress = options.recovery() ?? { replayed: 0, total: 0 };
+    if (ready) exchange.answer(200, { status: 'ready' });
+    else exchange.answer(503, { status: 'recovering', replayed: progress.replayed, total: progress.total }, [['Retry-After', '1']]);
+  } else {
+    const metrics = options.metrics!;
+    return { expectsBody: false, process: async () => ({ status: 200, body: await metrics.render(), headers: [], contentType: metrics.contentType }) };
+  }
+  return 'answered';
+}
+
+/**
+ * Listens at once, before the store is recovered: the probes answer from the start, every
+ * other route 503 SERVICE_UNAVAILABLE until `serve` hands it the API.
+ */
+export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
+  const app = uWS.App();
+  const scan = new HeaderScan();
+  const front = new Front(options.report, options.observer);
+  let api: Dispatch | undefined;
+
+  const dispatch: Dispatch = (exchange) => {
+    const probed = probe(exchange, options, api !== undefined);
+    if (probed === 'answered') return undefined;
+    if (probed !== undefined) return probed;
+    if (api === undefined) throw notReady();
+    return api(exchange);
   };
 
   app.any('/*', (res, req) => {
     // Framing first: a request whose end is in doubt is answered and its connection closed
     // before anything else, so nothing after it is read as a request (framing.ts).
     const h = scan.read(req);
+    const requestId = front.requestId(h.xRequestId);
     const problem = framingProblem(h);
     if (problem !== undefined) {
-      refuseFrame(res, req, problem);
+      refuseFrame(res, req, problem, requestId);
       return;
     }
-    const exchange = new Exchange(res, incomingOf(req, h), front);
+    const exchange = new Exchange(res, incomingOf(req, h), requestId, front);
     if (front.draining) {
       exchange.refuse(shuttingDown());
       return;
@@ -287,7 +407,7 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
       exchange.refuse(invalidInput([conflict], `${conflict.field} ${conflict.message}`));
       return;
     }
-    let handler: ReturnType<typeof dispatch>;
+    let handler: ReturnType<Dispatch>;
     try {
       handler = dispatch(exchange);
     } catch (err) {
@@ -297,21 +417,22 @@ export function startHttpServer(services: Services, routes: readonly Route[], ex
     if (handler !== undefined) readBody(exchange, front, handler.expectsBody, handler.process);
   });
 
-  return listen(app, services, front);
+  return listen(app, options, front, (served) => (api = apiDispatch(served)));
 }
 
 /** Listens on the configured host and port; the server's drain() stops accepting and waits for the front to be idle. */
-function listen(app: uWS.TemplatedApp, services: Services, front: Front): Promise<HttpServer> {
+function listen(app: uWS.TemplatedApp, options: FrontOptions, front: Front, serve: (api: Api) => void): Promise<HttpServer> {
   let drained: Promise<void> | undefined;
   return new Promise((resolve, reject) => {
-    app.listen(services.config.host, services.config.port, (socket) => {
+    app.listen(options.host, options.port, (socket) => {
       if (socket === false) {
-        reject(new Error(`cannot listen on ${services.config.host}:${services.config.port}`));
+        reject(new Error(`cannot listen on ${options.host}:${options.port}`));
         return;
       }
       const port = uWS.us_socket_local_port(socket);
       resolve({
         port,
+        serve,
         drain: (timeoutMs: number) => {
           drained ??= new Promise<void>((done) => {
             front.draining = true;
@@ -323,7 +444,13 @@ function listen(app: uWS.TemplatedApp, services: Services, front: Front): Promis
             const timer = setTimeout(() => {
               front.onIdle = undefined;
               const left = [...front.uploading];
-              front.log(`drain: ${front.inFlight} request(s) still in flight after ${timeoutMs} ms; closing the ${left.length} still uploading`);
+              front.report(`drain: ${front.inFlight} request(s) still in flight after ${timeoutMs} ms; closing the ${left.length} still uploading`, {
+                event: 'drain.timeout',
+                level: 'warn',
+                inFlight: front.inFlight,
+                closed: left.length,
+                timeoutMs,
+              });
               // Closing runs each one's onAborted. Requests past their upload are deciding or
               // waiting for their entry, which the final commit makes durable.
               for (const res of left) res.close();
@@ -349,8 +476,8 @@ interface Prepared {
   expectsBody: boolean;
 }
 
-/** Everything that can be decided from the request line and headers alone. */
-function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepared {
+/** Everything that can be decided from the request line and headers alone; `matched` learns the route as soon as it is known. */
+function prepare(auth: Authenticator, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
   const parts = incoming.path.split('/').filter((p) => p !== '');
   const version = parts.shift();
   if (version !== API_VERSION) {
@@ -371,6 +498,7 @@ function prepare(auth: Authenticator, router: Router, incoming: Incoming): Prepa
   if (match.kind === 'wrong-method') {
     throw new MethodNotAllowed(incoming.method, match.allowed);
   }
+  matched(match.route);
   const env = auth.authenticate(incoming.authorization);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
@@ -397,7 +525,8 @@ async function handle(
   prepared: Prepared,
   incoming: Incoming,
   raw: Buffer | undefined,
-): Promise<{ status: number; body: string; headers: Array<[string, string]> }> {
+  requestId: string,
+): Promise<Answer> {
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
   const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
@@ -418,14 +547,14 @@ async function handle(
         run: (command, input, render) => services.engine.run(command, input, render, remember),
       }),
     );
-    if (outcome.replayed) return { status: outcome.status, body: outcome.body, headers: [['Idempotent-Replayed', 'true']] };
-    return serialise(outcome.reply);
+    if (outcome.replayed) return { status: outcome.status, body: withRequestId(outcome.status, outcome.body, requestId), headers: [['Idempotent-Replayed', 'true']] };
+    return serialise(outcome.reply, requestId);
   }
   const reply = await route.handle({
     ...base,
     run: (command, input, render) => services.engine.run(command, input, render),
   });
-  return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply));
+  return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply), requestId);
 }
 
 type PageRequest = Record<string, unknown> & { cursor?: string };
@@ -497,8 +626,22 @@ function checkOperator(keyHash: Buffer, incoming: Incoming): void {
   if (m === null || !timingSafeEqual(presented, keyHash)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
 }
 
-function serialise(reply: Reply): { status: number; body: string; headers: Array<[string, string]> } {
-  return { status: reply.status, body: reply.status === 204 ? '' : JSON.stringify(reply.body), headers: [] };
+/** A handler's reply on the wire; an error a handler answers (rather than throws) carries the request id like any other. */
+function serialise(reply: Reply, requestId: string): Answer {
+  if (reply.status === 204) return { status: 204, body: '', headers: [] };
+  const body = reply.status >= 400 && isObject(reply.body) ? { ...reply.body, requestId } : reply.body;
+  return { status: reply.status, body: JSON.stringify(body), headers: [] };
+}
+
+/** A replayed error answer was recorded with the first request's id: the replay names its own. */
+function withRequestId(status: number, body: string, requestId: string): string {
+  if (status < 400) return body;
+  const parsed: unknown = JSON.parse(body);
+  return isObject(parsed) ? JSON.stringify({ ...parsed, requestId }) : body;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Query strings become plain objects; a repeated parameter keeps its first value, unless
@@ -526,6 +669,10 @@ class MethodNotAllowed extends DomainError {
   }
 }
 
+function notReady(): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', 'the service is recovering its store; GET /readyz says how far', undefined, undefined, 1);
+}
+
 function shuttingDown(): DomainError {
   return new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
 }
@@ -534,14 +681,18 @@ function payloadTooLarge(): DomainError {
   return new DomainError('PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
 }
 
-/** What a failed request answers: its own error, or for the engine's refusals and bugs the API's. */
-function errorAnswer(err: unknown, log: (line: string) => void): DomainError {
+/** What a failed request answers: its own error, or for the engine's refusals and bugs the API's (a bug is logged under the request's id). */
+function errorAnswer(err: unknown, report: Report, requestId: string): DomainError {
   if (err instanceof DomainError) return err;
   if (err instanceof EngineClosedError) return shuttingDown();
   if (err instanceof LogFullError || err instanceof MailboxFullError || err instanceof EffectsFullError) {
     return new DomainError('RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
-  const id = randomBytes(6).toString('hex');
-  log(`error ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  return new DomainError('INTERNAL_ERROR', `internal error (reference ${id})`);
+  report(`request ${requestId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, {
+    event: 'request.failed',
+    level: 'error',
+    reqId: requestId,
+    error: err instanceof Error ? err.message : String(err),
+  });
+  return new DomainError('INTERNAL_ERROR', `internal error (request ${requestId})`);
 }

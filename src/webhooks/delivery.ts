@@ -24,6 +24,7 @@
 // entry is durable; a drop entry FAILS at most DROP_BATCH events. The queue's depth is
 // `stats().pending` (served in /healthz).
 import type { Clock } from '../engine/clock.js';
+import type { Report } from '../engine/report.js';
 import type { Engine } from '../engine/engine.js';
 import { newId } from '../engine/ids.js';
 import {
@@ -67,7 +68,22 @@ export interface DeliveryOptions {
   maxConnections?: number;
   /** PENDING events an environment may hold before its oldest are FAILED as dropped. */
   maxPending?: number;
-  report?: (line: string) => void;
+  report?: Report;
+  /** Told the outcome of every recorded delivery try (the service's metrics). */
+  observer?: DeliveryObserver;
+}
+
+/** How a try ended: a 2xx, another status, no answer in time, or a target the policy refused. */
+export type DeliveryOutcome = 'delivered' | 'rejected' | 'unanswered' | 'refused';
+
+export interface DeliveryObserver {
+  attempted(outcome: DeliveryOutcome): void;
+}
+
+function outcomeOf(egress: EgressOutcome): DeliveryOutcome {
+  if (egress.refused !== undefined) return 'refused';
+  if (egress.statusCode === 0) return 'unanswered';
+  return egress.statusCode >= 200 && egress.statusCode < 300 ? 'delivered' : 'rejected';
 }
 
 /** An environment's endpoint as /healthz and the events list show it. */
@@ -115,7 +131,8 @@ export class WebhookDelivery {
   readonly #timeoutMs: number;
   readonly #maxConnections: number;
   readonly #maxPending: number;
-  readonly #report: (line: string) => void;
+  readonly #report: Report;
+  readonly #observer: DeliveryObserver | undefined;
   readonly #lanes = new Map<string, Lane>();
   /** Environments told of new events during the current run (at most one per environment). */
   readonly #queued = new Set<string>();
@@ -135,6 +152,7 @@ export class WebhookDelivery {
     this.#maxConnections = options.maxConnections ?? MAX_WEBHOOK_CONNECTIONS;
     this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_WEBHOOKS;
     this.#report = options.report ?? (() => undefined);
+    this.#observer = options.observer;
   }
 
   /** Starts delivering: what recovery left PENDING, and from then on what is recorded. */
@@ -254,7 +272,10 @@ export class WebhookDelivery {
       const controller = new AbortController();
       this.#inFlight.add(controller);
       this.#tryOnce(envId, head, controller)
-        .catch((err: unknown) => this.#report(`webhook ${head.id}: ${err instanceof Error ? err.message : String(err)}`))
+        .catch((err: unknown) => {
+          const error = err instanceof Error ? err.message : String(err);
+          this.#report(`webhook ${head.id}: ${error}`, { event: 'webhook.error', level: 'error', eventId: head.id, environmentId: envId, error });
+        })
         .finally(() => {
           this.#inFlight.delete(controller);
           lane.busy = false;
@@ -274,6 +295,20 @@ export class WebhookDelivery {
     const at = this.#clock.now();
     const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal);
     if (!this.#running) return;
+    const delivery = outcomeOf(outcome);
+    this.#observer?.attempted(delivery);
+    // A refused target was reported by post().
+    if (delivery === 'rejected' || delivery === 'unanswered') {
+      this.#report(`webhook ${head.id} to ${envId}: ${delivery} (status ${outcome.statusCode}, ${Math.round(outcome.ms)} ms)`, {
+        event: 'webhook.attempt.failed',
+        level: 'warn',
+        eventId: head.id,
+        environmentId: envId,
+        outcome: delivery,
+        statusCode: outcome.statusCode,
+        ms: Math.round(outcome.ms),
+      });
+    }
     const attempt: DeliveryAttempt = { at, statusCode: outcome.statusCode, ms: outcome.ms };
     // An approval webhook's answer decides its payment, in the entry that logs the answer,
     // held on the account that owns the transaction.
@@ -290,7 +325,8 @@ export class WebhookDelivery {
       });
     } catch (err) {
       // The outcome could not be logged (overload, closing): the try counts as not made.
-      this.#report(`webhook ${head.id}: outcome not logged (${err instanceof Error ? err.message : String(err)}); trying again`);
+      const error = err instanceof Error ? err.message : String(err);
+      this.#report(`webhook ${head.id}: outcome not logged (${error}); trying again`, { event: 'webhook.outcome.deferred', level: 'warn', eventId: head.id, error });
       await new Promise<void>((resolve) => this.#clock.schedule(this.#clock.now() + OVERLOAD_RETRY_MS, resolve));
     }
   }
@@ -304,7 +340,10 @@ export class WebhookDelivery {
     setImmediate(() => {
       this.#trim().then(
         () => undefined,
-        (err: unknown) => this.#report(`webhook backlog: ${err instanceof Error ? err.message : String(err)}`),
+        (err: unknown) => {
+          const error = err instanceof Error ? err.message : String(err);
+          this.#report(`webhook backlog: ${error}`, { event: 'webhook.backlog.error', level: 'error', error });
+        },
       );
     });
   }
@@ -366,7 +405,9 @@ export class WebhookDelivery {
       timeoutMs: this.#timeoutMs,
       ...(signal !== undefined ? { signal } : {}),
     });
-    if (outcome.refused !== undefined) this.#report(`webhook for ${envId} refused: ${outcome.refused}`);
+    if (outcome.refused !== undefined) {
+      this.#report(`webhook for ${envId} refused: ${outcome.refused}`, { event: 'webhook.refused', level: 'warn', environmentId: envId, reason: outcome.refused });
+    }
     return outcome;
   }
 

@@ -11,6 +11,7 @@ export interface ErrorBody {
   message: string;
   reason?: string;
   details?: unknown;
+  requestId?: string;
 }
 
 export const ID_RE = (kind: string): RegExp => new RegExp(`^${kind}:[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
@@ -45,6 +46,7 @@ export function assertError(res: Response, status: number, code: string, fields?
   assert.equal(body.code, code, res.text);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0, 'message must not be empty');
+  assert.equal(body.requestId, res.headers.get('x-request-id'), 'the error names its request as X-Request-Id does');
   if (fields !== undefined) {
     const named = fieldsOf(body.details);
     for (const field of fields) {

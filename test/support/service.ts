@@ -92,7 +92,7 @@ export const localOnlyResolver: Resolver = async (hostname) => {
 export async function startTestService(options: ServiceOptions & { dataDir?: string } = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const lines: string[] = [];
-  const service = await startService({ port: 0, report: (line) => lines.push(line), webhookResolver: localOnlyResolver, ...options, dataDir, env: {} });
+  const service = await startService({ port: 0, report: (line) => lines.push(line), webhookResolver: localOnlyResolver, ...options, dataDir, env: options.env ?? {} });
   const credentials = JSON.parse(readFileSync(service.credentialsPath, 'utf8')) as PlatformCredentials;
   const basic = (environment: 'sandbox' | 'production'): string =>
     basicHeader(credentials[environment].tokenId, credentials[environment].clientSecret);
