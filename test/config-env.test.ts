@@ -29,6 +29,8 @@ describe('settings from the environment', () => {
       ['DRAIN_TIMEOUT_SECONDS', 'ten'],
       ['HOST', 'not a host!'],
       ['HOST', 'exa_mple.com'],
+      ['LOG_LEVEL', 'verbose'],
+      ['METRICS', 'false'],
     ];
     for (const [name, value] of cases) {
       assert.throws(
@@ -46,6 +48,21 @@ describe('settings from the environment', () => {
     assert.equal(configFromEnv({ DRAIN_TIMEOUT_SECONDS: '0' }).drainTimeoutMs, 0);
     for (const host of ['localhost', '0.0.0.0', '::1', 'api.example.com']) assert.equal(configFromEnv({ HOST: host }).host, host);
     assert.equal(configFromEnv({}).port, 8080);
+    assert.equal(configFromEnv({}).logLevel, 'info');
+    assert.equal(configFromEnv({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
+    assert.equal(configFromEnv({}).metrics, true);
+    assert.equal(configFromEnv({ METRICS: 'off' }).metrics, false);
+  });
+
+  it('a MASTER_KEY of the wrong form is refused before anything is written, without echoing the secret', async () => {
+    const secret = 'not-hex-but-secret-material-0123456789';
+    assert.throws(() => configFromEnv({ MASTER_KEY: secret }), (err: unknown) => err instanceof ConfigError && !err.message.includes(secret) && err.message.startsWith('MASTER_KEY ('));
+    const dataDir = join(parent, 'never-MASTER_KEY');
+    const refused = await spawnRefusedService(dataDir, { MASTER_KEY: secret });
+    assert.equal(refused.code, 2, refused.stderr);
+    const lines = refused.stderr.trim().split('\n');
+    assert.deepEqual(lines, [`cannot start: MASTER_KEY (${secret.length} characters, not shown) is not accepted: it must be 64 hex characters (32 bytes)`]);
+    assert.equal(existsSync(dataDir), false, 'the data directory was created');
   });
 
   it('the service refuses to start with one line, exit status 2, and writes nothing', async () => {
@@ -53,6 +70,7 @@ describe('settings from the environment', () => {
       ['PORT', '70000'],
       ['HOST', 'not a host!'],
       ['SNAPSHOT_EVERY_SECONDS', '0'],
+      ['LOG_LEVEL', 'loud'],
     ] as const) {
       const dataDir = join(parent, `never-${name}`);
       const refused = await spawnRefusedService(dataDir, { [name]: value });
