@@ -92,7 +92,7 @@ async function runRound(dataDir: string, round: number, writers: WriterState[], 
   const outcomes = Promise.allSettled(loops);
   if (afterSnapshot) {
     const deadline = Date.now() + SNAPSHOT_WAIT_MS;
-    while (!/(^|\n)snapshot at /.test(child.stderr.join('')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!child.stderr.join('').includes('"event":"snapshot.written"') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   }
   await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 450)));
   killed = true;
@@ -184,9 +184,9 @@ describe('crash recovery under SIGKILL', { timeout: SUITE_TIMEOUT_MS }, () => {
       let snapshots = 0;
       for (let round = 0; round < 3; round++) {
         const crashed = await runRound(dataDir, round, writers, env, true);
-        snapshots += crashed.stderr.join('').split('snapshot at').length - 1;
+        snapshots += crashed.stderr.join('').split('"event":"snapshot.written"').length - 1;
         const verified = await verify(dataDir, writers, env);
-        assert.match(verified.stderr.join(''), /recovery: snapshot at [1-9]/, 'recovery started from a snapshot');
+        assert.match(verified.stderr.join(''), /"event":"recovery\.snapshot","seq":[1-9]/, 'recovery started from a snapshot');
         await stop(verified);
       }
       assert.ok(snapshots > 0, 'snapshots were written while writes were in flight');

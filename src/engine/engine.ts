@@ -634,25 +634,13 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         if (timer === undefined) return;
         this.#timers.add({ ...timer, attempt, due });
         this.#armTimers();
-        if (this.#live()) {
-          const retryAt = new Date(due).toISOString();
-          this.#opts.report(`timer ${id} failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${retryAt}`, {
-            event: 'timer.retry',
-            level: 'warn',
-            timerId: id,
-            attempt,
-            error,
-            retryAt,
-          });
-        }
+        if (this.#live()) this.#reportRetry('timer', id, undefined, attempt, due, error);
         return;
       }
       case '$timer.dead': {
         const { timer, error } = event as Ev<'$timer.dead'>;
         this.#timers.remove(timer.id);
-        if (this.#live()) {
-          this.#opts.report(`timer ${timer.id} parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`, { event: 'timer.dead', level: 'error', timerId: timer.id, error });
-        }
+        if (this.#live()) this.#reportDead('timer', timer.id, undefined, error);
         return;
       }
       case '$effect.add': {
@@ -677,16 +665,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         const next: Effect = { ...effect, attempt, due };
         this.#effects.set(next);
         if (this.#live()) {
-          const retryAt = new Date(due).toISOString();
-          this.#opts.report(`effect ${id} (${effect.kind}) failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${retryAt}`, {
-            event: 'effect.retry',
-            level: 'warn',
-            effectId: id,
-            kind: effect.kind,
-            attempt,
-            error,
-            retryAt,
-          });
+          this.#reportRetry('effect', id, effect.kind, attempt, due, error);
           this.#effects.schedule(next);
         }
         return;
@@ -694,15 +673,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       case '$effect.dead': {
         const { effect, error } = event as Ev<'$effect.dead'>;
         this.#effects.delete(effect.id);
-        if (this.#live()) {
-          this.#opts.report(`effect ${effect.id} (${effect.kind}) parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`, {
-            event: 'effect.dead',
-            level: 'error',
-            effectId: effect.id,
-            kind: effect.kind,
-            error,
-          });
-        }
+        if (this.#live()) this.#reportDead('effect', effect.id, effect.kind, error);
         return;
       }
       case '$idempotency': {
@@ -715,6 +686,27 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       default:
         this.#machine.apply(event as E, at);
     }
+  }
+
+  /** A timer or an effect failed and waits for its next attempt (reported live only: a replay repeats no report). */
+  #reportRetry(what: 'timer' | 'effect', id: string, kind: string | undefined, attempt: number, due: number, error: string): void {
+    const retryAt = new Date(due).toISOString();
+    const name = kind === undefined ? `${what} ${id}` : `${what} ${id} (${kind})`;
+    this.#opts.report(`${name} failed (attempt ${attempt} of ${MAX_ATTEMPTS}): ${error}; retry at ${retryAt}`, {
+      event: `${what}.retry`,
+      level: 'warn',
+      id,
+      kind,
+      attempt,
+      error,
+      retryAt,
+    });
+  }
+
+  /** A timer or an effect failed its last attempt and is parked dead. */
+  #reportDead(what: 'timer' | 'effect', id: string, kind: string | undefined, error: string): void {
+    const name = kind === undefined ? `${what} ${id}` : `${what} ${id} (${kind})`;
+    this.#opts.report(`${name} parked dead after ${MAX_ATTEMPTS} failed attempts: ${error}`, { event: `${what}.dead`, level: 'error', id, kind, error });
   }
 
   #live(): boolean {

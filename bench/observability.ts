@@ -1,0 +1,134 @@
+// What seeing the service costs: the durable POST /customers bench against three service
+// children in one run, taken in turn (so drift on this shared machine hits all alike):
+//   quiet    METRICS=off, LOG_LEVEL=silent   nothing measured, nothing logged
+//   default  METRICS=on,  LOG_LEVEL=info     as `npm start` runs (metrics; a few log lines a minute)
+//   debug    METRICS=on,  LOG_LEVEL=debug    plus an access-log line per request
+// Each round runs every variant once; the summary gives, per variant, the median of its
+// rate against the quiet one in the same round, and the median server CPU per request.
+//
+//   npm run bench:observability
+//   npm run bench:observability -- --rounds 5 --duration 5
+import { mkdtempSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { machineLoad, removeOnExit, runBench, stop } from './support/children.js';
+import { runScenario, type ScenarioResult } from './support/load.js';
+import { createCustomerRequest, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
+import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
+
+const VARIANTS = {
+  quiet: { METRICS: 'off', LOG_LEVEL: 'silent' },
+  default: { METRICS: 'on', LOG_LEVEL: 'info' },
+  debug: { METRICS: 'on', LOG_LEVEL: 'debug' },
+} as const;
+type Variant = keyof typeof VARIANTS;
+/** Issue 17: metrics and logging as shipped may cost at most 3% of the POST rate. */
+const AIM_DEFAULT_TO_QUIET = 0.97;
+/** Below this many cores busy, the machine counts as quiet before a run. */
+const QUIET_CORES = 0.25;
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '64' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+if (flags.help === true) {
+  console.log(`usage: node dist/bench/observability.js [--rounds N] [--duration S] [--warmup S] [--connections N]
+  Runs POST /customers against a quiet, a default and a debug-logging service in turn, N rounds.`);
+  process.exit(0);
+}
+
+function positive(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`);
+  return n;
+}
+const rounds = Math.round(positive('rounds', flags.rounds));
+const durationMs = Math.round(positive('duration', flags.duration) * 1000);
+const warmupMs = Math.round(positive('warmup', flags.warmup) * 1000);
+const connections = Math.round(positive('connections', flags.connections));
+
+async function main(): Promise<string[]> {
+  const failures: string[] = [];
+  const notes: string[] = [];
+  const root = mkdtempSync(join(tmpdir(), 'bench-observability-'));
+  removeOnExit(root);
+  console.log(
+    `# Observability cost: Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; POST /customers, ` +
+      `${connections} connections, ${warmupMs / 1000} s warmup + ${durationMs / 1000} s per run, ${rounds} round(s) of ${Object.keys(VARIANTS).join(', ')}\n`,
+  );
+  const services = new Map<Variant, ServiceChild>();
+  const results = new Map<Variant, ScenarioResult[]>();
+  try {
+    for (const variant of Object.keys(VARIANTS) as Variant[]) {
+      services.set(variant, await startServiceChild({ dataDir: join(root, variant), env: { ...VARIANTS[variant] } }));
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const [variant, service] of services) {
+        let idle = await machineLoad(500);
+        for (let waited = 0; idle !== undefined && idle > QUIET_CORES && waited < 10; waited++) idle = await machineLoad(500);
+        if (idle !== undefined && idle > QUIET_CORES) notes.push(`${variant} round ${round + 1}: ${idle.toFixed(2)} cores busy before it started`);
+        process.stderr.write(`round ${round + 1}: ${variant} ...\n`);
+        const r = await runScenario({
+          name: variant,
+          processes: 1,
+          serverPid: service.child.pid,
+          spec: {
+            host: '127.0.0.1',
+            port: service.port,
+            connections,
+            warmupMs,
+            durationMs,
+            drainMs: 10_000,
+            client: 'raw',
+            requests: [createCustomerRequest(sandboxAuthorization(service.dataDir))],
+            collectIds: 0,
+          },
+        });
+        failures.push(...loadFailures(r));
+        results.set(variant, [...(results.get(variant) ?? []), r]);
+      }
+    }
+  } finally {
+    for (const [variant, service] of services) {
+      const how = await stop(service.child, 'SIGTERM', 15_000);
+      if (how !== 0) failures.push(`${variant} service did not exit cleanly on SIGTERM (${how})`);
+    }
+  }
+
+  const quiet = results.get('quiet') ?? [];
+  const rows: string[][] = [];
+  const summary: string[] = [];
+  for (const variant of Object.keys(VARIANTS) as Variant[]) {
+    const runs = results.get(variant) ?? [];
+    runs.forEach((r, i) => {
+      rows.push([
+        `${variant} #${i + 1}`,
+        fmtInt(r.requestsPerSecond),
+        fmtRatio(r.requestsPerSecond / quiet[i]!.requestsPerSecond),
+        fmtMs(r.p50),
+        fmtMs(r.p99),
+        r.serverCpuUsPerRequest === undefined ? 'n/a' : r.serverCpuUsPerRequest.toFixed(1),
+      ]);
+    });
+    const ratios = runs.map((r, i) => r.requestsPerSecond / quiet[i]!.requestsPerSecond);
+    const cpu = runs.flatMap((r) => (r.serverCpuUsPerRequest === undefined ? [] : [r.serverCpuUsPerRequest]));
+    let line =
+      `${variant}: median ${fmtInt(median(runs.map((r) => r.requestsPerSecond)))} req/s, ${fmtRatio(median(ratios))} of quiet in the same round ` +
+      `(rounds ${fmtRatio(Math.min(...ratios))}-${fmtRatio(Math.max(...ratios))}), ${cpu.length === 0 ? 'n/a' : median(cpu).toFixed(1)} µs server CPU per request`;
+    if (variant === 'default') line += ` — aim ≥ ${fmtRatio(AIM_DEFAULT_TO_QUIET)}: ${median(ratios) >= AIM_DEFAULT_TO_QUIET ? 'met' : 'NOT met'}`;
+    summary.push(line);
+  }
+  console.log(markdownTable(['run', 'req/s', 'of quiet', 'p50 ms', 'p99 ms', 'server CPU µs/req'], rows, [false, true, true, true, true, true]));
+  console.log('');
+  for (const line of [...summary, ...notes]) console.log(`- ${line}`);
+  return failures;
+}
+
+runBench('observability', main);
