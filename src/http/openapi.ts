@@ -72,6 +72,7 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): unkn
     }
     responses.default = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     const operation: Record<string, unknown> = {
+      operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
       parameters,

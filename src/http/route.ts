@@ -34,6 +34,12 @@ export interface Route<B = unknown, Q = unknown> {
   method: Method;
   /** Relative to the version segment, with `{name}` parameters. */
   path: string;
+  /**
+   * The operation's name in the OpenAPI document, unique across the API: a camelCase verb
+   * phrase (createCustomer, listCustomers), chosen by hand because generated clients name
+   * their methods and types after it, so it must not change when a path or summary does.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   body?: Validator<B>;

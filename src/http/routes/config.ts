@@ -25,6 +25,7 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/config',
+    operationId: 'getConfig',
     summary: "Read the environment's platform configuration",
     tag: 'Configuration',
     response: PlatformConfigView,
@@ -37,6 +38,7 @@ export const configRoutes: Route[] = [
   route<Static<typeof PatchConfig>>({
     method: 'PATCH',
     path: '/config',
+    operationId: 'updateConfig',
     summary: 'Update umaDomain, webhookEndpoint, supportedCurrencies or embeddedWalletConfig; newly supported currencies get platform accounts',
     tag: 'Configuration',
     body: validator(PatchConfig),

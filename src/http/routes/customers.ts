@@ -111,6 +111,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof CreateCustomer>>({
     method: 'POST',
     path: '/customers',
+    operationId: 'createCustomer',
     summary: 'Create a customer and provision its internal accounts',
     tag: 'Customers',
     body: validator(CreateCustomer),
@@ -122,6 +123,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof CreateUser>>({
     method: 'POST',
     path: '/users',
+    operationId: 'createUser',
     summary: 'Register a user (creates a Customer: platformUserId is platformCustomerId, userType is customerType)',
     tag: 'Customers',
     body: validator(CreateUser),
@@ -138,6 +140,7 @@ export const customerRoutes: Route[] = [
   route<undefined, Static<typeof ListCustomers>>({
     method: 'GET',
     path: '/customers',
+    operationId: 'listCustomers',
     summary: 'List customers, newest first',
     tag: 'Customers',
     query: validator(ListCustomers, { coerce: true }),
@@ -148,6 +151,7 @@ export const customerRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/customers/{customerId}',
+    operationId: 'getCustomer',
     summary: 'Read a customer (deleted customers stay readable)',
     tag: 'Customers',
     response: CustomerView,
@@ -161,6 +165,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof UpdateCustomer>>({
     method: 'PATCH',
     path: '/customers/{customerId}',
+    operationId: 'updateCustomer',
     summary: 'Update a customer; currencies replace the list and new ones get accounts; region is immutable',
     tag: 'Customers',
     body: validator(UpdateCustomer),
@@ -174,6 +179,7 @@ export const customerRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/customers/{customerId}',
+    operationId: 'deleteCustomer',
     summary: 'Soft-delete a customer: it stays readable with isDeleted true',
     tag: 'Customers',
     response: CustomerView,

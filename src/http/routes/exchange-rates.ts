@@ -69,6 +69,7 @@ export const exchangeRateRoutes: Route[] = [
   route<undefined, Static<typeof ExchangeRatesQuery>>({
     method: 'GET',
     path: '/exchange-rates',
+    operationId: 'listExchangeRates',
     summary: 'Exchange rates and fees of the shipped table, priced for a sending amount',
     tag: 'Exchange rates',
     query: validator(ExchangeRatesQuery, { coerce: true }),

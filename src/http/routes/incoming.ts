@@ -33,6 +33,7 @@ export const incomingRoutes: Route[] = [
   route<ReceiveBody>({
     method: 'POST',
     path: '/sandbox/uma/receive',
+    operationId: 'receiveSandboxUmaPayment',
     summary: 'Simulate an incoming UMA payment from a sandbox address (sandbox only); the platform approves it',
     tag: 'Sandbox',
     body: validator(Receive),
@@ -45,6 +46,7 @@ export const incomingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/transactions/{transactionId}/approve',
+    operationId: 'approveTransaction',
     summary: 'Approve a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
     response: TransactionView,
@@ -55,6 +57,7 @@ export const incomingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/transactions/{transactionId}/reject',
+    operationId: 'rejectTransaction',
     summary: 'Reject a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
     response: TransactionView,

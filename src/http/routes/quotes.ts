@@ -53,6 +53,7 @@ export const quoteRoutes: Route[] = [
   route<CreateQuoteBody>({
     method: 'POST',
     path: '/quotes',
+    operationId: 'createQuote',
     summary: 'Create a quote from an internal account to an internal or external account (immediatelyExecute: execute it at once)',
     tag: 'Quotes',
     body: validator(CreateQuote),
@@ -64,6 +65,7 @@ export const quoteRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/quotes/{quoteId}',
+    operationId: 'getQuote',
     summary: 'Read a quote',
     tag: 'Quotes',
     response: QuoteView,
@@ -77,6 +79,7 @@ export const quoteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/quotes/{quoteId}/execute',
+    operationId: 'executeQuote',
     summary: 'Execute a quote: moves the money and creates its transaction (an EMBEDDED_WALLET source needs Service-Wallet-Signature over its payloadToSign)',
     tag: 'Quotes',
     response: QuoteView,

@@ -22,6 +22,7 @@ export const sandboxRoutes: Route[] = [
   route<SendBody>({
     method: 'POST',
     path: '/sandbox/send',
+    operationId: 'sendSandboxFunds',
     summary: "Simulate the money of a REALTIME_FUNDING quote arriving (sandbox only): it is paid to the quote's destination",
     tag: 'Sandbox',
     body: validator(Send),

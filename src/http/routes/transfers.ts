@@ -36,6 +36,7 @@ export const transferRoutes: Route[] = [
   route<TransferInBody>({
     method: 'POST',
     path: '/transfer-in',
+    operationId: 'createTransferIn',
     summary: 'Move money from an external bank account into an internal account of the same currency',
     tag: 'Transfers',
     body: validator(TransferIn),
@@ -47,6 +48,7 @@ export const transferRoutes: Route[] = [
   route<TransferOutBody>({
     method: 'POST',
     path: '/transfer-out',
+    operationId: 'createTransferOut',
     summary: 'Move money from an internal account to an external bank account of the same currency (amount omitted: the whole balance)',
     tag: 'Transfers',
     body: validator(TransferOut),

@@ -53,6 +53,7 @@ export const verificationRoutes: Route[] = [
   route<Static<typeof CreateVerification>>({
     method: 'POST',
     path: '/verifications',
+    operationId: 'createVerification',
     summary: 'Verify a business (KYB) and its beneficial owners (KYC), or a customer',
     tag: 'Verifications',
     body: validator(CreateVerification),
@@ -64,6 +65,7 @@ export const verificationRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/verifications/{id}',
+    operationId: 'getVerification',
     summary: 'Read a verification',
     tag: 'Verifications',
     response: VerificationView,

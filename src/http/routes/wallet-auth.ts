@@ -175,6 +175,7 @@ export const authRoutes: Route[] = [
   route<CreateInput>({
     method: 'POST',
     path: '/auth/credentials',
+    operationId: 'createCredential',
     summary: "Register a credential on an embedded wallet: 201 for the account's first, else 202 then 201 on the signed retry",
     tag: 'Credentials and sessions',
     body: validator(CreateCredential),
@@ -187,6 +188,7 @@ export const authRoutes: Route[] = [
   route<undefined, Static<typeof AccountQuery>>({
     method: 'GET',
     path: '/auth/credentials',
+    operationId: 'listCredentials',
     summary: "List an embedded wallet's credentials (not paginated)",
     tag: 'Credentials and sessions',
     query: validator(AccountQuery, { coerce: true }),
@@ -202,6 +204,7 @@ export const authRoutes: Route[] = [
   route<Static<typeof ChallengeBody>>({
     method: 'POST',
     path: '/auth/credentials/{id}/challenge',
+    operationId: 'challengeCredential',
     summary: `Re-issue a challenge: a new OTP and the otpEncryptionTargetBundle to encrypt it to (EMAIL_OTP), or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
     tag: 'Credentials and sessions',
     body: validator(ChallengeBody),
@@ -212,6 +215,7 @@ export const authRoutes: Route[] = [
   route<VerifyInput>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
+    operationId: 'verifyCredential',
     summary:
       'Verify a credential and open a session: its signing key sealed to an uncompressed clientPublicKey, or a compressed clientPublicKey as the session key. ' +
       'An encryptedOtpBundle answers 202, then 200 on the retry stamped by its public_key',
@@ -226,6 +230,7 @@ export const authRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/auth/credentials/{id}',
+    operationId: 'revokeCredential',
     summary: "Revoke a credential and its sessions (signed retry by another credential's session: 202, then 204)",
     tag: 'Credentials and sessions',
     status: 204,
@@ -236,6 +241,7 @@ export const authRoutes: Route[] = [
   route<undefined, Static<typeof AccountQuery>>({
     method: 'GET',
     path: '/auth/sessions',
+    operationId: 'listSessions',
     summary: "List an embedded wallet's active sessions",
     tag: 'Credentials and sessions',
     query: validator(AccountQuery, { coerce: true }),
@@ -253,6 +259,7 @@ export const authRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/auth/sessions/{id}',
+    operationId: 'revokeSession',
     summary: 'Revoke a session (signed retry, self-logout allowed: 202, then 204)',
     tag: 'Credentials and sessions',
     status: 204,
@@ -263,6 +270,7 @@ export const authRoutes: Route[] = [
   route<Static<typeof ExportBody>>({
     method: 'POST',
     path: '/internal-accounts/{id}/export',
+    operationId: 'exportWallet',
     summary: "Export an embedded wallet's mnemonic sealed to clientPublicKey (signed retry: 202, then 200)",
     tag: 'Internal accounts',
     body: validator(ExportBody),

@@ -62,6 +62,7 @@ export const webhookRoutes: Route[] = [
   route<undefined, ListQuery>({
     method: 'GET',
     path: '/webhooks/events',
+    operationId: 'listWebhookEvents',
     summary: "List recorded webhook events, newest first, with the endpoint's state",
     tag: 'Webhooks',
     query: validator(ListEvents, { coerce: true }),
@@ -87,6 +88,7 @@ export const webhookRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/webhooks/events/{id}',
+    operationId: 'getWebhookEvent',
     summary: 'Read one webhook event',
     tag: 'Webhooks',
     response: WebhookEventView,
@@ -100,6 +102,7 @@ export const webhookRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/webhooks/events/{id}/redeliver',
+    operationId: 'redeliverWebhookEvent',
     summary: 'Queue a delivered or failed event again (a pending one is queued already)',
     tag: 'Webhooks',
     response: WebhookEventView,
@@ -109,6 +112,7 @@ export const webhookRoutes: Route[] = [
   route<Static<typeof TestBody>>({
     method: 'POST',
     path: '/webhooks/test',
+    operationId: 'sendTestWebhook',
     summary: 'Send a signed TEST event to `url` or the configured endpoint',
     tag: 'Webhooks',
     body: validator(TestBody),
