@@ -47,8 +47,8 @@ export interface Route<B = unknown, Q = unknown> {
   /** The success body's schema, for the OpenAPI document. */
   response?: TSchema;
   status: number;
-  /** Other successes the route answers (a signed retry's 202, a 204), published beside `status`. */
-  alsoAnswers?: ReadonlyArray<{ status: number; response?: TSchema }>;
+  /** Other successes the route answers (a signed retry's 202, a 204), published beside `status` with what each means. */
+  alsoAnswers?: ReadonlyArray<{ status: number; response?: TSchema; description: string }>;
   sandboxOnly?: boolean;
   /** Honours Idempotency-Key (CONTRACT.md). */
   idempotent?: boolean;

@@ -24,13 +24,18 @@ import type { Services } from '../../services.js';
 import { invalidInput } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
-import { checkAccountInfo } from '../schemas/account-info.js';
+import { AccountInfoSchema, checkAccountInfo } from '../schemas/account-info.js';
+import { componentRef } from '../schemas/named.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { checkKnownCurrency, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
-/** Checked by checkAccountInfo, which names the variant's fields in its errors; published as AccountInfo. */
-const AccountInfoInput = Type.Unknown({ description: 'An AccountInfo variant (components/schemas/AccountInfo), discriminated by accountType' });
+/**
+ * Checked by checkAccountInfo, whose errors name the variant's fields (a union's would not),
+ * so the schema accepts anything; published as a reference to the AccountInfo component,
+ * so clients get its type.
+ */
+const AccountInfoInput = Type.Unknown({ $ref: componentRef(AccountInfoSchema), description: 'An AccountInfo variant, discriminated by accountType' });
 
 const ListInternal = Obj({ customerId: Type.Optional(IdOf('Customer')), type: Type.Optional(AccountType), ...PageQuery });
 const ListCustomerInternal = Obj({
@@ -41,24 +46,30 @@ const ListCustomerInternal = Obj({
 });
 const ListPlatformInternal = Obj({ currency: Type.Optional(CurrencyCode), type: Type.Optional(AccountType), ...PageQuery });
 
-const CreateExternal = Obj({
-  currency: CurrencyCode,
-  accountInfo: AccountInfoInput,
-  customerId: Type.Optional(IdOf('Customer')),
-  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
-  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
-});
-const CreatePlatformExternal = Obj({
-  currency: CurrencyCode,
-  accountInfo: AccountInfoInput,
-  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
-});
+const CreateExternal = Obj(
+  {
+    currency: CurrencyCode,
+    accountInfo: AccountInfoInput,
+    customerId: Type.Optional(IdOf('Customer')),
+    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
+    cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+  },
+  { $id: 'CreateExternalAccountRequest' },
+);
+const CreatePlatformExternal = Obj(
+  {
+    currency: CurrencyCode,
+    accountInfo: AccountInfoInput,
+    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+  },
+  { $id: 'CreatePlatformExternalAccountRequest' },
+);
 const ListExternal = Obj({ currency: Type.Optional(CurrencyCode), customerId: Type.Optional(IdOf('Customer')), ...PageQuery });
 const ListPlatformExternal = Obj({ currency: Type.Optional(CurrencyCode), ...PageQuery });
 
-const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) });
+const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) }, { $id: 'FundSandboxInternalAccountRequest' });
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 const ExternalIdParam = validator(Obj({ id: IdOf('ExternalAccount') }));

@@ -18,36 +18,45 @@ const Profile = {
   address: Type.Optional(AddressSchema),
 };
 
-const CreateCustomer = Obj({
-  customerType: StringEnum(CUSTOMER_TYPES),
-  businessInfo: Type.Optional(BusinessInfoSchema),
-  platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  umaAddress: Type.Optional(UmaAddress),
-  ...Profile,
-});
+const CreateCustomer = Obj(
+  {
+    customerType: StringEnum(CUSTOMER_TYPES),
+    businessInfo: Type.Optional(BusinessInfoSchema),
+    platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    umaAddress: Type.Optional(UmaAddress),
+    ...Profile,
+  },
+  { $id: 'CreateCustomerRequest' },
+);
 
-const UpdateCustomer = Obj({
-  customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
-  businessInfo: Type.Optional(Type.Partial(BusinessInfoSchema, { description: "a BUSINESS's: merged into its businessInfo" })),
-  kybStatus: Type.Optional(StringEnum(KYB_STATUSES)),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  umaAddress: Type.Optional(UmaAddress),
-  kycStatus: Type.Optional(StringEnum(KYC_STATUSES)),
-  ...Profile,
-});
+const UpdateCustomer = Obj(
+  {
+    customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
+    businessInfo: Type.Optional(Type.Partial(BusinessInfoSchema, { description: "a BUSINESS's: merged into its businessInfo" })),
+    kybStatus: Type.Optional(StringEnum(KYB_STATUSES)),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    umaAddress: Type.Optional(UmaAddress),
+    kycStatus: Type.Optional(StringEnum(KYC_STATUSES)),
+    ...Profile,
+  },
+  { $id: 'UpdateCustomerRequest' },
+);
 
-const CreateUser = Obj({
-  userType: StringEnum(CUSTOMER_TYPES),
-  businessInfo: Type.Optional(BusinessInfoSchema),
-  platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  umaAddress: Type.Optional(UmaAddress),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  ...Profile,
-});
+const CreateUser = Obj(
+  {
+    userType: StringEnum(CUSTOMER_TYPES),
+    businessInfo: Type.Optional(BusinessInfoSchema),
+    platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    umaAddress: Type.Optional(UmaAddress),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    ...Profile,
+  },
+  { $id: 'CreateUserRequest' },
+);
 
 const ListCustomers = Obj({
   platformCustomerId: Type.Optional(Str({ maxLength: 255 })),

@@ -25,22 +25,25 @@ const ExchangeRatesQuery = Obj({
   ),
 });
 
-const ExchangeRateView = Obj({
-  sourceCurrency: CurrencyCode,
-  destinationCurrency: CurrencyCode,
-  sendingAmount: Amount,
-  receivingAmount: Amount,
-  exchangeRate: Type.Number({ minimum: 0, description: 'Source major units per destination major unit' }),
-  fees: Obj({
-    fixed: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
-    total: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
-  }),
-  minSendingAmount: Amount,
-  maxSendingAmount: Amount,
-  updatedAt: Str({ format: 'date-time' }),
-});
+const ExchangeRateView = Obj(
+  {
+    sourceCurrency: CurrencyCode,
+    destinationCurrency: CurrencyCode,
+    sendingAmount: Amount,
+    receivingAmount: Amount,
+    exchangeRate: Type.Number({ minimum: 0, description: 'Source major units per destination major unit' }),
+    fees: Obj({
+      fixed: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
+      total: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
+    }),
+    minSendingAmount: Amount,
+    maxSendingAmount: Amount,
+    updatedAt: Str({ format: 'date-time' }),
+  },
+  { $id: 'ExchangeRate' },
+);
 
-const ExchangeRatesResponse = Obj({ data: List(ExchangeRateView) });
+const ExchangeRatesResponse = Obj({ data: List(ExchangeRateView) }, { $id: 'ExchangeRateList' });
 
 type ExchangeRate = Static<typeof ExchangeRateView>;
 

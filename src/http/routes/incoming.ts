@@ -10,13 +10,16 @@ import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { Obj, validator } from '../validation.js';
 
-const Receive = Obj({
-  senderUmaAddress: UmaAddress,
-  receivingCurrencyCode: CurrencyCode,
-  receivingCurrencyAmount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' }),
-  receiverUmaAddress: Type.Optional(UmaAddress),
-  customerId: Type.Optional(IdOf('Customer')),
-});
+const Receive = Obj(
+  {
+    senderUmaAddress: UmaAddress,
+    receivingCurrencyCode: CurrencyCode,
+    receivingCurrencyAmount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' }),
+    receiverUmaAddress: Type.Optional(UmaAddress),
+    customerId: Type.Optional(IdOf('Customer')),
+  },
+  { $id: 'ReceiveSandboxUmaPaymentRequest' },
+);
 type ReceiveBody = Static<typeof Receive>;
 const TransactionIdParam = validator(Obj({ transactionId: IdOf('Transaction') }));
 

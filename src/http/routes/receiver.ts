@@ -36,8 +36,8 @@ const lookupProperties = {
   }),
   expiresAt: Str({ format: 'date-time', description: 'The lookup serves one quote made before this time (5 minutes)' }),
 };
-const UmaLookupView = Obj({ ...lookupProperties, receiverUmaAddress: UmaAddress });
-const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAccount') });
+const UmaLookupView = Obj({ ...lookupProperties, receiverUmaAddress: UmaAddress }, { $id: 'UmaReceiverLookup' });
+const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAccount') }, { $id: 'ExternalAccountReceiverLookup' });
 
 const lookupReply = (lookup: Lookup): Reply => ({ status: 200, body: renderLookup(lookup) });
 
