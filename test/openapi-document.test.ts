@@ -1,13 +1,16 @@
 // The OpenAPI document as a client generator reads it (issue 17): every operation has its
 // own operationId; every resource, request body and the error is a named component that
 // responses and bodies refer to; every response declares X-Request-Id; the signed retry's
-// 202 and headers are described.
+// 202 and headers are described; webhooks publish each payload the service sends and the
+// header its signature travels in. The payloads are checked against what a receiver gets.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { startTestService, type TestService } from './support/service.js';
 import { schemaErrors, type JsonSchema } from './support/json-schema.js';
 import { assertStatus, createCustomer } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { assertSigned, startReceiver } from './support/webhook-receiver.js';
 import { routes } from '../src/http/routes/index.js';
 import { route } from '../src/http/route.js';
 import { openApiDocument } from '../src/http/openapi.js';
@@ -17,6 +20,7 @@ type Json = { [key: string]: any };
 /** The document as the tests walk it (src/http/openapi.ts has its shape). */
 interface Document {
   paths: Record<string, Record<string, Json>>;
+  webhooks: Record<string, { post: Json }>;
   components: { schemas: Record<string, Json>; headers: Record<string, Json> };
 }
 const VERSION = '2025-10-13';
@@ -32,10 +36,11 @@ function resolve(doc: unknown, ref: string): Json {
 
 const deref = (doc: unknown, node: Json): Json => (typeof node.$ref === 'string' ? resolve(doc, node.$ref) : node);
 
-/** Every operation of the document, with where it is. */
+/** Every operation of the document, paths and webhooks, with where it is. */
 function operations(doc: Document): Array<{ where: string; op: Json }> {
   const found: Array<{ where: string; op: Json }> = [];
   for (const [path, item] of Object.entries(doc.paths)) for (const [method, op] of Object.entries(item)) found.push({ where: `${method.toUpperCase()} ${path}`, op });
+  for (const [name, item] of Object.entries(doc.webhooks)) found.push({ where: `webhook ${name}`, op: item.post });
   return found;
 }
 
@@ -77,9 +82,9 @@ describe('the OpenAPI document', () => {
     await svc.stop();
   });
 
-  it('names every operation with its own camelCase operationId', () => {
+  it('names every operation, webhooks included, with its own camelCase operationId', () => {
     const all = operations(doc);
-    assert.equal(all.length, routes.length, 'one operation per route');
+    assert.equal(all.length, routes.length + Object.keys(doc.webhooks).length, 'one operation per route and per webhook');
     const ids = all.map(({ where, op }) => {
       assert.equal(typeof op.operationId, 'string', `${where} has an operationId`);
       assert.match(op.operationId, /^[a-z][A-Za-z]*$/, `${where}: ${op.operationId} is camelCase`);
@@ -193,5 +198,41 @@ describe('the OpenAPI document', () => {
     // Two references deep: Customer, IndividualCustomer, then Address.
     const planted = { ...customer, address: { ...customer.address, planted: true } };
     assert.match(schemaErrors(schema, planted, doc).join('\n'), /\$\.address: unpublished property planted/);
+  });
+
+  it('publishes every webhook payload the service sends, signed in the header the document names', async () => {
+    const receiver = await startReceiver(() => 200);
+    try {
+      assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+      const payer = await fundedCustomer(svc, 1_000);
+      const payee = await fundedCustomer(svc, 0);
+      await createQuote(svc, quoteBody(payer.usd.id, payee.usd.id, 400, { immediatelyExecute: true }));
+      const recorded = (await getJson(svc, '/webhooks/events?limit=1')).totalCount as number;
+      assertStatus(await svc.request('POST', '/webhooks/test', { body: {} }), 200);
+      await receiver.waitFor(recorded + 1);
+
+      const payloadByType = new Map<string, { name: string; schema: Json }>();
+      for (const [name, item] of Object.entries(doc.webhooks)) {
+        const schema = item.post.requestBody.content['application/json'].schema;
+        payloadByType.set(deref(doc, schema).properties.type.const, { name, schema });
+      }
+      assert.deepEqual([...payloadByType.keys()].sort(), ['ACCOUNT_STATUS', 'INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'TEST']);
+      const pem = (await getJson(svc, '/config')).webhookPublicKeyPem as string;
+      const seen = new Set<string>();
+      for (const request of receiver.received) {
+        const published = payloadByType.get(request.json.type);
+        assert.ok(published, `a ${request.json.type} event is published`);
+        assert.deepEqual(schemaErrors(published.schema as JsonSchema, request.json, doc), [], `${request.json.type} conforms to ${published.name}`);
+        const signature = deref(doc, doc.webhooks[published.name]!.post.parameters[0]);
+        assert.equal(signature.in, 'header');
+        assert.equal(signature.required, true);
+        assert.equal(request.headers[signature.name.toLowerCase()], request.signature, `the signature travels in ${signature.name}`);
+        assertSigned(request, pem);
+        seen.add(request.json.type);
+      }
+      assert.deepEqual([...seen].sort(), [...payloadByType.keys()].sort(), 'every published payload was sent');
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the definitions that serve the API: the routes
 // (routes/*.ts) with the typebox schemas that validate their requests and type their
-// handlers, and the error body (schemas/error.ts).
+// handlers, the error body (schemas/error.ts) and the webhooks the service sends
+// (schemas/webhooks.ts).
 //
 // Named schemas: a schema built with an `$id` (typebox's own option, `Obj({...}, { $id:
 // 'Customer' })`) is a component. It is published once, as components/schemas/<$id>, and
@@ -11,10 +12,12 @@
 // one name would leave the document, and typebox's compiler (which compiles one function
 // per $id), using one of them for both, so building the document fails instead.
 import type { TSchema } from '@sinclair/typebox';
+import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
 import type { Route } from './route.js';
 import { API_VERSION } from './server.js';
 import { ErrorSchema } from './schemas/error.js';
 import { componentRefTo } from './schemas/named.js';
+import { WEBHOOKS, type WebhookDefinition } from './schemas/webhooks.js';
 
 type Json = { [key: string]: unknown };
 
@@ -25,6 +28,8 @@ export interface OpenApiDocument {
   security: Json[];
   /** By path, then by lower-case method. */
   paths: Record<string, Record<string, Json>>;
+  /** By name, each a path item with its `post`. */
+  webhooks: Record<string, { post: Json }>;
   components: { securitySchemes: Json; schemas: Record<string, Json>; parameters: Record<string, Json>; headers: Record<string, Json> };
 }
 
@@ -110,6 +115,15 @@ const PARAMETERS: Record<string, Json> = {
       "On a PASSKEY verify: the requestId (a UUID) of the PasskeyAuthChallenge the assertion answers",
     schema: { type: 'string' },
   },
+  WebhookSignature: {
+    name: WEBHOOK_SIGNATURE_HEADER,
+    in: 'header',
+    required: true,
+    description:
+      "base64 of the DER ECDSA P-256 SHA-256 signature over the exact body bytes, by the environment's webhook key: verify it with webhookPublicKey (uncompressed SEC1 hex) " +
+      'or webhookPublicKeyPem (SPKI PEM) of GET /config before trusting the body',
+    schema: { type: 'string' },
+  },
 };
 
 /** Response headers, each published once under components/headers. */
@@ -162,9 +176,22 @@ function operationOf(r: Route, components: SchemaComponents, error: unknown): Js
   return operation;
 }
 
+/** What the service POSTs to the platform's webhookEndpoint: signed, not Basic-authenticated. */
+function webhookOperationOf(w: WebhookDefinition, components: SchemaComponents): Json {
+  return {
+    operationId: w.operationId,
+    summary: w.summary,
+    security: [],
+    parameters: [ref('parameters', 'WebhookSignature')],
+    requestBody: { required: true, content: { 'application/json': { schema: components.publish(w.payload) } } },
+    responses: mapValues(w.answers, (description) => ({ description })),
+  };
+}
+
 const DESCRIPTION =
   'Payments and embedded wallets. Every response carries X-Request-Id, and an error body repeats it as requestId. ' +
-  'Request bodies: a property a schema does not list is ignored and not kept.';
+  'Request bodies: a property a schema does not list is ignored and not kept. ' +
+  `Webhooks: what the service POSTs to the configured webhookEndpoint, signed in ${WEBHOOK_SIGNATURE_HEADER}.`;
 
 export function openApiDocument(routes: readonly Route[], baseUrl: string): OpenApiDocument {
   const components = new SchemaComponents();
@@ -175,12 +202,14 @@ export function openApiDocument(routes: readonly Route[], baseUrl: string): Open
     paths[path] ??= {};
     paths[path]![r.method.toLowerCase()] = operationOf(r, components, error);
   }
+  const webhooks = Object.fromEntries(WEBHOOKS.map((w) => [w.name, { post: webhookOperationOf(w, components) }]));
   return {
     openapi: '3.1.0',
     info: { title: 'Payments and embedded-wallet API', version: API_VERSION, description: DESCRIPTION },
     servers: [{ url: baseUrl.replace(`/${API_VERSION}`, '') }],
     security: [{ basic: [] }],
     paths,
+    webhooks,
     components: {
       securitySchemes: { basic: { type: 'http', scheme: 'basic', description: '<token id>:<client secret>' } },
       schemas: components.all(),

@@ -7,23 +7,21 @@ import { redeliverWebhookEvent, webhookEventIn } from '../../../actors/commands/
 import { invalidField } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
-import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
-import { TransactionView } from '../schemas/payments.js';
+import { IdOf, ListOf } from '../schemas/resources.js';
+import { RECORDED_WEBHOOKS } from '../schemas/webhooks.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { isoTime } from '../../../actors/iso-time.js';
 
-const WebhookEventView = Obj(
-  {
-    id: Str(),
-    type: StringEnum(WEBHOOK_EVENT_TYPES),
-    timestamp: Str({ format: 'date-time' }),
-    transaction: Type.Optional(TransactionView),
-    account: Type.Optional(InternalAccountView),
-    deliveryStatus: StringEnum(DELIVERY_STATUSES),
-    attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
-    failureReason: Type.Optional(Str({ description: 'FAILED without its tries spent: why (dropped from a full backlog)' })),
-  },
-  { $id: 'WebhookEvent' },
+/** How the outbox has delivered an event so far. */
+const deliveryState = {
+  deliveryStatus: StringEnum(DELIVERY_STATUSES),
+  attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
+  failureReason: Type.Optional(Str({ description: 'FAILED without its tries spent: why (dropped from a full backlog)' })),
+};
+
+const WebhookEventView = Type.Union(
+  RECORDED_WEBHOOKS.map((payload) => Obj({ ...payload.properties, ...deliveryState })),
+  { $id: 'WebhookEvent', description: 'A recorded event: the payload its endpoint gets, told apart by type, and its delivery' },
 );
 
 const EndpointStateView = Obj(
