@@ -142,8 +142,9 @@ describe('the OpenAPI document', () => {
     assert.equal(componentOf(schemas.CreateExternalAccountRequest!.properties.accountInfo), 'AccountInfo');
   });
 
-  it('publishes the error with every code and its requestId, and X-Request-Id on every response', () => {
+  it('publishes the error with every code and a required requestId, and X-Request-Id on every response', () => {
     const error = doc.components.schemas.Error!;
+    assert.ok(error.required.includes('requestId'), 'requestId is required');
     assert.equal(error.properties.requestId.type, 'string');
     const codes = deref(doc, error.properties.code).anyOf.map((branch: Json) => branch.const);
     assert.deepEqual([...codes].sort(), [...ERROR_CODES].sort());

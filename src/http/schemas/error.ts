@@ -14,7 +14,7 @@ export const ErrorSchema = Obj(
     status: Type.Integer({ description: 'the HTTP status of the response' }),
     code: ErrorCodeSchema,
     message: Type.String(),
-    requestId: Type.Optional(Type.String({ description: "the response's X-Request-Id: the id of this request in the service's logs" })),
+    requestId: Type.String({ description: "the response's X-Request-Id: the id of this request in the service's logs" }),
     reason: Type.Optional(Type.String({ description: 'on 401: the check that failed, in the words of SERVICE_SPEC part 5.8 and the README (Embedded wallets)' })),
     details: Type.Optional(
       Type.Array(
@@ -36,4 +36,4 @@ export const ErrorSchema = Obj(
  * ErrorBody carries it the intersection supplies it, and once it does the intersection
  * changes nothing.
  */
-export type ErrorSchemaCheck = Holds<Same<Static<typeof ErrorSchema>, ErrorBody & { requestId?: string }>>;
+export type ErrorSchemaCheck = Holds<Same<Static<typeof ErrorSchema>, ErrorBody & { requestId: string }>>;
