@@ -20,6 +20,7 @@ describe('POST without a body schema', () => {
     const execute = route({
       method: 'POST',
       path: '/things/{id}/execute',
+      operationId: 'executeThing',
       summary: 'a bodiless action',
       tag: 'Test',
       response: Type.Object({ executed: Type.String() }, { required: ['executed'] }),
@@ -32,6 +33,7 @@ describe('POST without a body schema', () => {
     const approve = route({
       method: 'POST',
       path: '/things/{id}/approve',
+      operationId: 'approveThing',
       summary: 'a bodiless action that honours Idempotency-Key',
       tag: 'Test',
       response: Type.Object({ approval: Type.Integer() }, { required: ['approval'] }),

@@ -118,9 +118,12 @@ describe('HTTP surface', () => {
       for (const [method, path] of expected) {
         assert.ok(doc.paths[`/${VERSION}${path}`]?.[method] !== undefined, `openapi.json lacks ${method.toUpperCase()} ${path}`);
       }
-      // A wallet stamp's headers, under both names (CONTRACT.md, "Real clients"), and a signed retry's Request-Id.
+      // A wallet stamp's headers, under both names (CONTRACT.md, "Real clients"), and a signed retry's Request-Id,
+      // each published once under components/parameters and referred to.
+      type Parameter = { name: string; in: string } | { $ref: string };
+      const parameterOf = (p: Parameter): { name: string; in: string } => ('$ref' in p ? doc.components.parameters[p.$ref.slice('#/components/parameters/'.length)] : p);
       const headersOf = (path: string, method: string): string[] =>
-        (doc.paths[`/${VERSION}${path}`][method].parameters as Array<{ name: string; in: string }>).filter((p) => p.in === 'header').map((p) => p.name);
+        (doc.paths[`/${VERSION}${path}`][method].parameters as Parameter[]).map(parameterOf).filter((p) => p.in === 'header').map((p) => p.name);
       for (const name of ['Service-Wallet-Signature', 'Grid-Wallet-Signature']) {
         assert.ok(headersOf('/quotes/{quoteId}/execute', 'post').includes(name), `execute does not publish ${name}`);
         assert.ok(headersOf('/internal-accounts/{id}/export', 'post').includes(name), `export does not publish ${name}`);

@@ -5,6 +5,9 @@ import type { KeyObject } from 'node:crypto';
 import { asBytes, decodeBase64Loose, fromHex, isHex, toBase64 } from './bytes.js';
 import { parseDerSignature, signP256, verifyP256 } from './p256.js';
 
+/** The request header a webhook's signature travels in: delivery sets it, the OpenAPI document names it. */
+export const WEBHOOK_SIGNATURE_HEADER = 'X-Service-Signature';
+
 /** base64(DER ECDSA P-256 SHA-256 over `body`), low-S. */
 export function signWebhookBody(body: Uint8Array | string, privateKey: Uint8Array | KeyObject): string {
   return toBase64(signP256(asBytes(body), privateKey));

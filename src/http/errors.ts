@@ -36,6 +36,9 @@ const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
+/** Every error code, for the published Error schema's enum: the compiler holds ERROR_STATUS to exactly the ErrorCode union. */
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
 export interface ErrorBody {
   status: number;
   code: ErrorCode;

@@ -34,6 +34,12 @@ export interface Route<B = unknown, Q = unknown> {
   method: Method;
   /** Relative to the version segment, with `{name}` parameters. */
   path: string;
+  /**
+   * The operation's name in the OpenAPI document, unique across the API: a camelCase verb
+   * phrase (createCustomer, listCustomers), chosen by hand because generated clients name
+   * their methods and types after it, so it must not change when a path or summary does.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   body?: Validator<B>;
@@ -41,8 +47,8 @@ export interface Route<B = unknown, Q = unknown> {
   /** The success body's schema, for the OpenAPI document. */
   response?: TSchema;
   status: number;
-  /** Other successes the route answers (a signed retry's 202, a 204), published beside `status`. */
-  alsoAnswers?: ReadonlyArray<{ status: number; response?: TSchema }>;
+  /** Other successes the route answers (a signed retry's 202, a 204), published beside `status` with what each means. */
+  alsoAnswers?: ReadonlyArray<{ status: number; response?: TSchema; description: string }>;
   sandboxOnly?: boolean;
   /** Honours Idempotency-Key (CONTRACT.md). */
   idempotent?: boolean;

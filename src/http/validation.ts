@@ -13,8 +13,17 @@ export const MAX_ITEMS = 100;
 
 export const Str = (options: StringOptions = {}) => Type.String({ maxLength: MAX_STRING, ...options });
 export const List = <T extends TSchema>(item: T, options: ArrayOptions = {}) => Type.Array(item, { maxItems: MAX_ITEMS, ...options });
+/**
+ * The options of a published schema: a `description`, and an `$id` that names it, making it
+ * a component of the OpenAPI document that every use refers to (see openapi.ts).
+ */
+export interface SchemaNaming {
+  description?: string;
+  $id?: string;
+}
+
 /** An object that ignores unknown properties (they are not kept either). */
-export const Obj = <T extends TProperties>(properties: T, options: { description?: string } = {}) => Type.Object(properties, options);
+export const Obj = <T extends TProperties>(properties: T, options: SchemaNaming = {}) => Type.Object(properties, options);
 export const DateString = (options: StringOptions = {}) =>
   Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD', ...options });
 /** A query's time bound: an ISO 8601 date-time with its zone, or a bare date meaning midnight UTC; read with `instant`. */
@@ -96,7 +105,7 @@ function describe(message: string, schema: TSchema): string {
 }
 
 /** A string enum: a union of literals, whose errors list the allowed values. */
-export function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
+export function StringEnum<T extends string>(values: readonly T[], options: SchemaNaming = {}) {
   return Type.Union(values.map((v) => Type.Literal(v)), options);
 }
 

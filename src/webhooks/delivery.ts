@@ -43,6 +43,7 @@ import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncom
 import { setTimer, type EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
+import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
 import { isoTime } from '../../actors/iso-time.js';
 import type { EgressOutcome, WebhookEgress } from './egress.js';
 
@@ -401,7 +402,7 @@ export class WebhookDelivery {
       environment,
       url,
       body,
-      headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+      headers: { 'content-type': 'application/json', [WEBHOOK_SIGNATURE_HEADER]: signature },
       timeoutMs: this.#timeoutMs,
       ...(signal !== undefined ? { signal } : {}),
     });

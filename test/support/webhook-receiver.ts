@@ -1,7 +1,7 @@
 // A platform's webhook endpoint on loopback: a node:http server that records every request
 // (exact body bytes and signature) and answers as the test says: a status, or 'hang' (no
 // answer until the test closes it).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verify } from 'node:crypto';
 import assert from 'node:assert/strict';
@@ -10,6 +10,8 @@ export interface Received {
   body: string;
   json: any;
   signature: string;
+  /** Every header of the request, names lower-case. */
+  headers: IncomingHttpHeaders;
 }
 
 export type Answer = number | 'hang';
@@ -54,7 +56,7 @@ export async function startReceiver(answer: (json: any, n: number) => Answer = (
       const body = Buffer.concat(chunks).toString('utf8');
       const n = received.length;
       const json = JSON.parse(body);
-      received.push({ body, json, signature: String(req.headers['x-service-signature'] ?? '') });
+      received.push({ body, json, signature: String(req.headers['x-service-signature'] ?? ''), headers: req.headers });
       const reply = receiver.answer(json, n);
       if (reply === 'hang') hanging.add(res);
       else res.writeHead(reply).end();

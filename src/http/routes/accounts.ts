@@ -24,13 +24,18 @@ import type { Services } from '../../services.js';
 import { invalidInput } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
-import { checkAccountInfo } from '../schemas/account-info.js';
+import { AccountInfoSchema, checkAccountInfo } from '../schemas/account-info.js';
+import { componentRef } from '../schemas/named.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
 import { checkKnownCurrency, Obj, Str, StringEnum, validator } from '../validation.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
-/** Checked by checkAccountInfo, which names the variant's fields in its errors; published as AccountInfo. */
-const AccountInfoInput = Type.Unknown({ description: 'An AccountInfo variant (components/schemas/AccountInfo), discriminated by accountType' });
+/**
+ * Checked by checkAccountInfo, whose errors name the variant's fields (a union's would not),
+ * so the schema accepts anything; published as a reference to the AccountInfo component,
+ * so clients get its type.
+ */
+const AccountInfoInput = Type.Unknown({ $ref: componentRef(AccountInfoSchema), description: 'An AccountInfo variant, discriminated by accountType' });
 
 const ListInternal = Obj({ customerId: Type.Optional(IdOf('Customer')), type: Type.Optional(AccountType), ...PageQuery });
 const ListCustomerInternal = Obj({
@@ -41,24 +46,30 @@ const ListCustomerInternal = Obj({
 });
 const ListPlatformInternal = Obj({ currency: Type.Optional(CurrencyCode), type: Type.Optional(AccountType), ...PageQuery });
 
-const CreateExternal = Obj({
-  currency: CurrencyCode,
-  accountInfo: AccountInfoInput,
-  customerId: Type.Optional(IdOf('Customer')),
-  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
-  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
-});
-const CreatePlatformExternal = Obj({
-  currency: CurrencyCode,
-  accountInfo: AccountInfoInput,
-  platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
-});
+const CreateExternal = Obj(
+  {
+    currency: CurrencyCode,
+    accountInfo: AccountInfoInput,
+    customerId: Type.Optional(IdOf('Customer')),
+    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
+    cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+  },
+  { $id: 'CreateExternalAccountRequest' },
+);
+const CreatePlatformExternal = Obj(
+  {
+    currency: CurrencyCode,
+    accountInfo: AccountInfoInput,
+    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
+  },
+  { $id: 'CreatePlatformExternalAccountRequest' },
+);
 const ListExternal = Obj({ currency: Type.Optional(CurrencyCode), customerId: Type.Optional(IdOf('Customer')), ...PageQuery });
 const ListPlatformExternal = Obj({ currency: Type.Optional(CurrencyCode), ...PageQuery });
 
-const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) });
+const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }) }, { $id: 'FundSandboxInternalAccountRequest' });
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 const ExternalIdParam = validator(Obj({ id: IdOf('ExternalAccount') }));
@@ -132,13 +143,21 @@ function deleteExternal(ctx: RouteContext<unknown, unknown>, scope: ExternalAcco
   return ctx.run(deleteExternalAccount, { envId: ctx.env.id, accountId: id, scope }, () => ({ status: 204, body: undefined }));
 }
 
-/** GET and DELETE of one external account, under /customers (any of the environment's) or /platform (the platform's). */
-function externalAccountByIdRoutes(prefix: '/customers' | '/platform', scope: ExternalAccountScope): Route[] {
+/**
+ * GET and DELETE of one external account, under /customers (any of the environment's) or
+ * /platform (the platform's), published as `operationIds`.
+ */
+function externalAccountByIdRoutes(
+  prefix: '/customers' | '/platform',
+  scope: ExternalAccountScope,
+  operationIds: { get: string; delete: string },
+): Route[] {
   const whose = scope === 'platform' ? "one of the platform's external accounts" : "an external account (a customer's or the platform's)";
   return [
     route({
       method: 'GET',
       path: `${prefix}/external-accounts/{id}`,
+      operationId: operationIds.get,
       summary: `Read ${whose}; a deleted one is 404`,
       tag: 'External accounts',
       response: ExternalAccountView,
@@ -148,6 +167,7 @@ function externalAccountByIdRoutes(prefix: '/customers' | '/platform', scope: Ex
     route({
       method: 'DELETE',
       path: `${prefix}/external-accounts/{id}`,
+      operationId: operationIds.delete,
       summary: `Delete ${whose}: gone from reads and lists, refused as a payment's destination; payouts under way finish`,
       tag: 'External accounts',
       status: 204,
@@ -161,6 +181,7 @@ export const accountRoutes: Route[] = [
   route<undefined, Static<typeof ListInternal>>({
     method: 'GET',
     path: '/internal-accounts',
+    operationId: 'listInternalAccounts',
     summary: "List internal accounts (customers' and the platform's)",
     tag: 'Internal accounts',
     query: validator(ListInternal, { coerce: true }),
@@ -171,6 +192,7 @@ export const accountRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/internal-accounts/{id}',
+    operationId: 'getInternalAccount',
     summary: 'Read an internal account',
     tag: 'Internal accounts',
     response: InternalAccountView,
@@ -184,6 +206,7 @@ export const accountRoutes: Route[] = [
   route<undefined, Static<typeof ListCustomerInternal>>({
     method: 'GET',
     path: '/customers/internal-accounts',
+    operationId: 'listCustomerInternalAccounts',
     summary: "List customers' internal accounts",
     tag: 'Internal accounts',
     query: validator(ListCustomerInternal, { coerce: true }),
@@ -194,6 +217,7 @@ export const accountRoutes: Route[] = [
   route<undefined, Static<typeof ListPlatformInternal>>({
     method: 'GET',
     path: '/platform/internal-accounts',
+    operationId: 'listPlatformInternalAccounts',
     summary: "List the platform's own internal accounts",
     tag: 'Internal accounts',
     query: validator(ListPlatformInternal, { coerce: true }),
@@ -204,6 +228,7 @@ export const accountRoutes: Route[] = [
   route<Static<typeof CreateExternal>>({
     method: 'POST',
     path: '/customers/external-accounts',
+    operationId: 'createExternalAccount',
     summary: 'Create an external account for a customer, or for the platform when customerId is omitted',
     tag: 'External accounts',
     body: validator(CreateExternal),
@@ -215,6 +240,7 @@ export const accountRoutes: Route[] = [
   route<undefined, Static<typeof ListExternal>>({
     method: 'GET',
     path: '/customers/external-accounts',
+    operationId: 'listExternalAccounts',
     summary: 'List external accounts',
     tag: 'External accounts',
     query: validator(ListExternal, { coerce: true }),
@@ -222,10 +248,11 @@ export const accountRoutes: Route[] = [
     status: 200,
     handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: false, ...query }, query),
   }),
-  ...externalAccountByIdRoutes('/customers', 'environment'),
+  ...externalAccountByIdRoutes('/customers', 'environment', { get: 'getExternalAccount', delete: 'deleteExternalAccount' }),
   route<Static<typeof CreatePlatformExternal>>({
     method: 'POST',
     path: '/platform/external-accounts',
+    operationId: 'createPlatformExternalAccount',
     summary: 'Create an external account for the platform',
     tag: 'External accounts',
     body: validator(CreatePlatformExternal),
@@ -237,6 +264,7 @@ export const accountRoutes: Route[] = [
   route<undefined, Static<typeof ListPlatformExternal>>({
     method: 'GET',
     path: '/platform/external-accounts',
+    operationId: 'listPlatformExternalAccounts',
     summary: "List the platform's external accounts",
     tag: 'External accounts',
     query: validator(ListPlatformExternal, { coerce: true }),
@@ -244,10 +272,11 @@ export const accountRoutes: Route[] = [
     status: 200,
     handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: true, ...query }, query),
   }),
-  ...externalAccountByIdRoutes('/platform', 'platform'),
+  ...externalAccountByIdRoutes('/platform', 'platform', { get: 'getPlatformExternalAccount', delete: 'deletePlatformExternalAccount' }),
   route<Static<typeof Fund>>({
     method: 'POST',
     path: '/sandbox/internal-accounts/{accountId}/fund',
+    operationId: 'fundSandboxInternalAccount',
     summary: 'Add simulated funds to an internal account (sandbox only)',
     tag: 'Sandbox',
     body: validator(Fund),

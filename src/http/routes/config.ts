@@ -10,13 +10,16 @@ import { List, Obj, Str, validator } from '../validation.js';
 
 const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
 
-const PatchConfig = Obj({
-  umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
-  proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
-  webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
-  supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
-  embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
-});
+const PatchConfig = Obj(
+  {
+    umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
+    proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
+    webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
+    supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
+    embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
+  },
+  { $id: 'UpdateConfigRequest' },
+);
 
 /** The configuration as read, with the signer clients check OTP targets and tokens against. */
 const configReply = (services: Services, current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current, toHex(services.walletSigner.publicKey)) });
@@ -25,6 +28,7 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/config',
+    operationId: 'getConfig',
     summary: "Read the environment's platform configuration",
     tag: 'Configuration',
     response: PlatformConfigView,
@@ -37,6 +41,7 @@ export const configRoutes: Route[] = [
   route<Static<typeof PatchConfig>>({
     method: 'PATCH',
     path: '/config',
+    operationId: 'updateConfig',
     summary: 'Update umaDomain, webhookEndpoint, supportedCurrencies or embeddedWalletConfig; newly supported currencies get platform accounts',
     tag: 'Configuration',
     body: validator(PatchConfig),

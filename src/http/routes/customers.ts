@@ -18,36 +18,45 @@ const Profile = {
   address: Type.Optional(AddressSchema),
 };
 
-const CreateCustomer = Obj({
-  customerType: StringEnum(CUSTOMER_TYPES),
-  businessInfo: Type.Optional(BusinessInfoSchema),
-  platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  umaAddress: Type.Optional(UmaAddress),
-  ...Profile,
-});
+const CreateCustomer = Obj(
+  {
+    customerType: StringEnum(CUSTOMER_TYPES),
+    businessInfo: Type.Optional(BusinessInfoSchema),
+    platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    umaAddress: Type.Optional(UmaAddress),
+    ...Profile,
+  },
+  { $id: 'CreateCustomerRequest' },
+);
 
-const UpdateCustomer = Obj({
-  customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
-  businessInfo: Type.Optional(Type.Partial(BusinessInfoSchema, { description: "a BUSINESS's: merged into its businessInfo" })),
-  kybStatus: Type.Optional(StringEnum(KYB_STATUSES)),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  umaAddress: Type.Optional(UmaAddress),
-  kycStatus: Type.Optional(StringEnum(KYC_STATUSES)),
-  ...Profile,
-});
+const UpdateCustomer = Obj(
+  {
+    customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
+    businessInfo: Type.Optional(Type.Partial(BusinessInfoSchema, { description: "a BUSINESS's: merged into its businessInfo" })),
+    kybStatus: Type.Optional(StringEnum(KYB_STATUSES)),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    umaAddress: Type.Optional(UmaAddress),
+    kycStatus: Type.Optional(StringEnum(KYC_STATUSES)),
+    ...Profile,
+  },
+  { $id: 'UpdateCustomerRequest' },
+);
 
-const CreateUser = Obj({
-  userType: StringEnum(CUSTOMER_TYPES),
-  businessInfo: Type.Optional(BusinessInfoSchema),
-  platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  umaAddress: Type.Optional(UmaAddress),
-  region: Type.Optional(Country()),
-  currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
-  ...Profile,
-});
+const CreateUser = Obj(
+  {
+    userType: StringEnum(CUSTOMER_TYPES),
+    businessInfo: Type.Optional(BusinessInfoSchema),
+    platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    umaAddress: Type.Optional(UmaAddress),
+    region: Type.Optional(Country()),
+    currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
+    ...Profile,
+  },
+  { $id: 'CreateUserRequest' },
+);
 
 const ListCustomers = Obj({
   platformCustomerId: Type.Optional(Str({ maxLength: 255 })),
@@ -111,6 +120,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof CreateCustomer>>({
     method: 'POST',
     path: '/customers',
+    operationId: 'createCustomer',
     summary: 'Create a customer and provision its internal accounts',
     tag: 'Customers',
     body: validator(CreateCustomer),
@@ -122,6 +132,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof CreateUser>>({
     method: 'POST',
     path: '/users',
+    operationId: 'createUser',
     summary: 'Register a user (creates a Customer: platformUserId is platformCustomerId, userType is customerType)',
     tag: 'Customers',
     body: validator(CreateUser),
@@ -138,6 +149,7 @@ export const customerRoutes: Route[] = [
   route<undefined, Static<typeof ListCustomers>>({
     method: 'GET',
     path: '/customers',
+    operationId: 'listCustomers',
     summary: 'List customers, newest first',
     tag: 'Customers',
     query: validator(ListCustomers, { coerce: true }),
@@ -148,6 +160,7 @@ export const customerRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/customers/{customerId}',
+    operationId: 'getCustomer',
     summary: 'Read a customer (deleted customers stay readable)',
     tag: 'Customers',
     response: CustomerView,
@@ -161,6 +174,7 @@ export const customerRoutes: Route[] = [
   route<Static<typeof UpdateCustomer>>({
     method: 'PATCH',
     path: '/customers/{customerId}',
+    operationId: 'updateCustomer',
     summary: 'Update a customer; currencies replace the list and new ones get accounts; region is immutable',
     tag: 'Customers',
     body: validator(UpdateCustomer),
@@ -174,6 +188,7 @@ export const customerRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/customers/{customerId}',
+    operationId: 'deleteCustomer',
     summary: 'Soft-delete a customer: it stays readable with isDeleted true',
     tag: 'Customers',
     response: CustomerView,

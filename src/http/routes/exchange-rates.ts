@@ -25,22 +25,25 @@ const ExchangeRatesQuery = Obj({
   ),
 });
 
-const ExchangeRateView = Obj({
-  sourceCurrency: CurrencyCode,
-  destinationCurrency: CurrencyCode,
-  sendingAmount: Amount,
-  receivingAmount: Amount,
-  exchangeRate: Type.Number({ minimum: 0, description: 'Source major units per destination major unit' }),
-  fees: Obj({
-    fixed: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
-    total: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
-  }),
-  minSendingAmount: Amount,
-  maxSendingAmount: Amount,
-  updatedAt: Str({ format: 'date-time' }),
-});
+const ExchangeRateView = Obj(
+  {
+    sourceCurrency: CurrencyCode,
+    destinationCurrency: CurrencyCode,
+    sendingAmount: Amount,
+    receivingAmount: Amount,
+    exchangeRate: Type.Number({ minimum: 0, description: 'Source major units per destination major unit' }),
+    fees: Obj({
+      fixed: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
+      total: Type.Integer({ minimum: 0, maximum: LOCKED_AMOUNT_LIMIT }),
+    }),
+    minSendingAmount: Amount,
+    maxSendingAmount: Amount,
+    updatedAt: Str({ format: 'date-time' }),
+  },
+  { $id: 'ExchangeRate' },
+);
 
-const ExchangeRatesResponse = Obj({ data: List(ExchangeRateView) });
+const ExchangeRatesResponse = Obj({ data: List(ExchangeRateView) }, { $id: 'ExchangeRateList' });
 
 type ExchangeRate = Static<typeof ExchangeRateView>;
 
@@ -69,6 +72,7 @@ export const exchangeRateRoutes: Route[] = [
   route<undefined, Static<typeof ExchangeRatesQuery>>({
     method: 'GET',
     path: '/exchange-rates',
+    operationId: 'listExchangeRates',
     summary: 'Exchange rates and fees of the shipped table, priced for a sending amount',
     tag: 'Exchange rates',
     query: validator(ExchangeRatesQuery, { coerce: true }),

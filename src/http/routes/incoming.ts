@@ -10,13 +10,16 @@ import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { Obj, validator } from '../validation.js';
 
-const Receive = Obj({
-  senderUmaAddress: UmaAddress,
-  receivingCurrencyCode: CurrencyCode,
-  receivingCurrencyAmount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' }),
-  receiverUmaAddress: Type.Optional(UmaAddress),
-  customerId: Type.Optional(IdOf('Customer')),
-});
+const Receive = Obj(
+  {
+    senderUmaAddress: UmaAddress,
+    receivingCurrencyCode: CurrencyCode,
+    receivingCurrencyAmount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'smallest unit of the currency' }),
+    receiverUmaAddress: Type.Optional(UmaAddress),
+    customerId: Type.Optional(IdOf('Customer')),
+  },
+  { $id: 'ReceiveSandboxUmaPaymentRequest' },
+);
 type ReceiveBody = Static<typeof Receive>;
 const TransactionIdParam = validator(Obj({ transactionId: IdOf('Transaction') }));
 
@@ -33,6 +36,7 @@ export const incomingRoutes: Route[] = [
   route<ReceiveBody>({
     method: 'POST',
     path: '/sandbox/uma/receive',
+    operationId: 'receiveSandboxUmaPayment',
     summary: 'Simulate an incoming UMA payment from a sandbox address (sandbox only); the platform approves it',
     tag: 'Sandbox',
     body: validator(Receive),
@@ -45,6 +49,7 @@ export const incomingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/transactions/{transactionId}/approve',
+    operationId: 'approveTransaction',
     summary: 'Approve a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
     response: TransactionView,
@@ -55,6 +60,7 @@ export const incomingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/transactions/{transactionId}/reject',
+    operationId: 'rejectTransaction',
     summary: 'Reject a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
     response: TransactionView,

@@ -14,28 +14,31 @@ import { Obj, Str, StringEnum, validator } from '../validation.js';
 
 const AccountRef = Str({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
 
-const CreateQuote = Obj({
-  source: Obj({
-    sourceType: Type.Optional(StringEnum(['ACCOUNT', 'REALTIME_FUNDING'] as const)),
-    accountId: Type.Optional(AccountRef),
-    currency: Type.Optional(CurrencyCode),
-    customerId: Type.Optional(IdOf('Customer')),
-  }),
-  destination: Obj({
-    destinationType: StringEnum(['ACCOUNT', 'UMA_ADDRESS'] as const),
-    accountId: Type.Optional(AccountRef),
-    umaAddress: Type.Optional(UmaAddress),
-    currency: Type.Optional(CurrencyCode),
-    paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
-  }),
-  lookupId: Type.Optional(IdOf('Lookup')),
-  lockedCurrencySide: StringEnum(LOCKED_SIDES),
-  lockedCurrencyAmount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT }),
-  description: Type.Optional(Str({ maxLength: 1024 })),
-  purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
-  senderCustomerInfo: Type.Optional(Type.Record(Str({ minLength: 1, maxLength: 64 }), Str(), { maxProperties: 50 })),
-  immediatelyExecute: Type.Optional(Type.Boolean()),
-});
+const CreateQuote = Obj(
+  {
+    source: Obj({
+      sourceType: Type.Optional(StringEnum(['ACCOUNT', 'REALTIME_FUNDING'] as const)),
+      accountId: Type.Optional(AccountRef),
+      currency: Type.Optional(CurrencyCode),
+      customerId: Type.Optional(IdOf('Customer')),
+    }),
+    destination: Obj({
+      destinationType: StringEnum(['ACCOUNT', 'UMA_ADDRESS'] as const),
+      accountId: Type.Optional(AccountRef),
+      umaAddress: Type.Optional(UmaAddress),
+      currency: Type.Optional(CurrencyCode),
+      paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
+    }),
+    lookupId: Type.Optional(IdOf('Lookup')),
+    lockedCurrencySide: StringEnum(LOCKED_SIDES),
+    lockedCurrencyAmount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT }),
+    description: Type.Optional(Str({ maxLength: 1024 })),
+    purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
+    senderCustomerInfo: Type.Optional(Type.Record(Str({ minLength: 1, maxLength: 64 }), Str(), { maxProperties: 50 })),
+    immediatelyExecute: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'CreateQuoteRequest' },
+);
 type CreateQuoteBody = Static<typeof CreateQuote>;
 
 const QuoteIdParam = validator(Obj({ quoteId: IdOf('Quote') }));
@@ -53,6 +56,7 @@ export const quoteRoutes: Route[] = [
   route<CreateQuoteBody>({
     method: 'POST',
     path: '/quotes',
+    operationId: 'createQuote',
     summary: 'Create a quote from an internal account to an internal or external account (immediatelyExecute: execute it at once)',
     tag: 'Quotes',
     body: validator(CreateQuote),
@@ -64,6 +68,7 @@ export const quoteRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/quotes/{quoteId}',
+    operationId: 'getQuote',
     summary: 'Read a quote',
     tag: 'Quotes',
     response: QuoteView,
@@ -77,6 +82,7 @@ export const quoteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/quotes/{quoteId}/execute',
+    operationId: 'executeQuote',
     summary: 'Execute a quote: moves the money and creates its transaction (an EMBEDDED_WALLET source needs Service-Wallet-Signature over its payloadToSign)',
     tag: 'Quotes',
     response: QuoteView,

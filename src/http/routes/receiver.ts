@@ -36,8 +36,8 @@ const lookupProperties = {
   }),
   expiresAt: Str({ format: 'date-time', description: 'The lookup serves one quote made before this time (5 minutes)' }),
 };
-const UmaLookupView = Obj({ ...lookupProperties, receiverUmaAddress: UmaAddress });
-const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAccount') });
+const UmaLookupView = Obj({ ...lookupProperties, receiverUmaAddress: UmaAddress }, { $id: 'UmaReceiverLookup' });
+const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAccount') }, { $id: 'ExternalAccountReceiverLookup' });
 
 const lookupReply = (lookup: Lookup): Reply => ({ status: 200, body: renderLookup(lookup) });
 
@@ -58,10 +58,11 @@ function umaLookup(ctx: RouteContext<undefined, LookupQueryValue>): Promise<Repl
   return lookUp(ctx, { umaAddress: receiverUmaAddress });
 }
 
-const umaRoute = (path: string, summary: string) =>
+const umaRoute = (path: string, operationId: string, summary: string) =>
   route<undefined, LookupQueryValue>({
     method: 'GET',
     path,
+    operationId,
     summary,
     tag: 'Receiver lookup',
     query: validator(LookupQuery, { coerce: true }),
@@ -73,12 +74,14 @@ const umaRoute = (path: string, summary: string) =>
 export const receiverRoutes: Route[] = [
   umaRoute(
     '/receiver/uma/{receiverUmaAddress}',
+    'lookUpUmaReceiver',
     'Look up an UMA receiver: a customer of this environment or, in the sandbox, a test address; valid for one quote within 5 minutes',
   ),
-  umaRoute('/receiver/{receiverUmaAddress}', 'Look up an UMA receiver (the older path of GET /receiver/uma/{receiverUmaAddress})'),
+  umaRoute('/receiver/{receiverUmaAddress}', 'lookUpUmaReceiverByOlderPath', 'Look up an UMA receiver (the older path of GET /receiver/uma/{receiverUmaAddress})'),
   route<undefined, LookupQueryValue>({
     method: 'GET',
     path: '/receiver/external-account/{accountId}',
+    operationId: 'lookUpExternalAccountReceiver',
     summary: 'Look up an external account of this environment as a receiver',
     tag: 'Receiver lookup',
     query: validator(LookupQuery, { coerce: true }),

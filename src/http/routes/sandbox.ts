@@ -10,18 +10,22 @@ import { CurrencyCode, IdOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { Obj, Str, validator } from '../validation.js';
 
-const Send = Obj({
-  quoteId: Type.Optional(IdOf('Quote')),
-  reference: Type.Optional(Str({ minLength: 1, maxLength: 64, description: "the reference of the quote's paymentInstructions" })),
-  currencyCode: CurrencyCode,
-  currencyAmount: Type.Optional(Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT, description: "smallest unit; must be the quote's totalSendingAmount" })),
-});
+const Send = Obj(
+  {
+    quoteId: Type.Optional(IdOf('Quote')),
+    reference: Type.Optional(Str({ minLength: 1, maxLength: 64, description: "the reference of the quote's paymentInstructions" })),
+    currencyCode: CurrencyCode,
+    currencyAmount: Type.Optional(Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT, description: "smallest unit; must be the quote's totalSendingAmount" })),
+  },
+  { $id: 'SendSandboxFundsRequest' },
+);
 type SendBody = Static<typeof Send>;
 
 export const sandboxRoutes: Route[] = [
   route<SendBody>({
     method: 'POST',
     path: '/sandbox/send',
+    operationId: 'sendSandboxFunds',
     summary: "Simulate the money of a REALTIME_FUNDING quote arriving (sandbox only): it is paid to the quote's destination",
     tag: 'Sandbox',
     body: validator(Send),

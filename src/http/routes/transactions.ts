@@ -51,6 +51,7 @@ export const transactionRoutes: Route[] = [
   route<undefined, ListQuery>({
     method: 'GET',
     path: '/transactions',
+    operationId: 'listTransactions',
     summary: 'List transactions (newest first unless sortOrder=asc)',
     tag: 'Transactions',
     query: validator(ListTransactions, { coerce: true }),
@@ -61,6 +62,7 @@ export const transactionRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/transactions/{transactionId}',
+    operationId: 'getTransaction',
     summary: 'Read a transaction',
     tag: 'Transactions',
     response: TransactionView,

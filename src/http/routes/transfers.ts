@@ -12,22 +12,28 @@ import { Obj, Str, validator } from '../validation.js';
 const AccountId = (description: string) => Str({ minLength: 1, maxLength: 64, description });
 const Amount = Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT, description: 'in the smallest unit of the currency' });
 
-const TransferIn = Obj({
-  source: Obj({ accountId: AccountId('ExternalAccount:<id>') }),
-  destination: Obj({ accountId: AccountId('InternalAccount:<id>') }),
-  amount: Amount,
-});
+const TransferIn = Obj(
+  {
+    source: Obj({ accountId: AccountId('ExternalAccount:<id>') }),
+    destination: Obj({ accountId: AccountId('InternalAccount:<id>') }),
+    amount: Amount,
+  },
+  { $id: 'CreateTransferInRequest' },
+);
 type TransferInBody = Static<typeof TransferIn>;
 
-const TransferOut = Obj({
-  source: Obj({ accountId: AccountId('InternalAccount:<id>') }),
-  destination: Obj({
-    accountId: AccountId('ExternalAccount:<id>'),
-    paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
-  }),
-  amount: Type.Optional(Amount),
-  remittanceInformation: Type.Optional(Str({ maxLength: 1024 })),
-});
+const TransferOut = Obj(
+  {
+    source: Obj({ accountId: AccountId('InternalAccount:<id>') }),
+    destination: Obj({
+      accountId: AccountId('ExternalAccount:<id>'),
+      paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
+    }),
+    amount: Type.Optional(Amount),
+    remittanceInformation: Type.Optional(Str({ maxLength: 1024 })),
+  },
+  { $id: 'CreateTransferOutRequest' },
+);
 type TransferOutBody = Static<typeof TransferOut>;
 
 const created = (tx: Transaction): Reply => ({ status: 201, body: renderTransaction(tx) });
@@ -36,6 +42,7 @@ export const transferRoutes: Route[] = [
   route<TransferInBody>({
     method: 'POST',
     path: '/transfer-in',
+    operationId: 'createTransferIn',
     summary: 'Move money from an external bank account into an internal account of the same currency',
     tag: 'Transfers',
     body: validator(TransferIn),
@@ -47,6 +54,7 @@ export const transferRoutes: Route[] = [
   route<TransferOutBody>({
     method: 'POST',
     path: '/transfer-out',
+    operationId: 'createTransferOut',
     summary: 'Move money from an internal account to an external bank account of the same currency (amount omitted: the whole balance)',
     tag: 'Transfers',
     body: validator(TransferOut),

@@ -12,39 +12,51 @@ import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../v
 
 const Field = (options: { maxLength?: number; description?: string } = {}) => Str({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
 
-const BusinessInfo = Obj({
-  registrationNumber: Field({ maxLength: 64, description: 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED)' }),
-  legalName: Type.Optional(Field()),
-  doingBusinessAs: Type.Optional(Field()),
-  country: Type.Optional(Country()),
-  taxId: Type.Optional(Field({ maxLength: 64 })),
-  incorporatedOn: Type.Optional(DateString()),
-});
-const PersonalInfo = Obj({
-  firstName: Field(),
-  lastName: Field({ description: 'sandbox: the last 3 characters decide kycStatus (001 PENDING, 002 REJECTED)' }),
-  middleName: Type.Optional(Field()),
-  birthDate: Type.Optional(DateString()),
-  nationality: Type.Optional(Country()),
-  email: Type.Optional(Field()),
-});
-const CreateVerification = Obj({
-  customerId: Type.Optional(IdOf('Customer')),
-  businessInfo: Type.Optional(BusinessInfo),
-  beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo }), { maxItems: 25 })),
-});
+const BusinessInfo = Obj(
+  {
+    registrationNumber: Field({ maxLength: 64, description: 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED)' }),
+    legalName: Type.Optional(Field()),
+    doingBusinessAs: Type.Optional(Field()),
+    country: Type.Optional(Country()),
+    taxId: Type.Optional(Field({ maxLength: 64 })),
+    incorporatedOn: Type.Optional(DateString()),
+  },
+  { $id: 'VerificationBusinessInfo' },
+);
+const PersonalInfo = Obj(
+  {
+    firstName: Field(),
+    lastName: Field({ description: 'sandbox: the last 3 characters decide kycStatus (001 PENDING, 002 REJECTED)' }),
+    middleName: Type.Optional(Field()),
+    birthDate: Type.Optional(DateString()),
+    nationality: Type.Optional(Country()),
+    email: Type.Optional(Field()),
+  },
+  { $id: 'PersonalInfo' },
+);
+const CreateVerification = Obj(
+  {
+    customerId: Type.Optional(IdOf('Customer')),
+    businessInfo: Type.Optional(BusinessInfo),
+    beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo }), { maxItems: 25 })),
+  },
+  { $id: 'CreateVerificationRequest' },
+);
 const CheckStatus = StringEnum(CHECK_STATUSES);
-const VerificationView = Obj({
-  id: Str(),
-  customerId: Type.Optional(Str()),
-  verificationStatus: StringEnum(VERIFICATION_STATUSES),
-  businessInfo: Type.Optional(BusinessInfo),
-  kybStatus: Type.Optional(CheckStatus),
-  beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo, kycStatus: CheckStatus }), { maxItems: 25 })),
-  errors: List(Obj({ field: Str(), message: Str() }), { maxItems: 0, description: 'always empty: problems with the input are refused with a 400' }),
-  createdAt: Str({ format: 'date-time' }),
-  updatedAt: Str({ format: 'date-time' }),
-});
+const VerificationView = Obj(
+  {
+    id: Str(),
+    customerId: Type.Optional(Str()),
+    verificationStatus: StringEnum(VERIFICATION_STATUSES),
+    businessInfo: Type.Optional(BusinessInfo),
+    kybStatus: Type.Optional(CheckStatus),
+    beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo, kycStatus: CheckStatus }), { maxItems: 25 })),
+    errors: List(Obj({ field: Str(), message: Str() }), { maxItems: 0, description: 'always empty: problems with the input are refused with a 400' }),
+    createdAt: Str({ format: 'date-time' }),
+    updatedAt: Str({ format: 'date-time' }),
+  },
+  { $id: 'Verification' },
+);
 const VerificationIdParam = validator(Obj({ id: IdOf('Verification') }));
 
 const createdVerification = (verification: Verification): Reply => ({ status: 201, body: renderVerification(verification) });
@@ -53,6 +65,7 @@ export const verificationRoutes: Route[] = [
   route<Static<typeof CreateVerification>>({
     method: 'POST',
     path: '/verifications',
+    operationId: 'createVerification',
     summary: 'Verify a business (KYB) and its beneficial owners (KYC), or a customer',
     tag: 'Verifications',
     body: validator(CreateVerification),
@@ -64,6 +77,7 @@ export const verificationRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/verifications/{id}',
+    operationId: 'getVerification',
     summary: 'Read a verification',
     tag: 'Verifications',
     response: VerificationView,

@@ -20,42 +20,86 @@ import { API_VERSION } from '../server.js';
 
 const Timestamp = Str({ format: 'date-time' });
 const CredentialTypeSchema = StringEnum(CREDENTIAL_TYPES);
-const AuthMethodView = Obj({
-  id: Str(),
-  accountId: Str(),
-  type: CredentialTypeSchema,
-  nickname: Str(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+const AuthMethodView = Obj(
+  {
+    id: Str(),
+    accountId: Str(),
+    type: CredentialTypeSchema,
+    nickname: Str(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'AuthMethod' },
+);
 /** What create and challenge answer for a credential: an EMAIL_OTP one names the key its new code may be encrypted to. */
-const IssuedAuthMethodView = Obj({
-  ...AuthMethodView.properties,
-  otpEncryptionTargetBundle: Type.Optional(
-    Type.String({
+const IssuedAuthMethodView = Obj(
+  {
+    ...AuthMethodView.properties,
+    otpEncryptionTargetBundle: Type.Optional(
+      Type.String({
+        description:
+          'EMAIL_OTP: JSON {version: "v1.0.0", data, dataSignature, enclaveQuorumPublic}; data is the hex of JSON {"targetPublic": uncompressed P-256 hex}, ' +
+          'dataSignature the DER hex ECDSA P-256 SHA-256 over the data bytes by the service signer (embeddedWalletConfig.signerPublicKey), enclaveQuorumPublic that key. ' +
+          'Encrypt the code to targetPublic for encryptedOtpBundle; each create and challenge makes a new target',
+      }),
+    ),
+  },
+  { $id: 'IssuedAuthMethod', description: 'An AuthMethod as create and challenge answer it: an EMAIL_OTP one names the key its new code may be encrypted to' },
+);
+const PasskeyAuthChallengeView = Obj(
+  {
+    ...AuthMethodView.properties,
+    challenge: Str({ description: 'the WebAuthn challenge to assert: base64url SHA-256 of a session-creation payload naming clientPublicKey' }),
+    requestId: Str({ description: 'a UUID: send it as Request-Id on the verify it answers' }),
+    expiresAt: Timestamp,
+  },
+  { $id: 'PasskeyAuthChallenge' },
+);
+const ChallengeView = Type.Union([IssuedAuthMethodView, PasskeyAuthChallengeView], { $id: 'CredentialChallenge' });
+const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp }, { $id: 'Session' });
+const SessionView = Obj(
+  {
+    ...SessionListItem.properties,
+    encryptedSessionSigningKey: Type.Optional(
+      Type.String({ description: 'base58check HPKE bundle of the session private key, sealed to an uncompressed clientPublicKey; only here. Absent when clientPublicKey was compressed: that key is the session key' }),
+    ),
+  },
+  { $id: 'OpenedSession', description: 'A new session, as verify answers it: the only answer that carries its sealed signing key' },
+);
+const SignedRequestChallengeView = Obj(
+  {
+    payloadToSign: Type.String({
       description:
-        'EMAIL_OTP: JSON {version: "v1.0.0", data, dataSignature, enclaveQuorumPublic}; data is the hex of JSON {"targetPublic": uncompressed P-256 hex}, ' +
-        'dataSignature the DER hex ECDSA P-256 SHA-256 over the data bytes by the service signer (embeddedWalletConfig.signerPublicKey), enclaveQuorumPublic that key. ' +
-        'Encrypt the code to targetPublic for encryptedOtpBundle; each create and challenge makes a new target',
+        'the bytes to stamp, signed byte for byte (never re-serialised): the JSON {action, accountId, requestId, method, path, [credentialId|sessionId], [clientPublicKey], bodySha256, expiresAt} ' +
+        'the service keeps and verifies against, bodySha256 being the SHA-256 hex of the canonical JSON body ({} for DELETE); on an encrypted-OTP verify, the verificationToken',
     }),
-  ),
-});
-const PasskeyAuthChallengeView = Obj({ ...AuthMethodView.properties, challenge: Str(), requestId: Str(), expiresAt: Timestamp });
-const ChallengeView = Type.Union([IssuedAuthMethodView, PasskeyAuthChallengeView]);
-const SessionListItem = Obj({ ...AuthMethodView.properties, expiresAt: Timestamp });
-const SessionView = Obj({
-  ...SessionListItem.properties,
-  encryptedSessionSigningKey: Type.Optional(
-    Type.String({ description: 'base58check HPKE bundle of the session private key, sealed to an uncompressed clientPublicKey; only here. Absent when clientPublicKey was compressed: that key is the session key' }),
-  ),
-});
-const SignedRequestChallengeView = Obj({
-  payloadToSign: Type.String({ description: 'sign these exact bytes' }),
-  requestId: Str(),
-  expiresAt: Timestamp,
-  type: Type.Optional(CredentialTypeSchema),
-});
-const ExportView = Obj({ id: Str(), encryptedWalletCredentials: Type.String({ description: 'JSON: version, data, dataSignature, enclaveQuorumPublic' }) });
+    requestId: Str({ description: 'Request:<uuid>: the retry sends it as Request-Id; single use' }),
+    expiresAt: Str({ format: 'date-time', description: 'the retry must arrive before it (5 minutes after issue)' }),
+    type: Type.Optional(
+      StringEnum(CREDENTIAL_TYPES, { description: 'the credential type being added, being revoked, or that issued the session being revoked; absent for an export' }),
+    ),
+  },
+  { $id: 'SignedRequestChallenge' },
+);
+const ExportView = Obj(
+  {
+    id: Str({ description: 'the InternalAccount id' }),
+    encryptedWalletCredentials: Type.String({ description: 'JSON: version, data, dataSignature, enclaveQuorumPublic' }),
+  },
+  { $id: 'WalletExport' },
+);
+
+const STAMPED_RETRY =
+  'Sign payloadToSign with that session key and send the same request again (same method, path and body) before expiresAt, ' +
+  'with the stamp as Service-Wallet-Signature (or Grid-Wallet-Signature) and requestId as Request-Id. A requestId is single use, at most 16 are pending per wallet (else 429), ' +
+  'and a refused retry changes nothing. A retry is refused with 401 and a reason: Request-Id unknown, Request-Id missing, Request-Id expired, Request-Id already used, ' +
+  'Request-Id was issued for another request, Request body differs from the first request, clientPublicKey differs from the one bound at step 1, ' +
+  'Invalid Service-Wallet-Signature, Session expired, Session revoked, Stamp must come from a session of another credential.';
+
+/** The 202 of a signed action's first step: `needs` says which stamp it takes, then how to send it. */
+function signedRetryChallenge(needs: string): { status: 202; response: typeof SignedRequestChallengeView; description: string } {
+  return { status: 202, response: SignedRequestChallengeView, description: `${needs}. ${STAMPED_RETRY}` };
+}
 
 const ClientPublicKey = Str({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
 const SessionClientKey = Str({
@@ -79,33 +123,39 @@ const Assertion = Obj({
   userHandle: Type.Optional(Str()),
 });
 
-const CreateCredential = Obj({
-  type: CredentialTypeSchema,
-  accountId: IdOf('InternalAccount'),
-  email: Type.Optional(Email),
-  oidcToken: Type.Optional(Token),
-  nickname: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-  challenge: Type.Optional(Str({ minLength: 1 })),
-  attestation: Type.Optional(Attestation),
-});
-const ChallengeBody = Obj({ clientPublicKey: Type.Optional(SessionClientKey) });
-const VerifyBody = Obj({
-  otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
-  encryptedOtpBundle: Type.Optional(
-    Str({
-      minLength: 1,
-      maxLength: 4096,
-      description:
-        'EMAIL_OTP, instead of otp: JSON {encappedPublic, ciphertext} (hex), HPKE as encryptedSessionSigningKey to the targetPublic of the latest otpEncryptionTargetBundle, ' +
-        'over JSON {"otp_code", "public_key"}. A right code answers 202 whose payloadToSign is the verificationToken (ES256 JWT by the service signer); ' +
-        'the same request again, stamped by the key of public_key with Request-Id, answers 200 with the session for that key',
-    }),
-  ),
-  oidcToken: Type.Optional(Token),
-  assertion: Type.Optional(Assertion),
-  clientPublicKey: Type.Optional(SessionClientKey),
-});
-const ExportBody = Obj({ clientPublicKey: ClientPublicKey });
+const CreateCredential = Obj(
+  {
+    type: CredentialTypeSchema,
+    accountId: IdOf('InternalAccount'),
+    email: Type.Optional(Email),
+    oidcToken: Type.Optional(Token),
+    nickname: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    challenge: Type.Optional(Str({ minLength: 1 })),
+    attestation: Type.Optional(Attestation),
+  },
+  { $id: 'CreateCredentialRequest' },
+);
+const ChallengeBody = Obj({ clientPublicKey: Type.Optional(SessionClientKey) }, { $id: 'ChallengeCredentialRequest' });
+const VerifyBody = Obj(
+  {
+    otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+    encryptedOtpBundle: Type.Optional(
+      Str({
+        minLength: 1,
+        maxLength: 4096,
+        description:
+          'EMAIL_OTP, instead of otp: JSON {encappedPublic, ciphertext} (hex), HPKE as encryptedSessionSigningKey to the targetPublic of the latest otpEncryptionTargetBundle, ' +
+          'over JSON {"otp_code", "public_key"}. A right code answers 202 whose payloadToSign is the verificationToken (ES256 JWT by the service signer); ' +
+          'the same request again, stamped by the key of public_key with Request-Id, answers 200 with the session for that key',
+      }),
+    ),
+    oidcToken: Type.Optional(Token),
+    assertion: Type.Optional(Assertion),
+    clientPublicKey: Type.Optional(SessionClientKey),
+  },
+  { $id: 'VerifyCredentialRequest' },
+);
+const ExportBody = Obj({ clientPublicKey: ClientPublicKey }, { $id: 'ExportWalletRequest' });
 const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
 const CredentialIdParam = validator(Obj({ id: IdOf('AuthMethod') }));
 const SessionIdParam = validator(Obj({ id: IdOf('Session') }));
@@ -175,22 +225,24 @@ export const authRoutes: Route[] = [
   route<CreateInput>({
     method: 'POST',
     path: '/auth/credentials',
+    operationId: 'createCredential',
     summary: "Register a credential on an embedded wallet: 201 for the account's first, else 202 then 201 on the signed retry",
     tag: 'Credentials and sessions',
     body: validator(CreateCredential),
     response: IssuedAuthMethodView,
     status: 201,
-    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    alsoAnswers: [signedRetryChallenge("Step 1 of the account's second or later credential: it needs a stamp by a session of the account")],
     walletStamp: 'signed retry',
     handle: createCredential,
   }),
   route<undefined, Static<typeof AccountQuery>>({
     method: 'GET',
     path: '/auth/credentials',
+    operationId: 'listCredentials',
     summary: "List an embedded wallet's credentials (not paginated)",
     tag: 'Credentials and sessions',
     query: validator(AccountQuery, { coerce: true }),
-    response: Obj({ data: List(AuthMethodView) }),
+    response: Obj({ data: List(AuthMethodView) }, { $id: 'AuthMethodList' }),
     status: 200,
     handle: async ({ services, env, query }) => {
       const account = walletAccountIn(services.world, env.id, query.accountId);
@@ -202,6 +254,7 @@ export const authRoutes: Route[] = [
   route<Static<typeof ChallengeBody>>({
     method: 'POST',
     path: '/auth/credentials/{id}/challenge',
+    operationId: 'challengeCredential',
     summary: `Re-issue a challenge: a new OTP and the otpEncryptionTargetBundle to encrypt it to (EMAIL_OTP), or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
     tag: 'Credentials and sessions',
     body: validator(ChallengeBody),
@@ -212,6 +265,7 @@ export const authRoutes: Route[] = [
   route<VerifyInput>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
+    operationId: 'verifyCredential',
     summary:
       'Verify a credential and open a session: its signing key sealed to an uncompressed clientPublicKey, or a compressed clientPublicKey as the session key. ' +
       'An encryptedOtpBundle answers 202, then 200 on the retry stamped by its public_key',
@@ -219,27 +273,38 @@ export const authRoutes: Route[] = [
     body: validator(VerifyBody),
     response: SessionView,
     status: 200,
-    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    alsoAnswers: [
+      {
+        status: 202,
+        response: SignedRequestChallengeView,
+        description:
+          'EMAIL_OTP with encryptedOtpBundle and the right code: payloadToSign is the verificationToken, an ES256 JWT by the service signer (embeddedWalletConfig.signerPublicKey) ' +
+          "whose id is the requestId. Send the same verify again before expiresAt with requestId as Request-Id and a stamp over the token by the key of the bundle's public_key " +
+          '(sandbox: or the literal); it answers 200 with a session for that key',
+      },
+    ],
     walletStamp: 'signed retry',
     handle: verify,
   }),
   route({
     method: 'DELETE',
     path: '/auth/credentials/{id}',
+    operationId: 'revokeCredential',
     summary: "Revoke a credential and its sessions (signed retry by another credential's session: 202, then 204)",
     tag: 'Credentials and sessions',
     status: 204,
-    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    alsoAnswers: [signedRetryChallenge('Step 1: the revocation needs a stamp by a session of another credential of the account')],
     walletStamp: 'signed retry',
     handle: revokeCredentialRoute,
   }),
   route<undefined, Static<typeof AccountQuery>>({
     method: 'GET',
     path: '/auth/sessions',
+    operationId: 'listSessions',
     summary: "List an embedded wallet's active sessions",
     tag: 'Credentials and sessions',
     query: validator(AccountQuery, { coerce: true }),
-    response: Obj({ data: List(SessionListItem) }),
+    response: Obj({ data: List(SessionListItem) }, { $id: 'SessionList' }),
     status: 200,
     handle: async ({ services, env, query }) => {
       const account = walletAccountIn(services.world, env.id, query.accountId);
@@ -253,22 +318,24 @@ export const authRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/auth/sessions/{id}',
+    operationId: 'revokeSession',
     summary: 'Revoke a session (signed retry, self-logout allowed: 202, then 204)',
     tag: 'Credentials and sessions',
     status: 204,
-    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    alsoAnswers: [signedRetryChallenge('Step 1: the revocation needs a stamp by a live session of the account (the session itself may sign)')],
     walletStamp: 'signed retry',
     handle: revokeSessionRoute,
   }),
   route<Static<typeof ExportBody>>({
     method: 'POST',
     path: '/internal-accounts/{id}/export',
+    operationId: 'exportWallet',
     summary: "Export an embedded wallet's mnemonic sealed to clientPublicKey (signed retry: 202, then 200)",
     tag: 'Internal accounts',
     body: validator(ExportBody),
     response: ExportView,
     status: 200,
-    alsoAnswers: [{ status: 202, response: SignedRequestChallengeView }],
+    alsoAnswers: [signedRetryChallenge('Step 1: the export needs a stamp by a session of the account; the retry must carry the same clientPublicKey')],
     walletStamp: 'signed retry',
     handle: exportWalletRoute,
   }),

@@ -7,21 +7,22 @@ import { redeliverWebhookEvent, webhookEventIn } from '../../../actors/commands/
 import { invalidField } from '../../../actors/errors.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
-import { IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
-import { TransactionView } from '../schemas/payments.js';
+import { IdOf, ListOf } from '../schemas/resources.js';
+import { RECORDED_WEBHOOKS } from '../schemas/webhooks.js';
 import { List, Obj, Str, StringEnum, validator } from '../validation.js';
 import { isoTime } from '../../../actors/iso-time.js';
 
-const WebhookEventView = Obj({
-  id: Str(),
-  type: StringEnum(WEBHOOK_EVENT_TYPES),
-  timestamp: Str({ format: 'date-time' }),
-  transaction: Type.Optional(TransactionView),
-  account: Type.Optional(InternalAccountView),
+/** How the outbox has delivered an event so far. */
+const deliveryState = {
   deliveryStatus: StringEnum(DELIVERY_STATUSES),
   attempts: List(Obj({ at: Str({ format: 'date-time' }), statusCode: Type.Integer(), ms: Type.Integer() })),
   failureReason: Type.Optional(Str({ description: 'FAILED without its tries spent: why (dropped from a full backlog)' })),
-});
+};
+
+const WebhookEventView = Type.Union(
+  RECORDED_WEBHOOKS.map((payload) => Obj({ ...payload.properties, ...deliveryState })),
+  { $id: 'WebhookEvent', description: 'A recorded event: the payload its endpoint gets, told apart by type, and its delivery' },
+);
 
 const EndpointStateView = Obj(
   {
@@ -30,15 +31,16 @@ const EndpointStateView = Obj(
     nextAttemptAt: Type.Optional(Str({ format: 'date-time', description: 'when the oldest pending event is tried next, if it waits' })),
     unansweredTries: Type.Integer({ description: 'tries in a row the endpoint did not answer (no answer, 429, 502, 503, 504); at 3 it is DOWN and probed every 5 s doubling to 5 min' }),
   },
-  { description: 'the configured webhookEndpoint as its tries left it' },
+  { $id: 'WebhookEndpointState', description: 'the configured webhookEndpoint as its tries left it' },
 );
-const EventList = Obj({ ...ListOf(WebhookEventView).properties, endpoint: EndpointStateView });
+/** The list envelope around the events, with the endpoint's state beside it. */
+const EventList = Obj({ ...ListOf(WebhookEventView).properties, endpoint: EndpointStateView }, { $id: 'WebhookEventList' });
 
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
-const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) });
-const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) });
+const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) }, { $id: 'SendTestWebhookRequest' });
+const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) }, { $id: 'WebhookTestResult' });
 
 interface WebhookEventListed extends WebhookBody {
   deliveryStatus: WebhookEvent['deliveryStatus'];
@@ -62,6 +64,7 @@ export const webhookRoutes: Route[] = [
   route<undefined, ListQuery>({
     method: 'GET',
     path: '/webhooks/events',
+    operationId: 'listWebhookEvents',
     summary: "List recorded webhook events, newest first, with the endpoint's state",
     tag: 'Webhooks',
     query: validator(ListEvents, { coerce: true }),
@@ -87,6 +90,7 @@ export const webhookRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/webhooks/events/{id}',
+    operationId: 'getWebhookEvent',
     summary: 'Read one webhook event',
     tag: 'Webhooks',
     response: WebhookEventView,
@@ -100,6 +104,7 @@ export const webhookRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/webhooks/events/{id}/redeliver',
+    operationId: 'redeliverWebhookEvent',
     summary: 'Queue a delivered or failed event again (a pending one is queued already)',
     tag: 'Webhooks',
     response: WebhookEventView,
@@ -109,6 +114,7 @@ export const webhookRoutes: Route[] = [
   route<Static<typeof TestBody>>({
     method: 'POST',
     path: '/webhooks/test',
+    operationId: 'sendTestWebhook',
     summary: 'Send a signed TEST event to `url` or the configured endpoint',
     tag: 'Webhooks',
     body: validator(TestBody),

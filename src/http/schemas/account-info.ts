@@ -61,13 +61,16 @@ const PostalAddressSchema = Type.Object({
   country: CountryCode,
 });
 
-const BeneficiarySchema = Type.Object({
-  beneficiaryType: Type.Literal('INDIVIDUAL'),
-  fullName: text(),
-  birthDate: Type.Optional(shaped('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date in YYYY-MM-DD form', 10)),
-  nationality: Type.Optional(CountryCode),
-  address: Type.Optional(PostalAddressSchema),
-});
+const BeneficiarySchema = Type.Object(
+  {
+    beneficiaryType: Type.Literal('INDIVIDUAL'),
+    fullName: text(),
+    birthDate: Type.Optional(shaped('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date in YYYY-MM-DD form', 10)),
+    nationality: Type.Optional(CountryCode),
+    address: Type.Optional(PostalAddressSchema),
+  },
+  { $id: 'Beneficiary' },
+);
 
 const UsdAccountSchema = Type.Object(
   {
@@ -79,7 +82,7 @@ const UsdAccountSchema = Type.Object(
     platformAccountId: Type.Optional(text()),
     beneficiary: BeneficiarySchema,
   },
-  { title: 'UsdAccountInfo', description: 'US bank account (ACH / wire), currency USD' },
+  { $id: 'UsdAccountInfo', description: 'US bank account (ACH / wire), currency USD' },
 );
 
 const UsAccountSchema = Type.Object(
@@ -91,7 +94,7 @@ const UsAccountSchema = Type.Object(
     bankName: Type.Optional(text()),
     beneficiary: BeneficiarySchema,
   },
-  { title: 'UsAccountInfo', description: 'US bank account, currency USD' },
+  { $id: 'UsAccountInfo', description: 'US bank account, currency USD' },
 );
 
 const BrlAccountSchema = Type.Object(
@@ -103,7 +106,7 @@ const BrlAccountSchema = Type.Object(
     taxId: Type.Optional(shaped('^(?:[0-9]{11}|[0-9]{14})$', 'a CPF (11 digits) or CNPJ (14 digits)', 14)),
     beneficiary: Type.Optional(BeneficiarySchema),
   },
-  { title: 'BrlAccountInfo', description: 'Brazilian PIX key, currency BRL' },
+  { $id: 'BrlAccountInfo', description: 'Brazilian PIX key, currency BRL' },
 );
 
 const AedAccountSchema = Type.Object(
@@ -113,7 +116,7 @@ const AedAccountSchema = Type.Object(
     swiftCode: SwiftCode,
     beneficiary: Type.Optional(BeneficiarySchema),
   },
-  { title: 'AedAccountInfo', description: 'UAE bank account (AE IBAN), currency AED' },
+  { $id: 'AedAccountInfo', description: 'UAE bank account (AE IBAN), currency AED' },
 );
 
 const ClabeAccountSchema = Type.Object(
@@ -123,7 +126,7 @@ const ClabeAccountSchema = Type.Object(
     bankName: Type.Optional(text()),
     beneficiary: BeneficiarySchema,
   },
-  { title: 'ClabeAccountInfo', description: 'Mexican bank account (SPEI), currency MXN' },
+  { $id: 'ClabeAccountInfo', description: 'Mexican bank account (SPEI), currency MXN' },
 );
 
 const IbanAccountSchema = Type.Object(
@@ -134,7 +137,7 @@ const IbanAccountSchema = Type.Object(
     bankName: Type.Optional(text()),
     beneficiary: BeneficiarySchema,
   },
-  { title: 'IbanAccountInfo', description: 'Bank account identified by IBAN (SEPA and others), currency EUR, GBP or AED' },
+  { $id: 'IbanAccountInfo', description: 'Bank account identified by IBAN (SEPA and others), currency EUR, GBP or AED' },
 );
 
 const UpiAccountSchema = Type.Object(
@@ -143,11 +146,11 @@ const UpiAccountSchema = Type.Object(
     vpa: shaped('^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9]{1,63}$', 'a UPI virtual payment address such as name@bank', 321),
     beneficiary: Type.Optional(BeneficiarySchema),
   },
-  { title: 'UpiAccountInfo', description: 'Indian UPI virtual payment address, currency INR' },
+  { $id: 'UpiAccountInfo', description: 'Indian UPI virtual payment address, currency INR' },
 );
 
-function wallet<T extends string>(accountType: T, pattern: string, description: string, title: string) {
-  return Type.Object({ accountType: Type.Literal(accountType), address: shaped(pattern, description) }, { title });
+function wallet<T extends string>(accountType: T, pattern: string, description: string, name: string) {
+  return Type.Object({ accountType: Type.Literal(accountType), address: shaped(pattern, description) }, { $id: name });
 }
 
 const SparkWalletSchema = wallet(
@@ -197,7 +200,7 @@ export const AccountInfoSchema = Type.Union(
     EthereumWalletSchema,
     BaseWalletSchema,
   ],
-  { title: 'AccountInfo', description: 'Discriminated by accountType' },
+  { $id: 'AccountInfo', description: 'Discriminated by accountType' },
 );
 
 export type { AccountInfo, AccountInfoOf, AccountType };

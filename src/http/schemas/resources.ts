@@ -17,14 +17,17 @@ import type { Holds, Same } from './same-shape.js';
 
 export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
-export const AddressSchema = Obj({
-  line1: Type.Optional(Str({ minLength: 1 })),
-  line2: Type.Optional(Str()),
-  city: Type.Optional(Str({ minLength: 1 })),
-  state: Type.Optional(Str()),
-  postalCode: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
-  country: Country(),
-});
+export const AddressSchema = Obj(
+  {
+    line1: Type.Optional(Str({ minLength: 1 })),
+    line2: Type.Optional(Str()),
+    city: Type.Optional(Str({ minLength: 1 })),
+    state: Type.Optional(Str()),
+    postalCode: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+    country: Country(),
+  },
+  { $id: 'Address' },
+);
 /** Fails to compile when the schema and the domain's Address describe different shapes. */
 export type SchemaDescribesDomainAddress = Holds<Same<Static<typeof AddressSchema>, Address>>;
 
@@ -39,30 +42,33 @@ export function IdOf(kind: string): TString {
 
 const Timestamp = Str({ format: 'date-time' });
 
-export const CurrencyView = Obj({ code: Str(), name: Str(), symbol: Str(), decimals: Type.Integer() });
+export const CurrencyView = Obj({ code: Str(), name: Str(), symbol: Str(), decimals: Type.Integer() }, { $id: 'Currency' });
 
 const Text = (maxLength = 255, description?: string) => Str({ minLength: 1, maxLength, ...(description !== undefined ? { description } : {}) });
 const Expectation = (what: string) =>
   Type.Union([Text(64), Type.Integer({ minimum: 0 })], { description: `expected monthly transaction ${what}: a range token such as today's clients send, or a number` });
 
 /** A BUSINESS customer's businessInfo (CONTRACT.md "Real clients"); PATCH takes any part of it. */
-export const BusinessInfoSchema = Obj({
-  legalName: Text(),
-  country: Country({ description: 'ISO 3166-1 alpha-2; the region when none is given' }),
-  taxId: Text(64),
-  incorporatedOn: DateString(),
-  doingBusinessAs: Type.Optional(Text()),
-  registrationNumber: Type.Optional(Text(64, 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED, else APPROVED)')),
-  entityType: Type.Optional(StringEnum(BUSINESS_ENTITY_TYPES)),
-  businessType: Type.Optional(Text()),
-  purposeOfAccount: Type.Optional(Text()),
-  sourceOfFunds: Type.Optional(Text()),
-  countriesOfOperation: Type.Optional(List(Country(), { maxItems: 250 })),
-  expectedMonthlyTransactionCount: Type.Optional(Expectation('count')),
-  expectedMonthlyTransactionVolume: Type.Optional(Expectation('volume')),
-  primaryContactFirstName: Type.Optional(Text()),
-  primaryContactLastName: Type.Optional(Text()),
-});
+export const BusinessInfoSchema = Obj(
+  {
+    legalName: Text(),
+    country: Country({ description: 'ISO 3166-1 alpha-2; the region when none is given' }),
+    taxId: Text(64),
+    incorporatedOn: DateString(),
+    doingBusinessAs: Type.Optional(Text()),
+    registrationNumber: Type.Optional(Text(64, 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED, else APPROVED)')),
+    entityType: Type.Optional(StringEnum(BUSINESS_ENTITY_TYPES)),
+    businessType: Type.Optional(Text()),
+    purposeOfAccount: Type.Optional(Text()),
+    sourceOfFunds: Type.Optional(Text()),
+    countriesOfOperation: Type.Optional(List(Country(), { maxItems: 250 })),
+    expectedMonthlyTransactionCount: Type.Optional(Expectation('count')),
+    expectedMonthlyTransactionVolume: Type.Optional(Expectation('volume')),
+    primaryContactFirstName: Type.Optional(Text()),
+    primaryContactLastName: Type.Optional(Text()),
+  },
+  { $id: 'BusinessInfo' },
+);
 /** Fails to compile when the schema and the domain's BusinessInfo describe different shapes. */
 export type SchemaDescribesBusinessInfo = Holds<Same<Static<typeof BusinessInfoSchema>, BusinessInfoView>>;
 
@@ -80,63 +86,81 @@ const CustomerCommon = {
 };
 
 /** A person (kycStatus and personal fields) or a business (businessInfo and kybStatus), told apart by customerType. */
-export const CustomerView = Type.Union([
-  Obj({
-    ...CustomerCommon,
-    customerType: Type.Literal('INDIVIDUAL'),
-    kycStatus: StringEnum(KYC_STATUSES),
-    fullName: Type.Optional(Str()),
-    birthDate: Type.Optional(DateString()),
-    nationality: Type.Optional(Str()),
-  }),
-  Obj({
-    ...CustomerCommon,
-    customerType: Type.Literal('BUSINESS'),
-    kybStatus: StringEnum(KYB_STATUSES),
-    businessInfo: BusinessInfoSchema,
-  }),
-]);
+export const CustomerView = Type.Union(
+  [
+    Obj(
+      {
+        ...CustomerCommon,
+        customerType: Type.Literal('INDIVIDUAL'),
+        kycStatus: StringEnum(KYC_STATUSES),
+        fullName: Type.Optional(Str()),
+        birthDate: Type.Optional(DateString()),
+        nationality: Type.Optional(Str()),
+      },
+      { $id: 'IndividualCustomer' },
+    ),
+    Obj(
+      {
+        ...CustomerCommon,
+        customerType: Type.Literal('BUSINESS'),
+        kybStatus: StringEnum(KYB_STATUSES),
+        businessInfo: BusinessInfoSchema,
+      },
+      { $id: 'BusinessCustomer' },
+    ),
+  ],
+  { $id: 'Customer' },
+);
 
-export const InternalAccountView = Obj({
-  id: Str(),
-  type: StringEnum(INTERNAL_ACCOUNT_TYPES),
-  balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
-  fundingPaymentInstructions: List(
-    Obj({
-      accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
-      instructionsNotes: Str(),
-      isPlatformAccount: Type.Boolean(),
-    }),
-  ),
-  customerId: Str({ description: 'empty for platform accounts' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+export const InternalAccountView = Obj(
+  {
+    id: Str(),
+    type: StringEnum(INTERNAL_ACCOUNT_TYPES),
+    balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
+    fundingPaymentInstructions: List(
+      Obj({
+        accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
+        instructionsNotes: Str(),
+        isPlatformAccount: Type.Boolean(),
+      }),
+    ),
+    customerId: Str({ description: 'empty for platform accounts' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'InternalAccount' },
+);
 
-export const ExternalAccountView = Obj({
-  id: Str(),
-  status: StringEnum(['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const),
-  currency: Str(),
-  accountInfo: AccountInfoSchema,
-  customerId: Type.Union([Str(), Type.Null()]),
-  platformAccountId: Type.Optional(Str()),
-  defaultUmaDepositAccount: Type.Boolean(),
-  beneficiaryVerificationStatus: StringEnum(['MATCHED', 'PARTIAL_MATCH', 'NOT_MATCHED', 'UNSUPPORTED', 'CHECKED_BY_RECEIVING_FI', 'PENDING'] as const),
-  beneficiaryVerifiedData: Type.Optional(Obj({ fullName: Str() })),
-  cryptoNetwork: Type.Optional(Str()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+export const ExternalAccountView = Obj(
+  {
+    id: Str(),
+    status: StringEnum(['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const),
+    currency: Str(),
+    accountInfo: AccountInfoSchema,
+    customerId: Type.Union([Str(), Type.Null()]),
+    platformAccountId: Type.Optional(Str()),
+    defaultUmaDepositAccount: Type.Boolean(),
+    beneficiaryVerificationStatus: StringEnum(['MATCHED', 'PARTIAL_MATCH', 'NOT_MATCHED', 'UNSUPPORTED', 'CHECKED_BY_RECEIVING_FI', 'PENDING'] as const),
+    beneficiaryVerifiedData: Type.Optional(Obj({ fullName: Str() })),
+    cryptoNetwork: Type.Optional(Str()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'ExternalAccount' },
+);
 
-export const SupportedCurrencySchema = Obj({
-  currencyCode: CurrencyCode,
-  minAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-  maxAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-  enabledTransactionTypes: List(StringEnum(['OUTGOING', 'INCOMING'] as const), { maxItems: 2 }),
-  requiredCounterpartyFields: List(Obj({ name: Str({ minLength: 1, maxLength: 64 }), mandatory: Type.Boolean() })),
-  providerRequiredCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
-  providerRequiredCounterpartyCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
-});
+export const SupportedCurrencySchema = Obj(
+  {
+    currencyCode: CurrencyCode,
+    minAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    maxAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    enabledTransactionTypes: List(StringEnum(['OUTGOING', 'INCOMING'] as const), { maxItems: 2 }),
+    requiredCounterpartyFields: List(Obj({ name: Str({ minLength: 1, maxLength: 64 }), mandatory: Type.Boolean() })),
+    providerRequiredCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
+    providerRequiredCounterpartyCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
+  },
+  { $id: 'SupportedCurrency' },
+);
 
 /** A PATCH /config item: only currencyCode is required; the domain fills in the rest. */
 export const SupportedCurrencyInput = Obj({
@@ -161,33 +185,42 @@ const PublicJwkSchema = Obj(
     n: Type.Optional(Str()),
     e: Type.Optional(Str({ maxLength: 16 })),
   },
-  { description: 'public members of a JSON Web Key; others (private ones included) are dropped' },
+  { $id: 'PublicJwk', description: 'public members of a JSON Web Key; others (private ones included) are dropped' },
 );
 
-const OidcIssuerSchema = Obj({
-  issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
-  jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
-  jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
-  audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
-});
+const OidcIssuerSchema = Obj(
+  {
+    issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
+    jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
+    jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
+    audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
+  },
+  { $id: 'OidcIssuer' },
+);
 
-const WebauthnSchema = Obj({
-  rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
-  rpName: Str({ maxLength: 256 }),
-  origins: List(Str({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
-});
+const WebauthnSchema = Obj(
+  {
+    rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
+    rpName: Str({ maxLength: 256 }),
+    origins: List(Str({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
+  },
+  { $id: 'WebauthnConfig' },
+);
 
-export const EmbeddedWalletConfigView = Obj({
-  appName: Str(),
-  otpLength: Type.Integer(),
-  expirationSeconds: Type.Integer(),
-  sendFromEmailAddress: Str(),
-  sendFromEmailSenderName: Str(),
-  sessionLifetimeSeconds: Type.Integer(),
-  oidcIssuers: List(OidcIssuerSchema),
-  webauthn: WebauthnSchema,
-  signerPublicKey: Str({ description: 'uncompressed SEC1 hex of the service signer: it signs otpEncryptionTargetBundle, the OTP verificationToken and production export bundles (their enclaveQuorumPublic)' }),
-});
+export const EmbeddedWalletConfigView = Obj(
+  {
+    appName: Str(),
+    otpLength: Type.Integer(),
+    expirationSeconds: Type.Integer(),
+    sendFromEmailAddress: Str(),
+    sendFromEmailSenderName: Str(),
+    sessionLifetimeSeconds: Type.Integer(),
+    oidcIssuers: List(OidcIssuerSchema),
+    webauthn: WebauthnSchema,
+    signerPublicKey: Str({ description: 'uncompressed SEC1 hex of the service signer: it signs otpEncryptionTargetBundle, the OTP verificationToken and production export bundles (their enclaveQuorumPublic)' }),
+  },
+  { $id: 'EmbeddedWalletConfig' },
+);
 
 /** PATCH input: every member optional; omitted ones keep their values. */
 export const EmbeddedWalletConfigInput = Obj({
@@ -211,22 +244,27 @@ export const EmbeddedWalletConfigInput = Obj({
   ),
 });
 
-export const PlatformConfigView = Obj({
-  id: Str(),
-  umaDomain: Str(),
-  proxyUmaSubdomain: Str(),
-  webhookEndpoint: Str(),
-  supportedCurrencies: List(SupportedCurrencySchema),
-  isRegulatedFinancialInstitution: Type.Boolean(),
-  webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
-  webhookPublicKeyPem: Str({ description: 'the same key as an SPKI PEM (node:crypto createPublicKey reads it)' }),
-  embeddedWalletConfig: EmbeddedWalletConfigView,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+export const PlatformConfigView = Obj(
+  {
+    id: Str(),
+    umaDomain: Str(),
+    proxyUmaSubdomain: Str(),
+    webhookEndpoint: Str(),
+    supportedCurrencies: List(SupportedCurrencySchema),
+    isRegulatedFinancialInstitution: Type.Boolean(),
+    webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
+    webhookPublicKeyPem: Str({ description: 'the same key as an SPKI PEM (node:crypto createPublicKey reads it)' }),
+    embeddedWalletConfig: EmbeddedWalletConfigView,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'PlatformConfig' },
+);
 
+/** A page of a list (SERVICE_SPEC part 2), published as `<item's name>List`: the item must be a named schema. */
 export function ListOf(item: TSchema): TObject {
-  return Obj({ data: List(item), hasMore: Type.Boolean(), nextCursor: Type.Optional(Str()), totalCount: Type.Integer() });
+  if (item.$id === undefined) throw new Error('ListOf needs a named item schema (one with an $id): its list is named after it');
+  return Obj({ data: List(item), hasMore: Type.Boolean(), nextCursor: Type.Optional(Str()), totalCount: Type.Integer() }, { $id: `${item.$id}List` });
 }
 
 /** Fail to compile when a published view and the domain's view type drift apart. */
