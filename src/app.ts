@@ -17,7 +17,7 @@ import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type Http
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ServiceConfig, Services } from './services.js';
-import { checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
+import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -224,6 +224,7 @@ interface PreparedDataDir {
  * holds the directory; nothing is left locked when it rejects.
  */
 async function prepareDataDir(config: ServiceConfig, env: NodeJS.ProcessEnv): Promise<PreparedDataDir> {
+  checkLockSupported();
   mkdirSync(config.dataDir, { recursive: true });
   const lock = await lockDataDir(config.dataDir);
   try {

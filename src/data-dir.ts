@@ -57,11 +57,22 @@ function lockName(dataDir: string): string {
   return `\0payments-wallet-data-dir-${digest}`;
 }
 
+/** This system cannot hold the data directory's lock (it is not Linux): nothing was created. */
+export class LockUnsupportedError extends Error {
+  constructor(platform: string) {
+    super(`the data directory lock needs Linux (abstract Unix sockets); this is ${platform}: run the service on Linux, in a Linux container or under WSL 2`);
+    this.name = 'LockUnsupportedError';
+  }
+}
+
+/** Refuses, before anything is created, a system where the lock cannot be held. */
+export function checkLockSupported(platform: NodeJS.Platform = process.platform): void {
+  if (platform !== 'linux') throw new LockUnsupportedError(platform);
+}
+
 /** Takes the directory's lock (it must exist), or rejects with DataDirInUseError. */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
-  if (process.platform !== 'linux') {
-    throw new Error(`the data directory lock needs Linux (abstract Unix sockets); this is ${process.platform}`);
-  }
+  checkLockSupported();
   const server: Server = createServer();
   // Nobody talks to the lock: a connection is closed at once, and none wait.
   server.maxConnections = 0;

@@ -2,7 +2,7 @@
 // recovers the store behind /readyz; SIGTERM (or SIGINT) stops accepting, drains requests
 // in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
 import { ConfigError, configFromEnv, startService, type RunningService } from './app.js';
-import { DataDirInUseError, StoreGoneError } from './data-dir.js';
+import { DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
 import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
 import { StoreIdentityError } from './store-identity.js';
@@ -10,7 +10,7 @@ import { createLogger, reportTo } from './ops/log.js';
 
 /** Refusals whose message says all there is to say; anything else is a bug and shows its stack. */
 function isRefusal(err: unknown): err is Error {
-  return err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError || err instanceof StoreIdentityError;
+  return err instanceof ConfigError || err instanceof LockUnsupportedError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError || err instanceof StoreIdentityError;
 }
 
 /** A setting the service cannot start with exits 2 (a usage error), other refusals and bugs 1. */

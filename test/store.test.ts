@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv, openServices, startService } from '../src/app.js';
-import { DataDirInUseError, lockDataDir, OWNER_FILE } from '../src/data-dir.js';
+import { checkLockSupported, DataDirInUseError, lockDataDir, LockUnsupportedError, OWNER_FILE } from '../src/data-dir.js';
 import { StoreDamagedError } from '../src/engine/store.js';
 import { StoreIdentityError } from '../src/store-identity.js';
 import { basicHeader, startTestService } from './support/service.js';
@@ -117,6 +117,22 @@ describe('one writer per data directory', { timeout: SUITE_TIMEOUT_MS }, () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('a system without abstract Unix sockets is refused before anything is created, naming Linux', async () => {
+    assert.doesNotThrow(() => checkLockSupported('linux'));
+    for (const platform of ['darwin', 'win32'] as const) {
+      assert.throws(() => checkLockSupported(platform), (err: unknown) => err instanceof LockUnsupportedError && err.message.includes(`needs Linux`) && err.message.includes(platform));
+    }
+    const real = Object.getOwnPropertyDescriptor(process, 'platform')!;
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'not-linux-')), 'db');
+    Object.defineProperty(process, 'platform', { value: 'darwin' });
+    try {
+      await assert.rejects(startService({ ...quiet, dataDir }), LockUnsupportedError);
+    } finally {
+      Object.defineProperty(process, 'platform', real);
+    }
+    assert.equal(existsSync(dataDir), false, 'the data directory was not created');
   });
 
   it('frees the directory on close, so the same process can open it again', async () => {
