@@ -57,7 +57,7 @@ export class WriteAheadLog<E> {
   flushedEntries = 0;
 
   constructor(root: RootDatabase, onFatal: (err: Error) => void) {
-    this.#db = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+    this.#db = openLogDatabase(root);
     this.#put = this.#db.put.bind(this.#db) as unknown as PutWithFlags;
     this.#onFatal = onFatal;
     let last = 0;
@@ -207,6 +207,11 @@ export class WriteAheadLog<E> {
     }
     return removed;
   }
+}
+
+/** The log's database: values keyed by the first sequence of the group they hold. */
+export function openLogDatabase(root: RootDatabase): Database<Buffer, number> {
+  return root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
 }
 
 /** A stored entry within its group: its sequence is the group's first plus its position. */
