@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
-import { stateDigests, type ReplayReport, type StoreStats, type VerifyReport } from '../src/engine/inspect.js';
+import { stateDigests, toJsonValue, type ReplayReport, type StoreStats, type VerifyReport } from '../src/engine/inspect.js';
 import { createCustomer } from './support/assertions.js';
 import { createQuote, fundedCustomer, quoteBody } from './support/money.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -68,12 +68,18 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-/** Money moving, quotes with expiry timers pending, and requests under Idempotency-Key: every section of the state has items. */
+/**
+ * Money moving, quotes with expiry timers pending, and requests under Idempotency-Key: every
+ * section of the state has items. The last entry only changes a record's content, so the
+ * state before it has as many records of each kind.
+ */
 async function writeHistory(svc: TestService, tag: string): Promise<void> {
   const payer = await fundedCustomer(svc, 100_000, { platformCustomerId: `${tag}-payer` });
   const payee = await fundedCustomer(svc, 0, { platformCustomerId: `${tag}-payee` });
   await createQuote(svc, quoteBody(payer.usd.id, payee.usd.id, 1_000), { 'Idempotency-Key': `${tag}-quote` });
-  await createCustomer(svc, { platformCustomerId: `${tag}-third` });
+  const third = await createCustomer(svc, { platformCustomerId: `${tag}-third`, fullName: 'Old Name' });
+  const renamed = await svc.request('PATCH', `/customers/${third.id}`, { body: { customerType: 'INDIVIDUAL', fullName: 'New Name' } });
+  assert.equal(renamed.status, 200, renamed.text);
 }
 
 /**
@@ -115,6 +121,27 @@ function flipLogValueByte(dataDir: string, key: number): number {
   return copies;
 }
 
+describe('state digests', () => {
+  const record = { id: 'Customer:1', name: 'Ada', sealed: new Uint8Array([1, 2, 3]), big: 2n ** 70n, nested: { a: 1, b: [1, undefined] } };
+  const state = { records: [['Customer:1', record] as const, ['Customer:2', { id: 'Customer:2' }] as const], timers: [], effects: [], idempotency: [] };
+
+  it('depend on the content of the state, not on the order of properties or of the records listed', () => {
+    const reordered = { nested: { b: [1, undefined], a: 1 }, big: 2n ** 70n, sealed: new Uint8Array([1, 2, 3]), name: 'Ada', id: 'Customer:1', gone: undefined };
+    const same = { ...state, records: [['Customer:2', { id: 'Customer:2' }] as const, ['Customer:1', reordered] as const] };
+    assert.deepEqual(stateDigests(same), stateDigests(state));
+    for (const changed of [{ ...record, name: 'Bob' }, { ...record, sealed: new Uint8Array([1, 2, 4]) }, { ...record, big: 2n ** 70n + 1n }, { ...record, nested: { a: 1, b: [1, null, 2] } }]) {
+      const other = stateDigests({ ...state, records: [['Customer:1', changed] as const, state.records[1]!] });
+      assert.notEqual(other.records, stateDigests(state).records);
+      assert.notEqual(other.state, stateDigests(state).state);
+    }
+  });
+
+  it('encode bytes and big integers as tagged JSON, and refuse what JSON cannot carry', () => {
+    assert.deepEqual(toJsonValue(record, true), { big: { $bigint: '1180591620717411303424' }, id: 'Customer:1', name: 'Ada', nested: { a: 1, b: [1, null] }, sealed: { $binary: 'AQID' } });
+    assert.throws(() => toJsonValue({ map: new Map() }, true), /cannot encode a Map/);
+  });
+});
+
 describe('payments-wal', { timeout: 300_000 }, () => {
   const clock = new ManualClock(Date.UTC(2026, 6, 1));
   let svc: TestService;
@@ -141,6 +168,7 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     // The default platform's two environments, and the three customers writeHistory made.
     assert.equal(out.log.eventTypes['platform.env.created'], 2);
     assert.equal(out.log.eventTypes['customer.opened'], 3);
+    assert.equal(out.log.eventTypes['customer.updated'], 1);
     assert.equal(out.log.eventTypes['$idempotency'], 1);
     assert.equal(out.snapshot, null);
   });
@@ -178,6 +206,8 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     assert.deepEqual(first.violations, []);
     assert.deepEqual(again, first);
     assert.equal(shorter.seq, last - 1);
+    assert.deepEqual(shorter.counts, first.counts, 'the last entry changed a record, not how many there are');
+    assert.notEqual(shorter.digest.records, first.digest.records);
     assert.notEqual(shorter.digest.state, first.digest.state);
 
     // What the service holds and serves: its records, its pending items, its lists.
@@ -220,6 +250,9 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     const missing = await walJson<VerifyReport>(['verify', '--data', gap], 1);
     assert.equal(missing.out.firstBadSeq, bad + 1);
     assert.equal(missing.out.problems[0]!.problem, `missing (the log goes on at ${bad + 2})`);
+    const replayedOverGap = await wal(['replay', '--data', gap]);
+    assert.equal(replayedOverGap.code, 1);
+    assert.match(replayedOverGap.stderr, new RegExp(`log entry ${bad + 1}: missing \\(the log goes on at ${bad + 2}\\)`));
   });
 
   it('runs beside the running service while it writes, and changes no file of the data directory', async () => {
