@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
+import { QUOTE_LIFETIME_MS } from '../actors/quote.js';
 import { stateDigests, toJsonValue, type ReplayReport, type StoreStats, type VerifyReport } from '../src/engine/inspect.js';
 import { createCustomer } from './support/assertions.js';
-import { createQuote, fundedCustomer, quoteBody } from './support/money.js';
+import { createQuote, fundedCustomer, quoteBody, until } from './support/money.js';
 import { startTestService, type TestService } from './support/service.js';
 
 /** A store written by commit 5fb4518 (test/store-upgrade.test.ts): log format version 1, the older snapshot layout. */
@@ -150,7 +151,18 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
   before(async () => {
-    svc = await startTestService({ clock, dataDir: tempDir('wal-tool-') });
+    // Snapshots only when a test takes one: the clock moves past the usual 5-minute interval.
+    svc = await startTestService({ clock, dataDir: tempDir('wal-tool-'), snapshotEverySeconds: 86_400 });
+    // Two quotes of two payers expire in one clock step: their timers decide in one event-loop
+    // turn, so their entries share a commit group (one log value).
+    const payee = await fundedCustomer(svc, 0, { platformCustomerId: 'early-payee' });
+    const expiring: string[] = [];
+    for (const tag of ['early-1', 'early-2']) {
+      const payer = await fundedCustomer(svc, 10_000, { platformCustomerId: tag });
+      expiring.push((await createQuote(svc, quoteBody(payer.usd.id, payee.usd.id, 100))).id);
+    }
+    clock.advance(QUOTE_LIFETIME_MS + 1);
+    await until(svc, () => expiring.every((id) => svc.service.services.world.quotes.get(id)?.status === 'EXPIRED'), 'the quotes expire');
     await writeHistory(svc, 'a');
     await svc.service.services.engine.settled();
   });
@@ -161,14 +173,16 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     assert.equal(out.log.firstSeq, 1);
     assert.equal(out.log.lastSeq, engine.lastSeq);
     assert.equal(out.log.entries, engine.lastSeq);
-    // Awaited one by one, each request's entry was its own commit group.
-    assert.equal(out.log.values, engine.lastSeq);
+    // Each request's entry is a value of its own; the two expiries share one.
+    assert.equal(out.log.values, engine.lastSeq - 1);
     assert.deepEqual(out.log.valuesByFormat, { '2': out.log.values });
     assert.ok(out.log.bytes > 100 * out.log.values, `${out.log.bytes} bytes`);
-    // The default platform's two environments, and the three customers writeHistory made.
+    // The default platform's two environments, the three customers of the expiring quotes and those writeHistory made.
     assert.equal(out.log.eventTypes['platform.env.created'], 2);
-    assert.equal(out.log.eventTypes['customer.opened'], 3);
+    assert.equal(out.log.eventTypes['customer.opened'], 6);
     assert.equal(out.log.eventTypes['customer.updated'], 1);
+    assert.equal(out.log.eventTypes['quote.changed'], 2);
+    assert.equal(out.log.eventTypes['$timer.done'], 2);
     assert.equal(out.log.eventTypes['$idempotency'], 1);
     assert.equal(out.snapshot, null);
   });
@@ -182,10 +196,10 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     for (const line of all) assert.equal(line.time, new Date(line.at).toISOString());
 
     const opened = await dumpLines(['--data', svc.dataDir, '--type', 'customer.opened']);
-    assert.equal(opened.length, 3);
+    assert.equal(opened.length, 6);
     for (const line of opened) assert.ok(line.events.some((event) => event.type === 'customer.opened'));
     const either = await dumpLines(['--data', svc.dataDir, '--type', 'customer.opened', '--type', '$idempotency']);
-    assert.equal(either.length, 4);
+    assert.equal(either.length, 7);
     assert.deepEqual(await dumpLines(['--data', svc.dataDir, '--type', 'no.such.event']), []);
 
     // The first entry creates the environments, whose webhook keys are sealed bytes.
@@ -329,6 +343,8 @@ describe('payments-wal', { timeout: 300_000 }, () => {
 
   it('reads a store written by older code (format version 1, the older snapshot layout) into the state the service recovers', async () => {
     const dataDir = copyOf(FIXTURE, 'wal-fixture-');
+    // The store lacks databases the service creates at its first open: read-only, none is created.
+    const untouched = filesOf(dataDir);
     const stat = (await walJson<StoreStats>(['stat', '--data', dataDir])).out;
     assert.deepEqual(stat.log.valuesByFormat, { '1': stat.log.entries });
     assert.equal(stat.snapshot?.layout, 'older');
@@ -338,6 +354,8 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     assert.equal(replayed.fromSnapshot, stat.snapshot.seq);
     assert.equal(replayed.seq, stat.log.lastSeq);
     assert.deepEqual(replayed.violations, []);
+    assert.equal((await dumpLines(['--data', dataDir])).length, stat.log.entries);
+    assert.deepEqual(filesOf(dataDir), untouched);
 
     const now = (JSON.parse(readFileSync(join(FIXTURE, 'expected.json'), 'utf8')) as { now: number }).now;
     const recovered = await startTestService({ clock: new ManualClock(now), dataDir });
