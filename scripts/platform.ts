@@ -130,6 +130,7 @@ main().then(
   },
   (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    // As before: a failure ends the command even if something it opened is still winding down.
+    process.exit(1);
   },
 );

@@ -175,7 +175,8 @@ export class StoreReader {
         yield entry;
       }
     }
-    if (complete && expected! <= to) throw new StoreCorruptError(`log entry ${expected}`, `missing (the log ends at ${expected! - 1})`);
+    const next = expected ?? from;
+    if (complete && next <= to) throw new StoreCorruptError(`log entry ${next}`, `missing (the log ends at ${next - 1})`);
   }
 }
 
@@ -200,7 +201,7 @@ function kindOf(id: string): string {
 }
 
 /** Records per kind of a snapshot image or a rebuilt state. */
-export function recordsPerKind(records: Iterable<readonly [string, unknown]>): Record<string, number> {
+function recordsPerKind(records: Iterable<readonly [string, unknown]>): Record<string, number> {
   const counts = new Map<string, number>();
   for (const [id] of records) counts.set(kindOf(id), (counts.get(kindOf(id)) ?? 0) + 1);
   return sortedCounts(counts);
