@@ -1,29 +1,69 @@
-// `npm run platform -- create [--uma-domain DOMAIN] [--regulated]`: makes a platform with
-// its sandbox and production environments and prints its credentials, in the shape of
-// credentials.json. The command takes the data directory's lock and opens the store itself;
-// when a running service holds the lock, it asks that service through its operator endpoint
-// (origin from service.json) instead, and is refused only if the service cannot be reached.
-// DATA_DIR picks the store.
+#!/usr/bin/env node
+// `payments-platform create [--uma-domain DOMAIN] [--regulated] [--data DIR]`: makes a platform
+// with its sandbox and production environments and prints its credentials, in the shape of
+// credentials.json, as the one JSON document on stdout. The command takes the data
+// directory's lock and opens the store itself; when a running service holds the lock, it asks
+// that service through its operator endpoint (origin from service.json) instead, and is
+// refused only if the service cannot be reached.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { openServices, configFromEnv } from '../src/app.js';
 import { DataDirInUseError, recordedOwner, OPERATOR_KEY_FILE, OWNER_FILE } from '../src/data-dir.js';
 import { createPlatform, type NewPlatform, type PlatformCredentials } from '../src/platforms.js';
 import type { Services } from '../src/services.js';
 
-const USAGE = 'usage: npm run platform -- create [--uma-domain DOMAIN] [--regulated]';
+const USAGE = `Usage: payments-platform create [--uma-domain DOMAIN] [--regulated] [--data DIR]
 
-function parseArgs(argv: string[]): NewPlatform {
-  const [command, ...rest] = argv;
-  if (command !== 'create') throw new Error(USAGE);
-  const options: NewPlatform = {};
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--regulated') options.isRegulatedFinancialInstitution = true;
-    else if (arg === '--uma-domain' && rest[i + 1] !== undefined) options.umaDomain = rest[++i]!;
-    else throw new Error(`unknown argument ${arg}\n${USAGE}`);
+Makes a platform with its sandbox and production environments and prints its credentials
+as JSON on stdout, in the shape of credentials.json: {platformId, baseUrl, sandbox:
+{tokenId, clientSecret}, production: {tokenId, clientSecret}}. If a service owns the data
+directory the command asks it (its operator endpoint); otherwise it opens the store itself.
+
+Options:
+  --uma-domain DOMAIN   the platform's UMA domain
+  --regulated           the platform is a regulated financial institution
+  --data DIR            the data directory (default: $DATA_DIR, else ./data/db)
+  -h, --help            this text
+
+Exit status: 0 created, 1 failed (the store or the running service refused), 2 usage error.`;
+
+class UsageError extends Error {}
+
+interface Invocation {
+  options: NewPlatform;
+  /** --data, else DATA_DIR (configFromEnv) decides. */
+  dataDir: string | undefined;
+}
+
+function parse(argv: string[]): Invocation | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'uma-domain': { type: 'string' },
+        regulated: { type: 'boolean' },
+        data: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    // parseArgs refuses unknown options and missing values with a TypeError saying which.
+    if (err instanceof TypeError) throw new UsageError(err.message);
+    throw err;
   }
-  return options;
+  const { values, positionals } = parsed;
+  if (values.help === true) return 'help';
+  const [command, ...extra] = positionals;
+  if (command === undefined) throw new UsageError('no command given');
+  if (command !== 'create') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  if (extra.length > 0) throw new UsageError(`create takes no arguments, got ${JSON.stringify(extra.join(' '))}`);
+  const options: NewPlatform = {};
+  if (values['uma-domain'] !== undefined) options.umaDomain = values['uma-domain'];
+  if (values.regulated === true) options.isRegulatedFinancialInstitution = true;
+  return { options, dataDir: values.data === undefined ? undefined : resolve(values.data) };
 }
 
 /** How long the running service may take to answer before the command gives up. */
@@ -51,33 +91,46 @@ async function createThroughService(dataDir: string, options: NewPlatform, inUse
   return JSON.parse(text) as PlatformCredentials;
 }
 
-async function main(): Promise<void> {
-  let options: NewPlatform;
+async function main(): Promise<number> {
+  let invocation: Invocation | 'help';
   try {
-    options = parseArgs(process.argv.slice(2));
+    invocation = parse(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
-    process.exit(2);
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`payments-platform: ${err.message}\nRun "payments-platform --help" for usage.\n`);
+    return 2;
   }
-  const { dataDir } = configFromEnv(process.env);
+  if (invocation === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const { options } = invocation;
+  const { dataDir } = configFromEnv(process.env, { dataDir: invocation.dataDir });
   let services: Services;
   try {
-    services = await openServices({ report: (line) => process.stderr.write(`${line}\n`) });
+    services = await openServices({ dataDir, report: (line) => process.stderr.write(`${line}\n`) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     const credentials = await createThroughService(dataDir, options, err);
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
-    return;
+    return 0;
   }
   try {
     const credentials = await createPlatform(services, options);
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
+    return 0;
   } finally {
     await services.close();
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    // As before: a failure ends the command even if something it opened is still winding down.
+    process.exit(1);
+  },
+);

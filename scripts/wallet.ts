@@ -1,14 +1,17 @@
-// Embedded-wallet client tool: plays the client side of the wallet cryptography, for
-// manual testing and for integrators checking their own code against ours.
+#!/usr/bin/env node
+// `payments-wallet`: the client side of the embedded-wallet cryptography, for manual testing
+// and for integrators checking their own code against ours.
 //
-//   npm run wallet -- gen-keypair
-//   npm run wallet -- decrypt-bundle <bundle> <privHex>
-//   npm run wallet -- stamp <sessionPrivHex> <payload>
-//   npm run wallet -- decrypt-export <bundle> <privHex> <organizationId> [--signer <hex>]
+//   payments-wallet gen-keypair
+//   payments-wallet decrypt-bundle <bundle> <privHex>
+//   payments-wallet stamp <sessionPrivHex> <payload>
+//   payments-wallet decrypt-export <bundle> <privHex> <organizationId> [--signer <hex>]
 //
 // Any one argument may be `-`: it is then read from stdin (one trailing newline removed).
+// Each command prints one JSON object on stdout and nothing else; warnings go to stderr.
 // Exit codes: 0 success, 1 the operation failed (wrong key, corrupted bundle), 2 bad usage.
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { fromHex, isHex, toHex } from '../src/crypto/bytes.js';
 import { BundleError, InvalidPublicKeyError } from '../src/crypto/errors.js';
 import { openExportBundle } from '../src/crypto/export-bundle.js';
@@ -16,24 +19,30 @@ import { generateP256KeyPair, isValidPrivateKey, keyPairToHex } from '../src/cry
 import { openSessionBundle } from '../src/crypto/session-bundle.js';
 import { createStamp } from '../src/crypto/stamp.js';
 
-const USAGE = `Usage: npm run wallet -- <command> [arguments]
+const USAGE = `Usage: payments-wallet <command> [arguments]
 
-Commands:
+Commands (each prints one JSON object on stdout):
   gen-keypair
-      New P-256 client key pair. Prints JSON {publicKey (uncompressed hex, the
-      clientPublicKey), publicKeyCompressed, privateKey (hex)}.
+      New P-256 client key pair: {publicKey (uncompressed hex, the clientPublicKey),
+      publicKeyCompressed, privateKey (hex)}.
   decrypt-bundle <bundle> <privHex>
-      Opens an encryptedSessionSigningKey with the client private key; prints the
-      session private key (hex).
+      Opens an encryptedSessionSigningKey with the client private key:
+      {sessionPrivateKey (hex)}.
   stamp <sessionPrivHex> <payload>
-      Signs payloadToSign with the session private key; prints the
-      Service-Wallet-Signature header value.
+      Signs payloadToSign with the session private key: {stamp}, the value of the
+      Service-Wallet-Signature (or Grid-Wallet-Signature) header.
   decrypt-export <bundle> <privHex> <organizationId> [--signer <hex>]
-      Opens encryptedWalletCredentials; prints the mnemonic. With --signer the bundle
-      must be signed by that key (production); without it an unsigned (sandbox) bundle
-      is accepted and a signed one is checked only against the key it carries.
+      Opens encryptedWalletCredentials: {mnemonic, signature}, signature being "trusted"
+      (checked against --signer), "embedded" (checked only against the key the bundle
+      carries) or "unsigned" (a sandbox bundle). With --signer the bundle must be signed
+      by that key (production); without it an unsigned (sandbox) bundle is accepted and a
+      signed one is checked only against the key it carries.
 
-Any one argument may be "-" to read it from stdin (one trailing newline is removed).
+Options:
+  -h, --help    this text
+
+Any one argument may be "-" to read it from stdin (one trailing newline is removed);
+put "--" before arguments that start with a dash.
 Exit status: 0 success, 1 operation failed, 2 usage error.`;
 
 class UsageError extends Error {
@@ -59,49 +68,57 @@ function privateKeyArg(value: string, name: string): Uint8Array {
   return key;
 }
 
-function run(argv: readonly string[]): string {
+/** The command's positional arguments and its --signer, parsed; `-h`/`--help` anywhere asks for the usage. */
+function parse(argv: string[]): { command: string | undefined; args: string[]; signer: string | undefined; help: boolean } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { signer: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+    const [command, ...args] = positionals;
+    return { command, args, signer: values.signer, help: values.help === true };
+  } catch (err) {
+    // parseArgs refuses unknown options and missing values with a TypeError saying which.
+    if (err instanceof TypeError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function signerArg(value: string): string {
+  const signer = value.trim();
+  if (!isHex(signer) || (signer.length !== 130 && signer.length !== 66)) {
+    throw new UsageError('--signer must be a P-256 public key in hex (130 characters uncompressed or 66 compressed)');
+  }
+  return signer;
+}
+
+function run(command: string | undefined, rest: readonly string[], signerOption: string | undefined): object {
   const stdin = readStdinOnce();
   const resolve = (value: string): string => (value === '-' ? stdin() : value);
-  const [command, ...rest] = argv;
   const expectArgs = (n: number, shape: string): string[] => {
     if (rest.length !== n) throw new UsageError(`${command} takes ${n} argument${n === 1 ? '' : 's'}: ${shape}`);
     return rest.map(resolve);
   };
+  if (signerOption !== undefined && command !== 'decrypt-export') throw new UsageError(`--signer is an option of decrypt-export only`);
   switch (command) {
     case 'gen-keypair': {
       expectArgs(0, '(none)');
       const pair = keyPairToHex(generateP256KeyPair());
-      return JSON.stringify({ publicKey: pair.publicKey, publicKeyCompressed: pair.publicKeyCompressed, privateKey: pair.privateKey });
+      return { publicKey: pair.publicKey, publicKeyCompressed: pair.publicKeyCompressed, privateKey: pair.privateKey };
     }
     case 'decrypt-bundle': {
       const [bundle = '', priv = ''] = expectArgs(2, '<bundle> <privHex>');
-      return toHex(openSessionBundle(bundle.trim(), privateKeyArg(priv, 'privHex')));
+      return { sessionPrivateKey: toHex(openSessionBundle(bundle.trim(), privateKeyArg(priv, 'privHex'))) };
     }
     case 'stamp': {
       const [priv = '', payload = ''] = expectArgs(2, '<sessionPrivHex> <payload>');
-      return createStamp(payload, privateKeyArg(priv, 'sessionPrivHex'));
+      return { stamp: createStamp(payload, privateKeyArg(priv, 'sessionPrivHex')) };
     }
     case 'decrypt-export': {
-      const positional: string[] = [];
-      let signer: string | undefined;
-      for (let i = 0; i < rest.length; i++) {
-        const arg = rest[i] ?? '';
-        if (arg === '--signer') {
-          const value = rest[i + 1];
-          if (value === undefined) throw new UsageError('--signer needs a value: the signer public key in hex');
-          signer = resolve(value).trim();
-          if (!isHex(signer) || (signer.length !== 130 && signer.length !== 66)) {
-            throw new UsageError('--signer must be a P-256 public key in hex (130 characters uncompressed or 66 compressed)');
-          }
-          i++;
-        } else if (arg.startsWith('--')) {
-          throw new UsageError(`unknown option ${arg}`);
-        } else {
-          positional.push(arg);
-        }
-      }
-      if (positional.length !== 3) throw new UsageError('decrypt-export takes 3 arguments: <bundle> <privHex> <organizationId> [--signer <hex>]');
-      const [bundle = '', priv = '', organizationId = ''] = positional.map(resolve);
+      // The signer first: "-" may be its value, and only one argument may be.
+      const signer = signerOption === undefined ? undefined : signerArg(resolve(signerOption));
+      const [bundle = '', priv = '', organizationId = ''] = expectArgs(3, '<bundle> <privHex> <organizationId> [--signer <hex>]');
       const opened = openExportBundle({
         bundle: bundle.trim(),
         privateKey: privateKeyArg(priv, 'privHex'),
@@ -111,7 +128,7 @@ function run(argv: readonly string[]): string {
       if (opened.signature === 'embedded') {
         process.stderr.write('warning: signature checked against the key inside the bundle only; pass --signer <hex> to check who signed it\n');
       }
-      return opened.mnemonic;
+      return { mnemonic: opened.mnemonic, signature: opened.signature };
     }
     case undefined:
       throw new UsageError('no command given', true);
@@ -121,18 +138,18 @@ function run(argv: readonly string[]): string {
 }
 
 function main(): number {
-  const argv = process.argv.slice(2);
-  if (argv.length === 1 && (argv[0] === '-h' || argv[0] === '--help' || argv[0] === 'help')) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
   try {
-    process.stdout.write(run(argv) + '\n');
+    const { command, args, signer, help } = parse(process.argv.slice(2));
+    if (help || command === 'help') {
+      process.stdout.write(USAGE + '\n');
+      return 0;
+    }
+    process.stdout.write(JSON.stringify(run(command, args, signer)) + '\n');
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(
-        err.showUsage ? `error: ${err.message}\n\n${USAGE}\n` : `error: ${err.message}\nRun "npm run wallet -- --help" for usage.\n`,
+        err.showUsage ? `error: ${err.message}\n\n${USAGE}\n` : `error: ${err.message}\nRun "payments-wallet --help" for usage.\n`,
       );
       return 2;
     }

@@ -19,14 +19,16 @@ function wallet(args: readonly string[], stdin?: string): { status: number | nul
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function ok(args: readonly string[], stdin?: string): string {
+/** The command's one JSON object on stdout (nothing else there), after checking it succeeded. */
+function ok<T = Record<string, string>>(args: readonly string[], stdin?: string): T {
   const r = wallet(args, stdin);
   assert.equal(r.status, 0, `wallet ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout.replace(/\n$/, '');
+  assert.match(r.stdout, /^\{.*\}\n$/, 'one JSON object, one line');
+  return JSON.parse(r.stdout) as T;
 }
 
 function genKeypair(): { publicKey: string; publicKeyCompressed: string; privateKey: string } {
-  return JSON.parse(ok(['gen-keypair'])) as { publicKey: string; publicKeyCompressed: string; privateKey: string };
+  return ok(['gen-keypair']);
 }
 
 describe('wallet CLI', { timeout: 120_000 }, () => {
@@ -43,11 +45,11 @@ describe('wallet CLI', { timeout: 120_000 }, () => {
   it('decrypt-bundle opens an issued session key; stamp signs with it; the service verifies the stamp', () => {
     const client = genKeypair();
     const issued = issueSessionKey(client.publicKey);
-    const sessionPriv = ok(['decrypt-bundle', issued.encryptedSessionSigningKey, client.privateKey]);
+    const sessionPriv = ok(['decrypt-bundle', issued.encryptedSessionSigningKey, client.privateKey]).sessionPrivateKey!;
     assert.equal(sessionPriv, decryptCredentialBundle(issued.encryptedSessionSigningKey, client.privateKey));
 
     const payload = '{"action":"EXPORT_WALLET","requestId":"0199e0c4-4444-7000-8000-000000000000"}';
-    const header = ok(['stamp', sessionPriv, payload]);
+    const header = ok(['stamp', sessionPriv, payload]).stamp!;
     assert.deepEqual(verifyStamp({ header, payload, expectedPublicKeys: [issued.sessionPublicKey] }), { ok: true, publicKey: issued.sessionPublicKey });
     assert.equal(verifyStamp({ header, payload: payload + ' ', expectedPublicKeys: [issued.sessionPublicKey] }).ok, false);
   });
@@ -55,21 +57,22 @@ describe('wallet CLI', { timeout: 120_000 }, () => {
   it('"-" reads an argument from stdin (one trailing newline removed, the rest kept byte for byte)', () => {
     const client = genKeypair();
     const issued = issueSessionKey(client.publicKey);
-    assert.equal(ok(['decrypt-bundle', '-', client.privateKey], issued.encryptedSessionSigningKey + '\n').length, 64);
-    const sessionPriv = ok(['decrypt-bundle', issued.encryptedSessionSigningKey, '-'], client.privateKey + '\n');
+    assert.equal(ok(['decrypt-bundle', '-', client.privateKey], issued.encryptedSessionSigningKey + '\n').sessionPrivateKey!.length, 64);
+    const sessionPriv = ok(['decrypt-bundle', issued.encryptedSessionSigningKey, '-'], client.privateKey + '\n').sessionPrivateKey!;
     const payload = '{\n  "spaced": true }  ';
-    const header = ok(['stamp', sessionPriv, '-'], payload + '\n');
+    const header = ok(['stamp', sessionPriv, '-'], payload + '\n').stamp!;
     assert.equal(verifyStamp({ header, payload, expectedPublicKeys: [issued.sessionPublicKey] }).ok, true);
   });
 
-  it('decrypt-export prints the mnemonic: production with --signer, sandbox without', () => {
+  it('decrypt-export prints the mnemonic and how its signature was checked: production with --signer, sandbox without', () => {
     const client = genKeypair();
     const signer = generateP256KeyPair();
     const mnemonic = generateMnemonic();
     const organizationId = 'InternalAccount:0199e0c4-5555-7000-8000-000000000000';
     const signed = createExportBundle({ clientPublicKey: client.publicKey, mnemonic, organizationId, signer });
-    assert.equal(ok(['decrypt-export', signed, client.privateKey, organizationId, '--signer', toHexString(signer.publicKey)]), mnemonic);
-    assert.equal(ok(['decrypt-export', '-', client.privateKey, organizationId, '--signer', toHexString(signer.publicKey)], signed), mnemonic);
+    assert.deepEqual(ok(['decrypt-export', signed, client.privateKey, organizationId, '--signer', toHexString(signer.publicKey)]), { mnemonic, signature: 'trusted' });
+    assert.deepEqual(ok(['decrypt-export', '-', client.privateKey, organizationId, '--signer', toHexString(signer.publicKey)], signed), { mnemonic, signature: 'trusted' });
+    assert.deepEqual(ok(['decrypt-export', signed, client.privateKey, organizationId, '--signer', '-'], toHexString(signer.publicKey)), { mnemonic, signature: 'trusted' });
 
     const other = toHexString(generateP256KeyPair().publicKey);
     const wrongSigner = wallet(['decrypt-export', signed, client.privateKey, organizationId, '--signer', other]);
@@ -78,13 +81,13 @@ describe('wallet CLI', { timeout: 120_000 }, () => {
 
     const noSigner = wallet(['decrypt-export', signed, client.privateKey, organizationId]);
     assert.equal(noSigner.status, 0);
-    assert.equal(noSigner.stdout.trim(), mnemonic);
+    assert.deepEqual(JSON.parse(noSigner.stdout), { mnemonic, signature: 'embedded' });
     assert.match(noSigner.stderr, /warning: signature checked against the key inside the bundle only/);
 
     const sandbox = createExportBundle({ clientPublicKey: client.publicKey, mnemonic, organizationId, signer: null });
     const r = wallet(['decrypt-export', sandbox, client.privateKey, organizationId]);
     assert.equal(r.status, 0);
-    assert.equal(r.stdout, mnemonic + '\n');
+    assert.equal(r.stdout, JSON.stringify({ mnemonic, signature: 'unsigned' }) + '\n');
     assert.equal(r.stderr, '');
 
     const wrongOrg = wallet(['decrypt-export', sandbox, client.privateKey, 'InternalAccount:other']);
@@ -111,9 +114,10 @@ describe('wallet CLI', { timeout: 120_000 }, () => {
       [['stamp', '00'.repeat(32), 'payload'], /sessionPrivHex is not a valid P-256 private key/],
       [['stamp', '-', '-'], /only one argument may be "-"/],
       [['decrypt-export', 'b', '11'.repeat(32)], /decrypt-export takes 3 arguments/],
-      [['decrypt-export', 'b', '11'.repeat(32), 'org', '--signer'], /--signer needs a value/],
+      [['decrypt-export', 'b', '11'.repeat(32), 'org', '--signer'], /Option '--signer <value>' argument missing/],
       [['decrypt-export', 'b', '11'.repeat(32), 'org', '--signer', 'xyz'], /--signer must be a P-256 public key in hex/],
-      [['decrypt-export', 'b', '11'.repeat(32), 'org', '--verbose'], /unknown option --verbose/],
+      [['decrypt-export', 'b', '11'.repeat(32), 'org', '--verbose'], /Unknown option '--verbose'/],
+      [['stamp', '11'.repeat(32), 'payload', '--signer', '02' + '11'.repeat(32)], /--signer is an option of decrypt-export only/],
     ];
     for (const [args, message] of cases) {
       const r = wallet(args, '11'.repeat(32));
@@ -121,8 +125,12 @@ describe('wallet CLI', { timeout: 120_000 }, () => {
       assert.match(r.stderr, message);
       assert.equal(r.stdout, '');
     }
-    const help = wallet(['--help']);
-    assert.equal(help.status, 0);
-    assert.match(help.stdout, /decrypt-export <bundle> <privHex> <organizationId> \[--signer <hex>\]/);
+    for (const args of [['--help'], ['-h'], ['stamp', '--help']]) {
+      const help = wallet(args);
+      assert.equal(help.status, 0);
+      assert.match(help.stdout, /^Usage: payments-wallet <command>/);
+      assert.match(help.stdout, /decrypt-export <bundle> <privHex> <organizationId> \[--signer <hex>\]/);
+      assert.equal(help.stderr, '');
+    }
   });
 });

@@ -1,4 +1,5 @@
-// `npm run platform -- create`: further platforms, offline and against a running service.
+// `payments-platform create` (scripts/platform.ts): further platforms, offline and against a
+// running service; its stdout is the credentials' JSON and nothing else.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -51,10 +52,10 @@ describe('platform command', { timeout: 120_000 }, () => {
     }
   });
 
-  it('creates a platform offline when no service owns the data directory', async () => {
+  it('creates a platform offline when no service owns the data directory (--data over DATA_DIR)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cli-'));
     try {
-      const { stdout } = await run(process.execPath, [CLI, 'create'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+      const { stdout } = await run(process.execPath, [CLI, 'create', '--data', dataDir], { env: { PATH: process.env.PATH ?? '', DATA_DIR: '/nonexistent' } });
       const printed = JSON.parse(stdout) as Printed;
       const service = await startService({ dataDir, port: 0, env: {}, report: () => undefined });
       try {
@@ -126,7 +127,26 @@ describe('platform command', { timeout: 120_000 }, () => {
     }
   });
 
-  it('refuses unknown arguments with exit code 2', async () => {
-    await assert.rejects(run(process.execPath, [CLI, 'create', '--bogus'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: '/nonexistent' } }), (err: { code?: number }) => err.code === 2);
+  it('--help prints the usage on stdout; bad options and commands are usage errors with exit code 2', async () => {
+    const env = { PATH: process.env.PATH ?? '', DATA_DIR: '/nonexistent' };
+    const help = await run(process.execPath, [CLI, '--help'], { env });
+    assert.match(help.stdout, /^Usage: payments-platform create \[--uma-domain DOMAIN\] \[--regulated\] \[--data DIR\]/);
+    assert.equal(help.stderr, '');
+    const cases: Array<[string[], RegExp]> = [
+      [['create', '--bogus'], /Unknown option '--bogus'/],
+      [['create', '--uma-domain'], /Option '--uma-domain <value>' argument missing/],
+      [['create', 'extra'], /create takes no arguments/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [[], /no command given/],
+    ];
+    for (const [args, message] of cases) {
+      await assert.rejects(run(process.execPath, [CLI, ...args], { env }), (err: { code?: number; stdout?: string; stderr?: string }) => {
+        assert.equal(err.code, 2, `${args.join(' ')}: ${err.stderr}`);
+        assert.match(err.stderr ?? '', message);
+        assert.match(err.stderr ?? '', /Run "payments-platform --help" for usage/);
+        assert.equal(err.stdout, '');
+        return true;
+      });
+    }
   });
 });

@@ -16,7 +16,7 @@ import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
 import { Mailbox, MailboxFullError } from './mailbox.js';
 import { IdempotencyTable } from './idempotency-table.js';
-import { SnapshotStore, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
+import { SnapshotStore, type SnapshotImage, type SnapshotStats, type SnapshotWrite } from './snapshot.js';
 import { TimerTable } from './timers.js';
 import { EffectsFullError, EffectTable, type EffectRunner } from './effects.js';
 import type { EngineObserver, Report } from './report.js';
@@ -88,6 +88,14 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
 export interface RecoveryProgress {
   replayed: number;
   total: number;
+}
+
+/** The engine's own pending items after `rebuild`. */
+export interface RebuiltItems<T> {
+  timers: Timer<T>[];
+  effects: Effect[];
+  /** In insertion order (the order expiry and eviction follow). */
+  idempotency: IdempotencyRecord[];
 }
 
 export interface RecoveryReport {
@@ -252,13 +260,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     let expected = 1;
     if (image !== undefined) {
       const restoreStarted = performance.now();
-      this.#machine.restore(image.records);
-      for (const timer of image.timers) this.#timers.add(timer);
-      for (const effect of image.effects) this.#effects.set(effect);
-      for (const [order, record] of image.idempotency) this.#idempotency.restore(order, record);
-      // What was restored is what the snapshot holds; only the tail replayed below is new.
-      this.#timers.forgetChanges();
-      this.#effects.forgetChanges();
+      this.#restoreImage(image);
       this.#fullSnapshotNext = image.legacy;
       const restoreMs = Math.round(performance.now() - restoreStarted);
       this.#opts.report(
@@ -328,6 +330,39 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     }
     this.#opts.observer?.replayed(progress.replayed - observed);
     return progress.replayed;
+  }
+
+  /** Puts a loaded snapshot into the machine and the engine's tables. */
+  #restoreImage(image: SnapshotImage<T>): void {
+    this.#machine.restore(image.records);
+    for (const timer of image.timers) this.#timers.add(timer);
+    for (const effect of image.effects) this.#effects.set(effect);
+    for (const [order, record] of image.idempotency) this.#idempotency.restore(order, record);
+    // What was restored is what the snapshot holds; only the tail replayed after it is new.
+    this.#timers.forgetChanges();
+    this.#effects.forgetChanges();
+  }
+
+  /**
+   * Rebuilds state from a snapshot image (or none) and the log entries after it, each applied
+   * exactly as recovery applies it, on an engine that is never opened: no store, nothing
+   * armed, run or reported. For read-only tools (src/engine/inspect.ts), which read and check
+   * the entries themselves. The domain state is left in the machine; the engine's own pending
+   * items are returned, idempotency records in insertion order.
+   */
+  rebuild(image: SnapshotImage<T> | undefined, entries: Iterable<Entry<E>>): RebuiltItems<T> {
+    // #log is set by `open` alone; definite-assignment typing aside, it is undefined until then.
+    if ((this.#log as WriteAheadLog<AnyEvent<E>> | undefined) !== undefined) throw new Error('rebuild is for an engine that is never opened');
+    // Closed and recovering: nothing is accepted, and applying stays silent and inert (#live).
+    this.#closed = true;
+    this.#recovering = true;
+    if (image !== undefined) this.#restoreImage(image);
+    for (const entry of entries) this.#applyEntry(entry);
+    return {
+      timers: [...this.#timers.values()],
+      effects: [...this.#effects.values()],
+      idempotency: [...this.#idempotency.values()],
+    };
   }
 
   /**

@@ -26,7 +26,11 @@ const plainUnpackr = new Unpackr({ useRecords: false, copyBuffers: true });
 const recordUnpackr = new Unpackr({ useRecords: true, copyBuffers: true });
 
 export class StoreCorruptError extends Error {
-  constructor(where: string, problem: string) {
+  /** Kept apart from the message so a tool that reads the store (src/engine/inspect.ts) can name them itself. */
+  constructor(
+    readonly where: string,
+    readonly problem: string,
+  ) {
     super(`${where}: ${problem}; the store is damaged, refusing to start`);
   }
 }

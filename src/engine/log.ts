@@ -59,7 +59,7 @@ export class WriteAheadLog<E> {
   flushedEntries = 0;
 
   constructor(root: RootDatabase, onFatal: (err: Error) => void, observer?: EngineObserver) {
-    this.#db = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+    this.#db = openLogDatabase(root);
     this.#put = this.#db.put.bind(this.#db) as unknown as PutWithFlags;
     this.#onFatal = onFatal;
     this.#observer = observer;
@@ -218,6 +218,11 @@ export class WriteAheadLog<E> {
     }
     return removed;
   }
+}
+
+/** The log's database: values keyed by the first sequence of the group they hold. */
+export function openLogDatabase(root: RootDatabase): Database<Buffer, number> {
+  return root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
 }
 
 /** A stored entry within its group: its sequence is the group's first plus its position. */

@@ -81,6 +81,9 @@ export interface SnapshotStats {
   removed: number;
 }
 
+/** What the manifest of the current layout says of the latest complete snapshot. */
+export type SnapshotManifest = Readonly<Manifest>;
+
 interface Manifest {
   generation: number;
   base: number;
@@ -160,6 +163,11 @@ export class SnapshotStore<T> {
     this.#items = new ItemSnapshotStore<T>(root);
     this.#legacy = new LegacySnapshotStore<T>(root);
     this.#manifest = readManifest<Manifest>(this.#db as Database<Buffer, Key>, isGenerationsManifest);
+  }
+
+  /** The latest complete snapshot's manifest in this layout; undefined when there is none (or only an older layout). */
+  get manifest(): SnapshotManifest | undefined {
+    return this.#manifest;
   }
 
   /** Whether the next snapshot should be full: the increments since the base outgrew it. */
