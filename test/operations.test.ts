@@ -15,6 +15,7 @@ import { openServices } from '../src/app.js';
 import { createCustomer } from '../actors/commands/customers.js';
 import type { PlatformCredentials } from '../src/platforms.js';
 import { envIdOf } from '../actors/platform.js';
+import { ServiceMetrics } from '../src/ops/metrics.js';
 
 const SUITE_TIMEOUT_MS = 180_000;
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -121,6 +122,22 @@ describe('GET /metrics', { timeout: SUITE_TIMEOUT_MS }, () => {
     await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL' } });
     await svc.service.services.engine.snapshot();
     assert.equal(sample(await scrape(), 'snapshot_duration_seconds_count') - before, 1);
+  });
+
+  it('latency buckets are cumulative, a value on a bound counts in it, and each route has its own', async () => {
+    const metrics = new ServiceMetrics();
+    for (const seconds of [0.00005, 0.001, 0.001, 0.003, 20]) metrics.answered('GET', '/a', 200, seconds);
+    metrics.answered('POST', '/b', 201, 0.5);
+    const text = await metrics.render();
+    const bucket = (route: string, le: string): number => sample(text, 'http_request_duration_seconds_bucket', { route, le });
+    assert.deepEqual(
+      ['0.0001', '0.001', '0.0025', '0.005', '10', '+Inf'].map((le) => bucket('/a', le)),
+      [1, 3, 3, 4, 4, 5],
+    );
+    assert.equal(sample(text, 'http_request_duration_seconds_count', { route: '/a' }), 5);
+    assert.ok(Math.abs(sample(text, 'http_request_duration_seconds_sum', { route: '/a' }) - 20.00505) < 1e-9);
+    assert.deepEqual([bucket('/b', '0.25'), bucket('/b', '0.5'), bucket('/b', '+Inf')], [0, 1, 1]);
+    assert.equal(sample(text, 'http_requests_total', { method: 'GET', route: '/a', status: '200' }), 5);
   });
 
   it('METRICS=off: no /metrics, and the API serves as before', async () => {
