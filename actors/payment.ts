@@ -281,13 +281,14 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     createdAt: at,
     updatedAt: at,
   };
-  return paymentStep(
+  const step = paymentStep(
     { ...quote, status: 'COMPLETED', transactionId: txId, updatedAt: at },
     incoming,
     [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
     at,
   );
+  return withAccountStatus([step], [target], at)[0]!;
 }
 
 /**

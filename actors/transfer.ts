@@ -19,6 +19,7 @@ import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { InternalAccount } from './internal-account.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
 import { paymentStep, type ExecuteDecision as PaymentDecision } from './payment.js';
+import { withAccountStatus } from './webhook-event.js';
 import type { Environment } from './platform.js';
 import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
 
@@ -118,8 +119,10 @@ function timerOf(tx: Transaction, wait: TransferWait | undefined, at: number): P
   return wait === undefined ? undefined : { due: at + wait.afterMs, actorIds: [tx.accountId], message: { type: 'payout.outcome', transactionId: tx.id }, key: tx.id };
 }
 
-function decision(events: PaymentDecision['events'], timer: PaymentDecision['timer']): PaymentDecision {
-  return timer === undefined ? { events } : { events, timer };
+/** The transfer's entry: its step, with the internal account's ACCOUNT_STATUS when its balance moves now. */
+function decision(internal: InternalAccount, events: PaymentDecision['events'], timer: PaymentDecision['timer'], at: number): PaymentDecision {
+  const reported = withAccountStatus(events, [internal], at);
+  return timer === undefined ? { events: reported } : { events: reported, timer };
 }
 
 /** Money from a bank account into an internal account: inflow once the bank delivers. */
@@ -131,10 +134,10 @@ export function decideTransferIn(parties: TransferParties, input: TransferInInpu
   const wait = transferWait(parties.environment, parties.external, 'IN', 'source.accountId');
   const tx = transferTransaction(parties, 'INCOMING', input.amount, at, {});
   if (wait !== undefined) {
-    return decision([paymentStep(undefined, waiting(tx, wait, at), [], [], at)], timerOf(tx, wait, at));
+    return decision(internal, [paymentStep(undefined, waiting(tx, wait, at), [], [], at)], timerOf(tx, wait, at), at);
   }
   const done: Transaction = { ...tx, status: 'COMPLETED', settledAt: at };
-  return decision([paymentStep(undefined, done, [{ accountId: internal.id, balance: input.amount, inflow: input.amount, outflow: 0 }], [], at)], undefined);
+  return decision(internal, [paymentStep(undefined, done, [{ accountId: internal.id, balance: input.amount, inflow: input.amount, outflow: 0 }], [], at)], undefined, at);
 }
 
 /** Money from an internal account to a bank account: in transit until the bank settles it. */
@@ -155,8 +158,8 @@ export function decideTransferOut(parties: TransferParties, input: TransferOutIn
   });
   if (wait !== undefined) {
     const ledger = [{ envId: internal.envId, currency: internal.currency, inTransit: amount, fees: 0, inflow: 0, outflow: 0 }];
-    return decision([paymentStep(undefined, waiting(tx, wait, at), [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: 0 }], ledger, at)], timerOf(tx, wait, at));
+    return decision(internal, [paymentStep(undefined, waiting(tx, wait, at), [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: 0 }], ledger, at)], timerOf(tx, wait, at), at);
   }
   const done: Transaction = { ...tx, status: 'COMPLETED', settledAt: at };
-  return decision([paymentStep(undefined, done, [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: amount }], [], at)], undefined);
+  return decision(internal, [paymentStep(undefined, done, [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: amount }], [], at)], undefined, at);
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, setCurrencies } from './support/assertions.js';
-import { accountIn, assertLedgerHolds, balanceOf, createQuote, externalUsd, fundedCustomer, getJson, webhooksOf } from './support/money.js';
+import { accountIn, accountStatusesOf, assertLedgerHolds, balanceOf, createQuote, externalUsd, fundedCustomer, getJson, webhooksOf } from './support/money.js';
 
 const AMOUNT = 10_000;
 
@@ -58,6 +58,7 @@ describe('REALTIME_FUNDING quotes and /sandbox/send', () => {
     assert.equal(after.status, 'COMPLETED');
     assert.equal(after.transactionId, tx.id);
     assert.deepEqual(webhooksOf(svc, tx.id), [['INCOMING_PAYMENT', 'COMPLETED']]);
+    assert.deepEqual(await accountStatusesOf(svc, usd.id), [quote.totalReceivingAmount], 'the balance change is reported as ACCOUNT_STATUS');
     assertError(await sendMoney({ quoteId: quote.id, currencyCode: 'USD' }), 409, 'QUOTE_ALREADY_EXECUTED');
     assert.equal(await balanceOf(svc, usd.id), quote.totalReceivingAmount);
     assertLedgerHolds(svc);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, setCurrencies } from './support/assertions.js';
-import { accountIn, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
+import { accountIn, accountStatusesOf, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
 
 const FUNDS = 100_000;
 const AMOUNT = 10_000;
@@ -61,6 +61,7 @@ describe('transfers (transfer-in, transfer-out)', () => {
     assert.equal(await balanceOf(svc, usd.id), AMOUNT);
     assert.deepEqual(await getJson(svc, `/transactions/${tx.id}`), tx);
     assert.deepEqual(webhooksOf(svc, tx.id), [['INCOMING_PAYMENT', 'COMPLETED']]);
+    assert.deepEqual(await accountStatusesOf(svc, usd.id), [AMOUNT], 'the balance change is reported as ACCOUNT_STATUS');
     assertLedgerHolds(svc);
   });
 
@@ -79,6 +80,7 @@ describe('transfers (transfer-in, transfer-out)', () => {
     assert.equal(await balanceOf(svc, usd.id), FUNDS - AMOUNT);
     assert.equal(inTransit(), before);
     assert.deepEqual(webhooksOf(svc, tx.id), [['OUTGOING_PAYMENT', 'COMPLETED']]);
+    assert.deepEqual((await accountStatusesOf(svc, usd.id)).slice(-1), [FUNDS - AMOUNT], 'the balance change is reported as ACCOUNT_STATUS');
     assertLedgerHolds(svc);
   });
 

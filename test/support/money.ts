@@ -85,6 +85,15 @@ export function webhooksOf(svc: TestService, txId: string): Array<[string, strin
   return out;
 }
 
+/** The balances the ACCOUNT_STATUS events of an internal account reported, oldest first. */
+export async function accountStatusesOf(svc: TestService, accountId: string): Promise<number[]> {
+  const res = await svc.request<{ data: Array<{ type: string; account?: { id: string; balance: { amount: number } }; timestamp: string }> }>('GET', '/webhooks/events?type=ACCOUNT_STATUS&limit=100');
+  return res.body.data
+    .filter((event) => event.account?.id === accountId)
+    .reverse()
+    .map((event) => event.account!.balance.amount);
+}
+
 export function assertLedgerHolds(svc: TestService): void {
   assert.deepEqual(svc.service.services.world.checkInvariants(), []);
 }
