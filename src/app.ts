@@ -13,6 +13,7 @@ import { registerOtpMail } from './wallet/mail.js';
 import { OidcVerifier } from './wallet/oidc.js';
 import { OtpHasher } from './wallet/otp.js';
 import { ensureDefaultPlatform } from './platforms.js';
+import { loadDashboard } from './http/dashboard.js';
 import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
 import { openApiDocument } from './http/openapi.js';
@@ -400,6 +401,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       ...optional('observer', httpObserverOf(metrics, report, logsRequests(config.logLevel))),
       ...optional('metrics', metrics),
       recovery: () => recovering?.recovery,
+      dashboard: loadDashboard(),
     });
   } catch (err) {
     await prepared.lock.release();

@@ -19,6 +19,7 @@ import { Router } from './router.js';
 import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, type RecoveryProgress } from '../engine/engine.js';
 import type { Report } from '../engine/report.js';
+import { DASHBOARD_HEADERS, type DashboardFile } from './dashboard.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError, invalidField, invalidInput, unauthorized } from '../../actors/errors.js';
 
@@ -31,6 +32,7 @@ const STATUS_TEXT: Record<number, string> = {
   201: '201 Created',
   202: '202 Accepted',
   204: '204 No Content',
+  308: '308 Permanent Redirect',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',
@@ -93,6 +95,8 @@ export interface FrontOptions {
   metrics?: { contentType: string; render(): Promise<string> };
   /** How far recovery is, for GET /readyz before the API is served. */
   recovery: () => RecoveryProgress | undefined;
+  /** The dashboard's files, served at /dashboard/ (ready or not: the page waits for the API itself). */
+  dashboard?: ReadonlyMap<string, DashboardFile>;
 }
 
 /**
@@ -369,6 +373,26 @@ function probe(exchange: Exchange, options: FrontOptions, ready: boolean): { exp
   return 'answered';
 }
 
+/** Answers a request under /dashboard from the dashboard's files; false for any other path. */
+function serveDashboard(exchange: Exchange, files: ReadonlyMap<string, DashboardFile>): boolean {
+  const { incoming } = exchange;
+  if (incoming.path !== '/dashboard' && !incoming.path.startsWith('/dashboard/')) return false;
+  exchange.route = '/dashboard';
+  if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
+  if (incoming.path === '/dashboard') {
+    // Relative URLs in the page (style.css, app.js) resolve under /dashboard/.
+    exchange.send(308, '', [['Location', '/dashboard/'], ...DASHBOARD_HEADERS], 'text/plain; charset=utf-8');
+    exchange.finish();
+    return true;
+  }
+  const name = incoming.path.slice('/dashboard/'.length) || 'index.html';
+  const file = files.get(name);
+  if (file === undefined) throw new DomainError('NOT_FOUND', `no dashboard file ${name}`, [{ field: 'path', message: `no dashboard file ${name}` }]);
+  exchange.send(200, file.body, DASHBOARD_HEADERS, file.contentType);
+  exchange.finish();
+  return true;
+}
+
 /**
  * Listens at once, before the store is recovered: the probes answer from the start, every
  * other route 503 SERVICE_UNAVAILABLE until `serve` hands it the API.
@@ -380,6 +404,7 @@ export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
   let api: Dispatch | undefined;
 
   const dispatch: Dispatch = (exchange) => {
+    if (options.dashboard !== undefined && serveDashboard(exchange, options.dashboard)) return undefined;
     const probed = probe(exchange, options, api !== undefined);
     if (probed === 'answered') return undefined;
     if (probed !== undefined) return probed;
