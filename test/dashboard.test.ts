@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { startTestService, type TestService } from './support/service.js';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signedInDashboard } from './support/browser.js';
 import { fundedCustomer } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
@@ -27,11 +27,7 @@ describe('the dashboard', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   async function signedIn(environment: 'sandbox' | 'production' = 'sandbox'): Promise<Page> {
-    const page = await browser.newPage();
-    await page.goto(`${origin}/dashboard/`);
-    await page.getByLabel('Token ID').fill(svc.credentials[environment].tokenId);
-    await page.getByLabel('Client secret').fill(svc.credentials[environment].clientSecret);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const page = await signedInDashboard(browser, origin, svc.credentials[environment]);
     await page.getByRole('status', { name: `Environment: ${environment}` }).waitFor();
     return page;
   }

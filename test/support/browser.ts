@@ -3,7 +3,7 @@
 // fails saying what to install: it never skips.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -27,4 +27,18 @@ export function ensureChromium(): void {
 export async function launchChromium(): Promise<Browser> {
   ensureChromium();
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+/**
+ * A page of the dashboard at `origin` (http://localhost:PORT), signed in with `token` through
+ * the sign-in form, once the environment badge shows.
+ */
+export async function signedInDashboard(browser: Browser, origin: string, token: { tokenId: string; clientSecret: string }): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${origin}/dashboard/`);
+  await page.getByLabel('Token ID').fill(token.tokenId);
+  await page.getByLabel('Client secret').fill(token.clientSecret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('status', { name: /^Environment: / }).waitFor();
+  return page;
 }
