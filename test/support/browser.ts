@@ -2,7 +2,8 @@
 // without it gets it from apt when the tests run as root (as CI does); otherwise the suite
 // fails saying what to install: it never skips.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -41,4 +42,20 @@ export async function signedInDashboard(browser: Browser, origin: string, token:
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('status', { name: /^Environment: / }).waitFor();
   return page;
+}
+
+/** docs/dashboard in the repository (the README shows what the tests save there). */
+const SCREENSHOTS = fileURLToPath(new URL('../../../docs/dashboard/', import.meta.url));
+
+/**
+ * Saves what `page` shows as docs/dashboard/NAME.png, rewriting the file only when the
+ * picture changed, so a run that changes nothing leaves the tree clean. `mask` covers what
+ * differs from run to run (ids, times) with a box.
+ */
+export async function screenshot(page: Page, name: string, mask: ReadonlyArray<ReturnType<Page['locator']>> = []): Promise<void> {
+  const png = await page.screenshot({ fullPage: true, mask: [...mask], animations: 'disabled' });
+  const path = `${SCREENSHOTS}${name}.png`;
+  if (existsSync(path) && readFileSync(path).equals(png)) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  writeFileSync(path, png);
 }
