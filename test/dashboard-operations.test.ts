@@ -96,7 +96,7 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     await page.close();
   });
 
-  it('Webhooks: "Send test event" says whether the endpoint took it and its status code', async () => {
+  it('Webhooks: "Send test event" says whether the endpoint (or the URL given) took it, its status code, or that nothing answered', async () => {
     const page = await openPage('Webhooks');
     const result = page.getByRole('status', { name: 'Test event result' });
     receiver.answer = () => 200;
@@ -106,6 +106,16 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     await page.getByRole('button', { name: 'Send test event' }).click();
     await result.filter({ hasText: `Not delivered to ${receiver.url}: status 500.` }).waitFor();
     receiver.answer = () => 200;
+    // To another URL, one that never answers: the service gives up after 5 s (statusCode 0).
+    const silent = await startReceiver(() => 'hang');
+    try {
+      await page.getByLabel('Test event URL (empty: the configured endpoint)').fill(silent.url);
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await result.filter({ hasText: `Not delivered to ${silent.url}: no answer within 5 s.` }).waitFor({ timeout: 15_000 });
+      assert.equal(silent.received.length, 1);
+    } finally {
+      await silent.close();
+    }
     await page.close();
   });
 

@@ -41,6 +41,7 @@ async function webhooks({ token, main }: PageContext): Promise<void> {
   const statusFilter = choice('filter-status', DELIVERY_STATUSES);
   const typeFilter = choice('filter-type', EVENT_TYPES);
   const listing = h('div', {});
+  const attemptsArea = h('div', {});
   const outcome = h('p', { role: 'status' });
   /** Cursors of the pages before the one shown, so "Previous page" can go back. */
   const earlier: Array<string | undefined> = [];
@@ -112,7 +113,6 @@ async function webhooks({ token, main }: PageContext): Promise<void> {
     );
   }
 
-  const attemptsArea = h('div', {});
   const filters = h(
     'form',
     { 'aria-label': 'Filter webhook events' },
