@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
-import { launchChromium, signedInDashboard } from './support/browser.js';
+import { launchChromium, screenshot, signedInDashboard } from './support/browser.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { assertStatus } from './support/assertions.js';
 import { balanceOf, fundedCustomer, getJson, until } from './support/money.js';
@@ -192,6 +192,8 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     await page.getByRole('heading', { name: 'Config', level: 2 }).waitFor();
     assert.equal(await page.getByLabel('Wallet app name').inputValue(), 'Dashboard test app');
     assert.equal(await page.getByLabel('USD maximum amount (smallest unit)').inputValue(), '7654321');
+    // The receiver's port differs from run to run.
+    await screenshot(page, 'config', [page.getByLabel('Webhook endpoint URL')]);
     await page.close();
   });
 
