@@ -1,0 +1,76 @@
+// The dashboard's money pages in a real browser (Debian's Chromium through playwright-core).
+// Wallets: a passkey registered and then used to sign in, against the production
+// environment's real WebAuthn verification, with Chromium's virtual authenticator (the
+// DevTools protocol's WebAuthn domain) standing in for a person's. Controls are found by
+// role and accessible name, as a user (or a screen reader) finds them.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { startTestService, type TestService } from './support/service.js';
+import { launchChromium, signedInDashboard } from './support/browser.js';
+import { assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+
+const SUITE_TIMEOUT_MS = 300_000;
+
+describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS }, () => {
+  let svc: TestService;
+  let browser: Browser;
+  /** localhost, not 127.0.0.1: WebAuthn needs a secure context, and the relying party is `localhost`. */
+  let origin: string;
+  before(async () => {
+    svc = await startTestService();
+    origin = `http://localhost:${svc.service.http.port}`;
+    browser = await launchChromium();
+    // Production verifies passkeys against the environment's relying party and origins: this page's.
+    const configured = await svc.request('PATCH', '/config', {
+      auth: 'production',
+      body: { embeddedWalletConfig: { webauthn: { rpId: 'localhost', rpName: 'Dashboard tests', origins: [origin] } } },
+    });
+    assertStatus(configured, 200);
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  /** A signed-in page whose browser has a platform authenticator that verifies its user without asking. */
+  async function withVirtualAuthenticator(environment: 'sandbox' | 'production'): Promise<Page> {
+    const page = await signedInDashboard(browser, origin, svc.credentials[environment]);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    return page;
+  }
+
+  it('production: a passkey is registered on the wallet page, then signs in; the page shows the session and its expiry, as the API has them', async () => {
+    const customer = await createCustomer(svc, { email: 'passkey-owner@example.com' }, 'production');
+    const wallet = (await customerAccounts(svc, customer.id, 'production')).find((account) => account.type === 'EMBEDDED_WALLET');
+    assert.ok(wallet, 'a customer has an embedded wallet');
+    const page = await withVirtualAuthenticator('production');
+    await page.getByRole('link', { name: 'Wallets' }).click();
+    await page.getByRole('table', { name: 'Embedded wallets' }).getByRole('link', { name: wallet.id }).click();
+    await page.getByRole('heading', { name: `Wallet ${wallet.id}` }).waitFor();
+
+    await page.getByLabel('Passkey name').fill('Laptop');
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    await page.getByRole('status').filter({ hasText: 'Passkey Laptop added.' }).waitFor();
+    const credentials = (await svc.request<{ data: Array<{ id: string; type: string; nickname: string }> }>('GET', `/auth/credentials?accountId=${wallet.id}`, { auth: 'production' })).body.data;
+    assert.deepEqual(
+      credentials.map(({ type, nickname }) => ({ type, nickname })),
+      [{ type: 'PASSKEY', nickname: 'Laptop' }],
+    );
+
+    await page.getByRole('button', { name: 'Sign in with passkey Laptop' }).click();
+    const signedIn = page.getByRole('status').filter({ hasText: 'Signed in with passkey Laptop' });
+    await signedIn.waitFor();
+    const sessions = (await svc.request<{ data: Array<{ id: string; expiresAt: string }> }>('GET', `/auth/sessions?accountId=${wallet.id}`, { auth: 'production' })).body.data;
+    assert.equal(sessions.length, 1);
+    const [session] = sessions;
+    assert.ok(Date.parse(session!.expiresAt) > Date.now(), 'the session is live');
+    assert.equal(await signedIn.textContent(), `Signed in with passkey Laptop: session ${session!.id} expires at ${session!.expiresAt}.`);
+    assert.equal(await page.getByRole('alert').textContent(), '', 'nothing went wrong on the way');
+    await page.close();
+  });
+});
