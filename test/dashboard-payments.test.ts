@@ -1,7 +1,9 @@
 // The dashboard's money pages in a real browser (Debian's Chromium through playwright-core).
 // Wallets: a passkey registered and then used to sign in, against the production
 // environment's real WebAuthn verification, with Chromium's virtual authenticator (the
-// DevTools protocol's WebAuthn domain) standing in for a person's. Controls are found by
+// DevTools protocol's WebAuthn domain) standing in for a person's. Send money: a quote
+// between two customers' accounts in sandbox, executed, the transaction completed on both
+// sides. Controls are found by
 // role and accessible name, as a user (or a screen reader) finds them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestService, type TestService } from './support/service.js';
 import { launchChromium, signedInDashboard } from './support/browser.js';
 import { assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+import { balanceOf, fundedCustomer, getJson } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
 
@@ -71,6 +74,41 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     assert.ok(Date.parse(session!.expiresAt) > Date.now(), 'the session is live');
     assert.equal(await signedIn.textContent(), `Signed in with passkey Laptop: session ${session!.id} expires at ${session!.expiresAt}.`);
     assert.equal(await page.getByRole('alert').textContent(), '', 'nothing went wrong on the way');
+    await page.close();
+  });
+
+  it('sandbox: Send money quotes 12.34 USD from one customer to another (amounts, rate, fees, a countdown), executes it, and the transaction completes on both sides', async () => {
+    const alice = await fundedCustomer(svc, 5_000);
+    const bob = await fundedCustomer(svc, 0);
+    const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    await page.getByRole('link', { name: 'Send money' }).click();
+    await page.getByLabel('From account').selectOption(alice.usd.id);
+    await page.getByLabel('To', { exact: true }).selectOption(bob.usd.id);
+    await page.getByLabel('Amount').fill('12.34');
+    await page.getByLabel('Locked side').selectOption('SENDING');
+    await page.getByRole('button', { name: 'Get quote' }).click();
+
+    const details = page.getByRole('definition');
+    await page.getByRole('button', { name: 'Execute' }).waitFor();
+    const [sent, received, rate, fees, expiresIn] = await details.allTextContents();
+    assert.equal(sent, '12.34 USD');
+    assert.equal(received, '12.34 USD');
+    assert.equal(rate, '1 USD per USD');
+    assert.equal(fees, '0.00 USD');
+    assert.match(expiresIn ?? '', /^\d+ s$/);
+    await page.getByRole('button', { name: 'Execute' }).click();
+    const executed = page.getByRole('status').filter({ hasText: 'executed' });
+    await executed.waitFor();
+    const transactionId = /transaction (\S+) is/.exec((await executed.textContent()) ?? '')?.[1];
+    assert.ok(transactionId !== undefined, 'the page names the transaction');
+    assert.match((await executed.textContent()) ?? '', / is COMPLETED\.$/);
+
+    const outgoing = await getJson(svc, `/transactions/${transactionId}`);
+    assert.deepEqual([outgoing.type, outgoing.status], ['OUTGOING', 'COMPLETED']);
+    const incoming = (await getJson(svc, `/transactions?customerId=${bob.customer.id}`)).data;
+    assert.deepEqual(incoming.map((t: { type: string; status: string }) => [t.type, t.status]), [['INCOMING', 'COMPLETED']]);
+    assert.equal(await balanceOf(svc, alice.usd.id), 5_000 - 1_234);
+    assert.equal(await balanceOf(svc, bob.usd.id), 1_234);
     await page.close();
   });
 });

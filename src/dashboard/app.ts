@@ -6,12 +6,13 @@ import { h, show } from './dom.js';
 import { hashOf, type DashboardPage } from './page.js';
 import { overviewPage } from './pages/overview.js';
 import { walletsPage } from './pages/wallets.js';
+import { sendPage } from './pages/send.js';
 
 const root = document.getElementById('app');
 if (root === null) throw new Error('the page has no #app element');
 
 /** Every page, in the navigation's order. */
-const PAGES: readonly DashboardPage[] = [overviewPage, walletsPage];
+const PAGES: readonly DashboardPage[] = [overviewPage, walletsPage, sendPage];
 
 function render(): void {
   const token = savedToken();
