@@ -47,6 +47,16 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     return page;
   }
 
+  /** Every input, select and button on the page has an accessible name: a label for it, or aria-label. */
+  async function assertControlsNamed(page: Page): Promise<void> {
+    const unnamed = await page.evaluate(() =>
+      Array.from(document.querySelectorAll('input, select, button'))
+        .filter((control) => ((control as HTMLInputElement).labels?.length ?? 0) === 0 && !control.hasAttribute('aria-label') && (control.tagName !== 'BUTTON' || (control.textContent ?? '').trim() === ''))
+        .map((control) => control.outerHTML),
+    );
+    assert.deepEqual(unnamed, []);
+  }
+
   it('production: a passkey is registered on the wallet page, then signs in; the page shows the session and its expiry, as the API has them', async () => {
     const customer = await createCustomer(svc, { email: 'passkey-owner@example.com' }, 'production');
     const wallet = (await customerAccounts(svc, customer.id, 'production')).find((account) => account.type === 'EMBEDDED_WALLET');
@@ -56,6 +66,7 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     await page.getByRole('table', { name: 'Embedded wallets' }).getByRole('link', { name: wallet.id }).click();
     await page.getByRole('heading', { name: `Wallet ${wallet.id}` }).waitFor();
 
+    await assertControlsNamed(page);
     await page.getByLabel('Passkey name').fill('Laptop');
     await page.getByRole('button', { name: 'Add passkey' }).click();
     await page.getByRole('status').filter({ hasText: 'Passkey Laptop added.' }).waitFor();
@@ -74,6 +85,24 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     assert.ok(Date.parse(session!.expiresAt) > Date.now(), 'the session is live');
     assert.equal(await signedIn.textContent(), `Signed in with passkey Laptop: session ${session!.id} expires at ${session!.expiresAt}.`);
     assert.equal(await page.getByRole('alert').textContent(), '', 'nothing went wrong on the way');
+
+    // The wallet holds its one passkey: the page offers no second ceremony (and shows the session).
+    await page.reload();
+    await page.getByText('This wallet has its passkey').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Add passkey' }).count(), 0);
+    assert.equal(await page.getByRole('table', { name: 'Sessions' }).getByRole('rowheader').textContent(), session!.id);
+    await page.close();
+  });
+
+  it('production: a wallet whose first credential is not a passkey is offered no passkey ceremony (the add would need a session stamp)', async () => {
+    const customer = await createCustomer(svc, { email: 'otp-owner@example.com' }, 'production');
+    const wallet = (await customerAccounts(svc, customer.id, 'production')).find((account) => account.type === 'EMBEDDED_WALLET');
+    assertStatus(await svc.request('POST', '/auth/credentials', { auth: 'production', body: { type: 'EMAIL_OTP', accountId: wallet.id } }), 201);
+    const page = await signedInDashboard(browser, origin, svc.credentials.production);
+    await page.goto(`${origin}/dashboard/#/wallets/${encodeURIComponent(wallet.id)}`);
+    await page.getByText('needs a stamp by one of its sessions').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Add passkey' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^Sign in with passkey/ }).count(), 0);
     await page.close();
   });
 
@@ -82,6 +111,7 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     const bob = await fundedCustomer(svc, 0);
     const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
     await page.getByRole('link', { name: 'Send money' }).click();
+    await assertControlsNamed(page);
     await page.getByLabel('From account').selectOption(alice.usd.id);
     await page.getByLabel('To', { exact: true }).selectOption(bob.usd.id);
     await page.getByLabel('Amount').fill('12.34');
@@ -109,6 +139,26 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     assert.deepEqual(incoming.map((t: { type: string; status: string }) => [t.type, t.status]), [['INCOMING', 'COMPLETED']]);
     assert.equal(await balanceOf(svc, alice.usd.id), 5_000 - 1_234);
     assert.equal(await balanceOf(svc, bob.usd.id), 1_234);
+    await page.close();
+  });
+
+  it("sandbox: Send money to an UMA address looks the receiver up, quotes 5.00 USD locked on the receiving side and pays the customer's account", async () => {
+    const alice = await fundedCustomer(svc, 2_000);
+    const bob = await fundedCustomer(svc, 0, { fullName: 'Bob Uma' });
+    const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    await page.getByRole('link', { name: 'Send money' }).click();
+    await page.getByLabel('From account').selectOption(alice.usd.id);
+    await page.getByLabel('To', { exact: true }).selectOption('uma');
+    await page.getByLabel(/^UMA address/).fill(bob.customer.umaAddress);
+    await page.getByLabel('Amount').fill('5');
+    await page.getByLabel('Locked side').selectOption('RECEIVING');
+    await page.getByRole('button', { name: 'Get quote' }).click();
+    await page.getByRole('button', { name: 'Execute' }).waitFor();
+    assert.deepEqual((await page.getByRole('definition').allTextContents()).slice(0, 2), ['5.00 USD', '5.00 USD']);
+    await page.getByRole('button', { name: 'Execute' }).click();
+    await page.getByRole('status').filter({ hasText: / is COMPLETED\.$/ }).waitFor();
+    assert.equal(await balanceOf(svc, alice.usd.id), 1_500);
+    assert.equal(await balanceOf(svc, bob.usd.id), 500);
     await page.close();
   });
 });

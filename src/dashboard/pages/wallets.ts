@@ -122,26 +122,7 @@ async function walletDetail(ctx: PageContext, accountId: string, notice = ''): P
     return h('tr', {}, h('th', { scope: 'row' }, credential.nickname), h('td', {}, credential.type), h('td', {}, credential.createdAt), h('td', {}, signIn));
   });
   const sessionRows = sessions.data.map((session) => h('tr', {}, h('th', { scope: 'row' }, session.id), h('td', {}, session.nickname), h('td', {}, session.expiresAt)));
-  const nickname = h('input', { id: 'passkey-nickname', name: 'nickname', required: true, maxlength: 255, autocomplete: 'off' });
-  const addForm = h(
-    'form',
-    { 'aria-label': 'Add passkey' },
-    h('label', { for: 'passkey-nickname' }, 'Passkey name'),
-    nickname,
-    h('button', { type: 'submit' }, 'Add passkey'),
-  );
-  addForm.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const name = nickname.value.trim();
-    addPasskey(token, account, name).then((added) => {
-      if (added === 'needs a stamp') {
-        fail(new Error('This wallet already has a credential: adding another needs a stamp by one of its sessions, which the dashboard cannot make yet.'));
-        return;
-      }
-      // Re-rendered so the new passkey is listed with its sign-in button.
-      walletDetail(ctx, accountId, `Passkey ${added.nickname} added.`).catch(fail);
-    }, fail);
-  });
+  const adding = passkeyAddition(ctx, credentials.data, account, fail);
   show(
     main,
     h('h2', {}, heading),
@@ -155,7 +136,7 @@ async function walletDetail(ctx: PageContext, accountId: string, notice = ''): P
           h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Added'), h('th', { scope: 'col' }, 'Sign in'))),
           h('tbody', {}, ...credentialRows),
         ),
-    addForm,
+    adding,
     outcome,
     problem,
     h('h3', {}, 'Sessions'),
@@ -168,6 +149,38 @@ async function walletDetail(ctx: PageContext, accountId: string, notice = ''): P
           h('tbody', {}, ...sessionRows),
         ),
   );
+}
+
+/**
+ * The Add passkey form, where the service would take a passkey without more: a wallet holds
+ * one credential of each type, and only its first comes without a session's stamp (which
+ * this page cannot make). Asked before the ceremony, so the authenticator is not left with
+ * a passkey the service refuses.
+ */
+function passkeyAddition(ctx: PageContext, credentials: readonly AuthMethod[], account: WalletAccount, fail: (err: unknown) => void): HTMLElement {
+  if (credentials.some((credential) => credential.type === 'PASSKEY')) return h('p', {}, 'This wallet has its passkey: a wallet holds one.');
+  if (credentials.length > 0) return h('p', {}, 'Adding a passkey to this wallet needs a stamp by one of its sessions, which the dashboard cannot make yet.');
+  const nickname = h('input', { id: 'passkey-nickname', name: 'nickname', required: true, maxlength: 255, autocomplete: 'off' });
+  const form = h(
+    'form',
+    { 'aria-label': 'Add passkey' },
+    h('label', { for: 'passkey-nickname' }, 'Passkey name'),
+    nickname,
+    h('button', { type: 'submit' }, 'Add passkey'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    addPasskey(ctx.token, account, nickname.value.trim()).then((added) => {
+      // Another tab added a credential since this page was shown.
+      if (added === 'needs a stamp') {
+        fail(new Error('This wallet has a credential now: adding another needs a stamp by one of its sessions, which the dashboard cannot make yet.'));
+        return;
+      }
+      // Re-rendered so the new passkey is listed with its sign-in button.
+      walletDetail(ctx, account.id, `Passkey ${added.nickname} added.`).catch(fail);
+    }, fail);
+  });
+  return form;
 }
 
 /**
