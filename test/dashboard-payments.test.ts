@@ -119,14 +119,14 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     await page.getByRole('button', { name: 'Get quote' }).click();
 
     const details = page.getByRole('definition');
-    await page.getByRole('button', { name: 'Execute' }).waitFor();
+    await page.getByRole('button', { name: 'Execute quote' }).waitFor();
     const [sent, received, rate, fees, expiresIn] = await details.allTextContents();
     assert.equal(sent, '12.34 USD');
     assert.equal(received, '12.34 USD');
     assert.equal(rate, '1 USD per USD');
     assert.equal(fees, '0.00 USD');
     assert.match(expiresIn ?? '', /^\d+ s$/);
-    await page.getByRole('button', { name: 'Execute' }).click();
+    await page.getByRole('button', { name: 'Execute quote' }).click();
     const executed = page.getByRole('status').filter({ hasText: 'executed' });
     await executed.waitFor();
     const transactionId = /transaction (\S+) is/.exec((await executed.textContent()) ?? '')?.[1];
@@ -153,9 +153,9 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     await page.getByLabel('Amount').fill('5');
     await page.getByLabel('Locked side').selectOption('RECEIVING');
     await page.getByRole('button', { name: 'Get quote' }).click();
-    await page.getByRole('button', { name: 'Execute' }).waitFor();
+    await page.getByRole('button', { name: 'Execute quote' }).waitFor();
     assert.deepEqual((await page.getByRole('definition').allTextContents()).slice(0, 2), ['5.00 USD', '5.00 USD']);
-    await page.getByRole('button', { name: 'Execute' }).click();
+    await page.getByRole('button', { name: 'Execute quote' }).click();
     await page.getByRole('status').filter({ hasText: / is COMPLETED\.$/ }).waitFor();
     assert.equal(await balanceOf(svc, alice.usd.id), 1_500);
     assert.equal(await balanceOf(svc, bob.usd.id), 500);

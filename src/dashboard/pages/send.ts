@@ -182,7 +182,7 @@ function smallestUnits(text: string, decimals: number): number {
 function showQuote(token: Token, area: HTMLElement, problem: HTMLElement, quote: Quote): ReturnType<typeof setInterval> {
   const { sendingCurrency: sending, receivingCurrency: receiving } = quote;
   const timeLeft = h('dd', {});
-  const execute = h('button', { type: 'button' }, 'Execute');
+  const execute = h('button', { type: 'button' }, 'Execute quote');
   const result = h('p', { role: 'status' });
   const tick = (): void => {
     const seconds = Math.max(0, Math.ceil((Date.parse(quote.expiresAt) - Date.now()) / 1000));
