@@ -66,6 +66,7 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     await page.getByRole('table', { name: 'Embedded wallets' }).getByRole('link', { name: wallet.id }).click();
     await page.getByRole('heading', { name: `Wallet ${wallet.id}` }).waitFor();
 
+    await page.getByLabel('Passkey name').waitFor();
     await assertControlsNamed(page);
     await page.getByLabel('Passkey name').fill('Laptop');
     await page.getByRole('button', { name: 'Add passkey' }).click();
@@ -111,7 +112,11 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     const bob = await fundedCustomer(svc, 0);
     const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
     await page.getByRole('link', { name: 'Send money' }).click();
+    await page.getByLabel('From account').waitFor();
     await assertControlsNamed(page);
+    const aliceWallet = (await customerAccounts(svc, alice.customer.id)).find((account) => account.type === 'EMBEDDED_WALLET');
+    assert.ok(aliceWallet, 'a sandbox customer has an embedded wallet too');
+    assert.equal(await page.getByLabel('From account').locator(`option[value="${aliceWallet.id}"]`).count(), 0, 'no wallet to send from: it would need a stamp');
     await page.getByLabel('From account').selectOption(alice.usd.id);
     await page.getByLabel('To', { exact: true }).selectOption(bob.usd.id);
     await page.getByLabel('Amount').fill('12.34');

@@ -70,7 +70,9 @@ async function send({ token, main }: PageContext): Promise<void> {
   const internalLabel = (account: InternalAccount): string =>
     `${account.id} (${account.type}, ${account.customerId === '' ? 'platform' : account.customerId}, ${money(account.balance.amount, account.balance.currency.decimals, account.balance.currency.code)})`;
 
-  const source = h('select', { id: 'send-source', required: true }, ...internal.map((account) => h('option', { value: account.id }, internalLabel(account))));
+  // An embedded wallet pays only on a stamp by its session's key, which this page does not hold.
+  const sources = internal.filter((account) => account.type !== 'EMBEDDED_WALLET');
+  const source = h('select', { id: 'send-source', required: true }, ...sources.map((account) => h('option', { value: account.id }, internalLabel(account))));
   const destination = h(
     'select',
     { id: 'send-destination', required: true },
@@ -93,6 +95,7 @@ async function send({ token, main }: PageContext): Promise<void> {
     { 'aria-label': 'Send money' },
     h('label', { for: 'send-source' }, 'From account'),
     source,
+    h('p', {}, 'Embedded wallets are not offered to send from: paying from one needs a stamp by its session, which the dashboard cannot make.'),
     h('label', { for: 'send-destination' }, 'To'),
     destination,
     h('label', { for: 'send-uma-address' }, 'UMA address (when To is the UMA address)'),
@@ -114,7 +117,7 @@ async function send({ token, main }: PageContext): Promise<void> {
     show(problem);
     show(quoteArea);
     const side = lockedSide.value === 'RECEIVING' ? 'RECEIVING' : 'SENDING';
-    const sourceAccount = internal.find((account) => account.id === source.value);
+    const sourceAccount = sources.find((account) => account.id === source.value);
     if (sourceAccount === undefined) return show(problem, 'Choose the account to send from.');
     quoteFor(token, { sourceAccount, destinationChoice: destination.value, umaAddress: umaAddress.value.trim(), amountText: amount.value.trim(), side, internal, external, decimalsOf }).then(
       (quote) => {
