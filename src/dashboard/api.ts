@@ -59,9 +59,12 @@ export function environmentOf(token: Token): Environment {
   return token.tokenId.startsWith('tok_sbx_') ? 'sandbox' : 'production';
 }
 
-/** Calls the API with `token`; a non-2xx answer is thrown as ApiError. */
-export async function call<T>(token: Token, method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Basic ${btoa(`${token.tokenId}:${token.clientSecret}`)}` };
+/**
+ * Calls the API with `token`; a non-2xx answer is thrown as ApiError. `extraHeaders` are for
+ * the few requests that carry one (a passkey verify's Request-Id).
+ */
+export async function call<T>(token: Token, method: string, path: string, body?: unknown, extraHeaders: Readonly<Record<string, string>> = {}): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders, authorization: `Basic ${btoa(`${token.tokenId}:${token.clientSecret}`)}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   // No cookies are used; and without credentials mode a 401's Basic challenge cannot make
   // the browser prompt for a password (Fetch: only a request that includes credentials does).

@@ -8,12 +8,14 @@ import { overviewPage } from './pages/overview.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { configPage } from './pages/config.js';
 import { sandboxPage } from './pages/sandbox.js';
+import { walletsPage } from './pages/wallets.js';
+import { sendPage } from './pages/send.js';
 
 const root = document.getElementById('app');
 if (root === null) throw new Error('the page has no #app element');
 
 /** Every page, in the navigation's order. */
-const PAGES: readonly DashboardPage[] = [overviewPage, webhooksPage, configPage, sandboxPage];
+const PAGES: readonly DashboardPage[] = [overviewPage, sendPage, walletsPage, webhooksPage, configPage, sandboxPage];
 
 function render(): void {
   const token = savedToken();
