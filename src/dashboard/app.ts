@@ -5,12 +5,14 @@ import { ApiError, call, describe, environmentOf, forgetToken, saveToken, savedT
 import { h, show } from './dom.js';
 import { hashOf, type DashboardPage } from './page.js';
 import { overviewPage } from './pages/overview.js';
+import { customersPage } from './pages/customers.js';
+import { transactionsPage } from './pages/transactions.js';
 
 const root = document.getElementById('app');
 if (root === null) throw new Error('the page has no #app element');
 
 /** Every page, in the navigation's order. */
-const PAGES: readonly DashboardPage[] = [overviewPage];
+const PAGES: readonly DashboardPage[] = [overviewPage, customersPage, transactionsPage];
 
 function render(): void {
   const token = savedToken();
