@@ -30,6 +30,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     browser = await launchChromium();
     // The platform's webhook answers 202 to an incoming payment: the platform will decide later.
     receiver = await startReceiver((json) => (json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? 202 : 200));
+    assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
   });
   after(async () => {
     await browser?.close();
@@ -107,6 +108,23 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await closed(page);
   });
 
+  it("pages through the customers with Next and Previous, as the API's cursor does", async () => {
+    for (let n = 0; n < 21; n++) await createCustomer(svc);
+    const first = (await svc.request<{ data: Array<{ id: string }>; nextCursor: string }>('GET', '/customers?limit=20')).body;
+    const second = (await svc.request<{ data: Array<{ id: string }> }>('GET', `/customers?limit=20&cursor=${encodeURIComponent(first.nextCursor)}`)).body;
+    const hrefs = (page: { data: Array<{ id: string }> }): string[] => page.data.map(({ id }) => `#/customers/${encodeURIComponent(id)}`);
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/customers`);
+    const shown = (): Promise<string[]> => page.getByRole('table', { name: 'Customers' }).locator('tbody tr th a').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''));
+    await eventually(shown, hrefs(first));
+    assert.equal(await page.getByRole('button', { name: 'Previous page of customers' }).isDisabled(), true);
+    await page.getByRole('button', { name: 'Next page of customers' }).click();
+    await eventually(shown, hrefs(second));
+    await page.getByRole('button', { name: 'Previous page of customers' }).click();
+    await eventually(shown, hrefs(first));
+    await closed(page);
+  });
+
   it("shows the API's field errors next to their fields", async () => {
     const page = await signedIn();
     await page.goto(`${origin}/dashboard/#/customers`);
@@ -163,7 +181,6 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
   });
 
   it('approves a held incoming payment with its button and shows it COMPLETED', async () => {
-    assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
     const customer = await createCustomer(svc);
     const usd = await accountIn(svc, customer.id, 'USD');
     const res = await svc.request('POST', '/sandbox/uma/receive', {
@@ -180,6 +197,21 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await page.locator('dl[aria-label="Transaction details"] dt:text-is("Status") + dd').filter({ hasText: 'COMPLETED' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Approve payment' }).count(), 0, 'a decided payment has no buttons');
     assert.equal(await balanceOf(svc, usd.id), 4_200);
+    await closed(page);
+  });
+
+  it('rejects a held incoming payment with its button and shows it REJECTED, nothing credited', async () => {
+    const customer = await createCustomer(svc);
+    const usd = await accountIn(svc, customer.id, 'USD');
+    const res = await svc.request('POST', '/sandbox/uma/receive', {
+      body: { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: 4_300, receiverUmaAddress: customer.umaAddress },
+    });
+    assertStatus(res, 201);
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
+    await page.getByRole('button', { name: 'Reject payment' }).click();
+    await page.locator('dl[aria-label="Transaction details"] dt:text-is("Status") + dd').filter({ hasText: 'REJECTED' }).waitFor();
+    assert.equal(await balanceOf(svc, usd.id), 0);
     await closed(page);
   });
 });
