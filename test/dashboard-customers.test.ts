@@ -20,12 +20,14 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
   let svc: TestService;
   let browser: Browser;
   let receiver: Receiver;
+  let clock: ManualClock;
   /** localhost, not 127.0.0.1: a secure context, as the dashboard test does. */
   let origin: string;
   before(async () => {
     // A manual clock: a payment held for approval stays PENDING until the test decides it
     // (with a real one it would fail after 5 s, however slow the browser is).
-    svc = await startTestService({ clock: new ManualClock() });
+    clock = new ManualClock();
+    svc = await startTestService({ clock });
     origin = `http://localhost:${svc.service.http.port}`;
     browser = await launchChromium();
     // The platform's webhook answers 202 to an incoming payment: the platform will decide later.
@@ -177,6 +179,39 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     // The payer's funding only.
     await eventually(typesShown, ['INCOMING']);
     assert.equal(await table.getByRole('link', { name: transactionId }).count(), 0);
+    await closed(page);
+  });
+
+  it("filters transactions by dates, the 'to' day included whole", async () => {
+    // The manual clock starts at 2026-01-01T00:00:00Z; at noon, a 'to' bound read as that
+    // day's midnight would leave the funding out. No payment is held yet: no timer is due.
+    clock.advance(12 * 60 * 60 * 1000);
+    const { customer } = await fundedCustomer(svc, 700);
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/transactions`);
+    const table = page.getByRole('table', { name: 'Transactions' });
+    const statuses = (): Promise<string[]> => table.locator('tbody tr td:nth-child(3)').allTextContents();
+    await page.getByLabel('Customer ID').fill(customer.id);
+    await page.getByLabel('Created from (date)').fill('2026-01-01');
+    await page.getByLabel('Created to (date)').fill('2026-01-01');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await eventually(statuses, ['COMPLETED']);
+    await page.getByLabel('Created from (date)').fill('2026-01-02');
+    await page.getByLabel('Created to (date)').fill('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No transactions.').waitFor();
+    await closed(page);
+  });
+
+  it('finds a customer by UMA address', async () => {
+    const customer = await createCustomer(svc, { fullName: 'Uma Searched' });
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.getByLabel('Search by').selectOption('umaAddress');
+    await page.getByLabel('Search for').fill(customer.umaAddress);
+    await page.getByRole('button', { name: 'Search customers' }).click();
+    const links = (): Promise<string[]> => page.getByRole('table', { name: 'Customers' }).locator('tbody tr th a').allTextContents();
+    await eventually(links, ['Uma Searched']);
     await closed(page);
   });
 
