@@ -140,6 +140,25 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await closed(page);
   });
 
+  it("creates a business: its missing details named next to their fields, then created once they are filled in", async () => {
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.getByLabel('Customer type').selectOption('BUSINESS');
+    await page.getByLabel('Legal name (business)').fill('Analytical Engines Ltd');
+    await page.getByRole('button', { name: 'Create customer' }).click();
+    await page.locator('#new-customer-tax-id-error').filter({ hasText: /./ }).waitFor();
+    assert.notEqual(await page.locator('#new-customer-country-error').textContent(), '');
+    assert.equal(await page.locator('#new-customer-legal-name-error').textContent(), '');
+    await page.getByLabel('Country (business, 2 letters)').fill('GB');
+    await page.getByLabel('Tax ID (business)').fill('GB123456');
+    await page.getByLabel('Incorporated on (business)').fill('2020-01-01');
+    await page.getByRole('button', { name: 'Create customer' }).click();
+    await page.getByRole('heading', { name: 'Customer', exact: true }).waitFor();
+    assert.equal(await detail(page, 'Customer details', 'Name'), 'Analytical Engines Ltd');
+    assert.equal(await detail(page, 'Customer details', 'Type'), 'BUSINESS');
+    await closed(page);
+  });
+
   it('a name made of HTML is shown as those characters on the list and the page, and runs nothing', async () => {
     const customer = await createCustomer(svc, { fullName: HTML_NAME, platformCustomerId: 'dash-html' });
     const page = await signedIn();

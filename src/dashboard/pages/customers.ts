@@ -159,6 +159,7 @@ function createForm(token: Token, navigate: PageContext['navigate']): HTMLElemen
   ];
   const fields = rows.map((row) => row.formField);
   const problem = h('p', { role: 'alert' });
+  // novalidate: the API's own checks answer, each next to its field, rather than the browser's.
   const form = h('form', { 'aria-label': 'Create customer', novalidate: true }, h('h3', {}, 'Create customer'), ...rows.map((row) => row.row), h('button', { type: 'submit' }, 'Create customer'), problem);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -186,12 +187,12 @@ function bodyOf(fields: readonly FormField[]): Record<string, unknown> {
   return body;
 }
 
-/** Each API field error next to its field (or its closest enclosing one); the rest, and the error itself, in `problem`. */
+/** Each API field error next to its field (the API names nested ones dotted, as the form does); the whole error in `problem`. */
 function showFieldErrors(err: unknown, fields: readonly FormField[], problem: HTMLElement): void {
   show(problem, describe(err));
   if (!(err instanceof ApiError)) return;
   for (const detail of err.details) {
-    const target = fields.find(({ field }) => detail.field === field) ?? (detail.field === 'businessInfo' ? fields.find(({ field }) => field.startsWith('businessInfo.')) : undefined);
+    const target = fields.find(({ field }) => detail.field === field);
     if (target === undefined) continue;
     show(target.error, detail.message);
     target.input.setAttribute('aria-invalid', 'true');
