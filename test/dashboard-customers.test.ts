@@ -268,4 +268,20 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     assert.equal(await balanceOf(svc, usd.id), 0);
     await closed(page);
   });
+
+  it("a payment decided elsewhere meanwhile: the button's refusal is shown as an alert with the API's code", async () => {
+    const customer = await createCustomer(svc);
+    const res = await svc.request('POST', '/sandbox/uma/receive', {
+      body: { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: 4_400, receiverUmaAddress: customer.umaAddress },
+    });
+    assertStatus(res, 201);
+    const page = await signedIn();
+    await page.goto(`${origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
+    await page.getByRole('button', { name: 'Approve payment' }).waitFor();
+    assertStatus(await svc.request('POST', `/transactions/${res.body.id}/reject`), 200);
+    await page.getByRole('button', { name: 'Approve payment' }).click();
+    await page.getByRole('alert').filter({ hasText: 'TRANSACTION_NOT_PENDING' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Approve payment' }).isEnabled(), true, 'the buttons are given back');
+    await closed(page);
+  });
 });

@@ -126,12 +126,21 @@ async function transactionDetail({ token, main }: PageContext, id: string): Prom
 
 function showTransaction(token: Token, main: HTMLElement, tx: Transaction): void {
   const problem = h('p', { role: 'alert' });
+  const approve = h('button', { type: 'button' }, 'Approve payment');
+  const reject = h('button', { type: 'button' }, 'Reject payment');
   const decide = (decision: 'approve' | 'reject') => (): void => {
+    // One decision at a time: a second click would only be refused as no longer pending.
+    approve.disabled = reject.disabled = true;
     call<Transaction>(token, 'POST', `/transactions/${encodeURIComponent(tx.id)}/${decision}`).then(
       (decided) => showTransaction(token, main, decided),
-      (err: unknown) => show(problem, describe(err)),
+      (err: unknown) => {
+        approve.disabled = reject.disabled = false;
+        show(problem, describe(err));
+      },
     );
   };
+  approve.addEventListener('click', decide('approve'));
+  reject.addEventListener('click', decide('reject'));
   const fields: Array<[string, Node | string]> = [
     ['ID', tx.id],
     ['Status', tx.status],
@@ -151,15 +160,7 @@ function showTransaction(token: Token, main: HTMLElement, tx: Transaction): void
     main,
     h('h2', {}, 'Transaction'),
     h('dl', { 'aria-label': 'Transaction details' }, ...fields.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)])),
-    awaitsApproval(tx)
-      ? h(
-          'p',
-          {},
-          h('button', { type: 'button', onclick: decide('approve') }, 'Approve payment'),
-          ' ',
-          h('button', { type: 'button', onclick: decide('reject') }, 'Reject payment'),
-        )
-      : null,
+    awaitsApproval(tx) ? h('p', {}, approve, ' ', reject) : null,
     problem,
     h('p', {}, h('a', { href: hashOf('transactions') }, 'All transactions')),
   );
