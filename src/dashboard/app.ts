@@ -5,6 +5,8 @@ import { ApiError, call, describe, environmentOf, forgetToken, saveToken, savedT
 import { h, show } from './dom.js';
 import { hashOf, type DashboardPage } from './page.js';
 import { overviewPage } from './pages/overview.js';
+import { customersPage } from './pages/customers.js';
+import { transactionsPage } from './pages/transactions.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { configPage } from './pages/config.js';
 import { sandboxPage } from './pages/sandbox.js';
@@ -15,7 +17,7 @@ const root = document.getElementById('app');
 if (root === null) throw new Error('the page has no #app element');
 
 /** Every page, in the navigation's order. */
-const PAGES: readonly DashboardPage[] = [overviewPage, sendPage, walletsPage, webhooksPage, configPage, sandboxPage];
+const PAGES: readonly DashboardPage[] = [overviewPage, customersPage, transactionsPage, sendPage, walletsPage, webhooksPage, configPage, sandboxPage];
 
 function render(): void {
   const token = savedToken();
