@@ -53,10 +53,19 @@ async function webhooks({ token, main }: PageContext): Promise<void> {
     if (typeFilter.value !== '') query.set('type', typeFilter.value);
     if (cursor !== undefined) query.set('cursor', cursor);
     const list = await call<EventList>(token, 'GET', `/webhooks/events?${query.toString()}`);
-    show(listing, endpointState(list.endpoint), eventTable(list.data), pager(list));
+    show(listing, endpointState(list.endpoint), eventTable(list.data, { attempts: (event) => show(attemptsArea, attemptTable(event)), redeliver }), pager(list));
   };
   const reload = (): void => {
     load().catch((err: unknown) => show(outcome, describe(err)));
+  };
+  const redeliver = (event: WebhookEvent): void => {
+    call<WebhookEvent>(token, 'POST', `/webhooks/events/${encodeURIComponent(event.id)}/redeliver`).then(
+      (queued) => {
+        show(outcome, `${queued.id} queued again: ${queued.deliveryStatus}.`);
+        reload();
+      },
+      (err: unknown) => show(outcome, describe(err)),
+    );
   };
   const fromFirstPage = (): void => {
     earlier.length = 0;
@@ -79,40 +88,6 @@ async function webhooks({ token, main }: PageContext): Promise<void> {
     return h('p', {}, `${list.totalCount} events. `, previous, ' ', next);
   }
 
-  function eventTable(events: readonly WebhookEvent[]): HTMLElement {
-    const rows = events.map((event) => {
-      const attemptsButton = h('button', { type: 'button', 'aria-label': `Show attempts of ${event.id}` }, 'Attempts');
-      attemptsButton.addEventListener('click', () => show(attemptsArea, attemptTable(event)));
-      const redeliver = h('button', { type: 'button', 'aria-label': `Redeliver ${event.id}` }, 'Redeliver');
-      redeliver.addEventListener('click', () => {
-        call<WebhookEvent>(token, 'POST', `/webhooks/events/${encodeURIComponent(event.id)}/redeliver`).then(
-          (queued) => {
-            show(outcome, `${queued.id} queued again: ${queued.deliveryStatus}.`);
-            reload();
-          },
-          (err: unknown) => show(outcome, describe(err)),
-        );
-      });
-      const last = event.attempts.at(-1);
-      return h(
-        'tr',
-        {},
-        h('th', { scope: 'row' }, event.id),
-        h('td', {}, event.type),
-        h('td', {}, event.deliveryStatus, event.failureReason === undefined ? null : ` (${event.failureReason})`),
-        h('td', {}, event.attempts.length),
-        h('td', {}, last === undefined ? '' : last.statusCode === 0 ? 'no answer' : last.statusCode),
-        h('td', {}, attemptsButton, ' ', redeliver),
-      );
-    });
-    return h(
-      'table',
-      { 'aria-label': 'Webhook events' },
-      h('thead', {}, h('tr', {}, ...['Event', 'Type', 'Delivery status', 'Attempts', 'Last status code', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
-      h('tbody', {}, ...rows),
-    );
-  }
-
   const filters = h(
     'form',
     { 'aria-label': 'Filter webhook events' },
@@ -131,6 +106,33 @@ async function webhooks({ token, main }: PageContext): Promise<void> {
 
   show(main, h('h2', {}, 'Webhooks'), testEventForm(token), filters, outcome, listing, attemptsArea);
   await load();
+}
+
+/** The events, each row with its Attempts and Redeliver buttons. */
+function eventTable(events: readonly WebhookEvent[], actions: { attempts(event: WebhookEvent): void; redeliver(event: WebhookEvent): void }): HTMLElement {
+  const rows = events.map((event) => {
+    const attemptsButton = h('button', { type: 'button', 'aria-label': `Show attempts of ${event.id}` }, 'Attempts');
+    attemptsButton.addEventListener('click', () => actions.attempts(event));
+    const redeliver = h('button', { type: 'button', 'aria-label': `Redeliver ${event.id}` }, 'Redeliver');
+    redeliver.addEventListener('click', () => actions.redeliver(event));
+    const last = event.attempts.at(-1);
+    return h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, event.id),
+      h('td', {}, event.type),
+      h('td', {}, event.deliveryStatus, event.failureReason === undefined ? null : ` (${event.failureReason})`),
+      h('td', {}, event.attempts.length),
+      h('td', {}, last === undefined ? '' : last.statusCode === 0 ? 'no answer' : last.statusCode),
+      h('td', {}, attemptsButton, ' ', redeliver),
+    );
+  });
+  return h(
+    'table',
+    { 'aria-label': 'Webhook events' },
+    h('thead', {}, h('tr', {}, ...['Event', 'Type', 'Delivery status', 'Attempts', 'Last status code', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
+    h('tbody', {}, ...rows),
+  );
 }
 
 /** A select of `values` with an "All" choice (the empty value: no filter). */
