@@ -93,6 +93,7 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     await refreshUntil(page, failing, 'DELIVERED');
     assert.equal((await getJson(svc, `/webhooks/events/${failing}`)).deliveryStatus, 'DELIVERED');
     assert.equal(receiver.received.at(-1)!.json.id, failing, 'the endpoint got the event once more');
+    await screenshot(page, 'webhooks');
     await page.close();
   });
 
@@ -207,6 +208,7 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     const row = page.getByRole('table', { name: 'Internal accounts' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: usd.id, exact: true }) });
     assert.equal(await row.getByRole('cell').last().textContent(), '25.00 USD');
     assert.equal(await balanceOf(svc, usd.id), 2500);
+    await screenshot(page, 'sandbox');
     await page.close();
   });
 

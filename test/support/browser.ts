@@ -47,13 +47,17 @@ export async function signedInDashboard(browser: Browser, origin: string, token:
 /** docs/dashboard in the repository (the README shows what the tests save there). */
 const SCREENSHOTS = fileURLToPath(new URL('../../../docs/dashboard/', import.meta.url));
 
+/** Text that differs from run to run: ids (`Customer:0193…`) and times. */
+const VOLATILE_TEXT = [/[A-Za-z]+:[0-9a-f]{8}-[0-9a-f]{4}-/, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/];
+
 /**
  * Saves what `page` shows as docs/dashboard/NAME.png, rewriting the file only when the
- * picture changed, so a run that changes nothing leaves the tree clean. `mask` covers what
- * differs from run to run (ids, times) with a box.
+ * picture changed, so a run that changes nothing leaves the tree clean. Ids and times are
+ * covered with a box, and so is whatever else `mask` names (a port, a countdown).
  */
 export async function screenshot(page: Page, name: string, mask: ReadonlyArray<ReturnType<Page['locator']>> = []): Promise<void> {
-  const png = await page.screenshot({ fullPage: true, mask: [...mask], animations: 'disabled' });
+  const volatile = VOLATILE_TEXT.map((text) => page.getByText(text));
+  const png = await page.screenshot({ fullPage: true, mask: [...volatile, ...mask], animations: 'disabled' });
   const path = `${SCREENSHOTS}${name}.png`;
   if (existsSync(path) && readFileSync(path).equals(png)) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
