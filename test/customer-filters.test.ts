@@ -14,7 +14,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 describe('GET /customers filters', () => {
   let svc: TestService;
   const clock = new ManualClock(T0);
-  /** The customers in creation order: a (US, t0), b (MX, t0+1h), c (US, t0+2h, deleted at t0+3h), d (US, t0+2h, updated at t0+4h). */
+  /** The customers in creation order: a (US, t0, Ann@Example.com), b (MX, t0+1h), c (US, t0+2h, deleted at t0+3h), d (US, t0+2h, updated at t0+4h). */
   const made: Record<'a' | 'b' | 'c' | 'd', any> = {} as Record<'a' | 'b' | 'c' | 'd', any>;
 
   /** The ids a paged walk (one per page) of `query` lists, newest first, with every page's totalCount equal to their number. */
@@ -28,7 +28,7 @@ describe('GET /customers filters', () => {
   before(async () => {
     svc = await startTestService({ clock });
     await setCurrencies(svc, ['USD', 'MXN', 'USDC']);
-    made.a = await createCustomer(svc, { region: 'US', currencies: ['USD'] });
+    made.a = await createCustomer(svc, { region: 'US', currencies: ['USD'], email: 'Ann@Example.com' });
     clock.advance(3_600_000);
     made.b = await createCustomer(svc, { region: 'MX', currencies: ['MXN', 'USDC'] });
     clock.advance(3_600_000);
@@ -56,6 +56,12 @@ describe('GET /customers filters', () => {
     assert.deepEqual(await listed('currency=USDC&isIncludingDeleted=true'), ids('c', 'b'));
     assert.deepEqual(await listed('currency=USD'), ids('d', 'a'));
     assert.deepEqual(await listed('currency=EUR'), []);
+  });
+
+  it('email selects the customer with that address, in any letter case', async () => {
+    assert.deepEqual(await listed('email=ann%40example.com'), ids('a'));
+    assert.deepEqual(await listed('email=ANN%40EXAMPLE.COM'), ids('a'));
+    assert.deepEqual(await listed('email=nobody%40example.com'), []);
   });
 
   it('customerType selects on the type', async () => {

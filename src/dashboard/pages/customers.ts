@@ -36,11 +36,8 @@ interface ExternalAccount {
   accountInfo: { accountType: string; accountNumber?: string; address?: string };
 }
 
-/** What the search looks in: the first two are GET /customers filters; email is not one, so it is matched here. */
+/** What the search looks in: each is a GET /customers filter. */
 type SearchField = 'platformCustomerId' | 'umaAddress' | 'email';
-
-/** The pages of 100 customers an email search reads at most; past them it says how many it read. */
-const EMAIL_SEARCH_MAX_PAGES = 10;
 
 export const customersPage: DashboardPage = {
   name: 'Customers',
@@ -92,7 +89,6 @@ async function customerList({ token, main, navigate }: PageContext): Promise<voi
   const list = (): Promise<void> => {
     const text = searchText.value.trim();
     const field = searchField.value as SearchField;
-    if (text !== '' && field === 'email') return emailSearch(token, results, text);
     return showPaged(results, {
       noun: 'customers',
       read: (cursor) => call<Page<Customer>>(token, 'GET', `/customers${queryOf({ [field]: text, limit: '20', cursor })}`),
@@ -105,29 +101,6 @@ async function customerList({ token, main, navigate }: PageContext): Promise<voi
   });
   show(main, h('h2', {}, 'Customers'), search, results, createForm(token, navigate));
   await list();
-}
-
-/** Customers whose email is `email` (case aside), read from the newest EMAIL_SEARCH_MAX_PAGES pages. */
-async function emailSearch(token: Token, results: HTMLElement, email: string): Promise<void> {
-  const wanted = email.toLowerCase();
-  const found: Customer[] = [];
-  let cursor: string | undefined;
-  let read = 0;
-  try {
-    for (let page = 0; page < EMAIL_SEARCH_MAX_PAGES; page++) {
-      const result = await call<Page<Customer>>(token, 'GET', `/customers${queryOf({ limit: '100', cursor })}`);
-      found.push(...result.data.filter((customer) => customer.email?.toLowerCase() === wanted));
-      read += result.data.length;
-      if (!result.hasMore || result.nextCursor === undefined) {
-        show(results, found.length === 0 ? h('p', {}, 'No customers.') : customerTable(found, 'Customers'));
-        return;
-      }
-      cursor = result.nextCursor;
-    }
-    show(results, found.length === 0 ? null : customerTable(found, 'Customers'), h('p', {}, `Searched the newest ${read} customers only.`));
-  } catch (err) {
-    show(results, h('p', { role: 'alert' }, describe(err)));
-  }
 }
 
 /** A labelled input with the place its API field error goes. */

@@ -61,6 +61,7 @@ const CreateUser = Obj(
 const ListCustomers = Obj({
   platformCustomerId: Type.Optional(Str({ maxLength: 255 })),
   umaAddress: Type.Optional(Str({ maxLength: 255 })),
+  email: Type.Optional(Str({ maxLength: 254, description: 'the customer email, case aside' })),
   region: Type.Optional(Country()),
   customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
   currency: Type.Optional(CurrencyCode),
@@ -86,6 +87,7 @@ function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): P
 /** Which customers a list query selects; a bad time bound or an unknown currency is a 400 naming its parameter. */
 function customerFilter(query: CustomerListQuery): (c: Customer) => boolean {
   const uma = query.umaAddress?.toLowerCase();
+  const email = query.email?.toLowerCase();
   if (query.currency !== undefined) checkKnownCurrency(query.currency);
   const createdFrom = instant('createdAfter', query.createdAfter) ?? -Infinity;
   const createdTo = instant('createdBefore', query.createdBefore) ?? Infinity;
@@ -95,6 +97,7 @@ function customerFilter(query: CustomerListQuery): (c: Customer) => boolean {
   return (c) =>
     (query.platformCustomerId === undefined || c.platformCustomerId === query.platformCustomerId) &&
     (uma === undefined || c.umaAddress === uma) &&
+    (email === undefined || c.email?.toLowerCase() === email) &&
     (query.region === undefined || c.region === query.region) &&
     (query.customerType === undefined || c.customerType === query.customerType) &&
     (query.currency === undefined || c.currencies.includes(query.currency)) &&
