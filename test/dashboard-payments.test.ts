@@ -24,12 +24,19 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     svc = await startTestService();
     origin = `http://localhost:${svc.service.http.port}`;
     browser = await launchChromium();
-    // Production verifies passkeys against the environment's relying party and origins: this page's.
-    const configured = await svc.request('PATCH', '/config', {
-      auth: 'production',
-      body: { embeddedWalletConfig: { webauthn: { rpId: 'localhost', rpName: 'Dashboard tests', origins: [origin] } } },
-    });
+    // Production verifies passkeys against the environment's relying party and origins: this
+    // page's, set on the Config page as a platform would.
+    const page = await signedInDashboard(browser, origin, svc.credentials.production);
+    await page.getByRole('link', { name: 'Config' }).click();
+    await page.getByLabel('Passkey relying party ID (a domain)').fill('localhost');
+    await page.getByLabel('Passkey relying party name').fill('Dashboard tests');
+    await page.getByLabel('Passkey origins (separated by spaces)').fill(origin);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.close();
+    const configured = await svc.request<{ embeddedWalletConfig: { webauthn: unknown } }>('GET', '/config', { auth: 'production' });
     assertStatus(configured, 200);
+    assert.deepEqual(configured.body.embeddedWalletConfig.webauthn, { rpId: 'localhost', rpName: 'Dashboard tests', origins: [origin] });
   });
   after(async () => {
     await browser?.close();

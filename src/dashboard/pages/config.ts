@@ -23,8 +23,16 @@ interface PlatformConfig {
     sendFromEmailAddress: string;
     sendFromEmailSenderName: string;
     sessionLifetimeSeconds: number;
+    webauthn: { rpId: string; rpName: string; origins: string[] };
   };
 }
+
+/** The passkey settings: the relying party, and the origins (separated by spaces in the form) ceremonies may come from. */
+const PASSKEY_FIELDS: ReadonlyArray<{ name: 'rpId' | 'rpName' | 'origins'; label: string }> = [
+  { name: 'rpId', label: 'Passkey relying party ID (a domain)' },
+  { name: 'rpName', label: 'Passkey relying party name' },
+  { name: 'origins', label: 'Passkey origins (separated by spaces)' },
+];
 
 /** One input of the form: the API's field path, its label, and the value it was loaded with. */
 interface Field {
@@ -36,7 +44,7 @@ interface Field {
   problem: HTMLElement;
 }
 
-const WALLET_FIELDS: ReadonlyArray<{ name: keyof PlatformConfig['embeddedWalletConfig']; label: string; integer: boolean }> = [
+const WALLET_FIELDS: ReadonlyArray<{ name: Exclude<keyof PlatformConfig['embeddedWalletConfig'], 'webauthn'>; label: string; integer: boolean }> = [
   { name: 'appName', label: 'Wallet app name', integer: false },
   { name: 'otpLength', label: 'One-time code length (digits)', integer: true },
   { name: 'expirationSeconds', label: 'One-time code validity (seconds)', integer: true },
@@ -61,6 +69,9 @@ function showForm(token: Token, main: HTMLElement, config: PlatformConfig, notic
     fields.push({ path, label, loaded: String(loaded), integer, input, problem });
     return h('div', { class: 'field' }, h('label', { for: id }, label), input, problem);
   };
+  const passkeys = config.embeddedWalletConfig.webauthn;
+  const passkeyField = ({ name, label }: (typeof PASSKEY_FIELDS)[number]): HTMLElement =>
+    field(`embeddedWalletConfig.webauthn.${name}`, label, name === 'origins' ? passkeys.origins.join(' ') : passkeys[name]);
   const currencyRows = config.supportedCurrencies.map((currency, index) =>
     h(
       'fieldset',
@@ -82,6 +93,8 @@ function showForm(token: Token, main: HTMLElement, config: PlatformConfig, notic
     ...currencyRows,
     h('h3', {}, 'Embedded wallet'),
     ...WALLET_FIELDS.map(({ name, label, integer }) => field(`embeddedWalletConfig.${name}`, label, config.embeddedWalletConfig[name], integer)),
+    h('h3', {}, 'Passkeys'),
+    ...PASSKEY_FIELDS.map(passkeyField),
     h('button', { type: 'submit' }, 'Save'),
     general,
     saved,
@@ -106,14 +119,17 @@ function showForm(token: Token, main: HTMLElement, config: PlatformConfig, notic
 function patchOf(fields: readonly Field[], config: PlatformConfig): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const wallet: Record<string, unknown> = {};
+  const webauthn: Record<string, unknown> = {};
   let currenciesChanged = false;
   for (const { path, loaded, integer, input } of fields) {
     if (input.value === loaded) continue;
-    const [head, name] = path.split('.');
+    const [head, name, member] = path.split('.');
     if (head === 'supportedCurrencies') currenciesChanged = true;
+    else if (name === 'webauthn') webauthn[member!] = member === 'origins' ? wordsOf(input.value) : input.value.trim();
     else if (head === 'embeddedWalletConfig') wallet[name!] = typed(input.value, integer);
     else body[path] = input.value.trim();
   }
+  if (Object.keys(webauthn).length > 0) wallet['webauthn'] = webauthn;
   if (Object.keys(wallet).length > 0) body['embeddedWalletConfig'] = wallet;
   if (currenciesChanged) {
     const valueOf = (path: string): unknown => typed(fields.find((candidate) => candidate.path === path)!.input.value, true);
@@ -124,6 +140,11 @@ function patchOf(fields: readonly Field[], config: PlatformConfig): Record<strin
     }));
   }
   return body;
+}
+
+/** The words of a text: what spaces separate. */
+function wordsOf(text: string): string[] {
+  return text.split(/\s+/).filter((word) => word !== '');
 }
 
 /** A whole number is sent as one; anything else is sent as typed, so the API, which owns the rules, names the field. */
