@@ -1,0 +1,258 @@
+// The API's request path without a transport: from a request as data (method, path, query,
+// the headers the API reads, the body's bytes) to its answer. In order: version segment and
+// route (404/405; HEAD is GET without the body), authentication (401), environment (403
+// SANDBOX_ONLY), media type (415), UTF-8, JSON, nesting depth, Unicode and schema (400),
+// list cursor (400), idempotency, then the route's handler, whose reply comes once its log
+// entry is durable. The uWebSockets.js front (server.ts) feeds it after framing and size;
+// a simulation can feed it directly.
+import type { TSchema } from '@sinclair/typebox';
+import type { Services } from '../services.js';
+import { checkJsonShape } from './validation.js';
+import { Authenticator } from './platform-auth.js';
+import { IdempotencyKeys } from './idempotency.js';
+import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
+import { CursorCodec } from './pagination.js';
+import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
+import { Router } from './router.js';
+import type { PlatformEnv } from '../../actors/platform.js';
+import { DomainError, invalidField } from '../../actors/errors.js';
+
+export const API_VERSION = '2025-10-13';
+
+/** A request as the API reads it. */
+export interface Incoming {
+  method: string;
+  path: string;
+  query: string;
+  authorization: string;
+  contentType: string;
+  contentLength: string;
+  transferEncoding: string;
+  headers: RequestHeaders;
+}
+
+/** An answer as it goes out: status, JSON text, extra headers. */
+export type Answer = { status: number; body: string; headers: Array<[string, string]>; contentType?: string };
+
+/**
+ * The API over recovered services: its router, authenticator, idempotency records and list
+ * cursors, made once. `prepare` decides what the head alone decides, `handle` the rest.
+ */
+export class ApiRequests {
+  readonly #services: Services;
+  readonly #router: Router;
+  readonly #auth: Authenticator;
+  readonly #idempotency: IdempotencyKeys;
+  readonly #cursors: CursorCodec;
+
+  constructor(services: Services, routes: readonly Route[]) {
+    this.#services = services;
+    this.#router = new Router(routes);
+    this.#auth = new Authenticator(services.world);
+    this.#idempotency = new IdempotencyKeys(services);
+    this.#cursors = new CursorCodec(services.masterKey.derive('list cursors'));
+  }
+
+  /** Everything that can be decided from the request line and headers alone; `matched` learns the route as soon as it is known. */
+  prepare(incoming: Incoming, matched: (route: Route) => void = () => undefined): Prepared {
+    return prepare(this.#auth, this.#router, incoming, matched);
+  }
+
+  /** The answer to a prepared request with its body. */
+  handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
+    return handle(this.#services, this.#idempotency, this.#cursors, prepared, incoming, raw, requestId);
+  }
+}
+
+export interface Prepared {
+  route: Route;
+  params: Record<string, string>;
+  env: PlatformEnv;
+  expectsBody: boolean;
+}
+
+/** Everything that can be decided from the request line and headers alone; `matched` learns the route as soon as it is known. */
+function prepare(auth: Authenticator, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
+  const parts = incoming.path.split('/').filter((p) => p !== '');
+  const version = parts.shift();
+  if (version !== API_VERSION) {
+    if (version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version)) {
+      throw new DomainError('UNSUPPORTED_VERSION', `API version ${version} is not supported; use ${API_VERSION}`);
+    }
+    throw new DomainError('NOT_FOUND', `no route ${incoming.path}`, [{ field: 'path', message: `no route ${incoming.path}` }]);
+  }
+  let decoded: string[];
+  try {
+    decoded = parts.map((p) => decodeURIComponent(p));
+  } catch {
+    throw invalidField('path', 'malformed percent-encoding');
+  }
+  // HEAD is GET without the body (send() leaves it out).
+  const match = router.match(incoming.method === 'HEAD' ? 'GET' : incoming.method, decoded);
+  if (match.kind === 'none') throw new DomainError('NOT_FOUND', `no route ${incoming.method} ${incoming.path}`, [{ field: 'path', message: `no route ${incoming.method} ${incoming.path}` }]);
+  if (match.kind === 'wrong-method') {
+    throw new MethodNotAllowed(incoming.method, match.allowed);
+  }
+  matched(match.route);
+  const env = auth.authenticate(incoming.authorization);
+  if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
+    throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
+  }
+  // Routes without a body schema (execute, approve) still read what is sent: nothing, an
+  // empty body or JSON is fine (and ignored), anything else is 415.
+  const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
+  if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  }
+  return { route: match.route, params: match.params, env, expectsBody };
+}
+
+function isJson(contentType: string): boolean {
+  if (contentType === 'application/json') return true;
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+async function handle(
+  services: Services,
+  idempotency: IdempotencyKeys,
+  cursors: CursorCodec,
+  prepared: Prepared,
+  incoming: Incoming,
+  raw: Buffer | undefined,
+  requestId: string,
+): Promise<Answer> {
+  const { route, env, params } = prepared;
+  const json = parseJson(raw, incoming.contentType);
+  const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
+  // Hashed before validation, which drops unknown properties in place. A route without a
+  // body ignores whatever was sent, so that is not part of the request either.
+  const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
+  const body = route.body === undefined ? undefined : route.body.parse(json);
+  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
+  const list = pagedList(env.id, route, params, parsedQuery);
+  const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
+
+  const base: Omit<RouteContext<unknown, unknown>, 'run'> = { env, params, query, body, headers: incoming.headers, services };
+  if (key !== undefined) {
+    const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
+    const outcome = await idempotency.run(scoped, hash, (remember) =>
+      route.handle({
+        ...base,
+        run: (command, input, render) => services.engine.run(command, input, render, remember),
+      }),
+    );
+    if (outcome.replayed) return { status: outcome.status, body: withRequestId(outcome.status, outcome.body, requestId), headers: [['Idempotent-Replayed', 'true']] };
+    return serialise(outcome.reply, requestId);
+  }
+  const reply = await route.handle({
+    ...base,
+    run: (command, input, render) => services.engine.run(command, input, render),
+  });
+  return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply), requestId);
+}
+
+type PageRequest = Record<string, unknown> & { cursor?: string };
+
+/**
+ * A paged route's list identity: environment, route with its parameters, and the filters
+ * (the query without `cursor` and `limit`, which may change from page to page).
+ */
+function pagedList(envId: string, route: Route, params: Readonly<Record<string, string>>, query: unknown): string | undefined {
+  const properties = route.query?.schema.properties as Record<string, unknown> | undefined;
+  if (properties?.cursor === undefined || query === null || typeof query !== 'object') return undefined;
+  const filters: Record<string, unknown> = { ...(query as Record<string, unknown>) };
+  delete filters.cursor;
+  delete filters.limit;
+  return `${envId} ${scopePath(route, params)} ${canonicalJson(filters)}`;
+}
+
+/** The route sees the position id the client's cursor stands for (pagination.ts). */
+function openCursor(cursors: CursorCodec, list: string, query: PageRequest): PageRequest {
+  return query.cursor === undefined ? query : { ...query, cursor: cursors.open(list, query.cursor) };
+}
+
+function sealNextCursor(cursors: CursorCodec, list: string, reply: Reply): Reply {
+  const page = reply.body as { nextCursor?: unknown } | null;
+  if (page === null || typeof page !== 'object' || typeof page.nextCursor !== 'string') return reply;
+  return { ...reply, body: { ...page, nextCursor: cursors.seal(list, page.nextCursor) } };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An absent or empty body reads as `{}`; schemas then say what is missing. Bytes that are
+ * not UTF-8 are refused rather than replaced, and the parsed value passes checkJsonShape
+ * before anything else (hashing, validation) walks it.
+ */
+export function parseJson(raw: Buffer | undefined, contentType: string): unknown {
+  if (raw === undefined || raw.length === 0) return {};
+  if (!isJson(contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw invalidField('body', 'must be UTF-8');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw invalidField('body', 'malformed JSON');
+  }
+  checkJsonShape(json, text);
+  return json;
+}
+
+/**
+ * Idempotency keys belong to the route a request reaches, with its decoded parameters,
+ * however the path was spelled (`//fund`, `/fund/`, percent-encoding). `%` and `/` in a
+ * parameter are escaped so that two parameter lists cannot render the same.
+ */
+function scopePath(route: Route, params: Readonly<Record<string, string>>): string {
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (params[name] ?? '').replaceAll('%', '%25').replaceAll('/', '%2F'));
+  return `/${API_VERSION}${path}`;
+}
+
+/** A handler's reply on the wire; an error a handler answers (rather than throws) carries the request id like any other. */
+export function serialise(reply: Reply, requestId: string): Answer {
+  if (reply.status === 204) return { status: 204, body: '', headers: [] };
+  const body = reply.status >= 400 && isObject(reply.body) ? { ...reply.body, requestId } : reply.body;
+  return { status: reply.status, body: JSON.stringify(body), headers: [] };
+}
+
+/** A replayed error answer was recorded with the first request's id: the replay names its own. */
+function withRequestId(status: number, body: string, requestId: string): string {
+  if (status < 400) return body;
+  const parsed: unknown = JSON.parse(body);
+  return isObject(parsed) ? JSON.stringify({ ...parsed, requestId }) : body;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Query strings become plain objects; a repeated parameter keeps its first value, unless
+ *  the route's query schema makes it an array, which collects every value (bounded by the
+ *  schema's maxItems when validated, and by the URL length before that). */
+function parseQuery(query: string, schema: TSchema): Record<string, string | string[]> {
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) {
+    const seen = out[k];
+    if (properties[k]?.type === 'array') out[k] = Array.isArray(seen) ? [...seen, v] : [v];
+    else if (seen === undefined) out[k] = v;
+  }
+  return out;
+}
+
+/** 405: `details` names the method like any field; the Allow header lists the methods. */
+export class MethodNotAllowed extends DomainError {
+  constructor(
+    method: string,
+    readonly allowed: readonly string[],
+  ) {
+    const message = `${method} is not allowed here; allowed: ${allowed.join(', ')}`;
+    super('METHOD_NOT_ALLOWED', message, [{ field: 'method', message }]);
+  }
+}

@@ -1,0 +1,62 @@
+// The API's request path without a socket (src/http/requests.ts), as a simulation will
+// drive it: a request as data gets the answer HTTP would give, validation and
+// authentication included, and what it writes is what the HTTP API then reads.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiRequests, API_VERSION, type Incoming } from '../src/http/requests.js';
+import { routes } from '../src/http/routes/index.js';
+import { DomainError } from '../actors/errors.js';
+import { startTestService, type TestService } from './support/service.js';
+
+describe('the request path as data', () => {
+  let svc: TestService;
+  let requests: ApiRequests;
+  before(async () => {
+    svc = await startTestService();
+    requests = new ApiRequests(svc.service.services, routes);
+  });
+  after(() => svc.stop());
+
+  const request = (method: string, path: string, body?: unknown, authorization = svc.basic('sandbox')): { incoming: Incoming; raw: Buffer | undefined } => {
+    const [pathname = '', query = ''] = path.split('?');
+    const raw = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return {
+      incoming: {
+        method,
+        path: `/${API_VERSION}${pathname}`,
+        query,
+        authorization,
+        contentType: raw === undefined ? '' : 'application/json',
+        contentLength: raw === undefined ? '' : String(raw.length),
+        transferEncoding: '',
+        headers: {},
+      },
+      raw,
+    };
+  };
+  const answer = async (method: string, path: string, body?: unknown, authorization?: string): Promise<{ status: number; body: any }> => {
+    const { incoming, raw } = request(method, path, body, authorization);
+    const answered = await requests.handle(requests.prepare(incoming), incoming, raw, 'as-data-1');
+    return { status: answered.status, body: answered.body === '' ? undefined : JSON.parse(answered.body) };
+  };
+
+  it('creates a customer the HTTP API then serves', async () => {
+    const created = await answer('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'as-data' });
+    assert.equal(created.status, 201);
+    const served = await svc.request('GET', `/customers/${created.body.id}`);
+    assert.equal(served.status, 200);
+    assert.deepEqual(served.body, created.body);
+  });
+
+  it('validates the body and names the field', async () => {
+    const refused = await answer('POST', '/customers', { customerType: 'NOT_A_TYPE' }).catch((err: unknown) => err);
+    assert.ok(refused instanceof DomainError, 'a refusal is thrown as the front would turn it into an error body');
+    assert.equal(refused.code, 'INVALID_INPUT');
+    assert.ok(refused.fields?.some((problem) => problem.field === 'customerType'));
+  });
+
+  it('authenticates before anything else', () => {
+    const { incoming } = request('GET', '/customers', undefined, 'Basic bm9wZTpub3Bl');
+    assert.throws(() => requests.prepare(incoming), (err: unknown) => err instanceof DomainError && err.code === 'UNAUTHORIZED');
+  });
+});
