@@ -7,7 +7,7 @@
 // refused only if the service cannot be reached.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, UsageError } from './cli.js';
 import { openServices, configFromEnv } from '../src/app.js';
 import { DataDirInUseError, recordedOwner, OPERATOR_KEY_FILE, OWNER_FILE } from '../src/data-dir.js';
 import { createPlatform, type NewPlatform, type PlatformCredentials } from '../src/platforms.js';
@@ -28,8 +28,6 @@ Options:
 
 Exit status: 0 created, 1 failed (the store or the running service refused), 2 usage error.`;
 
-class UsageError extends Error {}
-
 interface Invocation {
   options: NewPlatform;
   /** --data, else DATA_DIR (configFromEnv) decides. */
@@ -37,24 +35,16 @@ interface Invocation {
 }
 
 function parse(argv: string[]): Invocation | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'uma-domain': { type: 'string' },
-        regulated: { type: 'boolean' },
-        data: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    // parseArgs refuses unknown options and missing values with a TypeError saying which.
-    if (err instanceof TypeError) throw new UsageError(err.message);
-    throw err;
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'uma-domain': { type: 'string' },
+      regulated: { type: 'boolean' },
+      data: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   if (values.help === true) return 'help';
   const [command, ...extra] = positionals;
   if (command === undefined) throw new UsageError('no command given');

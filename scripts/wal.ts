@@ -5,7 +5,7 @@
 // JSON on stdout and nothing else; messages and progress go to stderr.
 import { writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, UsageError } from './cli.js';
 import { World } from '../actors/world.js';
 import { StoreCorruptError } from '../src/engine/format.js';
 import {
@@ -63,8 +63,6 @@ records in insertion order. The same state gives the same digest on every run.
 Exit status: 0 done (verify: sound), 1 the store is damaged or the state cannot be
 rebuilt, 2 usage error.`;
 
-class UsageError extends Error {}
-
 /** The options each command accepts, besides --data and --help. */
 const COMMAND_OPTIONS = {
   stat: [],
@@ -96,26 +94,18 @@ function isCommand(name: string | undefined): name is Command {
 
 /** The invocation, or 'help'; a UsageError for anything else. */
 function parse(args: string[]): Invocation | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        data: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        type: { type: 'string', multiple: true },
-        until: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    // parseArgs refuses unknown options and missing values with a TypeError saying which.
-    if (err instanceof TypeError) throw new UsageError(err.message);
-    throw err;
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: {
+      data: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      type: { type: 'string', multiple: true },
+      until: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   if (values.help === true) return 'help';
   const [command, ...extra] = positionals;
   if (command === undefined) throw new UsageError('no command given');

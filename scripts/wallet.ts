@@ -11,7 +11,7 @@
 // Each command prints one JSON object on stdout and nothing else; warnings go to stderr.
 // Exit codes: 0 success, 1 the operation failed (wrong key, corrupted bundle), 2 bad usage.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, UsageError } from './cli.js';
 import { fromHex, isHex, toHex } from '../src/crypto/bytes.js';
 import { BundleError, InvalidPublicKeyError } from '../src/crypto/errors.js';
 import { openExportBundle } from '../src/crypto/export-bundle.js';
@@ -45,12 +45,6 @@ Any one argument may be "-" to read it from stdin (one trailing newline is remov
 put "--" before arguments that start with a dash.
 Exit status: 0 success, 1 operation failed, 2 usage error.`;
 
-class UsageError extends Error {
-  constructor(message: string, readonly showUsage = false) {
-    super(message);
-  }
-}
-
 function readStdinOnce(): () => string {
   let used = false;
   return () => {
@@ -70,19 +64,13 @@ function privateKeyArg(value: string, name: string): Uint8Array {
 
 /** The command's positional arguments and its --signer, parsed; `-h`/`--help` anywhere asks for the usage. */
 function parse(argv: string[]): { command: string | undefined; args: string[]; signer: string | undefined; help: boolean } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { signer: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-    const [command, ...args] = positionals;
-    return { command, args, signer: values.signer, help: values.help === true };
-  } catch (err) {
-    // parseArgs refuses unknown options and missing values with a TypeError saying which.
-    if (err instanceof TypeError) throw new UsageError(err.message);
-    throw err;
-  }
+  const { values, positionals } = parseCommandLine({
+    args: argv,
+    allowPositionals: true,
+    options: { signer: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, ...args] = positionals;
+  return { command, args, signer: values.signer, help: values.help === true };
 }
 
 function signerArg(value: string): string {
