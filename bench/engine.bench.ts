@@ -11,6 +11,7 @@ import { Bench, type Task } from 'tinybench';
 import { open, type RootDatabase } from 'lmdb';
 import { Engine } from '../src/engine/engine.js';
 import { WriteAheadLog } from '../src/engine/log.js';
+import { LmdbStorage } from '../src/engine/storage.js';
 import { Mailbox } from '../src/engine/mailbox.js';
 import { systemClock } from '../src/engine/clock.js';
 import { Counters, type CounterEvent, type CounterTimer } from '../test/support/counter-machine.js';
@@ -56,7 +57,7 @@ const add = (group: string, task: string, perIteration: number, fn: () => unknow
 
 // (a) The write-ahead log, used directly on an lmdb root opened as the engine opens it.
 const logRoot: RootDatabase = open({ path: tempDir('log'), overlappingSync: true, separateFlushed: true });
-const log = new WriteAheadLog<SampleEvent>(logRoot, fatal);
+const log = new WriteAheadLog<SampleEvent>(new LmdbStorage(logRoot), fatal);
 const entry = (): SampleEvent[] => [sampleCustomerEvent(Date.now())];
 const sampleBytes = Buffer.byteLength(JSON.stringify(sampleCustomerEvent(Date.now())));
 

@@ -28,6 +28,7 @@ import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { createPlatform } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
+import { LmdbStorage } from './engine/storage.js';
 import type { RootDatabase } from 'lmdb';
 import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity, type IdentityBeforeOpen } from './store-identity.js';
 import type { Report } from './engine/report.js';
@@ -267,7 +268,11 @@ async function openPrepared(
       snapshotEveryMs: config.snapshotEveryMs,
       report,
       ...optional('observer', hooks.metrics),
-      openStore: (dataDir) => (root = openStore(dataDir)),
+      openStorage: (dataDir) => {
+        const storage = new LmdbStorage(openStore(dataDir));
+        root = storage.root;
+        return storage;
+      },
     });
     registerOtpMail(engine, {
       dataDir: config.dataDir,

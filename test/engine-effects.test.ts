@@ -4,7 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import { open } from 'lmdb';
+import type { Storage } from '../src/engine/storage.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { EffectsFullError, MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { EFFECT_CONCURRENCY } from '../src/engine/effects.js';
@@ -24,7 +25,7 @@ function gate(): { open: () => void; opened: Promise<void> } {
 }
 
 /** A store whose log flushes (fsyncs) are held back until `release` is opened. */
-function heldFlushes(release: Promise<void>): (dir: string) => RootDatabase {
+function heldFlushes(release: Promise<void>): (dir: string) => Storage {
   return storeWithLogPuts((written) => {
     const flushed = written.flushed ?? written;
     written.flushed = release.then(() => flushed);
@@ -53,7 +54,7 @@ describe('engine effects', () => {
     const dir = tempDir();
     const flushes = gate();
     const runs: number[] = [];
-    const { engine } = await openCounterEngine(dir, new ManualClock(), { openStore: heldFlushes(flushes.opened) }, (e) =>
+    const { engine } = await openCounterEngine(dir, new ManualClock(), { openStorage: heldFlushes(flushes.opened) }, (e) =>
       e.onEffect<Mail, string>('mail', {
         run: async (payload) => {
           runs.push(e.durableSeq);

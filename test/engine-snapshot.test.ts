@@ -6,12 +6,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { open, type Key } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import type { Engine } from '../src/engine/engine.js';
 import { encodeStored } from '../src/engine/format.js';
 import { CHUNK_ITEMS, COMPACT_AFTER } from '../src/engine/snapshot.js';
-import { openStore } from '../src/engine/store.js';
+import type { Storage } from '../src/engine/storage.js';
+import { storeWithPuts } from './support/log-store.js';
 import type { EngineEvent, IdempotencyRecord } from '../src/engine/state-machine.js';
 import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
 
@@ -85,7 +86,7 @@ describe('incremental snapshots', () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const failing = failingImageStore();
-    const a = await openCounterEngine(dir, clock, { openStore: failing.open });
+    const a = await openCounterEngine(dir, clock, { openStorage: failing.open });
     await addAll(a.engine, names(100, 'old'));
     await a.engine.snapshot();
     const all = names(5000);
@@ -112,7 +113,7 @@ describe('incremental snapshots', () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const failing = failingImageStore();
-    const a = await openCounterEngine(dir, clock, { openStore: failing.open });
+    const a = await openCounterEngine(dir, clock, { openStorage: failing.open });
     await addAll(a.engine, names(100, 'old'));
     await a.engine.snapshot();
     await addAll(a.engine, names(5000));
@@ -261,30 +262,16 @@ describe('incremental snapshots', () => {
 });
 
 /** A store whose snapshot chunk writes can be made to fail (as a crash would end them there). */
-function failingImageStore(): { open: (dataDir: string) => RootDatabase; failTransaction: (nth: number) => void } {
+function failingImageStore(): { open: (dataDir: string) => Storage; failTransaction: (nth: number) => void } {
   let countdown = 0;
   return {
     failTransaction: (nth) => {
       countdown = nth;
     },
-    open: (dataDir) => {
-      const root = openStore(dataDir);
-      const openDB = root.openDB.bind(root) as (options: { name: string; encoding: 'binary' }) => Database<Buffer, Key>;
-      Object.assign(root, {
-        openDB: (options: { name: string; encoding: 'binary' }) => {
-          const db = openDB(options);
-          if (options.name !== 'snapshots') return db;
-          const put = db.put.bind(db) as (key: Key, value: Buffer) => Promise<boolean>;
-          return Object.assign(db, {
-            put: (key: Key, value: Buffer): Promise<boolean> => {
-              if (Array.isArray(key) && countdown > 0 && --countdown === 0) return Promise.reject(new Error('the disk went away'));
-              return put(key, value);
-            },
-          });
-        },
-      });
-      return root;
-    },
+    open: storeWithPuts('snapshots', (table, key, value) => {
+      if (Array.isArray(key) && countdown > 0 && --countdown === 0) return Promise.reject(new Error('the disk went away'));
+      return table.put(key, value);
+    }),
   };
 }
 

@@ -8,10 +8,10 @@
 // entry, lets the next message in, and answers once the entry is durable. A handler that
 // throws changes nothing; a throw after the first event is applied stops the process.
 import { mkdirSync } from 'node:fs';
-import type { RootDatabase } from 'lmdb';
 import type { Clock } from './clock.js';
 import { StoreCorruptError } from './format.js';
 import { openStore } from './store.js';
+import { LmdbStorage, type Storage } from './storage.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError, type LogEntry } from './log.js';
 import { Mailbox, MailboxFullError } from './mailbox.js';
@@ -71,8 +71,13 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   report: Report;
   /** Told of commit groups, snapshots and replay progress (the service's metrics). */
   observer?: EngineObserver;
-  /** Opens the lmdb environment (default: `openStore`, with its safety checks). */
-  openStore?: (dataDir: string) => RootDatabase;
+  /** Opens the store (default: the LMDB environment of `dataDir`, by `openStore` with its safety checks). */
+  openStorage?: (dataDir: string) => Storage;
+  /**
+   * Reads the time (ms) that paces recovery's replay slices and the snapshot writer's
+   * share of the loop (default performance.now); a simulation's stands still.
+   */
+  workMeter?: () => number;
   /**
    * Called once memory may be ahead of the log (after the `fatal:` report line). Default:
    * exit with status 70, so recovery restores exactly what was acknowledged.
@@ -150,7 +155,8 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   readonly #machine: S;
   readonly #opts: EngineOptions<E, T, S>;
   readonly #maxIdempotency: number;
-  #root!: RootDatabase;
+  readonly #workMeter: () => number;
+  #storage!: Storage;
   #log!: WriteAheadLog<AnyEvent<E>>;
   #snapshots!: SnapshotStore<T>;
   readonly #mailboxes = new Map<string, Mailbox>();
@@ -178,6 +184,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.clock = opts.clock;
     this.#machine = opts.machine;
     this.#maxIdempotency = opts.maxIdempotencyRecords ?? IDEMPOTENCY_MAX_RECORDS;
+    this.#workMeter = opts.workMeter ?? (() => performance.now());
     this.#effects = new EffectTable<E>(opts.clock, opts.maxPendingEffects ?? MAX_PENDING_EFFECTS, {
       closed: () => this.#closed,
       settle: (effect, runner, outcome) => this.#settleEffect(effect, runner, outcome),
@@ -234,8 +241,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
    */
   async open(signal?: AbortSignal): Promise<RecoveryReport> {
     const started = performance.now();
-    mkdirSync(this.#opts.dataDir, { recursive: true });
-    this.#root = (this.#opts.openStore ?? openStore)(this.#opts.dataDir);
+    this.#storage = (this.#opts.openStorage ?? openLmdbStorage)(this.#opts.dataDir);
     try {
       return await this.#recover(started, signal);
     } catch (err) {
@@ -243,14 +249,14 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#closed = true;
       this.#storeClosed = true;
       this.#timers.stop();
-      await this.#root.close();
+      await this.#storage.close();
       throw err;
     }
   }
 
   async #recover(started: number, signal: AbortSignal | undefined): Promise<RecoveryReport> {
-    this.#log = new WriteAheadLog(this.#root, (err) => this.#fatal('log commit failed', err), this.#opts.observer);
-    this.#snapshots = new SnapshotStore<T>(this.#root);
+    this.#log = new WriteAheadLog(this.#storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer);
+    this.#snapshots = new SnapshotStore<T>(this.#storage, this.#workMeter);
     this.#recovering = true;
     const image = this.#snapshots.load();
     const readMs = performance.now() - started;
@@ -299,7 +305,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   async #replayTail(expected: number, signal: AbortSignal | undefined): Promise<number> {
     const progress: RecoveryProgress = { replayed: 0, total: this.#log.countAfter(this.#snapshotSeq) };
     this.#recoveryProgress = progress;
-    const replayStarted = performance.now();
+    const replayStarted = this.#workMeter();
     let lastReport = replayStarted;
     let sliceStarted = replayStarted;
     let observed = 0;
@@ -310,7 +316,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#applyEntry(entry);
       expected++;
       progress.replayed++;
-      const now = performance.now();
+      const now = this.#workMeter();
       if (now - sliceStarted < REPLAY_SLICE_MS) continue;
       this.#opts.observer?.replayed(progress.replayed - observed);
       observed = progress.replayed;
@@ -326,7 +332,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       }
       await new Promise<void>((resume) => setImmediate(resume));
       if (signal?.aborted === true) throw new RecoveryAbortedError(progress.replayed, progress.total);
-      sliceStarted = performance.now();
+      sliceStarted = this.#workMeter();
     }
     this.#opts.observer?.replayed(progress.replayed - observed);
     return progress.replayed;
@@ -645,7 +651,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       if (!this.#failed) throw err;
     });
     if (this.#snapshotting !== undefined) await this.#snapshotting.catch(() => undefined);
-    await this.#root.close();
+    await this.#storage.close();
   }
 
   #applyEntry(entry: Entry<E>): void {
@@ -943,6 +949,12 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     }
     return new EngineClosedError();
   }
+}
+
+/** The LMDB environment of `dataDir` (created if missing), opened by `openStore` with its checks. */
+function openLmdbStorage(dataDir: string): Storage {
+  mkdirSync(dataDir, { recursive: true });
+  return new LmdbStorage(openStore(dataDir));
 }
 
 function exitOnFatal(): void {

@@ -17,11 +17,12 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { ManualClock } from './clock.js';
 import { Engine } from './engine.js';
 import { StoreCorruptError } from './format.js';
-import { decodeGroup, openLogDatabase, type LogEntry } from './log.js';
+import { decodeGroup, logTable, type LogEntry } from './log.js';
+import { LmdbStorage, type Storage, type StorageTable } from './storage.js';
 import { SnapshotStore, type SnapshotImage } from './snapshot.js';
 import { DATA_FILE, inspectStore, STORE_MAP_BYTES, StoreDamagedError } from './store.js';
 import type { DomainEvent, Effect, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
@@ -68,31 +69,13 @@ export function openStoreReadOnly(dataDir: string): RootDatabase {
   return open({ path: dataDir, noSubdir: false, readOnly: true, mapSize: STORE_MAP_BYTES });
 }
 
-/** What the engine's stores read of a database: an empty one answers nothing. */
-const EMPTY_DATABASE = { get: (): undefined => undefined, getKeys: (): never[] => [], getRange: (): never[] => [] };
-
-/**
- * `root` with `openDB` answering a database the store does not have (a store written before
- * it existed) with an empty one. Read-only, lmdb answers undefined for those, where the
- * service's open creates them empty; so the engine's readers see what the service would.
- */
-function missingDatabasesEmpty(root: RootDatabase): RootDatabase {
-  return new Proxy(root, {
-    get(target, prop, receiver) {
-      if (prop !== 'openDB') return Reflect.get(target, prop, receiver) as unknown;
-      return (...args: Parameters<RootDatabase['openDB']>): Database =>
-        (target.openDB(...args) as Database | undefined) ?? (EMPTY_DATABASE as unknown as Database);
-    },
-  });
-}
-
 /** Runs `read` on the store of `dataDir` opened read-only, and closes it again. */
 export async function withStore<R>(dataDir: string, read: (store: StoreReader) => R): Promise<R> {
-  const root = missingDatabasesEmpty(openStoreReadOnly(dataDir));
+  const storage = new LmdbStorage(openStoreReadOnly(dataDir));
   try {
-    return read(new StoreReader(root));
+    return read(new StoreReader(storage));
   } finally {
-    await root.close();
+    await storage.close();
   }
 }
 
@@ -104,20 +87,20 @@ interface LogValue {
 
 /** What one opened store holds: its log values and its snapshot layouts. */
 export class StoreReader {
-  readonly log: Database<Buffer, number>;
-  readonly #root: RootDatabase;
+  readonly log: StorageTable<number>;
+  readonly #storage: Storage;
   #snapshots: SnapshotStore<unknown> | undefined;
   /** The loaded snapshot: undefined until loaded, null when there is none. */
   #image: SnapshotImage<unknown> | null | undefined;
 
-  constructor(root: RootDatabase) {
-    this.#root = root;
-    this.log = openLogDatabase(root);
+  constructor(storage: Storage) {
+    this.#storage = storage;
+    this.log = logTable(storage);
   }
 
   /** The snapshot layouts; opening them reads and verifies the manifest (StoreCorruptError when damaged). */
   get snapshots(): SnapshotStore<unknown> {
-    this.#snapshots ??= new SnapshotStore<unknown>(this.#root);
+    this.#snapshots ??= new SnapshotStore<unknown>(this.#storage);
     return this.#snapshots;
   }
 

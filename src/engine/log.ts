@@ -10,9 +10,9 @@
 // for the disk between messages); replies, and reads, wait for durability instead. If a
 // flush fails, memory is ahead of disk and the process stops: recovery then restores
 // exactly what was acknowledged.
-import type { Database, RootDatabase } from 'lmdb';
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import type { EngineObserver } from './report.js';
+import type { Storage, StorageTable } from './storage.js';
 
 export interface LogEntry<E> {
   seq: number;
@@ -38,14 +38,8 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-/** lmdb's write promise; with `separateFlushed` it carries a second one for the fsync. */
-type Written = Promise<boolean> & { flushed?: Promise<boolean> };
-/** lmdb's put also takes put flags in an options object (here MDB_APPEND); its typings list only versions. */
-type PutWithFlags = (key: number, value: Buffer, flags: { append: true }) => Written;
-
 export class WriteAheadLog<E> {
-  readonly #db: Database<Buffer, number>;
-  readonly #put: PutWithFlags;
+  readonly #db: StorageTable<number>;
   #lastSeq: number;
   #durableSeq: number;
   #waiters: Waiter[] = [];
@@ -58,9 +52,8 @@ export class WriteAheadLog<E> {
   flushes = 0;
   flushedEntries = 0;
 
-  constructor(root: RootDatabase, onFatal: (err: Error) => void, observer?: EngineObserver) {
-    this.#db = openLogDatabase(root);
-    this.#put = this.#db.put.bind(this.#db) as unknown as PutWithFlags;
+  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver) {
+    this.#db = logTable(storage);
     this.#onFatal = onFatal;
     this.#observer = observer;
     let last = 0;
@@ -122,7 +115,7 @@ export class WriteAheadLog<E> {
         const last = part[part.length - 1]!.seq;
         const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
         const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
-        const written = this.#put(first, stored, { append: true });
+        const written = this.#db.put(first, stored, { append: true });
         // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
         // and rejects only the commit promise: the group is durable when both succeeded.
         const flushed = written.flushed ?? written;
@@ -220,9 +213,9 @@ export class WriteAheadLog<E> {
   }
 }
 
-/** The log's database: values keyed by the first sequence of the group they hold. */
-export function openLogDatabase(root: RootDatabase): Database<Buffer, number> {
-  return root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+/** The log's table: values keyed by the first sequence of the group they hold. */
+export function logTable(storage: Storage): StorageTable<number> {
+  return storage.table<number>('log');
 }
 
 /** A stored entry within its group: its sequence is the group's first plus its position. */

@@ -25,8 +25,8 @@
 // [space, id, generation] in `image`) and, before it, whole images in chunks under
 // [generation, section, chunk] in `snapshot`. The first snapshot taken after either is
 // full and removes it. Every value is versioned and checksummed (format.ts).
-import type { Database, Key, RootDatabase } from 'lmdb';
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import type { Key, Storage, StorageTable } from './storage.js';
 import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
 
 /** Key spaces: domain records, pending timers, pending effects, idempotency records by insertion number. */
@@ -103,7 +103,7 @@ function nextTurn(): Promise<void> {
 }
 
 /** A layout's manifest, or undefined when it has none; one `valid` refuses is a damaged store. */
-function readManifest<M>(db: Database<Buffer, Key>, valid: (manifest: M) => boolean): M | undefined {
+function readManifest<M>(db: StorageTable<Key>, valid: (manifest: M) => boolean): M | undefined {
   const bytes = db.get(MANIFEST_KEY);
   if (bytes === undefined) return undefined;
   const manifest = decodeStored(bytes, 'snapshot manifest') as M;
@@ -127,7 +127,7 @@ function checkCounts(where: string, image: Pick<SnapshotImage<unknown>, 'timers'
 }
 
 /** Removes `keys` in batches of `perBatch`, in order, a batch per event-loop turn. */
-async function removeInBatches<K extends Key>(db: Database<Buffer, K>, keys: readonly K[], perBatch: number): Promise<number> {
+async function removeInBatches<K extends Key>(db: StorageTable<K>, keys: readonly K[], perBatch: number): Promise<number> {
   for (let i = 0; i < keys.length; i += perBatch) {
     const slice = keys.slice(i, i + perBatch);
     await db.batch(() => {
@@ -139,7 +139,7 @@ async function removeInBatches<K extends Key>(db: Database<Buffer, K>, keys: rea
 }
 
 /** Removes a whole older layout, its manifest first (without it nothing there counts). */
-function removeLayout<K extends Key>(db: Database<Buffer, K | typeof MANIFEST_KEY>, perBatch: number): Promise<number> {
+function removeLayout<K extends Key>(db: StorageTable<K | typeof MANIFEST_KEY>, perBatch: number): Promise<number> {
   const keys: Array<K | typeof MANIFEST_KEY> = [];
   if (db.get(MANIFEST_KEY) !== undefined) keys.push(MANIFEST_KEY);
   for (const key of db.getKeys()) if (Array.isArray(key)) keys.push(key);
@@ -147,7 +147,7 @@ function removeLayout<K extends Key>(db: Database<Buffer, K | typeof MANIFEST_KE
 }
 
 export class SnapshotStore<T> {
-  readonly #db: Database<Buffer, ChunkKey | typeof MANIFEST_KEY>;
+  readonly #db: StorageTable<ChunkKey | typeof MANIFEST_KEY>;
   readonly #items: ItemSnapshotStore<T>;
   readonly #legacy: LegacySnapshotStore<T>;
   #manifest: Manifest | undefined;
@@ -157,12 +157,19 @@ export class SnapshotStore<T> {
   #stale: ChunkKey[] = [];
   /** No pauses: the engine is closing. */
   #hurried = false;
+  readonly #meter: () => number;
 
-  constructor(root: RootDatabase) {
-    this.#db = root.openDB<Buffer, ChunkKey | typeof MANIFEST_KEY>({ name: 'snapshots', encoding: 'binary' });
-    this.#items = new ItemSnapshotStore<T>(root);
-    this.#legacy = new LegacySnapshotStore<T>(root);
-    this.#manifest = readManifest<Manifest>(this.#db as Database<Buffer, Key>, isGenerationsManifest);
+  /**
+   * `meter` reads the time (ms) the writer's slices and pauses are measured in; a simulation
+   * passes one that stands still, so chunks are cut by CHUNK_ITEMS alone and the writer
+   * yields a turn between them: the same chunks on any machine.
+   */
+  constructor(storage: Storage, meter: () => number = () => performance.now()) {
+    this.#meter = meter;
+    this.#db = storage.table<ChunkKey | typeof MANIFEST_KEY>('snapshots');
+    this.#items = new ItemSnapshotStore<T>(storage);
+    this.#legacy = new LegacySnapshotStore<T>(storage);
+    this.#manifest = readManifest<Manifest>(this.#db as StorageTable<Key>, isGenerationsManifest);
   }
 
   /** The latest complete snapshot's manifest in this layout; undefined when there is none (or only an older layout). */
@@ -248,7 +255,7 @@ export class SnapshotStore<T> {
     ];
     let inFlight: Promise<unknown> | undefined;
     let chunk: Item[] = [];
-    let sliceStart = performance.now();
+    let sliceStart = this.#meter();
     const flush = async (): Promise<void> => {
       const bytes = encodeStored(chunk);
       const key: ChunkKey = [generation, stats.chunks];
@@ -257,13 +264,13 @@ export class SnapshotStore<T> {
       stats.bytes += bytes.length;
       chunk = [];
       // The writer's own work on the event loop; waiting for the previous commit is not.
-      const workMs = performance.now() - sliceStart;
+      const workMs = this.#meter() - sliceStart;
       if (inFlight !== undefined) await inFlight;
       inFlight = this.#db.put(key, bytes);
       // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
       inFlight.catch(() => undefined);
       await this.#pause(workMs);
-      sliceStart = performance.now();
+      sliceStart = this.#meter();
     };
     for (const [space, items] of sections) {
       const columns = 'ids' in items ? items : undefined;
@@ -272,7 +279,7 @@ export class SnapshotStore<T> {
       for (let i = 0; i < length; i++) {
         const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
         chunk.push([space, id, item ?? null]);
-        if (chunk.length >= CHUNK_ITEMS || performance.now() - sliceStart >= SLICE_MS) await flush();
+        if (chunk.length >= CHUNK_ITEMS || this.#meter() - sliceStart >= SLICE_MS) await flush();
       }
     }
     if (chunk.length > 0) await flush();
@@ -411,14 +418,14 @@ interface ItemManifest {
 }
 
 class ItemSnapshotStore<T> {
-  readonly #db: Database<Buffer, ImageKey>;
+  readonly #db: StorageTable<ImageKey>;
 
-  constructor(root: RootDatabase) {
-    this.#db = root.openDB<Buffer, ImageKey>({ name: 'image', encoding: 'binary' });
+  constructor(storage: Storage) {
+    this.#db = storage.table<ImageKey>('image');
   }
 
   #manifest(): ItemManifest | undefined {
-    return readManifest<ItemManifest>(this.#db as Database<Buffer, Key>, isGenerationsManifest);
+    return readManifest<ItemManifest>(this.#db as StorageTable<Key>, isGenerationsManifest);
   }
 
   load(): Omit<SnapshotImage<T>, 'legacy'> | undefined {
@@ -488,14 +495,14 @@ interface LegacyManifest {
 }
 
 class LegacySnapshotStore<T> {
-  readonly #db: Database<Buffer, LegacyKey>;
+  readonly #db: StorageTable<LegacyKey>;
 
-  constructor(root: RootDatabase) {
-    this.#db = root.openDB<Buffer, LegacyKey>({ name: 'snapshot', encoding: 'binary' });
+  constructor(storage: Storage) {
+    this.#db = storage.table<LegacyKey>('snapshot');
   }
 
   #manifest(): LegacyManifest | undefined {
-    return readManifest<LegacyManifest>(this.#db as Database<Buffer, Key>, (m) => typeof m.generation === 'number' && typeof m.seq === 'number' && m.sections !== undefined);
+    return readManifest<LegacyManifest>(this.#db as StorageTable<Key>, (m) => typeof m.generation === 'number' && typeof m.seq === 'number' && m.sections !== undefined);
   }
 
 

@@ -29,7 +29,7 @@ const engine = new Engine<CounterEvent, CounterTimer>({
   snapshotEveryEntries: 1_000_000,
   snapshotEveryMs: 3_600_000,
   report: (line) => process.stderr.write(`${line}\n`),
-  openStore: openFailingStore,
+  openStorage: openFailingStore,
 });
 await engine.open();
 const bump = (n: number): Promise<void> =>

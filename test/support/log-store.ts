@@ -1,27 +1,36 @@
-// Fault injection at the store: the real LMDB store, with every put to the write-ahead
-// log passed through a wrapper that may change what the engine sees of its commit.
-import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
+// Fault injection at the store: the real LMDB store, with the writes to one of its tables
+// passed through a wrapper that may change what the engine sees of them.
 import { openStore } from '../../src/engine/store.js';
+import { LmdbStorage, type Key, type Storage, type StorageTable, type Written } from '../../src/engine/storage.js';
 
-/** lmdb's write promise; with `separateFlushed` it carries a second one for the fsync. */
-export type Written = Promise<boolean> & { flushed?: Promise<boolean> };
+export type { Written };
 
-/** An `openStore` whose log database hands each put's `Written` to `wrap` first. */
-export function storeWithLogPuts(wrap: (written: Written) => Written): (dir: string) => RootDatabase {
-  return (dir) =>
-    new Proxy(openStore(dir), {
-      get(root, prop, receiver) {
-        if (prop !== 'openDB') return Reflect.get(root, prop, receiver) as unknown;
-        return (options: DatabaseOptions & { name: string }): Database => {
-          const db = root.openDB(options);
-          if (options.name !== 'log') return db;
-          return new Proxy(db, {
-            get(target, dbProp, dbReceiver) {
-              if (dbProp !== 'put') return Reflect.get(target, dbProp, dbReceiver) as unknown;
-              return (...args: Parameters<Database['put']>): Written => wrap(target.put(...args) as Written);
-            },
-          });
+/** The LMDB store of a directory, with table `name`'s puts made by `put` (given the table's own). */
+export function storeWithPuts(name: string, put: <K extends Key>(table: StorageTable<K>, key: K, value: Buffer, options?: { append: true }) => Written): (dir: string) => Storage {
+  return (dir) => {
+    const storage = new LmdbStorage(openStore(dir));
+    return {
+      table: <K extends Key>(tableName: string): StorageTable<K> => {
+        const table = storage.table<K>(tableName);
+        if (tableName !== name) return table;
+        return {
+          get: (key) => table.get(key),
+          getRange: (range) => table.getRange(range),
+          getKeys: (range) => table.getKeys(range),
+          put: (key, value, options) => put(table, key, value, options),
+          batch: (action) => table.batch(action),
+          remove: (key) => table.remove(key),
+          get flushed() {
+            return table.flushed;
+          },
         };
       },
-    });
+      close: () => storage.close(),
+    };
+  };
+}
+
+/** An `openStorage` whose log table hands each put's `Written` to `wrap` first. */
+export function storeWithLogPuts(wrap: (written: Written) => Written): (dir: string) => Storage {
+  return storeWithPuts('log', (table, key, value, options) => wrap(options === undefined ? table.put(key, value) : table.put(key, value, options)));
 }

@@ -1,0 +1,103 @@
+// What the write-ahead log and the snapshot store need of a store: named tables of binary
+// values under ordered keys, written by transactions that commit in the order they are
+// made. The service runs on LMDB (`lmdbStorage`, over `openStore` of store.ts); a
+// deterministic simulation runs the same log and snapshot code on simulated storage
+// (src/sim/storage.ts) that loses what was not durable when it "crashes".
+import type { Database, Key, RootDatabase } from 'lmdb';
+
+export type { Key };
+
+/** A key range as lmdb reads it: `start` inclusive, `end` exclusive; reversed, from `start` down to `end`. */
+export interface KeyRange<K extends Key> {
+  start?: K;
+  end?: K;
+  reverse?: boolean;
+  limit?: number;
+}
+
+/** A write's commit; with `flushed`, a second promise for its fsync (durable when both succeed). */
+export type Written = Promise<boolean> & { flushed?: Promise<boolean> };
+
+export interface StorageTable<K extends Key> {
+  get(key: K): Buffer | undefined;
+  getRange(range?: KeyRange<K>): Iterable<{ key: K; value: Buffer }>;
+  getKeys(range?: KeyRange<K>): Iterable<K>;
+  /** One transaction; `append` promises a key above every key in the table (lmdb's MDB_APPEND). */
+  put(key: K, value: Buffer, options?: { append: true }): Written;
+  /** Removes every key `remove` is called with inside `action`, in one transaction. */
+  batch(action: () => void): Promise<boolean>;
+  remove(key: K): void;
+  /** Resolves once every transaction made so far is durable. */
+  readonly flushed: Promise<boolean>;
+}
+
+export interface Storage {
+  table<K extends Key>(name: string): StorageTable<K>;
+  /** Waits for what was written, then closes. */
+  close(): Promise<void>;
+}
+
+/** lmdb's put also takes put flags in an options object (here MDB_APPEND); its typings list only versions. */
+type PutWithFlags<K> = (key: K, value: Buffer, flags?: { append: true }) => Written;
+
+class LmdbTable<K extends Key> implements StorageTable<K> {
+  readonly #db: Database<Buffer, K>;
+
+  constructor(db: Database<Buffer, K>) {
+    this.#db = db;
+  }
+
+  get(key: K): Buffer | undefined {
+    return this.#db.get(key);
+  }
+
+  getRange(range?: KeyRange<K>): Iterable<{ key: K; value: Buffer }> {
+    return this.#db.getRange(range);
+  }
+
+  getKeys(range?: KeyRange<K>): Iterable<K> {
+    return this.#db.getKeys(range);
+  }
+
+  put(key: K, value: Buffer, options?: { append: true }): Written {
+    const put = this.#db.put.bind(this.#db) as unknown as PutWithFlags<K>;
+    return options === undefined ? put(key, value) : put(key, value, options);
+  }
+
+  batch(action: () => void): Promise<boolean> {
+    return this.#db.batch(action);
+  }
+
+  remove(key: K): void {
+    // Inside `batch`: part of its transaction, which the batch's promise reports on.
+    void this.#db.remove(key);
+  }
+
+  get flushed(): Promise<boolean> {
+    return this.#db.flushed;
+  }
+}
+
+/** A table a read-only store does not have: nothing in it, and nothing can be written. */
+function missingTable<K extends Key>(name: string): StorageTable<K> {
+  const readOnly = (): never => {
+    throw new Error(`the store has no ${name} table and is open read-only`);
+  };
+  return { get: () => undefined, getRange: () => [], getKeys: () => [], put: readOnly, batch: readOnly, remove: readOnly, flushed: Promise.resolve(true) };
+}
+
+/** LMDB as the engine's storage: each table a named database of binary values. */
+export class LmdbStorage implements Storage {
+  constructor(readonly root: RootDatabase) {}
+
+  table<K extends Key>(name: string): StorageTable<K> {
+    // Read-only, lmdb answers undefined for a database the store does not have (one written
+    // before it existed), where a writable open creates it empty: it reads as empty either way.
+    const db = this.root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
+    return db === undefined ? missingTable(name) : new LmdbTable(db);
+  }
+
+  close(): Promise<void> {
+    return this.root.close();
+  }
+}
