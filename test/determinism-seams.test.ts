@@ -1,6 +1,7 @@
-// Issue 19's ground rule: nothing in actors/ or the engine reads the real clock or draws
-// randomness directly. Time comes from the injected Clock, randomness from an Entropy
-// (src/engine/entropy.ts), so a simulation can drive both from one seed. The calls are
+// Issue 19's ground rule: nothing in actors/, the engine, the crypto, the wallet or webhook
+// delivery reads the real clock or draws randomness directly. Time comes from the injected
+// Clock, randomness from the process's Entropy (src/engine/entropy.ts), so a simulation can
+// drive both from one seed. The calls are
 // found with the TypeScript compiler's parser (comments and strings do not count); the
 // few allowed ones are listed with why. And one seed gives the same ids, twice.
 import { after, describe, it } from 'node:test';
@@ -10,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { newId, useIdEntropy } from '../src/engine/ids.js';
-import { seededEntropy, systemEntropy } from '../src/engine/entropy.js';
+import { newId } from '../src/engine/ids.js';
+import { seededEntropy, systemEntropy, useEntropy } from '../src/engine/entropy.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -24,7 +25,9 @@ const ALLOWED: Readonly<Record<string, { calls: readonly string[]; why: string }
   'src/engine/entropy.ts': { calls: ['randomFillSync'], why: "systemEntropy is the system's source; everything else is handed an Entropy" },
   'src/engine/engine.ts': { calls: ['performance.now'], why: 'durations for reports and metrics, and pacing of recovery: never in a decision or an event' },
   'src/engine/log.ts': { calls: ['performance.now'], why: 'commit latency for metrics: never in an entry' },
-  'src/engine/snapshot.ts': { calls: ['performance.now'], why: "pacing a snapshot's writes: never in what it writes" },
+  'src/engine/snapshot.ts': { calls: ['performance.now'], why: "pacing a snapshot's writes (the default meter): never in what it writes" },
+  'src/crypto/pool.ts': { calls: ['performance.now'], why: "a closing pool's bounded wait for its workers to load: never in a result" },
+  'src/webhooks/egress.ts': { calls: ['performance.now'], why: "the real network's answer time; a simulation sends through its own egress" },
 };
 
 function sourcesUnder(dir: string): string[] {
@@ -66,10 +69,10 @@ function violations(dirs: readonly string[]): string[] {
 }
 
 describe('determinism seams', () => {
-  after(() => useIdEntropy(systemEntropy));
+  after(() => useEntropy(systemEntropy));
 
-  it('actors/ and src/engine/ read no real clock and draw no randomness but through Clock and Entropy', () => {
-    assert.deepEqual(violations(['actors', 'src/engine']), []);
+  it('actors/, the engine, the crypto, the wallet and webhooks read no real clock and draw no randomness but through Clock and Entropy', () => {
+    assert.deepEqual(violations(['actors', 'src/engine', 'src/crypto', 'src/wallet', 'src/webhooks']), []);
   });
 
   it('finds a clock read, a random draw and a new Date() planted in a file, and not the same words in comments or strings', () => {
@@ -95,7 +98,7 @@ describe('determinism seams', () => {
 
   it('the same seed gives the same ids; another seed other ids', () => {
     const ids = (seed: number): string[] => {
-      useIdEntropy(seededEntropy(seed));
+      useEntropy(seededEntropy(seed));
       return [newId('Customer', 1_700_000_000_000), newId('Customer', 1_700_000_000_000), newId('Transaction', 1_700_000_000_001)];
     };
     const first = ids(7);

@@ -3,7 +3,8 @@
 // data directory that is created on first start. Secrets are sealed with AES-256-GCM;
 // the additional data binds a ciphertext to the record it belongs to, so a sealed
 // value copied onto another record does not open.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { drawBytes } from '../engine/entropy.js';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -28,7 +29,7 @@ export class MasterKey {
 
   /** Sealed layout: version (1) | nonce (12) | ciphertext | tag (16). */
   seal(plaintext: Uint8Array, aad: string): Uint8Array {
-    const nonce = randomBytes(NONCE_BYTES);
+    const nonce = drawBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.#key, nonce);
     cipher.setAAD(Buffer.from(aad, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
@@ -80,7 +81,7 @@ export function readMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
 export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey {
   const path = join(dataDir, MASTER_KEY_FILE);
   if (masterKeySource(dataDir, env) === path) {
-    if (!existsSync(path)) writeFileSync(path, randomBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    if (!existsSync(path)) writeFileSync(path, drawBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
     if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   }
   const key = readMasterKey(dataDir, env);

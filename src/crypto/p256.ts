@@ -11,7 +11,8 @@
 // WebCrypto and @turnkey/api-key-stamper's Node runtime emit high-S about half the
 // time, and Turnkey's own verifier accepts them). Signatures this library produces are
 // always normalised to low-S, so they also pass verifiers that insist on low-S.
-import { createECDH, createHash, createPrivateKey, createPublicKey, randomBytes, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { createECDH, createHash, createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { drawBytes } from '../engine/entropy.js';
 import { p256 } from '@noble/curves/nist.js';
 import { bigIntToBytes, bytesToBigInt, concatBytes, fromHex, toHex } from './bytes.js';
 import { InvalidPublicKeyError } from './errors.js';
@@ -53,10 +54,10 @@ function assertPrivateKey(privateKey: Uint8Array): void {
   if (!isValidPrivateKey(privateKey)) throw new RangeError('P-256 private key must be 32 bytes encoding a scalar in [1, n-1]');
 }
 
-/** A fresh random key pair from the OS CSPRNG (rejection sampling, no modular bias). */
+/** A fresh random key pair from the process's Entropy, the OS CSPRNG (rejection sampling, no modular bias). */
 export function generateP256KeyPair(): P256KeyPair {
   for (;;) {
-    const candidate = new Uint8Array(randomBytes(PRIVATE_KEY_BYTES));
+    const candidate = new Uint8Array(drawBytes(PRIVATE_KEY_BYTES));
     if (isValidPrivateKey(candidate)) return keyPairFromPrivateKey(candidate);
   }
 }

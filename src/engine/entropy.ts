@@ -1,6 +1,7 @@
 // Where randomness comes from. The service draws from the system's CSPRNG; a deterministic
-// simulation swaps in a seeded source, so one seed gives the same ids (and the same run)
-// on any machine. Nothing in actors/ or the engine draws randomness any other way
+// simulation swaps in a seeded source (`useEntropy`), so one seed gives the same ids, keys,
+// nonces, tokens and codes (and the same run) on any machine. Nothing in actors/, the
+// engine, the crypto or the wallet draws randomness any other way
 // (test/determinism-seams.test.ts keeps it so).
 import { randomFillSync } from 'node:crypto';
 
@@ -50,4 +51,36 @@ export function seededEntropy(seed: number): Entropy {
       }
     },
   };
+}
+
+let current: Entropy = systemEntropy;
+
+/** The process's source from now on (ids restart their sequence on it: ids.ts). */
+export function useEntropy(source: Entropy): void {
+  current = source;
+}
+
+export function currentEntropy(): Entropy {
+  return current;
+}
+
+/** `n` bytes from the process's source. */
+export function drawBytes(n: number): Buffer {
+  const bytes = Buffer.alloc(n);
+  current.fill(bytes);
+  return bytes;
+}
+
+const WORD = 2 ** 32;
+
+/** An integer in [0, below), uniform: 32-bit draws past the last whole multiple of `below` are drawn again. */
+export function drawInt(below: number): number {
+  if (!Number.isInteger(below) || below < 1 || below > WORD) throw new RangeError(`drawInt needs an integer bound from 1 to 2^32, got ${below}`);
+  const limit = WORD - (WORD % below);
+  const word = new Uint8Array(4);
+  for (;;) {
+    current.fill(word);
+    const drawn = (word[0]! | (word[1]! << 8) | (word[2]! << 16) | (word[3]! << 24)) >>> 0;
+    if (drawn < limit) return drawn % below;
+  }
 }

@@ -2,17 +2,33 @@
 // Within one millisecond a 12-bit counter in rand_a keeps them strictly increasing
 // (RFC 9562, section 6.2, method 1); random bytes come from a refilled pool because
 // one randomBytes call per id would dominate id generation. The pool is filled from the
-// system's CSPRNG, or from a seeded source in a simulation (`useIdEntropy`).
-import { systemEntropy, type Entropy } from './entropy.js';
+// process's Entropy (entropy.ts): the system's CSPRNG, or a simulation's seeded source.
+import { currentEntropy, type Entropy } from './entropy.js';
 
 const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);
 let poolOffset = POOL_BYTES;
-let entropy: Entropy = systemEntropy;
+/** The source the pool and the sequence come from; another one (`useEntropy`) restarts both. */
+let poolSource: Entropy | undefined;
+let lastMs = -1;
+let counter = 0;
+
+/**
+ * The sequence starts afresh on a new source (no pooled bytes, no last millisecond): after
+ * `useEntropy(seededEntropy(n))` the ids made at the same times are the same on every run.
+ */
+function followSource(): void {
+  const source = currentEntropy();
+  if (source === poolSource) return;
+  poolSource = source;
+  poolOffset = POOL_BYTES;
+  lastMs = -1;
+  counter = 0;
+}
 
 function randomChunk(n: number): Buffer {
   if (poolOffset + n > POOL_BYTES) {
-    entropy.fill(pool);
+    poolSource!.fill(pool);
     poolOffset = 0;
   }
   const chunk = pool.subarray(poolOffset, poolOffset + n);
@@ -20,24 +36,11 @@ function randomChunk(n: number): Buffer {
   return chunk;
 }
 
-let lastMs = -1;
-let counter = 0;
-
-/**
- * Draws id randomness from `source` from now on, the sequence started afresh (no pooled
- * bytes, no last millisecond): after `useIdEntropy(seededEntropy(n))` the ids made at the
- * same times are the same on every run.
- */
-export function useIdEntropy(source: Entropy): void {
-  entropy = source;
-  poolOffset = POOL_BYTES;
-  lastMs = -1;
-  counter = 0;
-}
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
-/** A UUIDv7 whose timestamp is `ms`; never smaller than the previous one from this process. */
+/** A UUIDv7 whose timestamp is `ms`; never smaller than the previous one from this process (on one Entropy). */
 export function uuidv7(ms: number): string {
+  followSource();
   if (ms > lastMs) {
     lastMs = ms;
     counter = randomChunk(1)[0]! & 0x7f;

@@ -1,7 +1,8 @@
 // HTTP Basic authentication against platform API tokens: `<token id>:<client secret>`.
 // Only the SHA-256 of a secret is stored (secrets are 256-bit random, so a fast hash is
 // enough), and hashes are compared in constant time.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { drawBytes } from '../engine/entropy.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { World } from '../../actors/world.js';
 import { unauthorized } from '../../actors/errors.js';
@@ -17,8 +18,8 @@ export interface IssuedToken {
 }
 
 export function issueToken(environment: string): IssuedToken {
-  const tokenId = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${randomBytes(12).toString('hex')}`;
-  const clientSecret = `sk_${randomBytes(32).toString('base64url')}`;
+  const tokenId = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${drawBytes(12).toString('hex')}`;
+  const clientSecret = `sk_${drawBytes(32).toString('base64url')}`;
   return { tokenId, clientSecret, secretHash: hashSecret(clientSecret) };
 }
 

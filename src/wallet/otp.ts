@@ -6,7 +6,8 @@
 // SHA-256: a code has at most 10^12 (usually 10^6) values, so an unkeyed hash in the log or a
 // snapshot would give the code back to anyone who reads them in well under a second.
 // Keyed, the stored value says nothing without the master key.
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { drawInt } from '../engine/entropy.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { OTP_LENGTH } from '../../actors/platform.js';
 
@@ -34,13 +35,13 @@ export interface NewOtp {
   readonly codeHash: string;
 }
 
-/** `length` decimal digits, each drawn uniformly (randomInt rejects biased draws). */
+/** `length` decimal digits, each drawn uniformly from the process's Entropy (drawInt rejects biased draws). */
 export function newOtp(length: number, hasher: OtpHasher): NewOtp {
   if (!Number.isInteger(length) || length < OTP_LENGTH.min || length > OTP_LENGTH.max) {
     throw new RangeError(`OTP length must be ${OTP_LENGTH.min} to ${OTP_LENGTH.max}, got ${length}`);
   }
   let code = '';
-  for (let i = 0; i < length; i++) code += String(randomInt(0, 10));
+  for (let i = 0; i < length; i++) code += String(drawInt(10));
   return { code, codeHash: hasher.hash(code) };
 }
 

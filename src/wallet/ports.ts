@@ -2,7 +2,8 @@
 // the production verifiers through WalletPorts; this is their implementation over the
 // services. A verifier's refusal (WalletAuthError) becomes the API's 401 here, with the
 // client-facing reason only: its detail, which names the failed check, stays out of the answer.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { drawBytes } from '../engine/entropy.js';
 import { unauthorized } from '../../actors/errors.js';
 import type { EmbeddedWalletConfig, OidcIssuerConfig, WebauthnConfig } from '../../actors/platform.js';
 import type { OtpTarget, PasskeyKey } from '../../actors/wallet.js';
@@ -54,7 +55,7 @@ export class ServiceWalletPorts implements WalletPorts {
   }
 
   randomHex(bytes: number): string {
-    return randomBytes(bytes).toString('hex');
+    return drawBytes(bytes).toString('hex');
   }
 
   sha256Base64url(text: string): string {
