@@ -437,8 +437,9 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       if (tx.sentAmount !== tx.principal + tx.feesIncluded) problems.push(`${tx.id} sent ${tx.sentAmount} but principal + fees is ${tx.principal + tx.feesIncluded}`);
       if (!lookup.has(tx.accountId)) problems.push(`${tx.id} belongs to unknown account ${tx.accountId}`);
       // A pending outcome exists exactly while a payout is in flight, or settled and due to come back.
-      // A transfer the bank holds waits as PENDING (CONTRACT.md's 005 row for transfers).
-      const waiting = tx.status === 'PROCESSING' || tx.status === 'PENDING';
+      // A transfer the bank holds waits as PENDING (CONTRACT.md's 005 row for transfers). An
+      // incoming UMA payment waits PENDING for the platform's decision, with no outcome of its own.
+      const waiting = (tx.status === 'PROCESSING' || tx.status === 'PENDING') && awaitingApproval(tx) === 0;
       const expected = tx.pending === undefined ? !waiting : tx.pending.outcome === 'RETURN_REFUND' ? tx.status === 'COMPLETED' : waiting;
       if (!expected) problems.push(`${tx.id} is ${tx.status} with pending outcome ${tx.pending?.outcome ?? 'none'}`);
     }

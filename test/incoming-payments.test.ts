@@ -181,3 +181,37 @@ describe('incoming UMA payments', () => {
     assertError(await svc.request('POST', `/transactions/${quote.body.transactionId}/approve`, { auth: 'production' }), 404, 'NOT_FOUND');
   });
 });
+
+describe('an incoming payment awaiting approval across a restart', () => {
+  it('recovers PENDING with its approval window, and the platform approves it after', async () => {
+    // Found by the simulation (seed 1): recovery's invariant check took a payment waiting
+    // for the platform's decision for a payout that had lost its outcome, and refused to start.
+    const clock = new ManualClock();
+    const receiver = await startReceiver(() => 202);
+    after(() => receiver.close());
+    const first = await startTestService({ clock, webhookTimeoutMs: TIMEOUT_MS });
+    const { dataDir } = first;
+    assertStatus(await first.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+    const customer = await createCustomer(first);
+    const usd = await accountIn(first, customer.id, 'USD');
+    const res = await first.request('POST', '/sandbox/uma/receive', {
+      body: { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: 777, customerId: customer.id },
+    });
+    assertStatus(res, 201);
+    await answered(() => receiver.received.length > 0);
+    await quiesce(first.service.services.engine);
+    await first.stop({ keepData: true });
+
+    const second = await startTestService({ clock, dataDir, webhookTimeoutMs: TIMEOUT_MS });
+    try {
+      assert.equal((await getJson(second, `/transactions/${res.body.id}`)).status, 'PENDING');
+      const approved = await second.request('POST', `/transactions/${res.body.id}/approve`);
+      assertStatus(approved, 200);
+      assert.equal(approved.body.status, 'COMPLETED');
+      assert.equal(await balanceOf(second, usd.id), 777);
+      assertLedgerHolds(second);
+    } finally {
+      await second.stop();
+    }
+  });
+});
