@@ -38,7 +38,13 @@ interface Agents {
   lookup: LookupFunction;
 }
 
-export class WebhookEgress {
+/** Where a webhook goes out: the network (WebhookEgress), or a simulation's platform endpoint. */
+export interface Egress {
+  /** POSTs the request; never throws (no answer is statusCode 0). */
+  post(request: EgressRequest): Promise<EgressOutcome>;
+}
+
+export class WebhookEgress implements Egress {
   readonly #policy: TargetPolicy;
   /**
    * Kept-alive connections per environment kind: a pooled socket is reused without a new

@@ -1,0 +1,106 @@
+// What the simulation expects of the service's money, from acknowledged replies alone: every
+// internal account it knows, what was funded into it, and every transaction an answer
+// named, with what it moves out of and into which account. A transaction's effect follows
+// the status the service reports for it (a refund gives back, a completed credit arrives);
+// the balance the service reports must be exactly what those effects add up to.
+
+/** How a transaction moves money, by what asked for it. */
+export type MoveKind = 'payout' | 'internal' | 'transfer-out' | 'transfer-in' | 'incoming';
+
+export interface ModelTransaction {
+  id: string;
+  kind: MoveKind;
+  /** The internal account debited, and by how much (0: none). */
+  source: string | undefined;
+  debit: number;
+  /** The internal account credited once COMPLETED, and by how much. */
+  destination: string | undefined;
+  credit: number;
+  /** Failed at execute (a payout refused at once): nothing moved. */
+  failedAtExecute: boolean;
+  /** The last status read or answered. */
+  status: string;
+}
+
+export interface ModelAccount {
+  id: string;
+  customerId: string;
+  currency: string;
+  /** Sandbox funding acknowledged into it. */
+  funded: number;
+}
+
+/** Statuses in the order a transaction may pass them; a status never goes back. */
+const STATUS_RANK: Readonly<Record<string, number>> = {
+  CREATED: 0,
+  PENDING: 1,
+  PROCESSING: 2,
+  COMPLETED: 3,
+  FAILED: 4,
+  REJECTED: 4,
+  EXPIRED: 4,
+  REFUNDED: 5,
+};
+
+export class MoneyModel {
+  readonly accounts = new Map<string, ModelAccount>();
+  readonly transactions = new Map<string, ModelTransaction>();
+
+  addAccount(account: Omit<ModelAccount, 'funded'>): void {
+    if (!this.accounts.has(account.id)) this.accounts.set(account.id, { ...account, funded: 0 });
+  }
+
+  funded(accountId: string, amount: number): void {
+    const account = this.accounts.get(accountId);
+    if (account !== undefined) account.funded += amount;
+  }
+
+  /**
+   * A transaction an answer named; a second answer naming it (a retry with the same key, whose
+   * answer is the first one again, status included) must name the same money. Returns a violation.
+   */
+  recordTransaction(tx: ModelTransaction): string | undefined {
+    const known = this.transactions.get(tx.id);
+    if (known === undefined) {
+      this.transactions.set(tx.id, tx);
+      return undefined;
+    }
+    if (known.kind !== tx.kind || known.debit !== tx.debit || known.credit !== tx.credit || known.source !== tx.source || known.destination !== tx.destination) {
+      return `transaction ${tx.id} was answered twice with different money: ${describe(known)} then ${describe(tx)}`;
+    }
+    return undefined;
+  }
+
+  /** The service reports `status` for a known transaction; a status that goes back is a violation. */
+  observe(id: string, status: string): string | undefined {
+    const tx = this.transactions.get(id);
+    if (tx === undefined) return undefined;
+    const from = STATUS_RANK[tx.status];
+    const to = STATUS_RANK[status];
+    if (to === undefined) return `transaction ${id} has unknown status ${status}`;
+    if (from !== undefined && (to < from || (to === from && status !== tx.status))) return `transaction ${id} went from ${tx.status} back to ${status}`;
+    tx.status = status;
+    return undefined;
+  }
+
+  /** The balance the account must have, given the statuses last observed. */
+  expectedBalance(accountId: string): number {
+    let balance = this.accounts.get(accountId)?.funded ?? 0;
+    for (const tx of this.transactions.values()) {
+      if (tx.source === accountId && !released(tx)) balance -= tx.debit;
+      if (tx.destination === accountId && tx.status === 'COMPLETED') balance += tx.credit;
+    }
+    return balance;
+  }
+}
+
+/** Whether a transaction's debit went back to its source (or never left it). */
+function released(tx: ModelTransaction): boolean {
+  if (tx.failedAtExecute || tx.status === 'REFUNDED') return true;
+  // A transfer-out that fails or is rejected refunds in the same step (CONTRACT.md, Money).
+  return tx.kind === 'transfer-out' && (tx.status === 'FAILED' || tx.status === 'REJECTED');
+}
+
+function describe(tx: ModelTransaction): string {
+  return `${tx.kind} ${tx.source ?? '-'} -${tx.debit} ${tx.destination ?? '-'} +${tx.credit}`;
+}

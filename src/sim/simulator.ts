@@ -1,0 +1,445 @@
+// The deterministic simulation: the whole service in this process, under a manual clock,
+// simulated storage and one seed. Each step draws a few operations, hands them to the
+// request path as data, and drives the service until they are answered: the event loop
+// turns, the disk syncs some or all of what is pending, the clock moves. Faults come from
+// the same seed: a crash at a random point of a step (what was not durable is lost, a
+// prefix of it may survive), a bit flipped in a stored value, the platform's endpoint down.
+// After every recovery and at the end the recovered state is checked against the model of
+// acknowledged money (src/sim/model.ts) and the ledger invariant.
+//
+// Only microtasks and setImmediate run: no socket, file, thread or real timer, so the order
+// of everything is the seed's, and a run's digest is the same on any machine.
+import { createHash, type Hash } from 'node:crypto';
+import { ManualClock } from '../engine/clock.js';
+import { seededEntropy, systemEntropy, useEntropy } from '../engine/entropy.js';
+import { StoreCorruptError } from '../engine/format.js';
+import { isValidPrivateKey } from '../crypto/p256.js';
+import { createPlatform, type PlatformCredentials } from '../platforms.js';
+import { DomainError } from '../../actors/errors.js';
+import { errorBody, statusOf } from '../http/errors.js';
+import { API_VERSION, type Incoming } from '../http/requests.js';
+import { SimulatedDisk } from './storage.js';
+import { SimulatedEndpoint } from './endpoint.js';
+import { simulatedService, type SimulatedService } from './service.js';
+import { MoneyModel } from './model.js';
+import { Rng } from './random.js';
+import { Json, Workload, type Operation, type SimRequest } from './workload.js';
+
+export interface SimulationOptions {
+  seed: number;
+  ops: number;
+  /** Chance per step of a crash somewhere in it. */
+  crashRate: number;
+  /** Chance per step of another fault: an endpoint outage, or a flipped bit met at the next recovery. */
+  faultRate: number;
+}
+
+export interface Violation {
+  step: number;
+  message: string;
+}
+
+export interface SimulationResult {
+  seed: number;
+  ops: number;
+  crashes: number;
+  faults: number;
+  digest: string;
+  violation?: Violation;
+  stats: { entries: number; transactions: number; snapshots: number; simulatedMs: number; lost: number; flipsCaught: number };
+}
+
+/** Turns of the event loop a request may take before the simulation calls it hung. */
+const MAX_TURNS = 20_000;
+/** Entries between snapshots: small, so crashes meet snapshots in every state. */
+const SNAPSHOT_EVERY_ENTRIES = 300;
+const SNAPSHOT_EVERY_MS = 60_000;
+/** Steps between checks of the whole model against the service. */
+const CHECK_EVERY_STEPS = 500;
+const START = Date.UTC(2026, 0, 1);
+
+class SimulationFailed extends Error {
+  constructor(readonly violation: Violation) {
+    super(violation.message);
+  }
+}
+
+interface InFlight {
+  op: Operation;
+  life: SimulatedService;
+  answer: { status: number; text: string } | undefined;
+}
+
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  const simulation = new Simulation(options);
+  try {
+    return await simulation.run();
+  } finally {
+    useEntropy(systemEntropy);
+  }
+}
+
+class Simulation {
+  readonly #options: SimulationOptions;
+  readonly #rng: Rng;
+  readonly #disk = new SimulatedDisk();
+  readonly #model = new MoneyModel();
+  readonly #workload: Workload;
+  readonly #endpoint: SimulatedEndpoint;
+  readonly #digest: Hash = createHash('sha256');
+  readonly #masterKey: Uint8Array;
+  readonly #signerKey: Uint8Array;
+  #clock = new ManualClock(START);
+  #life!: SimulatedService;
+  #credentials!: PlatformCredentials;
+  #step = 0;
+  #crashes = 0;
+  #faults = 0;
+  #flipsCaught = 0;
+  #snapshots = 0;
+  #requests = 0;
+  /** A crash is due at this turn of the current step's drive (undefined: none this step). */
+  #crashAtTurn: number | undefined;
+  /** Set by the engine's onFatal: memory got ahead of the log. */
+  #fatal: string | undefined;
+
+  constructor(options: SimulationOptions) {
+    this.#options = options;
+    this.#rng = new Rng(options.seed);
+    // The service's own draws (ids, keys, nonces) from a stream of their own.
+    useEntropy(seededEntropy((options.seed ^ 0x5eed5eed) >>> 0));
+    this.#workload = new Workload(this.#rng, this.#model);
+    this.#endpoint = new SimulatedEndpoint(this.#rng, () => this.#clock.now(), (id) => this.#workload.awaitApproval(id));
+    this.#masterKey = this.#bytes(32, () => true);
+    this.#signerKey = this.#bytes(32, isValidPrivateKey);
+  }
+
+  #bytes(n: number, valid: (bytes: Uint8Array) => boolean): Uint8Array {
+    for (;;) {
+      const bytes = new Uint8Array(n);
+      for (let i = 0; i < n; i += 4) {
+        const word = this.#rng.word();
+        for (let j = 0; j < 4 && i + j < n; j++) bytes[i + j] = (word >>> (8 * j)) & 0xff;
+      }
+      if (valid(bytes)) return bytes;
+    }
+  }
+
+  async run(): Promise<SimulationResult> {
+    let violation: Violation | undefined;
+    try {
+      await this.#boot();
+      this.#credentials = await this.#drive(createPlatform(this.#life.services), 'creating the platform');
+      for (this.#step = 1; this.#step <= this.#options.ops; ) await this.#runStep();
+      await this.#quiesce();
+      await this.#check('at the end');
+      this.#digestState();
+    } catch (err) {
+      if (!(err instanceof SimulationFailed)) throw err;
+      violation = err.violation;
+    }
+    return {
+      seed: this.#options.seed,
+      ops: Math.min(this.#step, this.#options.ops),
+      crashes: this.#crashes,
+      faults: this.#faults,
+      digest: this.#digest.digest('hex'),
+      ...(violation !== undefined ? { violation } : {}),
+      stats: {
+        entries: this.#life?.services.engine.lastSeq ?? 0,
+        transactions: this.#model.transactions.size,
+        snapshots: this.#snapshots,
+        simulatedMs: this.#clock.now() - START,
+        lost: this.#disk.stats.lost,
+        flipsCaught: this.#flipsCaught,
+      },
+    };
+  }
+
+  #fail(message: string): never {
+    throw new SimulationFailed({ step: this.#step, message });
+  }
+
+  /** A new life of the service over the disk: recovery, checked, then delivery starts. */
+  async #boot(): Promise<void> {
+    this.#clock = new ManualClock(this.#clock.now());
+    this.#fatal = undefined;
+    const life = simulatedService({
+      disk: this.#disk,
+      clock: this.#clock,
+      endpoint: this.#endpoint,
+      masterKey: this.#masterKey,
+      signerKey: this.#signerKey,
+      snapshotEveryEntries: SNAPSHOT_EVERY_ENTRIES,
+      snapshotEveryMs: SNAPSHOT_EVERY_MS,
+      report: (_message, fields) => {
+        if (fields.event === 'snapshot.written') this.#snapshots++;
+        if (fields.level === 'error' || fields.level === 'fatal') this.#fail(`the service reported: ${_message}`);
+      },
+      onFatal: (what, err) => {
+        this.#fatal = `${what}: ${err.message}`;
+      },
+    });
+    this.#life = life;
+    await this.#drive(life.open(), 'recovery');
+    life.start();
+  }
+
+  async #runStep(): Promise<void> {
+    const batch: Operation[] = [];
+    const size = 1 + this.#rng.int(3);
+    for (let i = 0; i < size && this.#step + i <= this.#options.ops; i++) batch.push(this.#workload.next());
+    this.#crashAtTurn = this.#rng.chance(this.#options.crashRate) ? this.#rng.int(12) : undefined;
+    if (this.#rng.chance(this.#options.faultRate)) this.#outage();
+    const unanswered = await this.#send(batch);
+    this.#step += batch.length;
+    if (unanswered !== undefined) await this.#recover(unanswered);
+    if (this.#rng.chance(0.03)) await this.#elapse(this.#rng.between(1_000, 400_000));
+    else this.#clock.advance(this.#rng.int(200));
+    if (this.#step % CHECK_EVERY_STEPS < batch.length) await this.#check(`after step ${this.#step}`);
+  }
+
+  /** The platform's endpoint stops answering for a while (webhooks back off and probe). */
+  #outage(): void {
+    this.#faults++;
+    this.#endpoint.downUntil = this.#clock.now() + this.#rng.between(1_000, 120_000);
+  }
+
+  /**
+   * Sends the operations at once and drives the service until each is answered, or the
+   * step's crash comes first: then returns the operations it left unanswered (the service
+   * is down until `#recover`).
+   */
+  async #send(batch: readonly Operation[]): Promise<Operation[] | undefined> {
+    const inFlight = batch.map((op) => this.#issue(op));
+    for (let turns = 0; inFlight.some((f) => f.answer === undefined); turns++) {
+      if (turns === this.#crashAtTurn) {
+        this.#crashAtTurn = undefined;
+        this.#crash();
+        return inFlight.filter((f) => f.answer === undefined).map((f) => f.op);
+      }
+      if (turns > MAX_TURNS) this.#fail(`no answer to ${inFlight.filter((f) => f.answer === undefined).map((f) => f.op.label).join(', ')} after ${MAX_TURNS} turns`);
+      await this.#tick();
+    }
+    for (const flight of inFlight) this.#answered(flight.op, flight.answer!);
+    if (this.#crashAtTurn !== undefined) {
+      // The crash falls after the answers: what they acknowledged must survive it.
+      this.#crashAtTurn = undefined;
+      this.#crash();
+      await this.#recover([]);
+    }
+    return undefined;
+  }
+
+  /** One turn of the event loop, then the disk syncs some or all of what is pending and the clock may move. */
+  async #tick(): Promise<void> {
+    await turn();
+    if (this.#fatal !== undefined) this.#fail(`the engine stopped: ${this.#fatal}`);
+    const pending = this.#disk.pendingCount;
+    if (pending > 0) this.#disk.sync(this.#rng.chance(0.8) ? pending : this.#rng.int(pending + 1));
+    if (this.#rng.chance(0.1)) this.#clock.advance(this.#rng.int(20));
+  }
+
+  #issue(op: Operation): InFlight {
+    const life = this.#life;
+    const flight: InFlight = { op, life, answer: undefined };
+    const { incoming, raw } = this.#incoming(op.request);
+    const requestId = `sim-${++this.#requests}`;
+    const answer = (async () => {
+      const prepared = life.requests.prepare(incoming);
+      return life.requests.handle(prepared, incoming, raw, requestId);
+    })();
+    answer.then(
+      (answered) => {
+        if (this.#life === life) flight.answer = { status: answered.status, text: answered.body };
+      },
+      (err: unknown) => {
+        if (this.#life !== life) return;
+        if (err instanceof DomainError) {
+          flight.answer = { status: statusOf(err), text: JSON.stringify(errorBody(err, requestId)) };
+          return;
+        }
+        const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        flight.answer = { status: 500, text: JSON.stringify({ code: 'INTERNAL_ERROR', message }) };
+      },
+    );
+    return flight;
+  }
+
+  #incoming(request: SimRequest): { incoming: Incoming; raw: Buffer | undefined } {
+    const raw = request.raw !== undefined ? Buffer.from(request.raw) : request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+    const headers: Incoming['headers'] = {};
+    const key = request.headers?.['idempotency-key'];
+    if (key !== undefined) headers.idempotencyKey = key;
+    return {
+      incoming: {
+        method: request.method,
+        path: `/${API_VERSION}${request.path}`,
+        query: request.query ?? '',
+        authorization: this.#authorization(request.auth),
+        contentType: raw === undefined ? '' : 'application/json',
+        contentLength: raw === undefined ? '' : String(raw.length),
+        transferEncoding: '',
+        headers,
+      },
+      raw,
+    };
+  }
+
+  #authorization(auth: SimRequest['auth']): string {
+    if (auth === 'wrong') return `Basic ${Buffer.from('tok_sbx_nobody:sk_wrong').toString('base64')}`;
+    const token = this.#credentials[auth];
+    return `Basic ${Buffer.from(`${token.tokenId}:${token.clientSecret}`).toString('base64')}`;
+  }
+
+  /** What an answer says: checked against what the operation allows, taught to the model, added to the digest. */
+  #answered(op: Operation, answer: { status: number; text: string }): void {
+    this.#digest.update(`${op.label}\n${answer.status}\n${answer.text}\n`);
+    let body: Json;
+    try {
+      body = new Json(answer.text === '' ? {} : JSON.parse(answer.text));
+    } catch {
+      this.#fail(`${op.label}: the answer is not JSON: ${answer.text.slice(0, 200)}`);
+    }
+    if (answer.status >= 500 && body.text('code') !== 'SIMULATED_ERROR') this.#fail(`${op.label}: ${answer.status} ${answer.text.slice(0, 2000)}`);
+    if (op.refused === true && (answer.status < 400 || answer.status >= 500)) this.#fail(`${op.label}: answered ${answer.status}, not refused`);
+    let problem: string | undefined;
+    try {
+      problem = op.answered(answer.status, body);
+    } catch (err) {
+      problem = err instanceof Error ? err.message : String(err);
+    }
+    if (problem !== undefined) this.#fail(`${op.label}: ${problem}: ${answer.text.slice(0, 500)}`);
+  }
+
+  /** The power goes: the service's memory is gone; the disk keeps what was durable and maybe a prefix of the rest. */
+  #crash(): void {
+    this.#crashes++;
+    this.#life.halt();
+    const pending = this.#disk.pendingCount;
+    this.#disk.crash(pending > 0 && this.#rng.chance(0.5) ? this.#rng.int(pending + 1) : 0);
+    if (this.#rng.chance(this.#options.faultRate * 4)) this.#flipBit();
+  }
+
+  /** A stored value will read back with one bit flipped: recovery must refuse it if it reads it. */
+  #flipBit(): void {
+    const table = this.#rng.pick(['log', 'snapshots']);
+    if (this.#disk.flipBit(table, this.#rng.word(), this.#rng.word())) this.#faults++;
+  }
+
+  /**
+   * Restarts after a crash and sends again (same key, same body) what the crash left
+   * unanswered, until those are answered (a crash may come again meanwhile); then checks the
+   * recovered state, in which what was unacknowledged is now either wholly there or not at all.
+   */
+  async #recover(unanswered: readonly Operation[]): Promise<void> {
+    let again: Operation[] | undefined = unanswered.filter((op) => op.retry);
+    while (again !== undefined) {
+      await this.#restart();
+      again = again.length === 0 ? undefined : (await this.#send(again))?.filter((op) => op.retry);
+    }
+    await this.#check(`after crash ${this.#crashes}`);
+  }
+
+  /** Boots the service over the disk; a flipped bit recovery reads must be refused, then it is repaired and the boot tried again. */
+  async #restart(): Promise<void> {
+    for (;;) {
+      try {
+        await this.#boot();
+        break;
+      } catch (err) {
+        if (err instanceof SimulationFailed) throw err;
+        const served = this.#disk.repair();
+        if (!(err instanceof StoreCorruptError) || !served) this.#fail(`recovery failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        // Refused, as it must be: the operator restores the value (a replica's copy) and starts again.
+        this.#flipsCaught++;
+      }
+    }
+    if (this.#disk.repair()) this.#fail('recovery served a value with a flipped bit instead of refusing it');
+  }
+
+  /** Time passes in steps (timers fire, webhooks retry), the service driven between them. */
+  async #elapse(ms: number): Promise<void> {
+    const end = this.#clock.now() + ms;
+    while (this.#clock.now() < end) {
+      this.#clock.advance(Math.min(end - this.#clock.now(), this.#rng.between(200, 5_000)));
+      await this.#settle();
+    }
+  }
+
+  /** Drives the service until the disk has had nothing to sync for a few turns. */
+  async #settle(): Promise<void> {
+    let quiet = 0;
+    for (let turns = 0; quiet < 4; turns++) {
+      if (turns > MAX_TURNS) this.#fail(`the service did not settle after ${MAX_TURNS} turns`);
+      await turn();
+      if (this.#fatal !== undefined) this.#fail(`the engine stopped: ${this.#fatal}`);
+      if (this.#disk.pendingCount === 0) quiet++;
+      else {
+        quiet = 0;
+        this.#disk.sync();
+      }
+    }
+  }
+
+  /** Drives the service until `promise` settles. */
+  async #drive<T>(promise: Promise<T>, what: string): Promise<T> {
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
+    promise.then(
+      (value) => (outcome = { ok: true, value }),
+      (error: unknown) => (outcome = { ok: false, error }),
+    );
+    for (let turns = 0; outcome === undefined; turns++) {
+      if (turns > MAX_TURNS) this.#fail(`${what} did not finish after ${MAX_TURNS} turns`);
+      await turn();
+      this.#disk.sync();
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** Lets every timer that can fire fire: ten simulated minutes, the endpoint up. */
+  async #quiesce(): Promise<void> {
+    this.#endpoint.downUntil = 0;
+    await this.#elapse(600_000);
+  }
+
+  /**
+   * The recovered (or running) state against the model: the ledger invariant, every
+   * acknowledged transaction there with a status that never went back, every balance what
+   * the acknowledged money adds up to and never negative, and no transaction nobody asked for.
+   */
+  async #check(when: string): Promise<void> {
+    await this.#settle();
+    const { world } = this.#life.services;
+    const invariants = world.checkInvariants();
+    if (invariants.length > 0) this.#fail(`${when}: ${invariants.join('; ')}`);
+    for (const tx of this.#model.transactions.values()) {
+      const stored = world.transactions.get(tx.id);
+      if (stored === undefined) this.#fail(`${when}: acknowledged transaction ${tx.id} (${tx.kind}) is gone`);
+      const problem = this.#model.observe(tx.id, stored.status);
+      if (problem !== undefined) this.#fail(`${when}: ${problem}`);
+    }
+    for (const account of this.#model.accounts.values()) {
+      const stored = world.internalAccounts.get(account.id);
+      if (stored === undefined) this.#fail(`${when}: account ${account.id} is gone`);
+      const expected = this.#model.expectedBalance(account.id);
+      if (stored.balance < 0) this.#fail(`${when}: account ${account.id} has a negative balance ${stored.balance}`);
+      if (stored.balance !== expected) {
+        this.#fail(`${when}: account ${account.id} (${account.currency}) holds ${stored.balance}, the acknowledged money adds up to ${expected}`);
+      }
+    }
+  }
+
+  /** The end state: every known account's balance and every known transaction's status, in order. */
+  #digestState(): void {
+    const { world } = this.#life.services;
+    for (const account of this.#model.accounts.values()) this.#digest.update(`${account.id} ${world.internalAccounts.get(account.id)?.balance}\n`);
+    for (const tx of this.#model.transactions.values()) this.#digest.update(`${tx.id} ${world.transactions.get(tx.id)?.status}\n`);
+    this.#digest.update(`entries ${this.#life.services.engine.lastSeq}\n`);
+  }
+}

@@ -1,0 +1,475 @@
+// The simulation's workload: API operations drawn by weight, most of them moving money
+// (funding, quotes and their execution, transfers, payouts to every sandbox outcome,
+// incoming UMA payments and their approval), with invalid input among them, configuration
+// changes and webhook redelivery. Each operation is a request as data and what its answer
+// teaches the model; money operations carry an Idempotency-Key, so one the crash left
+// unanswered is sent again after recovery and must apply once.
+import type { Rng } from './random.js';
+import type { MoneyModel, MoveKind } from './model.js';
+
+export type Auth = 'sandbox' | 'production' | 'wrong';
+
+export interface SimRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Without the version segment. */
+  path: string;
+  query?: string;
+  /** JSON, or raw text sent as it is (malformed on purpose). */
+  body?: unknown;
+  raw?: string;
+  auth: Auth;
+  headers?: Record<string, string>;
+}
+
+export interface Operation {
+  /** For the digest and failure reports: what was asked, without ids. */
+  label: string;
+  request: SimRequest;
+  /** Reads the answer into the model; returns a violation when the answer is impossible. */
+  answered(status: number, body: Json): string | undefined;
+  /** Sent again (same key, same body) when a crash left it unanswered. */
+  retry: boolean;
+  /** The answer must be a 4xx (invalid input, unknown ids, wrong credentials). */
+  refused?: boolean;
+}
+
+/** A JSON answer, read field by field; a field missing or of another type throws (and fails the run). */
+export class Json {
+  constructor(readonly value: unknown) {}
+
+  at(key: string): Json {
+    const value = this.value !== null && typeof this.value === 'object' ? (this.value as Record<string, unknown>)[key] : undefined;
+    return new Json(value);
+  }
+
+  str(key: string): string {
+    const value = this.at(key).value;
+    if (typeof value !== 'string') throw new Error(`the answer's ${key} is not a string`);
+    return value;
+  }
+
+  num(key: string): number {
+    const value = this.at(key).value;
+    if (typeof value !== 'number') throw new Error(`the answer's ${key} is not a number`);
+    return value;
+  }
+
+  /** A string field that may be absent. */
+  text(key: string): string | undefined {
+    const value = this.at(key).value;
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  list(key: string): Json[] {
+    const value = this.at(key).value;
+    if (!Array.isArray(value)) throw new Error(`the answer's ${key} is not a list`);
+    return value.map((item) => new Json(item));
+  }
+}
+
+interface Customer {
+  id: string;
+  umaAddress: string;
+  /** Internal accounts by currency, once listed. */
+  accounts: Map<string, string>;
+  externals: Array<{ id: string; currency: string; suffix: string }>;
+}
+
+interface OpenQuote {
+  id: string;
+  kind: MoveKind;
+  source: string;
+  destination: string | undefined;
+  total: number;
+  received: number;
+  key: string;
+}
+
+/** Caps that keep a run's population, and so each check, bounded. */
+const MAX_CUSTOMERS = 12;
+const MAX_EXTERNALS_PER_CUSTOMER = 4;
+const MAX_OPEN_QUOTES = 24;
+
+/** Sandbox suffixes of an external account's number: 000 settles at once, 002-007 take the sandbox's paths. */
+const SUFFIXES = ['000', '002', '003', '004', '005', '006', '007'] as const;
+
+const WEIGHTS = {
+  createCustomer: 4,
+  invalidCustomer: 1,
+  listAccounts: 1,
+  fund: 12,
+  invalidFund: 1,
+  createExternal: 4,
+  quote: 10,
+  execute: 10,
+  retryExecute: 2,
+  transferOut: 6,
+  transferIn: 4,
+  receive: 6,
+  settleIncoming: 3,
+  configEndpoint: 1,
+  redeliver: 1,
+  readTransactions: 2,
+  wrongAuth: 1,
+  malformed: 1,
+  notFound: 1,
+} as const;
+type OpName = keyof typeof WEIGHTS;
+
+export class Workload {
+  readonly #rng: Rng;
+  readonly #model: MoneyModel;
+  readonly #customers: Customer[] = [];
+  readonly #quotes: OpenQuote[] = [];
+  /** Executed quotes, for retries with their key. */
+  readonly #executed: OpenQuote[] = [];
+  /** Incoming payments waiting for the platform's approve or reject. */
+  readonly #awaiting: string[] = [];
+  /** Operations that must come next (listing a new customer's accounts). */
+  readonly #next: Operation[] = [];
+  #keys = 0;
+  /** The endpoint the sandbox environment has configured ('' none). */
+  endpoint = '';
+
+  constructor(rng: Rng, model: MoneyModel) {
+    this.#rng = rng;
+    this.#model = model;
+    // The platform configures its webhook endpoint first, as an integrator would.
+    this.#next.push(this.#configEndpoint(true));
+  }
+
+  /** An incoming payment whose approval webhook was answered 202: the platform decides later. */
+  awaitApproval(transactionId: string): void {
+    this.#awaiting.push(transactionId);
+  }
+
+  /** The next operation: a follow-up if one is due, else one drawn by weight among those possible now. */
+  next(): Operation {
+    const due = this.#next.shift();
+    if (due !== undefined) return due;
+    for (;;) {
+      const op = this.#draw(this.#rng.weighted(WEIGHTS));
+      if (op !== undefined) return op;
+    }
+  }
+
+  #key(): string {
+    return `sim-${++this.#keys}`;
+  }
+
+  #draw(name: OpName): Operation | undefined {
+    switch (name) {
+      case 'createCustomer':
+        return this.#customers.length < MAX_CUSTOMERS ? this.#createCustomer() : undefined;
+      case 'invalidCustomer':
+        return refused('invalid customer', { method: 'POST', path: '/customers', body: { customerType: this.#rng.pick(['PERSON', 7, null]) }, auth: 'sandbox' });
+      case 'listAccounts':
+        return this.#withCustomer((c) => this.#listAccounts(c));
+      case 'fund':
+        return this.#withAccount((c, currency, account) => this.#fund(c, currency, account));
+      case 'invalidFund':
+        return this.#withAccount((_c, _currency, account) =>
+          refused('invalid funding', { method: 'POST', path: `/sandbox/internal-accounts/${account}/fund`, body: { amount: this.#rng.pick([0, -5, 1.5, '10']) }, auth: 'sandbox' }),
+        );
+      case 'createExternal':
+        return this.#withCustomer((c) => (c.externals.length < MAX_EXTERNALS_PER_CUSTOMER ? this.#createExternal(c) : undefined));
+      case 'quote':
+        return this.#quotes.length < MAX_OPEN_QUOTES ? this.#quote() : undefined;
+      case 'execute':
+        return this.#quotes.length > 0 ? this.#execute(this.#quotes.splice(this.#rng.int(this.#quotes.length), 1)[0]!, false) : undefined;
+      case 'retryExecute':
+        return this.#executed.length > 0 ? this.#execute(this.#rng.pick(this.#executed), true) : undefined;
+      case 'transferOut':
+        return this.#transfer('transfer-out');
+      case 'transferIn':
+        return this.#transfer('transfer-in');
+      case 'receive':
+        return this.#withCustomer((c) => this.#receive(c));
+      case 'settleIncoming':
+        return this.#awaiting.length > 0 ? this.#settleIncoming(this.#awaiting.splice(this.#rng.int(this.#awaiting.length), 1)[0]!) : undefined;
+      case 'configEndpoint':
+        return this.#configEndpoint();
+      case 'redeliver':
+        return this.#redeliver();
+      case 'readTransactions':
+        return { label: 'list transactions', request: { method: 'GET', path: '/transactions', query: 'limit=20', auth: 'sandbox' }, retry: false, answered: () => undefined };
+      case 'wrongAuth':
+        return refused('wrong credentials', { method: 'GET', path: '/customers', auth: 'wrong' });
+      case 'malformed':
+        return refused('malformed JSON', { method: 'POST', path: '/quotes', raw: '{"source": ', auth: 'sandbox' });
+      case 'notFound':
+        return refused('unknown transaction', { method: 'GET', path: '/transactions/Transaction:00000000-0000-7000-8000-000000000000', auth: 'sandbox' });
+    }
+  }
+
+  #withCustomer(make: (c: Customer) => Operation | undefined): Operation | undefined {
+    if (this.#customers.length === 0) return undefined;
+    return make(this.#rng.pick(this.#customers));
+  }
+
+  #withAccount(make: (c: Customer, currency: string, account: string) => Operation | undefined): Operation | undefined {
+    const listed = this.#customers.filter((c) => c.accounts.size > 0);
+    if (listed.length === 0) return undefined;
+    const customer = this.#rng.pick(listed);
+    const currency = this.#rng.chance(0.8) && customer.accounts.has('USD') ? 'USD' : this.#rng.pick([...customer.accounts.keys()]);
+    return make(customer, currency, customer.accounts.get(currency)!);
+  }
+
+  #createCustomer(): Operation {
+    const n = this.#customers.length + 1;
+    return {
+      label: 'create customer',
+      request: { method: 'POST', path: '/customers', body: { customerType: 'INDIVIDUAL', platformCustomerId: `sim-${n}-${this.#rng.int(1_000_000)}` }, auth: 'sandbox' },
+      retry: false,
+      answered: (status, body) => {
+        if (status !== 201) return `creating a customer answered ${status}`;
+        const customer: Customer = { id: body.str('id'), umaAddress: body.str('umaAddress'), accounts: new Map(), externals: [] };
+        this.#customers.push(customer);
+        this.#next.push(this.#listAccounts(customer));
+        return undefined;
+      },
+    };
+  }
+
+  #listAccounts(customer: Customer): Operation {
+    return {
+      label: 'list customer accounts',
+      request: { method: 'GET', path: '/customers/internal-accounts', query: `customerId=${encodeURIComponent(customer.id)}&limit=100`, auth: 'sandbox' },
+      retry: false,
+      answered: (status, body) => {
+        if (status !== 200) return `listing a customer's accounts answered ${status}`;
+        for (const account of body.list('data')) {
+          const currency = account.at('balance').at('currency').str('code');
+          customer.accounts.set(currency, account.str('id'));
+          this.#model.addAccount({ id: account.str('id'), customerId: customer.id, currency });
+        }
+        return undefined;
+      },
+    };
+  }
+
+  #fund(_customer: Customer, _currency: string, account: string): Operation {
+    const amount = this.#rng.between(1, 200_000);
+    return {
+      label: 'fund',
+      request: { method: 'POST', path: `/sandbox/internal-accounts/${account}/fund`, body: { amount }, auth: 'sandbox', headers: { 'idempotency-key': this.#key() } },
+      retry: true,
+      answered: (status) => {
+        if (status !== 200) return `funding ${amount} answered ${status}`;
+        this.#model.funded(account, amount);
+        return undefined;
+      },
+    };
+  }
+
+  #createExternal(customer: Customer): Operation {
+    const suffix = this.#rng.pick(SUFFIXES);
+    const accountInfo = {
+      accountType: 'USD_ACCOUNT',
+      accountNumber: `${this.#rng.between(100_000, 999_999)}${suffix}`,
+      routingNumber: '021000021',
+      bankAccountType: 'CHECKING',
+      beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Pat Payee' },
+    };
+    return {
+      label: `create external account ${suffix}`,
+      request: { method: 'POST', path: '/customers/external-accounts', body: { currency: 'USD', accountInfo, customerId: customer.id }, auth: 'sandbox' },
+      retry: false,
+      answered: (status, body) => {
+        if (status !== 201) return `creating an external account answered ${status}`;
+        customer.externals.push({ id: body.str('id'), currency: 'USD', suffix });
+        return undefined;
+      },
+    };
+  }
+
+  /** A quote from a USD account to an external account (a payout) or to another customer's account. */
+  #quote(): Operation | undefined {
+    const payers = this.#customers.filter((c) => c.accounts.has('USD'));
+    if (payers.length === 0) return undefined;
+    const payer = this.#rng.pick(payers);
+    const source = payer.accounts.get('USD')!;
+    const externals = this.#customers.flatMap((c) => c.externals);
+    const toExternal = externals.length > 0 && this.#rng.chance(0.6);
+    let destination: string;
+    let internalDestination: string | undefined;
+    if (toExternal) {
+      destination = this.#rng.pick(externals).id;
+    } else {
+      const payee = this.#rng.pick(this.#customers.filter((c) => c !== payer && c.accounts.size > 0).concat(payer));
+      const currency = this.#rng.pick([...payee.accounts.keys()]);
+      if (payee === payer && currency === 'USD') return undefined;
+      destination = payee.accounts.get(currency)!;
+      internalDestination = destination;
+    }
+    const amount = this.#rng.between(100, 150_000);
+    const key = this.#key();
+    return {
+      label: toExternal ? 'quote a payout' : 'quote an internal payment',
+      request: {
+        method: 'POST',
+        path: '/quotes',
+        body: { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount },
+        auth: 'sandbox',
+        headers: { 'idempotency-key': key },
+      },
+      retry: true,
+      answered: (status, body) => {
+        // An amount the fees eat, or out of the platform's bounds, is refused with the field named.
+        if (status === 400) return undefined;
+        if (status !== 201) return `creating a quote answered ${status}`;
+        if (this.#quotes.some((q) => q.id === body.str('id'))) return undefined;
+        this.#quotes.push({
+          id: body.str('id'),
+          kind: toExternal ? 'payout' : 'internal',
+          source,
+          destination: internalDestination,
+          total: body.num('totalSendingAmount'),
+          received: body.num('totalReceivingAmount'),
+          key: this.#key(),
+        });
+        return undefined;
+      },
+    };
+  }
+
+  #execute(quote: OpenQuote, again: boolean): Operation {
+    return {
+      label: again ? 'execute a quote again' : 'execute a quote',
+      request: { method: 'POST', path: `/quotes/${quote.id}/execute`, auth: 'sandbox', headers: { 'idempotency-key': quote.key } },
+      retry: true,
+      answered: (status, body) => {
+        // Not enough balance (the quote stays PENDING) or expired: nothing moved.
+        if (status === 400 && (body.text('code') === 'INSUFFICIENT_BALANCE' || body.text('code') === 'QUOTE_EXPIRED')) return undefined;
+        if (status !== 200) return `executing a quote answered ${status} ${String(body.text('code'))}`;
+        const transactionId = body.text('transactionId');
+        if (transactionId === undefined) return `an executed quote names no transaction (status ${body.text('status')})`;
+        const failed = body.str('status') === 'FAILED';
+        if (!again) this.#executed.push(quote);
+        return this.#model.recordTransaction({
+          id: transactionId,
+          kind: quote.kind,
+          source: quote.source,
+          debit: quote.total,
+          destination: quote.destination,
+          credit: quote.received,
+          failedAtExecute: failed,
+          status: quote.kind === 'internal' ? 'COMPLETED' : failed ? 'FAILED' : 'PROCESSING',
+        });
+      },
+    };
+  }
+
+  #transfer(kind: 'transfer-out' | 'transfer-in'): Operation | undefined {
+    const owners = this.#customers.filter((c) => c.accounts.has('USD') && c.externals.length > 0);
+    if (owners.length === 0) return undefined;
+    const owner = this.#rng.pick(owners);
+    const internal = owner.accounts.get('USD')!;
+    const external = this.#rng.pick(owner.externals);
+    const amount = this.#rng.between(1, 100_000);
+    const body =
+      kind === 'transfer-out'
+        ? { source: { accountId: internal }, destination: { accountId: external.id }, amount }
+        : { source: { accountId: external.id }, destination: { accountId: internal }, amount };
+    return {
+      label: `${kind} ${external.suffix}`,
+      request: { method: 'POST', path: `/${kind}`, body, auth: 'sandbox', headers: { 'idempotency-key': this.#key() } },
+      retry: true,
+      answered: (status, answer) => {
+        // The sandbox's refusals (002, 003) and a balance short of the amount move nothing.
+        if (status === 400 && ['INSUFFICIENT_FUNDS', 'ACCOUNT_CLOSED', 'INSUFFICIENT_BALANCE'].includes(answer.text('code') ?? '')) return undefined;
+        if (status !== 201) return `${kind} answered ${status} ${String(answer.text('code'))}`;
+        return this.#model.recordTransaction({
+          id: answer.str('id'),
+          kind,
+          source: kind === 'transfer-out' ? internal : undefined,
+          debit: kind === 'transfer-out' ? amount : 0,
+          destination: kind === 'transfer-in' ? internal : undefined,
+          credit: kind === 'transfer-in' ? amount : 0,
+          failedAtExecute: false,
+          status: answer.str('status'),
+        });
+      },
+    };
+  }
+
+  #receive(customer: Customer): Operation | undefined {
+    const account = customer.accounts.get('USD');
+    if (account === undefined) return undefined;
+    const amount = this.#rng.between(1, 100_000);
+    return {
+      label: 'receive an UMA payment',
+      request: {
+        method: 'POST',
+        path: '/sandbox/uma/receive',
+        body: { senderUmaAddress: '$alice@sandbox.uma.test', receivingCurrencyCode: 'USD', receivingCurrencyAmount: amount, customerId: customer.id },
+        auth: 'sandbox',
+        headers: { 'idempotency-key': this.#key() },
+      },
+      retry: true,
+      answered: (status, body) => {
+        // The environment's intake bound refuses what would pass it.
+        if (status === 400) return undefined;
+        if (status !== 201) return `receiving an UMA payment answered ${status} ${String(body.text('code'))}`;
+        const credited = body.at('destination').text('accountId') === account ? account : undefined;
+        return this.#model.recordTransaction({ id: body.str('id'), kind: 'incoming', source: undefined, debit: 0, destination: credited, credit: amount, failedAtExecute: false, status: body.str('status') });
+      },
+    };
+  }
+
+  #settleIncoming(transactionId: string): Operation {
+    const approve = this.#rng.chance(0.7);
+    return {
+      label: approve ? 'approve an incoming payment' : 'reject an incoming payment',
+      request: { method: 'POST', path: `/transactions/${transactionId}/${approve ? 'approve' : 'reject'}`, body: {}, auth: 'sandbox', headers: { 'idempotency-key': this.#key() } },
+      retry: true,
+      answered: (status, body) => {
+        // The approval window may have closed first (it fails the payment): 409.
+        if (status === 409 && body.text('code') === 'TRANSACTION_NOT_PENDING') return undefined;
+        if (status !== 200) return `settling an incoming payment answered ${status} ${String(body.text('code'))}`;
+        return this.#model.observe(transactionId, body.str('status'));
+      },
+    };
+  }
+
+  #configEndpoint(set = this.#rng.chance(0.8)): Operation {
+    const endpoint = set ? 'http://platform.simulated/webhooks' : '';
+    return {
+      label: endpoint === '' ? 'clear the webhook endpoint' : 'set the webhook endpoint',
+      request: { method: 'PATCH', path: '/config', body: { webhookEndpoint: endpoint }, auth: 'sandbox' },
+      retry: true,
+      answered: (status, body) => {
+        if (status !== 200) return `PATCH /config answered ${status} ${String(body.text('code'))}`;
+        this.endpoint = endpoint;
+        return undefined;
+      },
+    };
+  }
+
+  #redeliver(): Operation | undefined {
+    const transactions = [...this.#model.transactions.keys()];
+    if (transactions.length === 0) return undefined;
+    return {
+      label: 'list webhook events',
+      request: { method: 'GET', path: '/webhooks/events', query: 'limit=5', auth: 'sandbox' },
+      retry: false,
+      answered: (status, body) => {
+        if (status !== 200) return `listing webhook events answered ${status}`;
+        const event = body.list('data')[0];
+        if (event !== undefined && this.#rng.chance(0.5)) {
+          this.#next.push({
+            label: 'redeliver a webhook event',
+            request: { method: 'POST', path: `/webhooks/events/${event.str('id')}/redeliver`, auth: 'sandbox' },
+            retry: false,
+            answered: (redelivered) => (redelivered === 200 || redelivered === 202 || redelivered === 409 ? undefined : `redelivering a webhook event answered ${redelivered}`),
+          });
+        }
+        return undefined;
+      },
+    };
+  }
+}
+
+function refused(label: string, request: SimRequest): Operation {
+  return { label, request, retry: false, refused: true, answered: () => undefined };
+}
