@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { parseCommandLine, UsageError } from './cli.js';
 import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 
-const USAGE = `usage: payments-sim --seed N --ops N [--crash-rate P] [--fault-rate P] [--stats]
+const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--stats]
        payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P]`;
 
 export const DEFAULT_OPS = 20_000;
@@ -96,7 +96,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const ops = integer('ops', values.ops, values.soak === true ? DEFAULT_OPS : undefined, 1);
+  const ops = integer('ops', values.ops, DEFAULT_OPS, 1);
   const crashRate = rate('crash-rate', values['crash-rate'], DEFAULT_CRASH_RATE);
   const faultRate = rate('fault-rate', values['fault-rate'], DEFAULT_FAULT_RATE);
   if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), { ops, crashRate, faultRate });

@@ -15,7 +15,7 @@ import { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Egress } from '../webhooks/egress.js';
 import { TargetPolicy } from '../webhooks/target-policy.js';
 import { ApiRequests, API_VERSION } from '../http/requests.js';
-import { routes } from '../http/routes/index.js';
+import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import type { SimulatedDisk } from './storage.js';
 
@@ -30,6 +30,7 @@ export interface SimulatedServiceOptions {
   signerKey: Uint8Array;
   snapshotEveryEntries: number;
   snapshotEveryMs: number;
+  routes: readonly Route[];
   report: Report;
   /** Memory got ahead of the log: the simulated process stops here. */
   onFatal: (what: string, err: Error) => void;
@@ -105,7 +106,7 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
   };
   return {
     services,
-    requests: new ApiRequests(services, routes),
+    requests: new ApiRequests(services, options.routes),
     open: async () => {
       await engine.open();
     },

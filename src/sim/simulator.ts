@@ -18,6 +18,8 @@ import { createPlatform, type PlatformCredentials } from '../platforms.js';
 import { DomainError } from '../../actors/errors.js';
 import { errorBody, statusOf } from '../http/errors.js';
 import { API_VERSION, type Incoming } from '../http/requests.js';
+import { routes as serviceRoutes } from '../http/routes/index.js';
+import type { Route } from '../http/route.js';
 import { SimulatedDisk } from './storage.js';
 import { SimulatedEndpoint } from './endpoint.js';
 import { simulatedService, type SimulatedService } from './service.js';
@@ -32,6 +34,8 @@ export interface SimulationOptions {
   crashRate: number;
   /** Chance per step of another fault: an endpoint outage, or a flipped bit met at the next recovery. */
   faultRate: number;
+  /** The API's routes (default: the service's); a test swaps in a variant of one to see the simulation catch it. */
+  routes?: readonly Route[];
 }
 
 export interface Violation {
@@ -176,6 +180,7 @@ class Simulation {
       signerKey: this.#signerKey,
       snapshotEveryEntries: SNAPSHOT_EVERY_ENTRIES,
       snapshotEveryMs: SNAPSHOT_EVERY_MS,
+      routes: this.#options.routes ?? serviceRoutes,
       report: (_message, fields) => {
         if (fields.event === 'snapshot.written') this.#snapshots++;
         if (fields.level === 'error' || fields.level === 'fatal') this.#fail(`the service reported: ${_message}`);
