@@ -40,6 +40,7 @@ describe('the deterministic simulation', () => {
       assert.ok(result.faults > 0, 'the run met at least one fault');
       assert.ok(result.stats.transactions > 100, `${result.stats.transactions} transactions`);
       assert.ok(result.stats.snapshots > 0, 'snapshots were taken');
+      assert.ok(result.stats.lost > 0, 'a crash lost writes that were not durable');
     });
   }
 
@@ -58,7 +59,8 @@ describe('the deterministic simulation', () => {
     const options: SimulationOptions = { seed: 5, ...base, routes: losingACent() };
     const caught = await simulate(options);
     assert.ok(caught.violation !== undefined, 'the lost cent went unnoticed');
-    assert.match(caught.violation.message, /holds \d+, the acknowledged money adds up to \d+/);
+    // Seen by the balance against the acknowledged money, or by the funding that is not the one acknowledged.
+    assert.match(caught.violation.message, /holds \d+, the acknowledged money adds up to \d+|funding \S+ \d+ is there 1 times, acknowledged 0 times/);
     const replayed = await simulate(options);
     assert.deepEqual(replayed.violation, caught.violation);
     assert.equal(replayed.digest, caught.digest);

@@ -18,6 +18,8 @@ export interface ModelTransaction {
   credit: number;
   /** Failed at execute (a payout refused at once): nothing moved. */
   failedAtExecute: boolean;
+  /** The quote that made it ('' none): a payment between internal accounts is two transactions of one quote. */
+  quoteId: string;
   /** The last status read or answered. */
   status: string;
 }
@@ -50,9 +52,15 @@ export class MoneyModel {
     if (!this.accounts.has(account.id)) this.accounts.set(account.id, { ...account, funded: 0 });
   }
 
+  /** Acknowledged sandbox fundings by `${account} ${amount}`: each is one SANDBOX_FUNDING transaction, whose id no answer names. */
+  readonly fundings = new Map<string, number>();
+
   funded(accountId: string, amount: number): void {
     const account = this.accounts.get(accountId);
-    if (account !== undefined) account.funded += amount;
+    if (account === undefined) return;
+    account.funded += amount;
+    const key = fundingKey(accountId, amount);
+    this.fundings.set(key, (this.fundings.get(key) ?? 0) + 1);
   }
 
   /**
@@ -83,6 +91,13 @@ export class MoneyModel {
     return undefined;
   }
 
+  /** The payment a quote made between two internal accounts (its debit's transaction), if the model knows it. */
+  internalPaymentOf(quoteId: string): ModelTransaction | undefined {
+    if (quoteId === '') return undefined;
+    for (const tx of this.transactions.values()) if (tx.quoteId === quoteId && tx.kind === 'internal') return tx;
+    return undefined;
+  }
+
   /** The balance the account must have, given the statuses last observed. */
   expectedBalance(accountId: string): number {
     let balance = this.accounts.get(accountId)?.funded ?? 0;
@@ -103,4 +118,8 @@ function released(tx: ModelTransaction): boolean {
 
 function describe(tx: ModelTransaction): string {
   return `${tx.kind} ${tx.source ?? '-'} -${tx.debit} ${tx.destination ?? '-'} +${tx.credit}`;
+}
+
+export function fundingKey(accountId: string, amount: number): string {
+  return `${accountId} ${amount}`;
 }

@@ -23,8 +23,9 @@ import type { Route } from '../http/route.js';
 import { SimulatedDisk } from './storage.js';
 import { SimulatedEndpoint } from './endpoint.js';
 import { simulatedService, type SimulatedService } from './service.js';
-import { MoneyModel } from './model.js';
+import { fundingKey, MoneyModel } from './model.js';
 import { Rng } from './random.js';
+import { envIdOf } from '../../actors/platform.js';
 import { Json, Workload, type Operation, type SimRequest } from './workload.js';
 
 export interface SimulationOptions {
@@ -141,6 +142,9 @@ class Simulation {
       for (this.#step = 1; this.#step <= this.#options.ops; ) await this.#runStep();
       await this.#quiesce();
       await this.#check('at the end');
+      // Everything acknowledged is durable: one last crash and recovery must restore it exactly.
+      this.#crash();
+      await this.#recover([]);
       this.#digestState();
     } catch (err) {
       if (!(err instanceof SimulationFailed)) throw err;
@@ -199,7 +203,7 @@ class Simulation {
     const size = 1 + this.#rng.int(3);
     for (let i = 0; i < size && this.#step + i <= this.#options.ops; i++) batch.push(this.#workload.next());
     this.#crashAtTurn = this.#rng.chance(this.#options.crashRate) ? this.#rng.int(12) : undefined;
-    if (this.#rng.chance(this.#options.faultRate)) this.#outage();
+    if (this.#rng.chance(this.#options.faultRate)) this.#fault();
     const unanswered = await this.#send(batch);
     this.#step += batch.length;
     if (unanswered !== undefined) await this.#recover(unanswered);
@@ -208,10 +212,26 @@ class Simulation {
     if (this.#step % CHECK_EVERY_STEPS < batch.length) await this.#check(`after step ${this.#step}`);
   }
 
-  /** The platform's endpoint stops answering for a while (webhooks back off and probe). */
-  #outage(): void {
+  /**
+   * A fault: the platform's endpoint stops answering for a while (webhooks back off and
+   * probe); a stored value starts reading back with a bit flipped (the next recovery meets
+   * it); or a snapshot starts and a crash comes while it is written.
+   */
+  #fault(): void {
+    switch (this.#rng.weighted({ outage: 2, flip: 1, snapshot: 1 })) {
+      case 'outage':
+        this.#endpoint.downUntil = this.#clock.now() + this.#rng.between(1_000, 120_000);
+        break;
+      case 'flip':
+        if (!this.#flipBit()) return;
+        break;
+      case 'snapshot':
+        // Its failure, if the crash cuts it short, is the dead process's.
+        this.#life.services.engine.snapshot().catch(() => undefined);
+        this.#crashAtTurn = this.#rng.int(4);
+        break;
+    }
     this.#faults++;
-    this.#endpoint.downUntil = this.#clock.now() + this.#rng.between(1_000, 120_000);
   }
 
   /**
@@ -222,13 +242,17 @@ class Simulation {
   async #send(batch: readonly Operation[]): Promise<Operation[] | undefined> {
     const inFlight = batch.map((op) => this.#issue(op));
     for (let turns = 0; inFlight.some((f) => f.answer === undefined); turns++) {
+      await turn();
+      // Between a turn and the sync: what the turn wrote is not durable yet.
       if (turns === this.#crashAtTurn) {
         this.#crashAtTurn = undefined;
         this.#crash();
+        // What was answered before the crash was acknowledged: it must survive it.
+        for (const flight of inFlight) if (flight.answer !== undefined) this.#answered(flight.op, flight.answer);
         return inFlight.filter((f) => f.answer === undefined).map((f) => f.op);
       }
       if (turns > MAX_TURNS) this.#fail(`no answer to ${inFlight.filter((f) => f.answer === undefined).map((f) => f.op.label).join(', ')} after ${MAX_TURNS} turns`);
-      await this.#tick();
+      this.#tick();
     }
     for (const flight of inFlight) this.#answered(flight.op, flight.answer!);
     if (this.#crashAtTurn !== undefined) {
@@ -240,9 +264,8 @@ class Simulation {
     return undefined;
   }
 
-  /** One turn of the event loop, then the disk syncs some or all of what is pending and the clock may move. */
-  async #tick(): Promise<void> {
-    await turn();
+  /** After a turn of the event loop: the disk syncs some or all of what is pending, and the clock may move. */
+  #tick(): void {
     if (this.#fatal !== undefined) this.#fail(`the engine stopped: ${this.#fatal}`);
     const pending = this.#disk.pendingCount;
     if (pending > 0) this.#disk.sync(this.#rng.chance(0.8) ? pending : this.#rng.int(pending + 1));
@@ -327,13 +350,11 @@ class Simulation {
     this.#life.halt();
     const pending = this.#disk.pendingCount;
     this.#disk.crash(pending > 0 && this.#rng.chance(0.5) ? this.#rng.int(pending + 1) : 0);
-    if (this.#rng.chance(this.#options.faultRate * 4)) this.#flipBit();
   }
 
   /** A stored value will read back with one bit flipped: recovery must refuse it if it reads it. */
-  #flipBit(): void {
-    const table = this.#rng.pick(['log', 'snapshots']);
-    if (this.#disk.flipBit(table, this.#rng.word(), this.#rng.word())) this.#faults++;
+  #flipBit(): boolean {
+    return this.#disk.flipBit(this.#rng.pick(['log', 'snapshots']), this.#rng.word(), this.#rng.word());
   }
 
   /**
@@ -428,6 +449,28 @@ class Simulation {
       if (stored === undefined) this.#fail(`${when}: acknowledged transaction ${tx.id} (${tx.kind}) is gone`);
       const problem = this.#model.observe(tx.id, stored.status);
       if (problem !== undefined) this.#fail(`${when}: ${problem}`);
+    }
+    // Every transaction there was answered to someone (requests a crash left unanswered were sent again first).
+    const sandbox = envIdOf(this.#credentials.platformId, 'sandbox');
+    const fundings = new Map<string, number>();
+    for (const id of world.transactions.idsIn(sandbox)) {
+      if (this.#model.transactions.has(id)) continue;
+      const tx = world.transactions.get(id)!;
+      if (tx.source.sourceType === 'SANDBOX_FUNDING') {
+        const key = fundingKey(tx.accountId, tx.receivedAmount);
+        fundings.set(key, (fundings.get(key) ?? 0) + 1);
+        continue;
+      }
+      // The credit side of a payment between internal accounts: the same quote's, the amount it promised.
+      const payment = this.#model.internalPaymentOf(tx.quoteId);
+      if (payment !== undefined && tx.type === 'INCOMING' && tx.accountId === payment.destination && tx.receivedAmount === payment.credit) continue;
+      this.#fail(`${when}: transaction ${id} (${tx.type} ${tx.status} ${tx.receivedAmount} on ${tx.accountId}) was never acknowledged to anyone (quote ${tx.quoteId || "none"}, source ${tx.source.sourceType})`);
+    }
+    // Each acknowledged funding is there once: none lost, none applied twice.
+    for (const key of new Set([...fundings.keys(), ...this.#model.fundings.keys()])) {
+      const found = fundings.get(key) ?? 0;
+      const acknowledged = this.#model.fundings.get(key) ?? 0;
+      if (found !== acknowledged) this.#fail(`${when}: funding ${key} is there ${found} times, acknowledged ${acknowledged} times`);
     }
     for (const account of this.#model.accounts.values()) {
       const stored = world.internalAccounts.get(account.id);

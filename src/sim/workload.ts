@@ -354,6 +354,7 @@ export class Workload {
           destination: quote.destination,
           credit: quote.received,
           failedAtExecute: failed,
+          quoteId: quote.id,
           status: quote.kind === 'internal' ? 'COMPLETED' : failed ? 'FAILED' : 'PROCESSING',
         });
       },
@@ -387,6 +388,7 @@ export class Workload {
           destination: kind === 'transfer-in' ? internal : undefined,
           credit: kind === 'transfer-in' ? amount : 0,
           failedAtExecute: false,
+          quoteId: '',
           status: answer.str('status'),
         });
       },
@@ -412,7 +414,7 @@ export class Workload {
         if (status === 400) return undefined;
         if (status !== 201) return `receiving an UMA payment answered ${status} ${String(body.text('code'))}`;
         const credited = body.at('destination').text('accountId') === account ? account : undefined;
-        return this.#model.recordTransaction({ id: body.str('id'), kind: 'incoming', source: undefined, debit: 0, destination: credited, credit: amount, failedAtExecute: false, status: body.str('status') });
+        return this.#model.recordTransaction({ id: body.str('id'), kind: 'incoming', source: undefined, debit: 0, destination: credited, credit: amount, failedAtExecute: false, quoteId: '', status: body.str('status') });
       },
     };
   }
