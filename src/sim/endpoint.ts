@@ -12,7 +12,6 @@ export class SimulatedEndpoint implements Egress {
   downUntil = 0;
   /** The simulated time, read when a delivery arrives. */
   readonly #now: () => number;
-  readonly stats = { delivered: 0, approvals: 0, unanswered: 0 };
 
   constructor(rng: Rng, now: () => number, awaitApproval: (transactionId: string) => void) {
     this.#rng = rng;
@@ -21,22 +20,16 @@ export class SimulatedEndpoint implements Egress {
   }
 
   async post(request: EgressRequest): Promise<EgressOutcome> {
-    if (this.#now() < this.downUntil) {
-      this.stats.unanswered++;
-      return { statusCode: 0, ms: request.timeoutMs };
-    }
+    if (this.#now() < this.downUntil) return { statusCode: 0, ms: request.timeoutMs };
     const event = JSON.parse(request.body) as { type?: string; transaction?: { id?: string; status?: string } };
     const ms = this.#rng.between(1, 400);
     if (event.type === 'INCOMING_PAYMENT' && event.transaction?.status === 'PENDING' && event.transaction.id !== undefined) {
-      this.stats.approvals++;
       const answer = this.#rng.weighted({ approve: 50, reject: 15, later: 20, fail: 10, silent: 5 });
       if (answer === 'later') this.#awaitApproval(event.transaction.id);
       const statusCode = { approve: 200, reject: 403, later: 202, fail: 500, silent: 0 }[answer];
       return { statusCode, ms: statusCode === 0 ? request.timeoutMs : ms };
     }
     const answer = this.#rng.weighted({ ok: 90, fail: 6, silent: 4 });
-    if (answer === 'ok') this.stats.delivered++;
-    if (answer === 'silent') this.stats.unanswered++;
     return { statusCode: answer === 'ok' ? 200 : answer === 'fail' ? 503 : 0, ms: answer === 'silent' ? request.timeoutMs : ms };
   }
 }

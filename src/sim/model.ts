@@ -26,7 +26,6 @@ export interface ModelTransaction {
 
 export interface ModelAccount {
   id: string;
-  customerId: string;
   currency: string;
   /** Sandbox funding acknowledged into it. */
   funded: number;

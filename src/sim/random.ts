@@ -11,6 +11,11 @@ export class Rng {
     this.#source = seededEntropy(seed);
   }
 
+  /** Fills `target` with drawn bytes. */
+  fill(target: Uint8Array): void {
+    this.#source.fill(target);
+  }
+
   /** A 32-bit unsigned draw. */
   word(): number {
     this.#source.fill(this.#word);

@@ -126,10 +126,7 @@ class Simulation {
   #bytes(n: number, valid: (bytes: Uint8Array) => boolean): Uint8Array {
     for (;;) {
       const bytes = new Uint8Array(n);
-      for (let i = 0; i < n; i += 4) {
-        const word = this.#rng.word();
-        for (let j = 0; j < 4 && i + j < n; j++) bytes[i + j] = (word >>> (8 * j)) & 0xff;
-      }
+      this.#rng.fill(bytes);
       if (valid(bytes)) return bytes;
     }
   }

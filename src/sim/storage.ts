@@ -73,8 +73,8 @@ export class SimulatedDisk {
   /** The live process's view; earlier ones are dead. */
   #view: SimulatedStorage | undefined;
   #flipped: FlippedBit | undefined;
-  /** Totals over the run, for the report. */
-  readonly stats = { transactions: 0, bytes: 0, lost: 0 };
+  /** Pending transactions lost in crashes over the run, for the report. */
+  readonly stats = { lost: 0 };
 
   /** A new process's view of the disk; the previous one dies. */
   open(): SimulatedStorage {
@@ -126,11 +126,6 @@ export class SimulatedDisk {
     return served;
   }
 
-  /** Names and sizes of the tables, for a digest of what is stored. */
-  tableSizes(): Array<[string, number]> {
-    return [...this.#tables].map(([name, contents]) => [name, contents.byKey.size]);
-  }
-
   contents(table: string): TableContents {
     let contents = this.#tables.get(table);
     if (contents === undefined) {
@@ -141,7 +136,6 @@ export class SimulatedDisk {
   }
 
   enqueue(transaction: Transaction): void {
-    this.stats.transactions++;
     this.#pending.push(transaction);
   }
 
@@ -157,10 +151,7 @@ export class SimulatedDisk {
 
   #apply(transaction: Transaction): void {
     const contents = this.contents(transaction.table);
-    for (const [key, value] of transaction.writes) {
-      contents.set(key, value);
-      if (value !== undefined) this.stats.bytes += value.length;
-    }
+    for (const [key, value] of transaction.writes) contents.set(key, value);
   }
 }
 

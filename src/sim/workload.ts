@@ -128,8 +128,6 @@ export class Workload {
   /** Operations that must come next (listing a new customer's accounts). */
   readonly #next: Operation[] = [];
   #keys = 0;
-  /** The endpoint the sandbox environment has configured ('' none). */
-  endpoint = '';
 
   constructor(rng: Rng, model: MoneyModel) {
     this.#rng = rng;
@@ -241,7 +239,7 @@ export class Workload {
         for (const account of body.list('data')) {
           const currency = account.at('balance').at('currency').str('code');
           customer.accounts.set(currency, account.str('id'));
-          this.#model.addAccount({ id: account.str('id'), customerId: customer.id, currency });
+          this.#model.addAccount({ id: account.str('id'), currency });
         }
         return undefined;
       },
@@ -440,11 +438,7 @@ export class Workload {
       label: endpoint === '' ? 'clear the webhook endpoint' : 'set the webhook endpoint',
       request: { method: 'PATCH', path: '/config', body: { webhookEndpoint: endpoint }, auth: 'sandbox' },
       retry: true,
-      answered: (status, body) => {
-        if (status !== 200) return `PATCH /config answered ${status} ${String(body.text('code'))}`;
-        this.endpoint = endpoint;
-        return undefined;
-      },
+      answered: (status, body) => (status === 200 ? undefined : `PATCH /config answered ${status} ${String(body.text('code'))}`),
     };
   }
 
