@@ -439,7 +439,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       // A pending outcome exists exactly while a payout is in flight, or settled and due to come back.
       // A transfer the bank holds waits as PENDING (CONTRACT.md's 005 row for transfers). An
       // incoming UMA payment waits PENDING for the platform's decision, with no outcome of its own.
-      const waiting = (tx.status === 'PROCESSING' || tx.status === 'PENDING') && awaitingApproval(tx) === 0;
+      const waiting = (tx.status === 'PROCESSING' || tx.status === 'PENDING') && !isAwaitingApproval(tx);
       const expected = tx.pending === undefined ? !waiting : tx.pending.outcome === 'RETURN_REFUND' ? tx.status === 'COMPLETED' : waiting;
       if (!expected) problems.push(`${tx.id} is ${tx.status} with pending outcome ${tx.pending?.outcome ?? 'none'}`);
     }
@@ -473,7 +473,12 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
  * or direct pull the sandbox bank holds) never credit anything.
  */
 function awaitingApproval(tx: Transaction): number {
-  return tx.type === 'INCOMING' && tx.status === 'PENDING' && tx.source.sourceType === 'UMA_ADDRESS' ? tx.receivedAmount : 0;
+  return isAwaitingApproval(tx) ? tx.receivedAmount : 0;
+}
+
+/** An incoming UMA payment recorded and not yet decided by the platform. */
+function isAwaitingApproval(tx: Transaction): boolean {
+  return tx.type === 'INCOMING' && tx.status === 'PENDING' && tx.source.sourceType === 'UMA_ADDRESS';
 }
 
 export interface AmountView {
