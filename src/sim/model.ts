@@ -46,6 +46,8 @@ const STATUS_RANK: Readonly<Record<string, number>> = {
 export class MoneyModel {
   readonly accounts = new Map<string, ModelAccount>();
   readonly transactions = new Map<string, ModelTransaction>();
+  /** Payments between internal accounts by their quote, for the credit side the service adds. */
+  readonly #internalByQuote = new Map<string, ModelTransaction>();
 
   addAccount(account: Omit<ModelAccount, 'funded'>): void {
     if (!this.accounts.has(account.id)) this.accounts.set(account.id, { ...account, funded: 0 });
@@ -70,6 +72,7 @@ export class MoneyModel {
     const known = this.transactions.get(tx.id);
     if (known === undefined) {
       this.transactions.set(tx.id, tx);
+      if (tx.kind === 'internal') this.#internalByQuote.set(tx.quoteId, tx);
       return undefined;
     }
     if (known.kind !== tx.kind || known.debit !== tx.debit || known.credit !== tx.credit || known.source !== tx.source || known.destination !== tx.destination) {
@@ -92,19 +95,22 @@ export class MoneyModel {
 
   /** The payment a quote made between two internal accounts (its debit's transaction), if the model knows it. */
   internalPaymentOf(quoteId: string): ModelTransaction | undefined {
-    if (quoteId === '') return undefined;
-    for (const tx of this.transactions.values()) if (tx.quoteId === quoteId && tx.kind === 'internal') return tx;
-    return undefined;
+    return this.#internalByQuote.get(quoteId);
   }
 
-  /** The balance the account must have, given the statuses last observed. */
-  expectedBalance(accountId: string): number {
-    let balance = this.accounts.get(accountId)?.funded ?? 0;
+  /** The balance each account must have, given the statuses last observed. */
+  expectedBalances(): Map<string, number> {
+    const balances = new Map<string, number>();
+    for (const account of this.accounts.values()) balances.set(account.id, account.funded);
+    const add = (accountId: string, amount: number): void => {
+      const balance = balances.get(accountId);
+      if (balance !== undefined) balances.set(accountId, balance + amount);
+    };
     for (const tx of this.transactions.values()) {
-      if (tx.source === accountId && !released(tx)) balance -= tx.debit;
-      if (tx.destination === accountId && tx.status === 'COMPLETED') balance += tx.credit;
+      if (tx.source !== undefined && !released(tx)) add(tx.source, -tx.debit);
+      if (tx.destination !== undefined && tx.status === 'COMPLETED') add(tx.destination, tx.credit);
     }
-    return balance;
+    return balances;
   }
 }
 

@@ -4,6 +4,7 @@
 // changes and webhook redelivery. Each operation is a request as data and what its answer
 // teaches the model; money operations carry an Idempotency-Key, so one the crash left
 // unanswered is sent again after recovery and must apply once.
+import { IDEMPOTENCY_TTL_MS } from '../engine/engine.js';
 import type { Rng } from './random.js';
 import type { MoneyModel, MoveKind } from './model.js';
 
@@ -89,6 +90,12 @@ interface OpenQuote {
 const MAX_CUSTOMERS = 12;
 const MAX_EXTERNALS_PER_CUSTOMER = 4;
 const MAX_OPEN_QUOTES = 24;
+/**
+ * How long after its execution a quote is executed again with its key: within the service's
+ * idempotency window (less an hour for the time a request spends crossing crashes), so the
+ * answer must be the first one again.
+ */
+const RETRY_WITHIN_MS = IDEMPOTENCY_TTL_MS - 60 * 60 * 1000;
 
 /** Sandbox suffixes of an external account's number: 000 settles at once, 002-007 take the sandbox's paths. */
 const SUFFIXES = ['000', '002', '003', '004', '005', '006', '007'] as const;
@@ -119,19 +126,21 @@ type OpName = keyof typeof WEIGHTS;
 export class Workload {
   readonly #rng: Rng;
   readonly #model: MoneyModel;
+  readonly #now: () => number;
   readonly #customers: Customer[] = [];
   readonly #quotes: OpenQuote[] = [];
-  /** Executed quotes, for retries with their key. */
-  readonly #executed: OpenQuote[] = [];
+  /** Executed quotes (oldest first) and when, for retries with their key while the service still remembers it. */
+  readonly #executed: Array<{ quote: OpenQuote; at: number }> = [];
   /** Incoming payments waiting for the platform's approve or reject. */
   readonly #awaiting: string[] = [];
   /** Operations that must come next (listing a new customer's accounts). */
   readonly #next: Operation[] = [];
   #keys = 0;
 
-  constructor(rng: Rng, model: MoneyModel) {
+  constructor(rng: Rng, model: MoneyModel, now: () => number) {
     this.#rng = rng;
     this.#model = model;
+    this.#now = now;
     // The platform configures its webhook endpoint first, as an integrator would.
     this.#next.push(this.#configEndpoint(true));
   }
@@ -175,8 +184,11 @@ export class Workload {
         return this.#quotes.length < MAX_OPEN_QUOTES ? this.#quote() : undefined;
       case 'execute':
         return this.#quotes.length > 0 ? this.#execute(this.#quotes.splice(this.#rng.int(this.#quotes.length), 1)[0]!, false) : undefined;
-      case 'retryExecute':
-        return this.#executed.length > 0 ? this.#execute(this.#rng.pick(this.#executed), true) : undefined;
+      case 'retryExecute': {
+        const forgotten = this.#executed.findIndex((e) => e.at > this.#now() - RETRY_WITHIN_MS);
+        this.#executed.splice(0, forgotten === -1 ? this.#executed.length : forgotten);
+        return this.#executed.length > 0 ? this.#execute(this.#rng.pick(this.#executed).quote, true) : undefined;
+      }
       case 'transferOut':
         return this.#transfer('transfer-out');
       case 'transferIn':
@@ -343,7 +355,7 @@ export class Workload {
         const transactionId = body.text('transactionId');
         if (transactionId === undefined) return `an executed quote names no transaction (status ${body.text('status')})`;
         const failed = body.str('status') === 'FAILED';
-        if (!again) this.#executed.push(quote);
+        if (!again) this.#executed.push({ quote, at: this.#now() });
         return this.#model.recordTransaction({
           id: transactionId,
           kind: quote.kind,
