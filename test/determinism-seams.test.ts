@@ -17,7 +17,26 @@ import { seededEntropy, systemEntropy, useEntropy } from '../src/engine/entropy.
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Calls that read the real clock or draw randomness, by how the callee is written. */
-const NONDETERMINISTIC = new Set(['Date.now', 'Math.random', 'performance.now', 'process.hrtime', 'randomUUID', 'randomBytes', 'randomFillSync', 'randomInt', 'getRandomValues']);
+const NONDETERMINISTIC = new Set([
+  'Date.now',
+  'Math.random',
+  'performance.now',
+  'process.hrtime',
+  'randomUUID',
+  'randomBytes',
+  'randomFillSync',
+  'randomInt',
+  'getRandomValues',
+  // Keys made by a library's own source: node:crypto's and noble's.
+  'generateKeys',
+  'generateKeyPairSync',
+  'generateKeyPair',
+  'randomSecretKey',
+  'randomPrivateKey',
+]);
+
+/** Imports that draw randomness of their own, whatever they are called locally. */
+const NONDETERMINISTIC_IMPORTS: Readonly<Record<string, readonly string[]>> = { '@scure/bip39': ['generateMnemonic'] };
 
 /** Where one is allowed, and why. */
 const ALLOWED: Readonly<Record<string, { calls: readonly string[]; why: string }>> = {
@@ -51,6 +70,13 @@ function nondeterministicCalls(path: string): Array<{ where: string; callee: str
       if (callee !== undefined) found.push({ where: at(node), callee });
     }
     if (ts.isNewExpression(node) && node.expression.getText(file) === 'Date' && (node.arguments?.length ?? 0) === 0) found.push({ where: at(node), callee: 'new Date()' });
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.importClause?.namedBindings !== undefined && ts.isNamedImports(node.importClause.namedBindings)) {
+      const drawing = NONDETERMINISTIC_IMPORTS[node.moduleSpecifier.text] ?? [];
+      for (const element of node.importClause.namedBindings.elements) {
+        const imported = (element.propertyName ?? element.name).text;
+        if (drawing.includes(imported)) found.push({ where: at(element), callee: `${node.moduleSpecifier.text} ${imported}` });
+      }
+    }
     ts.forEachChild(node, visit);
   };
   visit(file);

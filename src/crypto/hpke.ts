@@ -10,7 +10,7 @@
 // independent cross-check in tests and as the "pure JS" column of the benchmark.
 import { createCipheriv, createDecipheriv, createECDH, createHmac } from 'node:crypto';
 import { concatBytes, i2osp, utf8 } from './bytes.js';
-import { isValidPrivateKey, PRIVATE_KEY_BYTES } from './p256.js';
+import { isValidPrivateKey, newPrivateKey, PRIVATE_KEY_BYTES } from './p256.js';
 
 export const MODE_BASE = 0x00;
 export const KEM_P256_HKDF_SHA256 = 0x0010;
@@ -36,10 +36,9 @@ export interface HpkePrimitives {
   readonly name: string;
   /**
    * DH with our own key: returns the 32-byte x-coordinate of sk * peer together with
-   * our uncompressed (65-byte) public key. With `privateKey` undefined a fresh random
-   * key is used (the ephemeral key of Encap). Must reject a peer that is not a valid point.
+   * our uncompressed (65-byte) public key. Must reject a peer that is not a valid point.
    */
-  dh(privateKey: Uint8Array | undefined, peerPublicKey: Uint8Array): { dh: Uint8Array; publicKey: Uint8Array };
+  dh(privateKey: Uint8Array, peerPublicKey: Uint8Array): { dh: Uint8Array; publicKey: Uint8Array };
   /** Uncompressed (65-byte) public key of a private scalar. */
   publicKey(privateKey: Uint8Array): Uint8Array;
   /** HKDF-Extract with SHA-256. */
@@ -64,8 +63,7 @@ export const nodePrimitives: HpkePrimitives = {
   name: 'node:crypto',
   dh(privateKey, peerPublicKey) {
     const ecdh = createECDH('prime256v1');
-    if (privateKey === undefined) ecdh.generateKeys();
-    else ecdh.setPrivateKey(privateKey);
+    ecdh.setPrivateKey(privateKey);
     // computeSecret validates the peer point and returns the x-coordinate (32 bytes).
     const dh = new Uint8Array(ecdh.computeSecret(peerPublicKey));
     return { dh, publicKey: new Uint8Array(ecdh.getPublicKey()) };
@@ -161,8 +159,8 @@ export class HpkeContext implements HpkeKeySchedule {
 
 export interface SetupOptions {
   /**
-   * The sender's ephemeral private key. Only for deterministic tests (RFC vectors):
-   * reusing an ephemeral key across messages breaks HPKE's security.
+   * The sender's ephemeral private key (default: a new one from the process's Entropy).
+   * Only for deterministic tests (RFC vectors): reusing one across messages breaks HPKE's security.
    */
   readonly ephemeralPrivateKey?: Uint8Array;
 }
@@ -232,8 +230,9 @@ export class HpkeSuite {
     if (recipientPublicKey.length !== N_ENC || recipientPublicKey[0] !== 4) {
       throw new RangeError('HPKE recipient public key must be a 65-byte uncompressed P-256 point');
     }
-    const skE = options.ephemeralPrivateKey;
-    if (skE !== undefined && !isValidPrivateKey(skE)) throw new RangeError('ephemeral private key out of range');
+    // Drawn from the process's Entropy, as every key is (a seeded simulation gets the same one).
+    const skE = options.ephemeralPrivateKey ?? newPrivateKey();
+    if (!isValidPrivateKey(skE)) throw new RangeError('ephemeral private key out of range');
     const { dh, publicKey: enc } = this.primitives.dh(skE, recipientPublicKey);
     const sharedSecret = this.#extractAndExpand(dh, concatBytes(enc, recipientPublicKey));
     return { enc, context: this.#keySchedule(sharedSecret, info) };

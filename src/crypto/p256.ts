@@ -12,7 +12,7 @@
 // time, and Turnkey's own verifier accepts them). Signatures this library produces are
 // always normalised to low-S, so they also pass verifiers that insist on low-S.
 import { createECDH, createHash, createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
-import { drawBytes } from '../engine/entropy.js';
+import { currentEntropy, drawBytes, systemEntropy } from '../engine/entropy.js';
 import { p256 } from '@noble/curves/nist.js';
 import { bigIntToBytes, bytesToBigInt, concatBytes, fromHex, toHex } from './bytes.js';
 import { InvalidPublicKeyError } from './errors.js';
@@ -54,12 +54,16 @@ function assertPrivateKey(privateKey: Uint8Array): void {
   if (!isValidPrivateKey(privateKey)) throw new RangeError('P-256 private key must be 32 bytes encoding a scalar in [1, n-1]');
 }
 
-/** A fresh random key pair from the process's Entropy, the OS CSPRNG (rejection sampling, no modular bias). */
-export function generateP256KeyPair(): P256KeyPair {
+/** A fresh random private key from the process's Entropy, the OS CSPRNG (rejection sampling, no modular bias). */
+export function newPrivateKey(): Uint8Array {
   for (;;) {
     const candidate = new Uint8Array(drawBytes(PRIVATE_KEY_BYTES));
-    if (isValidPrivateKey(candidate)) return keyPairFromPrivateKey(candidate);
+    if (isValidPrivateKey(candidate)) return candidate;
   }
+}
+
+export function generateP256KeyPair(): P256KeyPair {
+  return keyPairFromPrivateKey(newPrivateKey());
 }
 
 export function keyPairFromPrivateKey(privateKey: Uint8Array): P256KeyPair {
@@ -321,6 +325,9 @@ function greaterThan(a: Uint8Array, b: Uint8Array): boolean {
 
 /** DER ECDSA P-256 SHA-256 signature over `message`, normalised to low-S. */
 export function signP256(message: Uint8Array, privateKey: Uint8Array | KeyObject): Uint8Array {
+  // OpenSSL draws each signature's nonce itself; under a seeded source (a simulation) the
+  // nonce comes from the key and the message (RFC 6979), so a seed gives the same bytes.
+  if (currentEntropy() !== systemEntropy && privateKey instanceof Uint8Array) return p256.sign(message, privateKey, { format: 'der', lowS: true, prehash: true });
   const key = privateKey instanceof Uint8Array ? privateKeyObject(privateKey) : privateKey;
   const p1363 = nodeSign('sha256', message, { key, dsaEncoding: 'ieee-p1363' });
   let s: Uint8Array = p1363.subarray(32, 64);

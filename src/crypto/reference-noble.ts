@@ -11,8 +11,7 @@ import type { HpkePrimitives } from './hpke.js';
 export const noblePrimitives: HpkePrimitives = {
   name: '@noble',
   dh(privateKey, peerPublicKey) {
-    const sk = privateKey ?? p256.utils.randomSecretKey();
-    return { dh: p256.getSharedSecret(sk, peerPublicKey, true).subarray(1), publicKey: p256.getPublicKey(sk, false) };
+    return { dh: p256.getSharedSecret(privateKey, peerPublicKey, true).subarray(1), publicKey: p256.getPublicKey(privateKey, false) };
   },
   publicKey(privateKey) {
     return p256.getPublicKey(privateKey, false);

@@ -2,17 +2,18 @@
 // at rest sealed under the MasterKey (AES-256-GCM). The additional data binds each
 // sealed value to its owner, so a sealed mnemonic copied onto another account's record
 // does not open there.
-import { entropyToMnemonic, generateMnemonic as bip39Generate, mnemonicToSeedSync, validateMnemonic as bip39Validate } from '@scure/bip39';
+import { entropyToMnemonic, mnemonicToSeedSync, validateMnemonic as bip39Validate } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
+import { drawBytes } from '../engine/entropy.js';
 import { decodeBase64Loose, toBase64, utf8, decodeUtf8Strict } from './bytes.js';
 import type { MasterKey } from './master-key.js';
 import { isValidPrivateKey } from './p256.js';
 
 export type MnemonicWordCount = 12 | 15 | 18 | 21 | 24;
 
-/** A fresh English BIP-39 mnemonic (default 24 words = 256 bits of entropy). */
+/** A fresh English BIP-39 mnemonic (default 24 words = 256 bits of entropy), from the process's Entropy. */
 export function generateMnemonic(words: MnemonicWordCount = 24): string {
-  return bip39Generate(english, (words / 3) * 32);
+  return entropyToMnemonic(drawBytes((words / 3) * 4), english);
 }
 
 /** Mnemonic for given entropy (16..32 bytes, multiple of 4). For tests and fixtures. */
