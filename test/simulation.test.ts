@@ -1,7 +1,7 @@
 // The deterministic simulation (src/sim, docs/simulation.md): a few fixed seeds run clean,
 // crashes and faults included; one seed gives one digest, twice in this process; another
-// seed gives another; and a variant of one decision that loses a cent is caught, by the
-// seed that then replays it.
+// seed gives another; and variants of one decision that lose a cent or apply a retried
+// request twice are caught, by the seed that then replays them.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
@@ -30,7 +30,13 @@ function losingACent(): Route[] {
   });
 }
 
+/** The fund route without its Idempotency-Key: a request sent again after a crash that had taken its answer funds twice. */
+function fundingTwice(): Route[] {
+  return routes.map((r): Route => (r.operationId === 'fundSandboxInternalAccount' ? { ...r, idempotent: false } : r));
+}
+
 describe('the deterministic simulation', () => {
+  let lost = 0;
   for (const seed of [1, 2, 3]) {
     it(`seed ${seed}: ${base.ops} operations with crashes and faults, every check holds`, async () => {
       const result = await simulate({ seed, ...base });
@@ -40,9 +46,13 @@ describe('the deterministic simulation', () => {
       assert.ok(result.faults > 0, 'the run met at least one fault');
       assert.ok(result.stats.transactions > 100, `${result.stats.transactions} transactions`);
       assert.ok(result.stats.snapshots > 0, 'snapshots were taken');
-      assert.ok(result.stats.lost > 0, 'a crash lost writes that were not durable');
+      lost += result.stats.lost;
     });
   }
+
+  it('crashes in those runs lost writes that were not durable', () => {
+    assert.ok(lost > 0, `${lost} writes lost`);
+  });
 
   it('the same seed gives the same digest; another seed another', async () => {
     const options: SimulationOptions = { seed: 42, ops: 1_500, crashRate: 0.02, faultRate: 0.02 };
@@ -61,6 +71,16 @@ describe('the deterministic simulation', () => {
     assert.ok(caught.violation !== undefined, 'the lost cent went unnoticed');
     // Seen by the balance against the acknowledged money, or by the funding that is not the one acknowledged.
     assert.match(caught.violation.message, /holds \d+, the acknowledged money adds up to \d+|funding \S+ \d+ is there 1 times, acknowledged 0 times/);
+    const replayed = await simulate(options);
+    assert.deepEqual(replayed.violation, caught.violation);
+    assert.equal(replayed.digest, caught.digest);
+  });
+
+  it('catches a retried request applied twice, and its seed replays the failure', async () => {
+    const options: SimulationOptions = { seed: 5, ...base, routes: fundingTwice() };
+    const caught = await simulate(options);
+    assert.ok(caught.violation !== undefined, 'the second funding went unnoticed');
+    assert.match(caught.violation.message, /funding \S+ \d+ is there 2 times, acknowledged 1 times/);
     const replayed = await simulate(options);
     assert.deepEqual(replayed.violation, caught.violation);
     assert.equal(replayed.digest, caught.digest);

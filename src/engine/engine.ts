@@ -212,6 +212,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     return this.#timers.size;
   }
 
+  /** When the earliest pending timer is due (undefined: none pending); one still pending past it has not fired or not finished. */
+  earliestTimerDue(): number | undefined {
+    return this.#timers.earliestDue();
+  }
+
   get pendingEffects(): number {
     return this.#effects.size;
   }

@@ -30,6 +30,13 @@ export class TimerTable<T> {
     return this.#pending.size;
   }
 
+  /** The earliest due time among pending timers (fired ones included until they are done). */
+  earliestDue(): number | undefined {
+    let earliest: number | undefined;
+    for (const timer of this.#pending.values()) if (earliest === undefined || timer.due < earliest) earliest = timer.due;
+    return earliest;
+  }
+
   values(): IterableIterator<Timer<T>> {
     return this.#pending.values();
   }

@@ -113,6 +113,8 @@ class Simulation {
   #requests = 0;
   /** A crash is due at this turn of the current step's drive (undefined: none this step). */
   #crashAtTurn: number | undefined;
+  /** Whether it comes after that turn's sync (durable, unanswered) or before it (lost). */
+  #crashAfterSync = false;
   /** Set by the engine's onFatal: memory got ahead of the log. */
   #fatal: string | undefined;
 
@@ -204,6 +206,7 @@ class Simulation {
     const size = 1 + this.#rng.int(3);
     for (let i = 0; i < size && this.#step + i <= this.#options.ops; i++) batch.push(this.#workload.next());
     this.#crashAtTurn = this.#rng.chance(this.#options.crashRate) ? this.#rng.int(12) : undefined;
+    this.#crashAfterSync = this.#rng.chance(0.5);
     if (this.#rng.chance(this.#options.faultRate)) this.#fault();
     const unanswered = await this.#send(batch);
     this.#step += batch.length;
@@ -244,16 +247,13 @@ class Simulation {
     const inFlight = batch.map((op) => this.#issue(op));
     for (let turns = 0; inFlight.some((f) => f.answer === undefined); turns++) {
       await turn();
+      const crashing = turns === this.#crashAtTurn;
       // Between a turn and the sync: what the turn wrote is not durable yet.
-      if (turns === this.#crashAtTurn) {
-        this.#crashAtTurn = undefined;
-        this.#crash();
-        // What was answered before the crash was acknowledged: it must survive it.
-        for (const flight of inFlight) if (flight.answer !== undefined) this.#answered(flight.op, flight.answer);
-        return inFlight.filter((f) => f.answer === undefined).map((f) => f.op);
-      }
+      if (crashing && !this.#crashAfterSync) return this.#crashInFlight(inFlight);
       if (turns > MAX_TURNS) this.#fail(`no answer to ${inFlight.filter((f) => f.answer === undefined).map((f) => f.op.label).join(', ')} after ${MAX_TURNS} turns`);
       this.#tick();
+      // Right after the sync: what it made durable is there, but no answer to it has left.
+      if (crashing) return this.#crashInFlight(inFlight);
     }
     for (const flight of inFlight) this.#answered(flight.op, flight.answer!);
     if (this.#crashAtTurn !== undefined) {
@@ -263,6 +263,14 @@ class Simulation {
       await this.#recover([]);
     }
     return undefined;
+  }
+
+  /** The crash of a step: what was answered before it was acknowledged (it must survive); the rest is left unanswered. */
+  #crashInFlight(inFlight: readonly InFlight[]): Operation[] {
+    this.#crashAtTurn = undefined;
+    this.#crash();
+    for (const flight of inFlight) if (flight.answer !== undefined) this.#answered(flight.op, flight.answer);
+    return inFlight.filter((f) => f.answer === undefined).map((f) => f.op);
   }
 
   /** After a turn of the event loop: the disk syncs some or all of what is pending, and the clock may move. */
@@ -304,6 +312,10 @@ class Simulation {
     const headers: Incoming['headers'] = {};
     const key = request.headers?.['idempotency-key'];
     if (key !== undefined) headers.idempotencyKey = key;
+    const walletRequestId = request.headers?.['request-id'];
+    if (walletRequestId !== undefined) headers.requestId = walletRequestId;
+    const signature = request.headers?.['service-wallet-signature'];
+    if (signature !== undefined) headers.walletSignature = signature;
     return {
       incoming: {
         method: request.method,
@@ -364,6 +376,7 @@ class Simulation {
    * recovered state, in which what was unacknowledged is now either wholly there or not at all.
    */
   async #recover(unanswered: readonly Operation[]): Promise<void> {
+    for (const op of unanswered) if (!op.retry) op.unanswered?.();
     let again: Operation[] | undefined = unanswered.filter((op) => op.retry);
     while (again !== undefined) {
       await this.#restart();
@@ -441,6 +454,8 @@ class Simulation {
    * the acknowledged money adds up to and never negative, and no transaction nobody asked for.
    */
   async #check(when: string): Promise<void> {
+    // Timers that fell due while the service was down fire now.
+    this.#clock.advance(0);
     await this.#settle();
     const { world } = this.#life.services;
     const invariants = world.checkInvariants();
@@ -482,6 +497,12 @@ class Simulation {
         this.#fail(`${when}: account ${account.id} (${account.currency}) holds ${stored.balance}, the acknowledged money adds up to ${expected}`);
       }
     }
+    const now = this.#clock.now();
+    const wallets = this.#workload.wallets.check(world.wallets, now);
+    if (wallets !== undefined) this.#fail(`${when}: ${wallets}`);
+    // Every durable timer due by now fired (after a recovery too): quote expiry, sandbox outcomes, session and request expiry.
+    const overdue = this.#life.services.engine.earliestTimerDue();
+    if (overdue !== undefined && overdue <= now) this.#fail(`${when}: a timer due at ${new Date(overdue).toISOString()} has not fired by ${new Date(now).toISOString()}`);
   }
 
   /** The end state: every known account's balance and every known transaction's status, in order. */

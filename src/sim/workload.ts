@@ -7,6 +7,7 @@
 import { IDEMPOTENCY_TTL_MS } from '../engine/engine.js';
 import type { Rng } from './random.js';
 import type { MoneyModel, MoveKind } from './model.js';
+import { WalletWorkload } from './wallets.js';
 
 export type Auth = 'sandbox' | 'production' | 'wrong';
 
@@ -32,6 +33,8 @@ export interface Operation {
   retry: boolean;
   /** The answer must be a 4xx (invalid input, unknown ids, wrong credentials). */
   refused?: boolean;
+  /** A crash left it unanswered and it is not sent again: what it did, if anything, is unknown. */
+  unanswered?: () => void;
 }
 
 /** A JSON answer, read field by field; a field missing or of another type throws (and fails the run). */
@@ -84,6 +87,8 @@ interface OpenQuote {
   total: number;
   received: number;
   key: string;
+  /** From an embedded wallet: what its execution must carry a session's stamp over. */
+  payloadToSign?: string;
 }
 
 /** Caps that keep a run's population, and so each check, bounded. */
@@ -120,6 +125,7 @@ const WEIGHTS = {
   wrongAuth: 1,
   malformed: 1,
   notFound: 1,
+  wallet: 8,
 } as const;
 type OpName = keyof typeof WEIGHTS;
 
@@ -134,13 +140,15 @@ export class Workload {
   /** Incoming payments waiting for the platform's approve or reject. */
   readonly #awaiting: string[] = [];
   /** Operations that must come next (listing a new customer's accounts). */
-  readonly #next: Operation[] = [];
+  readonly #next: Array<Operation | (() => Operation)> = [];
   #keys = 0;
+  readonly wallets: WalletWorkload;
 
   constructor(rng: Rng, model: MoneyModel, now: () => number) {
     this.#rng = rng;
     this.#model = model;
     this.#now = now;
+    this.wallets = new WalletWorkload(rng, now, (op) => this.#next.push(op));
     // The platform configures its webhook endpoint first, as an integrator would.
     this.#next.push(this.#configEndpoint(true));
   }
@@ -153,7 +161,7 @@ export class Workload {
   /** The next operation: a follow-up if one is due, else one drawn by weight among those possible now. */
   next(): Operation {
     const due = this.#next.shift();
-    if (due !== undefined) return due;
+    if (due !== undefined) return typeof due === 'function' ? due() : due;
     for (;;) {
       const op = this.#draw(this.#rng.weighted(WEIGHTS));
       if (op !== undefined) return op;
@@ -182,12 +190,24 @@ export class Workload {
         return this.#withCustomer((c) => (c.externals.length < MAX_EXTERNALS_PER_CUSTOMER ? this.#createExternal(c) : undefined));
       case 'quote':
         return this.#quotes.length < MAX_OPEN_QUOTES ? this.#quote() : undefined;
-      case 'execute':
-        return this.#quotes.length > 0 ? this.#execute(this.#quotes.splice(this.#rng.int(this.#quotes.length), 1)[0]!, false) : undefined;
+      case 'execute': {
+        if (this.#quotes.length === 0) return undefined;
+        const at = this.#rng.int(this.#quotes.length);
+        // A wallet's requests go one at a time: its quote waits while it is busy.
+        const quote = this.#quotes[at]!;
+        if (quote.payloadToSign !== undefined) {
+          const wallet = this.wallets.wallets.get(quote.source)!;
+          // Mostly the client waits for a session to sign with; sometimes it signs with a key that is none.
+          if (wallet.busy || (this.wallets.liveSession(wallet) === undefined && this.#rng.chance(0.8))) return undefined;
+        }
+        return this.#execute(this.#quotes.splice(at, 1)[0]!, false);
+      }
       case 'retryExecute': {
         const forgotten = this.#executed.findIndex((e) => e.at > this.#now() - RETRY_WITHIN_MS);
         this.#executed.splice(0, forgotten === -1 ? this.#executed.length : forgotten);
-        return this.#executed.length > 0 ? this.#execute(this.#rng.pick(this.#executed).quote, true) : undefined;
+        if (this.#executed.length === 0) return undefined;
+        const { quote } = this.#rng.pick(this.#executed);
+        return quote.payloadToSign !== undefined && this.wallets.busy(quote.source) ? undefined : this.#execute(quote, true);
       }
       case 'transferOut':
         return this.#transfer('transfer-out');
@@ -209,6 +229,8 @@ export class Workload {
         return refused('malformed JSON', { method: 'POST', path: '/quotes', raw: '{"source": ', auth: 'sandbox' });
       case 'notFound':
         return refused('unknown transaction', { method: 'GET', path: '/transactions/Transaction:00000000-0000-7000-8000-000000000000', auth: 'sandbox' });
+      case 'wallet':
+        return this.wallets.draw();
     }
   }
 
@@ -252,6 +274,7 @@ export class Workload {
           const currency = account.at('balance').at('currency').str('code');
           customer.accounts.set(currency, account.str('id'));
           this.#model.addAccount({ id: account.str('id'), currency });
+          if (account.str('type') === 'EMBEDDED_WALLET') this.wallets.addWallet(account.str('id'), `${customer.id.slice(-12)}@example.com`);
         }
         return undefined;
       },
@@ -298,7 +321,9 @@ export class Workload {
     const payers = this.#customers.filter((c) => c.accounts.has('USD'));
     if (payers.length === 0) return undefined;
     const payer = this.#rng.pick(payers);
-    const source = payer.accounts.get('USD')!;
+    const wallet = payer.accounts.get('USDB');
+    const fromWallet = wallet !== undefined && this.wallets.wallets.has(wallet) && this.#rng.chance(0.3);
+    const source = fromWallet ? wallet : payer.accounts.get('USD')!;
     const externals = this.#customers.flatMap((c) => c.externals);
     const toExternal = externals.length > 0 && this.#rng.chance(0.6);
     let destination: string;
@@ -308,14 +333,14 @@ export class Workload {
     } else {
       const payee = this.#rng.pick(this.#customers.filter((c) => c !== payer && c.accounts.size > 0).concat(payer));
       const currency = this.#rng.pick([...payee.accounts.keys()]);
-      if (payee === payer && currency === 'USD') return undefined;
       destination = payee.accounts.get(currency)!;
+      if (destination === source) return undefined;
       internalDestination = destination;
     }
     const amount = this.#rng.between(100, 150_000);
     const key = this.#key();
     return {
-      label: toExternal ? 'quote a payout' : 'quote an internal payment',
+      label: `${toExternal ? 'quote a payout' : 'quote an internal payment'}${fromWallet ? ' from a wallet' : ''}`,
       request: {
         method: 'POST',
         path: '/quotes',
@@ -337,6 +362,7 @@ export class Workload {
           total: body.num('totalSendingAmount'),
           received: body.num('totalReceivingAmount'),
           key: this.#key(),
+          ...(fromWallet ? { payloadToSign: body.list('paymentInstructions')[0]!.at('accountOrWalletInfo').str('payloadToSign') } : {}),
         });
         return undefined;
       },
@@ -344,11 +370,20 @@ export class Workload {
   }
 
   #execute(quote: OpenQuote, again: boolean): Operation {
-    return {
-      label: again ? 'execute a quote again' : 'execute a quote',
-      request: { method: 'POST', path: `/quotes/${quote.id}/execute`, auth: 'sandbox', headers: { 'idempotency-key': quote.key } },
+    const headers: Record<string, string> = { 'idempotency-key': quote.key };
+    // From a wallet: stamped by one of its sessions (or, when it has none live, by a key that is no session's: refused).
+    const stamp = quote.payloadToSign === undefined ? undefined : this.wallets.stamp(this.wallets.wallets.get(quote.source)!, quote.payloadToSign);
+    if (stamp !== undefined) headers['service-wallet-signature'] = stamp.header;
+    const op: Operation = {
+      label: `${again ? 'execute a quote again' : 'execute a quote'}${stamp === undefined ? '' : stamp.valid ? ', stamped' : ', stamped by no session'}`,
+      request: { method: 'POST', path: `/quotes/${quote.id}/execute`, auth: 'sandbox', headers },
       retry: true,
       answered: (status, body) => {
+        if (stamp?.valid === false && !again) {
+          if (status !== 401) return `executing a wallet's quote with a stamp by no session answered ${status}`;
+          this.#quotes.push(quote);
+          return undefined;
+        }
         // Not enough balance (the quote stays PENDING) or expired: nothing moved.
         if (status === 400 && (body.text('code') === 'INSUFFICIENT_BALANCE' || body.text('code') === 'QUOTE_EXPIRED')) return undefined;
         if (status !== 200) return `executing a quote answered ${status} ${String(body.text('code'))}`;
@@ -369,6 +404,7 @@ export class Workload {
         });
       },
     };
+    return stamp === undefined ? op : this.wallets.walletOp(this.wallets.wallets.get(quote.source)!, op);
   }
 
   #transfer(kind: 'transfer-out' | 'transfer-in'): Operation | undefined {
