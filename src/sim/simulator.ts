@@ -26,7 +26,8 @@ import { simulatedService, type SimulatedService } from './service.js';
 import { fundingKey, MoneyModel } from './model.js';
 import { Rng } from './random.js';
 import { envIdOf } from '../../actors/platform.js';
-import { Json, Workload, type Operation, type SimRequest } from './workload.js';
+import { Workload } from './workload.js';
+import { Json, type Operation, type SimRequest } from './operation.js';
 
 export interface SimulationOptions {
   seed: number;

@@ -12,7 +12,7 @@ import { keyPairFromPrivateKey, isValidPrivateKey } from '../crypto/p256.js';
 import { createStamp } from '../crypto/stamp.js';
 import { MAX_ACTIVE_SESSIONS, SANDBOX_OIDC_TOKEN, SANDBOX_OTP, type Wallets } from '../../actors/wallet.js';
 import type { Rng } from './random.js';
-import type { Json, Operation, SimRequest } from './workload.js';
+import type { Json, Operation, SimRequest } from './operation.js';
 
 /** A session and its key (undefined: one adopted from a listing, which the client cannot stamp with). */
 interface SessionKnown {
