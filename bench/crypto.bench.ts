@@ -11,9 +11,9 @@ import { Bench } from 'tinybench';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { utf8 } from '../src/crypto/bytes.js';
 import { createExportBundle } from '../src/crypto/export-bundle.js';
-import { generateP256KeyPair, keyPairToHex, verifyP256 } from '../src/crypto/p256.js';
+import { generateP256KeyPair, keyPairToHex, signP256Rfc6979, verifyP256 } from '../src/crypto/p256.js';
 import { CryptoPool } from '../src/crypto/pool.js';
-import { nobleSignP256, noblePrimitives, nobleVerifyP256 } from '../src/crypto/reference-noble.js';
+import { noblePrimitives, nobleVerifyP256 } from '../src/crypto/reference-noble.js';
 import { issueSessionKey } from '../src/crypto/session-bundle.js';
 import { normalizePublicKeyHex, parseStamp, verifyStamp } from '../src/crypto/stamp.js';
 import { generateMnemonic } from '../src/crypto/wallet-secrets.js';
@@ -95,7 +95,7 @@ add('issue session key (HPKE seal)', `pool, ${BATCH} concurrent (per call)`, asy
 }, BATCH);
 
 // 3. Webhook body signature
-add('sign webhook body', 'noble (pure JS)', () => check(nobleSignP256(webhookBody, webhookKey.privateKey).length > 0));
+add('sign webhook body', 'noble (pure JS)', () => check(signP256Rfc6979(webhookBody, webhookKey.privateKey).length > 0));
 add('sign webhook body', 'node:crypto inline', () => check(signWebhookBody(webhookBody, webhookKey.privateKey).length > 0));
 add('sign webhook body', 'pool, 1 call', async () => check((await pool.signWebhook(webhookBody, webhookKey.privateKey)).length > 0));
 add('sign webhook body', `pool, ${BATCH} concurrent (per call)`, async () => {

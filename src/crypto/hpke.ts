@@ -230,9 +230,10 @@ export class HpkeSuite {
     if (recipientPublicKey.length !== N_ENC || recipientPublicKey[0] !== 4) {
       throw new RangeError('HPKE recipient public key must be a 65-byte uncompressed P-256 point');
     }
+    const given = options.ephemeralPrivateKey;
+    if (given !== undefined && !isValidPrivateKey(given)) throw new RangeError('ephemeral private key out of range');
     // Drawn from the process's Entropy, as every key is (a seeded simulation gets the same one).
-    const skE = options.ephemeralPrivateKey ?? newPrivateKey();
-    if (!isValidPrivateKey(skE)) throw new RangeError('ephemeral private key out of range');
+    const skE = given ?? newPrivateKey();
     const { dh, publicKey: enc } = this.primitives.dh(skE, recipientPublicKey);
     const sharedSecret = this.#extractAndExpand(dh, concatBytes(enc, recipientPublicKey));
     return { enc, context: this.#keySchedule(sharedSecret, info) };

@@ -4,7 +4,8 @@
 // - node:crypto (OpenSSL) does every signature, verification and ECDH on the hot path;
 //   it is an order of magnitude faster than the pure-JS curve.
 // - @noble/curves parses and validates points (on-curve check, compression and
-//   decompression) where a precise error matters more than microseconds, and serves
+//   decompression) where a precise error matters more than microseconds, signs under a
+//   seeded source (RFC 6979, so a simulation's signatures are its seed's), and serves
 //   as the independent reference implementation in tests and benchmarks.
 //
 // Signature policy: verification accepts both low-S and high-S signatures (OpenSSL,
@@ -323,11 +324,16 @@ function greaterThan(a: Uint8Array, b: Uint8Array): boolean {
   return false;
 }
 
+/** DER ECDSA P-256 SHA-256 signature in pure JS (@noble/curves: RFC 6979 deterministic nonce, low-S). */
+export function signP256Rfc6979(message: Uint8Array, privateKey: Uint8Array): Uint8Array {
+  return p256.sign(message, privateKey, { format: 'der', lowS: true, prehash: true });
+}
+
 /** DER ECDSA P-256 SHA-256 signature over `message`, normalised to low-S. */
 export function signP256(message: Uint8Array, privateKey: Uint8Array | KeyObject): Uint8Array {
   // OpenSSL draws each signature's nonce itself; under a seeded source (a simulation) the
   // nonce comes from the key and the message (RFC 6979), so a seed gives the same bytes.
-  if (currentEntropy() !== systemEntropy && privateKey instanceof Uint8Array) return p256.sign(message, privateKey, { format: 'der', lowS: true, prehash: true });
+  if (currentEntropy() !== systemEntropy && privateKey instanceof Uint8Array) return signP256Rfc6979(message, privateKey);
   const key = privateKey instanceof Uint8Array ? privateKeyObject(privateKey) : privateKey;
   const p1363 = nodeSign('sha256', message, { key, dsaEncoding: 'ieee-p1363' });
   let s: Uint8Array = p1363.subarray(32, 64);

@@ -39,7 +39,3 @@ export function nobleVerifyP256(message: Uint8Array, derSignature: Uint8Array, p
   }
 }
 
-/** DER ECDSA P-256 SHA-256 signature in pure JS (RFC 6979 deterministic k, low-S). */
-export function nobleSignP256(message: Uint8Array, privateKey: Uint8Array): Uint8Array {
-  return p256.sign(message, privateKey, { format: 'der', lowS: true, prehash: true });
-}
