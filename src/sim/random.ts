@@ -11,9 +11,13 @@ export class Rng {
     this.#source = seededEntropy(seed);
   }
 
-  /** Fills `target` with drawn bytes. */
-  fill(target: Uint8Array): void {
-    this.#source.fill(target);
+  /** `n` drawn bytes, drawn again until `valid` takes them (a key must be a scalar in range). */
+  bytes(n: number, valid: (bytes: Uint8Array) => boolean = () => true): Uint8Array {
+    for (;;) {
+      const bytes = new Uint8Array(n);
+      this.#source.fill(bytes);
+      if (valid(bytes)) return bytes;
+    }
   }
 
   /** A 32-bit unsigned draw. */

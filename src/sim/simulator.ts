@@ -126,16 +126,8 @@ class Simulation {
     useEntropy(seededEntropy((options.seed ^ 0x5eed5eed) >>> 0));
     this.#workload = new Workload(this.#rng, this.#model, () => this.#clock.now());
     this.#endpoint = new SimulatedEndpoint(this.#rng, () => this.#clock.now(), (id) => this.#workload.awaitApproval(id));
-    this.#masterKey = this.#bytes(32, () => true);
-    this.#signerKey = this.#bytes(32, isValidPrivateKey);
-  }
-
-  #bytes(n: number, valid: (bytes: Uint8Array) => boolean): Uint8Array {
-    for (;;) {
-      const bytes = new Uint8Array(n);
-      this.#rng.fill(bytes);
-      if (valid(bytes)) return bytes;
-    }
+    this.#masterKey = this.#rng.bytes(32);
+    this.#signerKey = this.#rng.bytes(32, isValidPrivateKey);
   }
 
   async run(): Promise<SimulationResult> {
@@ -490,12 +482,11 @@ class Simulation {
       if (found !== acknowledged) this.#fail(`${when}: funding ${key} is there ${found} times, acknowledged ${acknowledged} times`);
     }
     for (const [accountId, expected] of this.#model.expectedBalances()) {
-      const account = this.#model.accounts.get(accountId)!;
-      const stored = world.internalAccounts.get(account.id);
-      if (stored === undefined) this.#fail(`${when}: account ${account.id} is gone`);
-      if (stored.balance < 0) this.#fail(`${when}: account ${account.id} has a negative balance ${stored.balance}`);
+      const stored = world.internalAccounts.get(accountId);
+      if (stored === undefined) this.#fail(`${when}: account ${accountId} is gone`);
+      if (stored.balance < 0) this.#fail(`${when}: account ${accountId} has a negative balance ${stored.balance}`);
       if (stored.balance !== expected) {
-        this.#fail(`${when}: account ${account.id} (${account.currency}) holds ${stored.balance}, the acknowledged money adds up to ${expected}`);
+        this.#fail(`${when}: account ${accountId} (${this.#model.accounts.get(accountId)!.currency}) holds ${stored.balance}, the acknowledged money adds up to ${expected}`);
       }
     }
     const now = this.#clock.now();

@@ -8,7 +8,7 @@
 // A wallet request has no Idempotency-Key (a Request-Id is single use), so one a crash left
 // unanswered is not sent again: the wallet turns uncertain, the client lists its credentials
 // and sessions and adopts what it finds, and until then the check asks less of it.
-import { keyPairFromPrivateKey, isValidPrivateKey } from '../crypto/p256.js';
+import { keyPairFromPrivateKey, isValidPrivateKey, PRIVATE_KEY_BYTES } from '../crypto/p256.js';
 import { createStamp } from '../crypto/stamp.js';
 import { MAX_ACTIVE_SESSIONS, SANDBOX_OIDC_TOKEN, SANDBOX_OTP, type Wallets } from '../../actors/wallet.js';
 import type { Rng } from './random.js';
@@ -66,19 +66,17 @@ export class WalletWorkload {
     return this.wallets.get(accountId)?.busy === true;
   }
 
-  /** A session of `wallet` whose key the client holds and that outlives a request. */
-  liveSession(wallet: SimWallet): [string, Uint8Array] | undefined {
+  /** The key of a session of `wallet` that the client holds and that outlives a request. */
+  liveSessionKey(wallet: SimWallet): Uint8Array | undefined {
     const now = this.#now();
-    const live = [...wallet.sessions].filter(([, s]) => s.privateKey !== undefined && s.expiresAt > now + SESSION_MARGIN_MS);
-    if (live.length === 0) return undefined;
-    const [id, session] = this.#rng.pick(live);
-    return [id, session.privateKey!];
+    const live = [...wallet.sessions.values()].filter((s) => s.privateKey !== undefined && s.expiresAt > now + SESSION_MARGIN_MS);
+    return live.length === 0 ? undefined : this.#rng.pick(live).privateKey;
   }
 
   /** A stamp over `payload` by a live session of `wallet`, or by a key no session has (which the service must refuse). */
   stamp(wallet: SimWallet, payload: string): { header: string; valid: boolean } {
-    const session = this.liveSession(wallet);
-    return session === undefined ? { header: createStamp(payload, this.#newKey()), valid: false } : { header: createStamp(payload, session[1]), valid: true };
+    const key = this.liveSessionKey(wallet);
+    return key === undefined ? { header: createStamp(payload, this.#newKey()), valid: false } : { header: createStamp(payload, key), valid: true };
   }
 
   /** A wallet operation drawn at random, or undefined when the chosen wallet cannot take it now. */
@@ -92,14 +90,10 @@ export class WalletWorkload {
     switch (this.#rng.weighted({ credential: 2, login: 3, revokeSession: 1, exportWallet: 1 })) {
       case 'credential':
         return this.#addCredential(wallet);
-      case 'login': {
-        const now = this.#now();
-        const live = [...wallet.sessions.values()].filter((s) => s.expiresAt > now).length;
-        // A full wallet refuses a new session until one expires.
-        return wallet.credentials.size > 0 && live < MAX_ACTIVE_SESSIONS - 1 ? this.#login(wallet, this.#rng.pick([...wallet.credentials.keys()])) : undefined;
-      }
+      case 'login':
+        // A full wallet refuses a new session until one expires (the expired ones are pruned above).
+        return wallet.credentials.size > 0 && wallet.sessions.size < MAX_ACTIVE_SESSIONS - 1 ? this.#login(wallet, this.#rng.pick([...wallet.credentials.keys()])) : undefined;
       case 'revokeSession': {
-        const now = this.#now();
         const sessions = [...wallet.sessions].filter(([, s]) => s.expiresAt > now + SESSION_MARGIN_MS);
         if (sessions.length === 0) return undefined;
         const [id, target] = this.#rng.pick(sessions);
@@ -115,11 +109,7 @@ export class WalletWorkload {
   }
 
   #newKey(): Uint8Array {
-    for (;;) {
-      const key = new Uint8Array(32);
-      this.#rng.fill(key);
-      if (isValidPrivateKey(key)) return key;
-    }
+    return this.#rng.bytes(PRIVATE_KEY_BYTES, isValidPrivateKey);
   }
 
   #publicKey(form: 'uncompressed' | 'compressed', privateKey = this.#newKey()): string {

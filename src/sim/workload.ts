@@ -132,12 +132,12 @@ export class Workload {
       case 'execute': {
         if (this.#quotes.length === 0) return undefined;
         const at = this.#rng.int(this.#quotes.length);
-        // A wallet's requests go one at a time: its quote waits while it is busy.
         const quote = this.#quotes[at]!;
         if (quote.payloadToSign !== undefined) {
           const wallet = this.wallets.wallets.get(quote.source)!;
-          // Mostly the client waits for a session to sign with; sometimes it signs with a key that is none.
-          if (wallet.busy || (this.wallets.liveSession(wallet) === undefined && this.#rng.chance(0.8))) return undefined;
+          // A wallet's requests go one at a time: its quote waits while it is busy. Mostly the
+          // client also waits for a session to sign with; sometimes it signs with a key that is none.
+          if (wallet.busy || (this.wallets.liveSessionKey(wallet) === undefined && this.#rng.chance(0.8))) return undefined;
         }
         return this.#execute(this.#quotes.splice(at, 1)[0]!, false);
       }
@@ -310,8 +310,9 @@ export class Workload {
 
   #execute(quote: OpenQuote, again: boolean): Operation {
     const headers: Record<string, string> = { 'idempotency-key': quote.key };
+    const wallet = quote.payloadToSign === undefined ? undefined : this.wallets.wallets.get(quote.source)!;
     // From a wallet: stamped by one of its sessions (or, when it has none live, by a key that is no session's: refused).
-    const stamp = quote.payloadToSign === undefined ? undefined : this.wallets.stamp(this.wallets.wallets.get(quote.source)!, quote.payloadToSign);
+    const stamp = wallet === undefined ? undefined : this.wallets.stamp(wallet, quote.payloadToSign!);
     if (stamp !== undefined) headers['service-wallet-signature'] = stamp.header;
     const op: Operation = {
       label: `${again ? 'execute a quote again' : 'execute a quote'}${stamp === undefined ? '' : stamp.valid ? ', stamped' : ', stamped by no session'}`,
@@ -343,7 +344,7 @@ export class Workload {
         });
       },
     };
-    return stamp === undefined ? op : this.wallets.walletOp(this.wallets.wallets.get(quote.source)!, op);
+    return wallet === undefined ? op : this.wallets.walletOp(wallet, op);
   }
 
   #transfer(kind: 'transfer-out' | 'transfer-in'): Operation | undefined {
