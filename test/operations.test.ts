@@ -6,11 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { startTestService, basicHeader, rawExchange, type TestService } from './support/service.js';
 import { assertError } from './support/assertions.js';
-import { killAll, spawnService } from './support/service-process.js';
+import { killAll, launchService, spawnService } from './support/service-process.js';
 import { openServices } from '../src/app.js';
 import { createCustomer } from '../actors/commands/customers.js';
 import type { PlatformCredentials } from '../src/platforms.js';
@@ -18,7 +16,8 @@ import { envIdOf } from '../actors/platform.js';
 import { ServiceMetrics } from '../src/ops/metrics.js';
 
 const SUITE_TIMEOUT_MS = 180_000;
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+/** A child's environment with snapshots held off, as the log it recovers was written. */
+const NO_SNAPSHOTS = { SNAPSHOT_EVERY_ENTRIES: '10000000' };
 
 /** One sample of a metric in Prometheus' text format (0 when the series is absent). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -154,7 +153,6 @@ describe('GET /metrics', { timeout: SUITE_TIMEOUT_MS }, () => {
 
 describe('liveness and readiness', { timeout: SUITE_TIMEOUT_MS }, () => {
   after(async () => {
-    for (const proc of launched) proc.kill('SIGKILL');
     await killAll();
   });
 
@@ -175,7 +173,7 @@ describe('liveness and readiness', { timeout: SUITE_TIMEOUT_MS }, () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ops-replay-'));
     try {
       const entries = await writeLongLog(dataDir, 60_000);
-      const child = launch(dataDir, {});
+      const child = launchService(dataDir, NO_SNAPSHOTS);
       const port = await listeningPort(child.stderr);
       const base = `http://127.0.0.1:${port}`;
       const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
@@ -213,7 +211,7 @@ describe('liveness and readiness', { timeout: SUITE_TIMEOUT_MS }, () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ops-sigterm-'));
     try {
       const entries = await writeLongLog(dataDir, 60_000);
-      const child = launch(dataDir, {});
+      const child = launchService(dataDir, NO_SNAPSHOTS);
       const port = await listeningPort(child.stderr);
       // Signalled once the replay is under way.
       for (;;) {
@@ -315,26 +313,6 @@ async function writeLongLog(dataDir: string, customers: number): Promise<number>
     await services.close();
   }
   return customers;
-}
-
-const launched = new Set<ReturnType<typeof spawn>>();
-
-/** The service as a child that has not announced itself yet: the test reads its log for the port. */
-function launch(dataDir: string, env: Record<string, string>): { proc: ReturnType<typeof spawn>; stderr: string[]; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SNAPSHOT_EVERY_ENTRIES: '10000000', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  launched.add(proc);
-  const stderr: string[] = [];
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    proc.on('exit', (code) => {
-      launched.delete(proc);
-      resolve(code);
-    }),
-  );
-  return { proc, stderr, exited };
 }
 
 /** The port from the service's `http.listening` log line, which comes before recovery. */

@@ -24,7 +24,8 @@ export interface RefusedStart {
 
 const running = new Set<ChildProcess>();
 
-function launch(dataDir: string, extraEnv: Record<string, string>): { proc: ChildProcess; stderr: string[]; exited: Promise<number | null> } {
+/** The service as a child, remembered until it exits; it has not announced itself yet (a test may read its log for the port). */
+export function launchService(dataDir: string, extraEnv: Record<string, string>): { proc: ChildProcess; stderr: string[]; exited: Promise<number | null> } {
   const proc = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,7 +44,7 @@ function launch(dataDir: string, extraEnv: Record<string, string>): { proc: Chil
 
 /** Starts the service and resolves once it listens; rejects if it exits or hangs first. */
 export async function spawnService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServiceChild> {
-  const { proc, stderr, exited } = launch(dataDir, extraEnv);
+  const { proc, stderr, exited } = launchService(dataDir, extraEnv);
   const [baseUrl, credentialsPath] = await new Promise<[string, string]>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), START_TIMEOUT_MS);
@@ -65,7 +66,7 @@ export async function spawnService(dataDir: string, extraEnv: Record<string, str
 
 /** Starts the service expecting it to refuse: resolves with its exit code and stderr. */
 export async function spawnRefusedService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<RefusedStart> {
-  const { proc, stderr, exited } = launch(dataDir, extraEnv);
+  const { proc, stderr, exited } = launchService(dataDir, extraEnv);
   proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     if (/listening on/.test(chunk)) proc.kill('SIGKILL');
   });
