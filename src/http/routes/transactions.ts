@@ -6,7 +6,7 @@ import { renderTransaction, TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transa
 import type { Services } from '../../services.js';
 import { customerIn } from '../../../actors/commands/customers.js';
 import { invalidField, notFound } from '../../../actors/errors.js';
-import { paginate, PageQuery } from '../pagination.js';
+import { paginate, paginateAll, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
@@ -33,6 +33,10 @@ async function listTransactions(services: Services, env: PlatformEnv, query: Lis
   if (from !== undefined && to !== undefined && from > to) throw invalidField('endDate', 'must not be before startDate');
   await services.engine.settled();
   if (query.customerId !== undefined) customerIn(services.world, env.id, query.customerId);
+  const ids = services.world.transactions.idsIn(env.id, query.customerId);
+  const order = query.sortOrder ?? 'desc';
+  const filtered = [query.platformCustomerId, query.status, query.type, query.reference, from, to].some((value) => value !== undefined);
+  if (!filtered) return { status: 200, body: paginateAll(ids, query, (id) => services.world.transactions.get(id)!, renderTransaction, order) };
   const select = (id: string): Transaction | undefined => {
     const tx = services.world.transactions.get(id)!;
     if (query.platformCustomerId !== undefined && tx.platformCustomerId !== query.platformCustomerId) return undefined;
@@ -43,8 +47,7 @@ async function listTransactions(services: Services, env: PlatformEnv, query: Lis
     if (to !== undefined && tx.createdAt > to) return undefined;
     return tx;
   };
-  const ids = services.world.transactions.idsIn(env.id, query.customerId);
-  return { status: 200, body: paginate(ids, query, select, renderTransaction, query.sortOrder ?? 'desc') };
+  return { status: 200, body: paginate(ids, query, select, renderTransaction, order) };
 }
 
 export const transactionRoutes: Route[] = [

@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
 import { redeliverWebhookEvent, webhookEventIn } from '../../../actors/commands/webhooks.js';
 import { invalidField } from '../../../actors/errors.js';
-import { paginate, PageQuery } from '../pagination.js';
+import { paginate, paginateAll, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { RECORDED_WEBHOOKS } from '../schemas/webhooks.js';
@@ -73,17 +73,15 @@ export const webhookRoutes: Route[] = [
     handle: async ({ services, env, query }) => {
       await services.engine.settled();
       const events = services.world.webhookEvents;
-      const body = paginate(
-        events.idsIn(env.id),
-        query,
-        (id) => {
-          const e = events.get(id)!;
-          if (query.type !== undefined && e.type !== query.type) return undefined;
-          if (query.deliveryStatus !== undefined && e.deliveryStatus !== query.deliveryStatus) return undefined;
-          return e;
-        },
-        renderEvent,
-      );
+      const ids = events.idsIn(env.id);
+      const select = (id: string): WebhookEvent | undefined => {
+        const e = events.get(id)!;
+        if (query.type !== undefined && e.type !== query.type) return undefined;
+        if (query.deliveryStatus !== undefined && e.deliveryStatus !== query.deliveryStatus) return undefined;
+        return e;
+      };
+      const filtered = query.type !== undefined || query.deliveryStatus !== undefined;
+      const body = filtered ? paginate(ids, query, select, renderEvent) : paginateAll(ids, query, (id) => events.get(id)!, renderEvent);
       return { status: 200, body: { ...body, endpoint: services.webhooks.endpointState(env.id) } };
     },
   }),
