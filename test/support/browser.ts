@@ -1,28 +1,16 @@
 // Debian's Chromium driven by playwright-core, for the dashboard's browser tests. A machine
 // without it gets it from apt when the tests run as root (as CI does); otherwise the suite
 // fails saying what to install: it never skips.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { ensureDebianPackage } from './debian.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Makes sure /usr/bin/chromium exists, installing Debian's package when allowed. */
 export function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing: install it with "apt-get install -y chromium" (the browser tests need it)`);
-  const apt = (args: string[]): void => {
-    execFileSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 15 * 60_000 });
-  };
-  try {
-    apt(['install', '-y', 'chromium']);
-  } catch {
-    // A fresh machine may not have read its package lists yet.
-    apt(['update']);
-    apt(['install', '-y', 'chromium']);
-  }
-  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium, but ${CHROMIUM} is still missing`);
+  ensureDebianPackage('chromium', CHROMIUM, 'the browser tests need it');
 }
 
 export async function launchChromium(): Promise<Browser> {

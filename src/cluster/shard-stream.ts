@@ -1,0 +1,193 @@
+// A shard's replicated log: one JetStream stream, one message per commit group. A group is
+// durable when JetStream acknowledges its publish, that is when a quorum of the stream's
+// replicas holds it. Every publish expects the stream's last sequence to be the one before
+// it, so only the writer that knows the stream's end can append: a deposed owner's publish
+// is refused (FencedError) and the log never forks.
+//
+// Publishes go out in waves: every group appended while a wave is in flight goes in the
+// next one, pipelined. A publish that fails for a passing reason (no stream leader while
+// the servers elect one, a timeout) is sent again, with the wave's later ones, under the
+// same message id: JetStream drops a copy of a message it already holds (its duplicate
+// window), before it checks the expected sequence, so a retry never appends twice.
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, JetStreamApiCodes, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+
+/** Groups published at once, at most; later ones wait for the next wave. */
+const MAX_WAVE = 256;
+/** How long a passing failure may last (a leader election takes a few seconds) before the shard's log fails. */
+const RETRY_FOR_MS = 30_000;
+const RETRY_PAUSE_MS = 100;
+const PUBLISH_TIMEOUT_MS = 5_000;
+/** Longer than any retry, so a resent group is always recognised as a copy. */
+const DUPLICATE_WINDOW_NS = 120e9;
+/** The header naming a message's first log entry (the local log's key for the group). */
+export const FIRST_ENTRY_HEADER = 'Log-First-Entry';
+
+/** Another writer appended to the shard's stream: this one no longer owns the shard. */
+export class FencedError extends Error {
+  constructor(readonly stream: string, detail: string) {
+    super(`${stream}: another owner appended to the log (${detail}); this node stops serving the shard`);
+  }
+}
+
+interface Pending {
+  data: Uint8Array;
+  firstEntry: number;
+  /** The stream sequence this group must land at. */
+  seq: number;
+  resolve: (seq: number) => void;
+  reject: (err: Error) => void;
+}
+
+export interface StreamMessage {
+  seq: number;
+  firstEntry: number;
+  data: Uint8Array;
+}
+
+export class ShardStream {
+  readonly #js: JetStreamClient;
+  readonly #jsm: JetStreamManager;
+  readonly #subject: string;
+  /** Names this writer's messages apart from any other owner's (its ownership term). */
+  readonly #writer: string;
+  /** The stream sequence of the last group appended (acknowledged or not). */
+  #lastSeq: number;
+  #queue: Pending[] = [];
+  #pumping = false;
+  #failure: Error | undefined;
+
+  private constructor(js: JetStreamClient, jsm: JetStreamManager, readonly name: string, writer: string, lastSeq: number) {
+    this.#js = js;
+    this.#jsm = jsm;
+    this.#subject = subjectOf(name);
+    this.#writer = writer;
+    this.#lastSeq = lastSeq;
+  }
+
+  /**
+   * The shard's stream, created with `replicas` replicas if it does not exist; `writer` names
+   * this ownership term (unique across terms: a lease revision and a node id).
+   */
+  static async open(nc: NatsConnection, name: string, options: { replicas: number; writer: string }): Promise<ShardStream> {
+    const jsm = await retrying(name, () => jetstreamManager(nc));
+    const lastSeq = await retrying(name, async () => {
+      try {
+        return (await jsm.streams.info(name)).state.last_seq;
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError) || err.code !== JetStreamApiCodes.StreamNotFound) throw err;
+        const info = await jsm.streams.add({ name, subjects: [subjectOf(name)], num_replicas: options.replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+        return info.state.last_seq;
+      }
+    });
+    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq);
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Resolves with the group's stream sequence once a quorum holds it; rejects with FencedError if another writer got there first. */
+  append(data: Uint8Array, firstEntry: number): Promise<number> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const seq = ++this.#lastSeq;
+    const done = new Promise<number>((resolve, reject) => this.#queue.push({ data, firstEntry, seq, resolve, reject }));
+    if (!this.#pumping) void this.#pump();
+    return done;
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    let failingSince: number | undefined;
+    while (this.#queue.length > 0 && this.#failure === undefined) {
+      const wave = this.#queue.slice(0, MAX_WAVE);
+      const results = await Promise.allSettled(wave.map((p) => this.#publish(p)));
+      let landed = 0;
+      for (const result of results) {
+        if (result.status === 'rejected') break;
+        landed++;
+      }
+      for (const pending of this.#queue.splice(0, landed)) pending.resolve(pending.seq);
+      if (landed === wave.length) {
+        failingSince = undefined;
+        continue;
+      }
+      const first = (results[landed] as PromiseRejectedResult).reason as unknown;
+      // Only the first refused group tells: the ones after it expected it to have landed.
+      if (first instanceof JetStreamApiError && first.code === JetStreamApiCodes.StreamWrongLastSequence) {
+        this.#fail(new FencedError(this.name, first.message));
+        break;
+      }
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > RETRY_FOR_MS) {
+        this.#fail(new Error(`${this.name}: the log could not be replicated for ${RETRY_FOR_MS} ms (${first instanceof Error ? first.message : String(first)})`));
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+    this.#pumping = false;
+  }
+
+  #publish(pending: Pending): Promise<void> {
+    const h = headers();
+    h.set(FIRST_ENTRY_HEADER, String(pending.firstEntry));
+    return this.#js
+      .publish(this.#subject, pending.data, {
+        msgID: `${this.#writer}:${pending.seq}`,
+        expect: { lastSequence: pending.seq - 1 },
+        headers: h,
+        timeout: PUBLISH_TIMEOUT_MS,
+      })
+      .then((ack) => {
+        if (ack.seq !== pending.seq) throw new FencedError(this.name, `landed at ${ack.seq}, not ${pending.seq}`);
+      });
+  }
+
+  #fail(err: Error): void {
+    this.#failure = err;
+    const queue = this.#queue;
+    this.#queue = [];
+    for (const pending of queue) pending.reject(err);
+  }
+
+  /** Every message from `from` through the stream's last one as of the call, in order. */
+  async *read(from = 1): AsyncGenerator<StreamMessage> {
+    const last = await retrying(this.name, async () => (await this.#jsm.streams.info(this.name)).state.last_seq);
+    if (from > last) return;
+    const consumer = await retrying(this.name, () => this.#js.consumers.get(this.name, { opt_start_seq: from, deliver_policy: DeliverPolicy.StartSequence }));
+    const messages = await consumer.consume();
+    try {
+      for await (const message of messages) {
+        const firstEntry = Number(message.headers?.get(FIRST_ENTRY_HEADER));
+        if (!Number.isSafeInteger(firstEntry)) throw new Error(`${this.name}: message ${message.seq} has no ${FIRST_ENTRY_HEADER} header`);
+        yield { seq: message.seq, firstEntry, data: message.data };
+        if (message.seq >= last) break;
+      }
+    } finally {
+      await messages.close();
+    }
+  }
+}
+
+/**
+ * `call` again while it fails for a passing reason (a timeout or no JetStream leader, as
+ * while servers elect one, which the API may also answer with status 503), for at most
+ * RETRY_FOR_MS; any other answer of the JetStream API is final.
+ */
+async function retrying<T>(stream: string, call: () => Promise<T>): Promise<T> {
+  const since = Date.now();
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.status !== 503) throw err;
+      if (Date.now() - since > RETRY_FOR_MS) throw new Error(`${stream}: JetStream did not answer for ${RETRY_FOR_MS} ms (${err instanceof Error ? err.message : String(err)})`);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+}
+
+/** Stream names allow letters, digits, '-' and '_'; the subject is the name under `shard.`. */
+function subjectOf(name: string): string {
+  return `shard.${name}.log`;
+}

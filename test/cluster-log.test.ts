@@ -1,0 +1,121 @@
+// The replicated log of cluster mode (src/cluster/) on a real three-server JetStream
+// cluster: an engine whose log table is a shard's stream acknowledges an entry only once a
+// quorum holds it, a new owner replays exactly what was acknowledged, a deposed owner can
+// append nothing, and the loss of one server does not stop writes.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ManualClock } from '../src/engine/clock.js';
+import { LmdbStorage } from '../src/engine/storage.js';
+import { openStore } from '../src/engine/store.js';
+import { mirrorStream, replicatedStorage } from '../src/cluster/replicated-storage.js';
+import { ShardStream } from '../src/cluster/shard-stream.js';
+import { add, openCounterEngine, tempDir, type OpenedCounters } from './support/counter-machine.js';
+import { startNatsCluster, type NatsCluster } from './support/nats-cluster.js';
+
+let cluster: NatsCluster;
+let nc: NatsConnection;
+const dirs: string[] = [];
+
+before(async () => {
+  cluster = await startNatsCluster(3);
+  nc = await connect({ servers: [...cluster.urls] });
+});
+
+after(async () => {
+  await nc.close();
+  await cluster.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A node taking the shard: its local log made the stream's, then an engine over it whose log is the stream. */
+async function takeShard(name: string, writer: string): Promise<OpenedCounters & { stream: ShardStream }> {
+  const dir = tempDir();
+  dirs.push(dir);
+  const stream = await ShardStream.open(nc, name, { replicas: 3, writer });
+  const mirror = new LmdbStorage(openStore(dir));
+  await mirrorStream(stream, mirror);
+  await mirror.close();
+  const opened = await openCounterEngine(dir, new ManualClock(), { openStorage: (path) => replicatedStorage(new LmdbStorage(openStore(path)), stream) });
+  return { ...opened, stream };
+}
+
+const addTo = (node: OpenedCounters, id: string, n: number): Promise<number | undefined> =>
+  node.engine.exec([id], () => ({ events: [add(id, n)], reply: () => node.counters.values.get(id) }));
+
+describe('the replicated log', () => {
+  it('acknowledges entries a quorum holds, and a new owner replays exactly them', async () => {
+    const first = await takeShard('ONE', 'a:1');
+    const replies = await Promise.all(Array.from({ length: 300 }, (_, n) => addTo(first, `c${n % 7}`, 1)));
+    assert.equal(replies.length, 300);
+    const acknowledged = new Map(first.counters.values);
+    assert.equal([...acknowledged.values()].reduce((a, b) => a + b, 0), 300);
+    // The stream holds every group (a group is one message).
+    assert.equal((await (await jetstreamManager(nc)).streams.info('ONE')).state.last_seq, first.stream.lastSeq);
+    await first.engine.close();
+
+    const second = await takeShard('ONE', 'b:2');
+    assert.deepEqual(new Map(second.counters.values), acknowledged);
+    assert.equal(await addTo(second, 'c0', 5), acknowledged.get('c0')! + 5);
+    await second.engine.close();
+  });
+
+  it('refuses a deposed owner: its append fails and the log does not fork', async () => {
+    const deposed = await takeShard('TWO', 'a:1');
+    await addTo(deposed, 'x', 1);
+    const owner = await takeShard('TWO', 'b:2');
+    assert.equal(await addTo(owner, 'x', 10), 11);
+
+    await assert.rejects(addTo(deposed, 'x', 100), /another owner appended to the log/);
+    assert.deepEqual(deposed.fatal, ['log commit failed'], 'the deposed engine stops');
+    await owner.engine.close();
+
+    const next = await takeShard('TWO', 'c:3');
+    assert.equal(next.counters.values.get('x'), 11, "the deposed owner's entry is nowhere");
+    await next.engine.close();
+  });
+
+  it('answers nothing while no quorum holds the entry, and answers once one does', async () => {
+    const node = await takeShard('FOUR', 'a:1');
+    await addTo(node, 'z', 1);
+    await cluster.kill(1);
+    await cluster.kill(2);
+    let answered = false;
+    const reply = addTo(node, 'z', 1).then((value) => {
+      answered = true;
+      return value;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      assert.equal(answered, false, 'a reply went out before a quorum held its entry');
+    } finally {
+      cluster.start(1);
+      cluster.start(2);
+    }
+    assert.equal(await reply, 2);
+    await node.engine.close();
+  });
+
+  it('goes on writing when the server leading the stream is killed', async () => {
+    const node = await takeShard('THREE', 'a:1');
+    await addTo(node, 'y', 1);
+    const jsm = await jetstreamManager(nc);
+    const leader = (await jsm.streams.info('THREE')).cluster?.leader;
+    assert.ok(leader !== undefined, 'the stream has a leader');
+    const index = Number(leader.slice(1));
+    await cluster.kill(index);
+    try {
+      for (let n = 0; n < 20; n++) await addTo(node, 'y', 1);
+      assert.equal(node.counters.values.get('y'), 21);
+      assert.deepEqual(node.fatal, []);
+    } finally {
+      cluster.start(index);
+    }
+    await node.engine.close();
+    const next = await takeShard('THREE', 'b:2');
+    assert.equal(next.counters.values.get('y'), 21);
+    await next.engine.close();
+  });
+});

@@ -1,0 +1,136 @@
+// A JetStream cluster of Debian's nats-server on loopback ports, for the cluster suites and
+// bench:cluster: each server with its own config file and store directory, every server
+// routing to the others. A server can be killed (any signal) and started again on the same
+// ports and store; `stop` kills every server and removes their directories.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ensureDebianPackage } from './debian.js';
+
+export const NATS_SERVER = '/usr/sbin/nats-server';
+/** Commit groups travel as one message each; the default 1 MB would refuse a large one. */
+export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+/** How long the servers may take to elect a JetStream meta leader. */
+const READY_TIMEOUT_MS = 30_000;
+
+export interface NatsCluster {
+  /** `nats://127.0.0.1:PORT` of each server, in order. */
+  readonly urls: readonly string[];
+  /** Sends `signal` to server `index` and waits for it to exit. */
+  kill(index: number, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts server `index` again on its ports and store. */
+  start(index: number): void;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts `size` clustered JetStream servers and resolves once the cluster can create a replicated stream. */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  ensureDebianPackage('nats-server', NATS_SERVER, 'the cluster suites run a JetStream cluster');
+  const dir = mkdtempSync(join(tmpdir(), 'nats-cluster-'));
+  const clientPorts: number[] = [];
+  const routePorts: number[] = [];
+  for (let n = 0; n < size; n++) {
+    clientPorts.push(await freePort());
+    routePorts.push(await freePort());
+  }
+  const configs = clientPorts.map((port, n) => {
+    const store = join(dir, `n${n}`);
+    mkdirSync(store, { recursive: true });
+    const routes = routePorts.filter((_, other) => other !== n).map((p) => `nats-route://127.0.0.1:${p}`);
+    const config = join(dir, `n${n}.conf`);
+    writeFileSync(
+      config,
+      [
+        `server_name: n${n}`,
+        `listen: 127.0.0.1:${port}`,
+        `max_payload: ${MAX_PAYLOAD_BYTES}`,
+        `jetstream { store_dir: "${store}" }`,
+        `cluster { name: c1, listen: 127.0.0.1:${routePorts[n]}, routes: [${routes.join(', ')}] }`,
+      ].join('\n') + '\n',
+    );
+    return config;
+  });
+  const servers: Array<ChildProcess | undefined> = configs.map(() => undefined);
+  const exited: Array<Promise<void>> = configs.map(() => Promise.resolve());
+  const failures: Array<string | undefined> = configs.map(() => undefined);
+  const start = (index: number): void => {
+    if (servers[index] !== undefined) throw new Error(`nats server ${index} is running`);
+    const child = spawn(NATS_SERVER, ['-c', configs[index]!], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    servers[index] = child;
+    exited[index] = new Promise((resolve) => {
+      child.once('exit', () => {
+        servers[index] = undefined;
+        resolve();
+      });
+    });
+    // A server that cannot start exits; the readiness wait reports the cluster as not ready.
+    child.once('error', (err) => {
+      stderr += `\n${err.message}`;
+      failures[index] = stderr;
+    });
+  };
+  const cluster: NatsCluster = {
+    urls: clientPorts.map((port) => `nats://127.0.0.1:${port}`),
+    async kill(index, signal = 'SIGKILL') {
+      servers[index]?.kill(signal);
+      await exited[index];
+    },
+    start,
+    async stop() {
+      for (const child of servers) child?.kill('SIGKILL');
+      await Promise.all(exited);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  configs.forEach((_, n) => start(n));
+  try {
+    await untilReplicatedStreamWorks(cluster.urls, size);
+  } catch (err) {
+    await cluster.stop();
+    const reasons = failures.filter((failure) => failure !== undefined);
+    throw reasons.length === 0 ? err : new Error(`${err instanceof Error ? err.message : String(err)}; ${reasons.join('; ')}`);
+  }
+  return cluster;
+}
+
+/** Until a stream with `replicas` replicas can be created (the meta leader is elected), then removes it. */
+async function untilReplicatedStreamWorks(urls: readonly string[], replicas: number): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const nc = await connect({ servers: [...urls], timeout: 2_000 });
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+        await jsm.streams.add({ name: 'READY_PROBE', subjects: ['ready.probe'], num_replicas: replicas });
+        await jsm.streams.delete('READY_PROBE');
+        return;
+      } finally {
+        await nc.close();
+      }
+    } catch (err) {
+      last = err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`the JetStream cluster was not ready within ${READY_TIMEOUT_MS} ms: ${last instanceof Error ? last.message : String(last)}`);
+}
