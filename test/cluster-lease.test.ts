@@ -1,0 +1,76 @@
+// Shard leases (src/cluster/lease.ts) on a real three-server JetStream cluster: one holder
+// at a time, kept by renewing, taken over only after expiry, given up at once by release,
+// and a holder that was too slow learns it lost the lease and may no longer serve.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { LeaseTable } from '../src/cluster/lease.js';
+import { startNatsCluster, type NatsCluster } from './support/nats-cluster.js';
+
+const LEASE_MS = 10_000;
+let cluster: NatsCluster;
+let nc: NatsConnection;
+/** The wall clock the lease tables read: tests move it instead of sleeping. */
+let now = Date.UTC(2026, 0, 1);
+
+before(async () => {
+  cluster = await startNatsCluster(3);
+  nc = await connect({ servers: [...cluster.urls] });
+});
+
+after(async () => {
+  await nc.close();
+  await cluster.stop();
+});
+
+const table = (nodeId: string): Promise<LeaseTable> => LeaseTable.open(nc, { nodeId, leaseMs: LEASE_MS, replicas: 3, now: () => now });
+
+describe('shard leases', () => {
+  it('have one holder until they expire, then the next taker gets a later term', async () => {
+    const [a, b] = [await table('a'), await table('b')];
+    const held = await a.acquire('s1');
+    assert.ok(held !== undefined);
+    assert.equal(await b.acquire('s1'), undefined, 'taken while live');
+    assert.deepEqual(await b.holder('s1'), { owner: 'a', expiresAt: now + LEASE_MS });
+    assert.equal(a.holds(held), true);
+
+    now += LEASE_MS - 1_000;
+    assert.equal(a.holds(held), false, 'the holder stops serving before the lease can expire elsewhere');
+    assert.equal(await b.acquire('s1'), undefined, 'not expired yet for the others');
+    now += 1_001;
+    const taken = await b.acquire('s1');
+    assert.ok(taken !== undefined);
+    assert.ok(taken.term > held.term);
+    assert.equal(await a.renew(held), false, 'the old holder learns it lost the lease');
+    assert.equal(a.holds(held), false);
+  });
+
+  it('are kept by renewing for as long as the holder renews', async () => {
+    const [a, b] = [await table('a'), await table('b')];
+    const held = await a.acquire('s2');
+    assert.ok(held !== undefined);
+    for (let n = 0; n < 5; n++) {
+      now += LEASE_MS / 2;
+      assert.equal(await a.renew(held), true);
+      assert.equal(await b.acquire('s2'), undefined);
+    }
+    assert.equal(a.holds(held), true);
+    assert.equal(held.term < held.revision, true, 'the term stays the revision it was taken at');
+  });
+
+  it('are given up at once by release', async () => {
+    const [a, b] = [await table('a'), await table('b')];
+    const held = await a.acquire('s3');
+    assert.ok(held !== undefined);
+    await a.release(held);
+    assert.equal(a.holds(held), false);
+    assert.equal(await b.holder('s3'), undefined);
+    assert.ok((await b.acquire('s3')) !== undefined);
+  });
+
+  it('go to one of several nodes racing for the same expired lease', async () => {
+    const nodes = await Promise.all(['a', 'b', 'c', 'd'].map(table));
+    const won = await Promise.all(nodes.map((node) => node.acquire('s4')));
+    assert.equal(won.filter((lease) => lease !== undefined).length, 1);
+  });
+});
