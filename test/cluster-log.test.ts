@@ -31,10 +31,10 @@ after(async () => {
 });
 
 /** A node taking the shard: its local log made the stream's, then an engine over it whose log is the stream. */
-async function takeShard(name: string, writer: string): Promise<OpenedCounters & { stream: ShardStream }> {
+async function takeShard(name: string, writer: string, holds?: () => boolean): Promise<OpenedCounters & { stream: ShardStream }> {
   const dir = tempDir();
   dirs.push(dir);
-  const stream = await ShardStream.open(nc, name, { replicas: 3, writer });
+  const stream = await ShardStream.open(nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
   const mirror = new LmdbStorage(openStore(dir));
   await mirrorStream(stream, mirror);
   await mirror.close();
@@ -68,12 +68,24 @@ describe('the replicated log', () => {
     const owner = await takeShard('TWO', 'b:2');
     assert.equal(await addTo(owner, 'x', 10), 11);
 
-    await assert.rejects(addTo(deposed, 'x', 100), /another owner appended to the log/);
+    await assert.rejects(addTo(deposed, 'x', 100), /another owner appended/);
     assert.deepEqual(deposed.fatal, ['log commit failed'], 'the deposed engine stops');
     await owner.engine.close();
 
     const next = await takeShard('TWO', 'c:3');
     assert.equal(next.counters.values.get('x'), 11, "the deposed owner's entry is nowhere");
+    await next.engine.close();
+  });
+
+  it('appends nothing once its lease has run out', async () => {
+    let leased = true;
+    const node = await takeShard('FIVE', 'a:1', () => leased);
+    await addTo(node, 'w', 1);
+    leased = false;
+    await assert.rejects(addTo(node, 'w', 1), /its lease ran out/);
+    assert.deepEqual(node.fatal, ['log commit failed'], 'the engine stops');
+    const next = await takeShard('FIVE', 'b:2');
+    assert.equal(next.counters.values.get('w'), 1);
     await next.engine.close();
   });
 

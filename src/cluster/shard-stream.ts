@@ -25,8 +25,8 @@ export const FIRST_ENTRY_HEADER = 'Log-First-Entry';
 
 /** Another writer appended to the shard's stream: this one no longer owns the shard. */
 export class FencedError extends Error {
-  constructor(readonly stream: string, detail: string) {
-    super(`${stream}: another owner appended to the log (${detail}); this node stops serving the shard`);
+  constructor(readonly stream: string, reason: string) {
+    super(`${stream}: this node may no longer append to the log (${reason}); it stops serving the shard`);
   }
 }
 
@@ -53,23 +53,27 @@ export class ShardStream {
   readonly #writer: string;
   /** The stream sequence of the last group appended (acknowledged or not). */
   #lastSeq: number;
+  /** Whether this node still holds the shard (its lease); checked before every publish. */
+  readonly #holds: () => boolean;
   #queue: Pending[] = [];
   #pumping = false;
   #failure: Error | undefined;
 
-  private constructor(js: JetStreamClient, jsm: JetStreamManager, readonly name: string, writer: string, lastSeq: number) {
+  private constructor(js: JetStreamClient, jsm: JetStreamManager, readonly name: string, writer: string, lastSeq: number, holds: () => boolean) {
     this.#js = js;
     this.#jsm = jsm;
     this.#subject = subjectOf(name);
     this.#writer = writer;
     this.#lastSeq = lastSeq;
+    this.#holds = holds;
   }
 
   /**
    * The shard's stream, created with `replicas` replicas if it does not exist; `writer` names
-   * this ownership term (unique across terms: a lease revision and a node id).
+   * this ownership term (unique across terms: a lease revision and a node id); `holds` says
+   * whether its lease still lets it write (default: always).
    */
-  static async open(nc: NatsConnection, name: string, options: { replicas: number; writer: string }): Promise<ShardStream> {
+  static async open(nc: NatsConnection, name: string, options: { replicas: number; writer: string; holds?: () => boolean }): Promise<ShardStream> {
     const jsm = await retrying(name, () => jetstreamManager(nc));
     const lastSeq = await retrying(name, async () => {
       try {
@@ -80,7 +84,7 @@ export class ShardStream {
         return info.state.last_seq;
       }
     });
-    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq);
+    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq, options.holds ?? (() => true));
   }
 
   get lastSeq(): number {
@@ -114,8 +118,12 @@ export class ShardStream {
       }
       const first = (results[landed] as PromiseRejectedResult).reason as unknown;
       // Only the first refused group tells: the ones after it expected it to have landed.
+      if (first instanceof FencedError) {
+        this.#fail(first);
+        break;
+      }
       if (first instanceof JetStreamApiError && first.code === JetStreamApiCodes.StreamWrongLastSequence) {
-        this.#fail(new FencedError(this.name, first.message));
+        this.#fail(new FencedError(this.name, `another owner appended: ${first.message}`));
         break;
       }
       failingSince ??= Date.now();
@@ -129,6 +137,8 @@ export class ShardStream {
   }
 
   #publish(pending: Pending): Promise<void> {
+    // Past its lease another node may own the shard already: not one more byte from here.
+    if (!this.#holds()) return Promise.reject(new FencedError(this.name, 'its lease ran out'));
     const h = headers();
     h.set(FIRST_ENTRY_HEADER, String(pending.firstEntry));
     return this.#js
@@ -139,7 +149,7 @@ export class ShardStream {
         timeout: PUBLISH_TIMEOUT_MS,
       })
       .then((ack) => {
-        if (ack.seq !== pending.seq) throw new FencedError(this.name, `landed at ${ack.seq}, not ${pending.seq}`);
+        if (ack.seq !== pending.seq) throw new FencedError(this.name, `a group landed at ${ack.seq}, not ${pending.seq}`);
       });
   }
 
