@@ -1,10 +1,14 @@
-// Shard leases (src/cluster/lease.ts) on a real three-server JetStream cluster: one holder
-// at a time, kept by renewing, taken over only after expiry, given up at once by release,
-// and a holder that was too slow learns it lost the lease and may no longer serve.
+// Shard ownership on a real three-server JetStream cluster. Leases (src/cluster/lease.ts):
+// one holder at a time, kept by renewing, taken over only after expiry, given up at once by
+// release, and a holder that was too slow learns it lost the lease and may no longer serve.
+// Membership (src/cluster/membership.ts): nodes are live while they beat, and shards are
+// dealt evenly over the live ones.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import fc from 'fast-check';
 import { LeaseTable } from '../src/cluster/lease.js';
+import { assignShards, Membership } from '../src/cluster/membership.js';
 import { startNatsCluster, type NatsCluster } from './support/nats-cluster.js';
 
 const LEASE_MS = 10_000;
@@ -72,5 +76,40 @@ describe('shard leases', () => {
     const nodes = await Promise.all(['a', 'b', 'c', 'd'].map(table));
     const won = await Promise.all(nodes.map((node) => node.acquire('s4')));
     assert.equal(won.filter((lease) => lease !== undefined).length, 1);
+  });
+});
+
+describe('membership', () => {
+  const member = (nodeId: string): Promise<Membership> => Membership.open(nc, { nodeId, url: `http://${nodeId}.invalid`, leaseMs: LEASE_MS, replicas: 3, now: () => now });
+
+  it('counts a node live while it beats within a lease period, and gone at once when it leaves', async () => {
+    const [a, b, c] = [await member('a'), await member('b'), await member('c')];
+    await Promise.all([a.heartbeat(), b.heartbeat(), c.heartbeat()]);
+    assert.deepEqual([...(await a.live()).keys()].sort(), ['a', 'b', 'c']);
+    assert.equal((await a.live()).get('b')?.url, 'http://b.invalid');
+
+    now += LEASE_MS / 2;
+    await Promise.all([a.heartbeat(), b.heartbeat()]);
+    now += LEASE_MS / 2;
+    assert.deepEqual([...(await b.live()).keys()].sort(), ['a', 'b'], 'c stopped beating a lease period ago');
+
+    await b.leave();
+    assert.deepEqual([...(await a.live()).keys()], ['a']);
+  });
+
+  it('deals every shard to exactly one live node, none more than one above another', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 8 }), { maxLength: 40 }), fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 6 }), (shards, nodes) => {
+        const owners = assignShards(shards, nodes);
+        if (nodes.length === 0) return assert.equal(owners.size, 0);
+        assert.deepEqual([...owners.keys()].sort(), [...shards].sort());
+        const counts = new Map(nodes.map((node) => [node, 0]));
+        for (const owner of owners.values()) counts.set(owner, counts.get(owner)! + 1);
+        assert.equal(counts.size, nodes.length, 'only live nodes own shards');
+        assert.ok(Math.max(...counts.values()) - Math.min(...counts.values()) <= 1);
+        // The same members in another order give the same owners.
+        assert.deepEqual(assignShards([...shards].reverse(), [...nodes].reverse()), owners);
+      }),
+    );
   });
 });
