@@ -2,10 +2,9 @@
 // cluster: an engine whose log table is a shard's stream acknowledges an entry only once a
 // quorum holds it, a new owner replays exactly what was acknowledged, a deposed owner can
 // append nothing, and the loss of one server does not stop writes.
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ManualClock } from '../src/engine/clock.js';
 import { LmdbStorage } from '../src/engine/storage.js';
@@ -13,20 +12,11 @@ import { openStore } from '../src/engine/store.js';
 import { mirrorStream, replicatedStorage } from '../src/cluster/replicated-storage.js';
 import { ShardStream } from '../src/cluster/shard-stream.js';
 import { add, openCounterEngine, tempDir, type OpenedCounters } from './support/counter-machine.js';
-import { startNatsCluster, type NatsCluster } from './support/nats-cluster.js';
+import { natsClusterForSuite } from './support/nats-cluster.js';
 
-let cluster: NatsCluster;
-let nc: NatsConnection;
+const nats = natsClusterForSuite(3);
 const dirs: string[] = [];
-
-before(async () => {
-  cluster = await startNatsCluster(3);
-  nc = await connect({ servers: [...cluster.urls] });
-});
-
-after(async () => {
-  await nc.close();
-  await cluster.stop();
+after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -34,7 +24,7 @@ after(async () => {
 async function takeShard(name: string, writer: string, holds?: () => boolean): Promise<OpenedCounters & { stream: ShardStream }> {
   const dir = tempDir();
   dirs.push(dir);
-  const stream = await ShardStream.open(nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
+  const stream = await ShardStream.open(nats.nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
   const mirror = new LmdbStorage(openStore(dir));
   await mirrorStream(stream, mirror);
   await mirror.close();
@@ -53,7 +43,7 @@ describe('the replicated log', () => {
     const acknowledged = new Map(first.counters.values);
     assert.equal([...acknowledged.values()].reduce((a, b) => a + b, 0), 300);
     // The stream holds every group (a group is one message).
-    assert.equal((await (await jetstreamManager(nc)).streams.info('ONE')).state.last_seq, first.stream.lastSeq);
+    assert.equal((await (await jetstreamManager(nats.nc)).streams.info('ONE')).state.last_seq, first.stream.lastSeq);
     await first.engine.close();
 
     const second = await takeShard('ONE', 'b:2');
@@ -92,8 +82,8 @@ describe('the replicated log', () => {
   it('answers nothing while no quorum holds the entry, and answers once one does', async () => {
     const node = await takeShard('FOUR', 'a:1');
     await addTo(node, 'z', 1);
-    await cluster.kill(1);
-    await cluster.kill(2);
+    await nats.cluster.kill(1);
+    await nats.cluster.kill(2);
     let answered = false;
     const reply = addTo(node, 'z', 1).then((value) => {
       answered = true;
@@ -103,8 +93,8 @@ describe('the replicated log', () => {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       assert.equal(answered, false, 'a reply went out before a quorum held its entry');
     } finally {
-      cluster.start(1);
-      cluster.start(2);
+      nats.cluster.start(1);
+      nats.cluster.start(2);
     }
     assert.equal(await reply, 2);
     await node.engine.close();
@@ -113,17 +103,17 @@ describe('the replicated log', () => {
   it('goes on writing when the server leading the stream is killed', async () => {
     const node = await takeShard('THREE', 'a:1');
     await addTo(node, 'y', 1);
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(nats.nc);
     const leader = (await jsm.streams.info('THREE')).cluster?.leader;
     assert.ok(leader !== undefined, 'the stream has a leader');
     const index = Number(leader.slice(1));
-    await cluster.kill(index);
+    await nats.cluster.kill(index);
     try {
       for (let n = 0; n < 20; n++) await addTo(node, 'y', 1);
       assert.equal(node.counters.values.get('y'), 21);
       assert.deepEqual(node.fatal, []);
     } finally {
-      cluster.start(index);
+      nats.cluster.start(index);
     }
     await node.engine.close();
     const next = await takeShard('THREE', 'b:2');

@@ -3,31 +3,19 @@
 // release, and a holder that was too slow learns it lost the lease and may no longer serve.
 // Membership (src/cluster/membership.ts): nodes are live while they beat, and shards are
 // dealt evenly over the live ones.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import fc from 'fast-check';
 import { LeaseTable } from '../src/cluster/lease.js';
 import { assignShards, Membership } from '../src/cluster/membership.js';
-import { startNatsCluster, type NatsCluster } from './support/nats-cluster.js';
+import { natsClusterForSuite } from './support/nats-cluster.js';
 
 const LEASE_MS = 10_000;
-let cluster: NatsCluster;
-let nc: NatsConnection;
+const nats = natsClusterForSuite(3);
 /** The wall clock the lease tables read: tests move it instead of sleeping. */
 let now = Date.UTC(2026, 0, 1);
 
-before(async () => {
-  cluster = await startNatsCluster(3);
-  nc = await connect({ servers: [...cluster.urls] });
-});
-
-after(async () => {
-  await nc.close();
-  await cluster.stop();
-});
-
-const table = (nodeId: string): Promise<LeaseTable> => LeaseTable.open(nc, { nodeId, leaseMs: LEASE_MS, replicas: 3, now: () => now });
+const table = (nodeId: string): Promise<LeaseTable> => LeaseTable.open(nats.nc, { nodeId, leaseMs: LEASE_MS, replicas: 3, now: () => now });
 
 describe('shard leases', () => {
   it('have one holder until they expire, then the next taker gets a later term', async () => {
@@ -80,7 +68,7 @@ describe('shard leases', () => {
 });
 
 describe('membership', () => {
-  const member = (nodeId: string): Promise<Membership> => Membership.open(nc, { nodeId, url: `http://${nodeId}.invalid`, leaseMs: LEASE_MS, replicas: 3, now: () => now });
+  const member = (nodeId: string): Promise<Membership> => Membership.open(nats.nc, { nodeId, url: `http://${nodeId}.invalid`, leaseMs: LEASE_MS, replicas: 3, now: () => now });
 
   it('counts a node live while it beats within a lease period, and gone at once when it leaves', async () => {
     const [a, b, c] = [await member('a'), await member('b'), await member('c')];

@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { after, before } from 'node:test';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureDebianPackage } from './debian.js';
 
@@ -110,6 +111,32 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     throw reasons.length === 0 ? err : new Error(`${err instanceof Error ? err.message : String(err)}; ${reasons.join('; ')}`);
   }
   return cluster;
+}
+
+/** A cluster and a connection to it for one test file: started before its tests, stopped after them. */
+export function natsClusterForSuite(size = 3): { readonly cluster: NatsCluster; readonly nc: NatsConnection } {
+  let cluster: NatsCluster | undefined;
+  let nc: NatsConnection | undefined;
+  before(async () => {
+    cluster = await startNatsCluster(size);
+    nc = await connect({ servers: [...cluster.urls] });
+  });
+  after(async () => {
+    await nc?.close();
+    await cluster?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the NATS cluster is not started yet (use it inside a test)');
+    return value;
+  };
+  return {
+    get cluster() {
+      return started(cluster);
+    },
+    get nc() {
+      return started(nc);
+    },
+  };
 }
 
 /** Until a stream with `replicas` replicas can be created (the meta leader is elected), then removes it. */
