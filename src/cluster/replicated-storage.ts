@@ -50,6 +50,11 @@ class ReplicatedLogTable implements StorageTable<number> {
   get flushed(): Promise<boolean> {
     return this.#last;
   }
+
+  /** A group is one message: the log splits a larger one. */
+  get maxValueBytes(): number {
+    return this.#stream.maxGroupBytes;
+  }
 }
 
 /** `local` with its log table replicated through `stream`. */

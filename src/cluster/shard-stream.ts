@@ -20,6 +20,8 @@ const RETRY_PAUSE_MS = 100;
 const PUBLISH_TIMEOUT_MS = 5_000;
 /** Longer than any retry, so a resent group is always recognised as a copy. */
 const DUPLICATE_WINDOW_NS = 120e9;
+/** Room left in a message for its headers and subject. */
+const MESSAGE_OVERHEAD_BYTES = 1_024;
 /** The header naming a message's first log entry (the local log's key for the group). */
 export const FIRST_ENTRY_HEADER = 'Log-First-Entry';
 
@@ -59,7 +61,16 @@ export class ShardStream {
   #pumping = false;
   #failure: Error | undefined;
 
-  private constructor(js: JetStreamClient, jsm: JetStreamManager, readonly name: string, writer: string, lastSeq: number, holds: () => boolean) {
+  private constructor(
+    js: JetStreamClient,
+    jsm: JetStreamManager,
+    readonly name: string,
+    writer: string,
+    lastSeq: number,
+    holds: () => boolean,
+    /** The largest commit group one message carries: the servers' max_payload less room for headers. */
+    readonly maxGroupBytes: number,
+  ) {
     this.#js = js;
     this.#jsm = jsm;
     this.#subject = subjectOf(name);
@@ -84,7 +95,9 @@ export class ShardStream {
         return info.state.last_seq;
       }
     });
-    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq, options.holds ?? (() => true));
+    const maxPayload = nc.info?.max_payload;
+    if (maxPayload === undefined) throw new Error(`${name}: the NATS server did not say its max_payload`);
+    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq, options.holds ?? (() => true), maxPayload - MESSAGE_OVERHEAD_BYTES);
   }
 
   get lastSeq(): number {

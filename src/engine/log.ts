@@ -109,32 +109,42 @@ export class WriteAheadLog<E> {
     const group = this.#group;
     this.#group = [];
     try {
-      for (let start = 0; start < group.length; start += MAX_GROUP_ENTRIES) {
-        const part = group.slice(start, start + MAX_GROUP_ENTRIES);
-        const first = part[0]!.seq;
-        const last = part[part.length - 1]!.seq;
-        const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
-        const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
-        const written = this.#db.put(first, stored, { append: true });
-        // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
-        // and rejects only the commit promise: the group is durable when both succeeded.
-        const flushed = written.flushed ?? written;
-        Promise.all([written, flushed]).then(
-          ([committed]) => {
-            if (!committed) {
-              this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
-              return;
-            }
-            this.#flushedThrough(last);
-            this.#observer?.groupDurable(part.length, stored.length, (performance.now() - firstAppended) / 1000);
-          },
-          (err: unknown) => this.#fail(err),
-        );
-      }
+      for (let start = 0; start < group.length; start += MAX_GROUP_ENTRIES) this.#writePart(group.slice(start, start + MAX_GROUP_ENTRIES), firstAppended);
     } catch (err) {
-      // An entry that cannot be encoded: it is applied in memory, so nothing may go on.
+      // An entry that cannot be encoded or stored: it is applied in memory, so nothing may go on.
       this.#fail(err);
     }
+  }
+
+  /** Writes `part` as one value, or as halves (recursively) while it is over the table's `maxValueBytes`. */
+  #writePart(part: Array<LogEntry<E>>, firstAppended: number): void {
+    const first = part[0]!.seq;
+    const last = part[part.length - 1]!.seq;
+    const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
+    const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
+    const limit = this.#db.maxValueBytes;
+    if (limit !== undefined && stored.length > limit) {
+      if (part.length === 1) throw new Error(`log entry ${first} is ${stored.length} bytes, over the ${limit} bytes one log value may hold`);
+      const half = part.length >> 1;
+      this.#writePart(part.slice(0, half), firstAppended);
+      this.#writePart(part.slice(half), firstAppended);
+      return;
+    }
+    const written = this.#db.put(first, stored, { append: true });
+    // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
+    // and rejects only the commit promise: the group is durable when both succeeded.
+    const flushed = written.flushed ?? written;
+    Promise.all([written, flushed]).then(
+      ([committed]) => {
+        if (!committed) {
+          this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
+          return;
+        }
+        this.#flushedThrough(last);
+        this.#observer?.groupDurable(part.length, stored.length, (performance.now() - firstAppended) / 1000);
+      },
+      (err: unknown) => this.#fail(err),
+    );
   }
 
   #flushedThrough(seq: number): void {

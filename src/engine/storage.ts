@@ -29,6 +29,8 @@ export interface StorageTable<K extends Key> {
   remove(key: K): void;
   /** Resolves once every transaction made so far is durable. */
   readonly flushed: Promise<boolean>;
+  /** The largest value a put may carry (a replicated log's message size); absent: no limit the log must respect. */
+  readonly maxValueBytes?: number;
 }
 
 export interface Storage {

@@ -13,17 +13,21 @@ export function storeWithPuts(name: string, put: <K extends Key>(table: StorageT
       table: <K extends Key>(tableName: string): StorageTable<K> => {
         const table = storage.table<K>(tableName);
         if (tableName !== name) return table;
-        return {
-          get: (key) => table.get(key),
-          getRange: (range) => table.getRange(range),
-          getKeys: (range) => table.getKeys(range),
-          put: (key, value, options) => put(table, key, value, options),
-          batch: (action) => table.batch(action),
-          remove: (key) => table.remove(key),
-          get flushed() {
-            return table.flushed;
-          },
-        };
+        return delegatingTo(table, { put: (key, value, options) => put(table, key, value, options) });
+      },
+      close: () => storage.close(),
+    };
+  };
+}
+
+/** The LMDB store of a directory whose log table says a value may hold at most `maxValueBytes` (as a replicated log's does). */
+export function storeWithLogValueLimit(maxValueBytes: number): (dir: string) => Storage {
+  return (dir) => {
+    const storage = new LmdbStorage(openStore(dir));
+    return {
+      table: <K extends Key>(name: string): StorageTable<K> => {
+        const table = storage.table<K>(name);
+        return name === 'log' ? delegatingTo(table, { maxValueBytes }) : table;
       },
       close: () => storage.close(),
     };
@@ -33,4 +37,20 @@ export function storeWithPuts(name: string, put: <K extends Key>(table: StorageT
 /** An `openStorage` whose log table hands each put's `Written` to `wrap` first. */
 export function storeWithLogPuts(wrap: (written: Written) => Written): (dir: string) => Storage {
   return storeWithPuts('log', (table, key, value, options) => wrap(options === undefined ? table.put(key, value) : table.put(key, value, options)));
+}
+
+/** A table that does what `table` does, but for what `changed` gives (`flushed` stays read when asked). */
+function delegatingTo<K extends Key>(table: StorageTable<K>, changed: Partial<Pick<StorageTable<K>, 'put' | 'maxValueBytes'>>): StorageTable<K> {
+  return {
+    get: (key) => table.get(key),
+    getRange: (range) => table.getRange(range),
+    getKeys: (range) => table.getKeys(range),
+    put: changed.put ?? ((key, value, options) => (options === undefined ? table.put(key, value) : table.put(key, value, options))),
+    batch: (action) => table.batch(action),
+    remove: (key) => table.remove(key),
+    get flushed() {
+      return table.flushed;
+    },
+    ...(changed.maxValueBytes === undefined ? {} : { maxValueBytes: changed.maxValueBytes }),
+  };
 }
