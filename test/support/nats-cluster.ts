@@ -4,7 +4,7 @@
 // ports and store; `stop` kills every server and removes their directories.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -28,27 +28,38 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
+/**
+ * `count` distinct free loopback ports. Every probe listener stays open until all are
+ * taken: closed one by one, the OS could hand the same port out twice.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const listeners = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = listeners.map((server) => {
+    const address = server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('a probe listener has no port');
+    return address.port;
   });
+  await Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 /** Starts `size` clustered JetStream servers and resolves once the cluster can create a replicated stream. */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   ensureDebianPackage('nats-server', NATS_SERVER, 'the cluster suites run a JetStream cluster');
   const dir = mkdtempSync(join(tmpdir(), 'nats-cluster-'));
-  const clientPorts: number[] = [];
-  const routePorts: number[] = [];
-  for (let n = 0; n < size; n++) {
-    clientPorts.push(await freePort());
-    routePorts.push(await freePort());
-  }
+  const ports = await freePorts(2 * size);
+  const clientPorts = ports.slice(0, size);
+  const routePorts = ports.slice(size);
   const configs = clientPorts.map((port, n) => {
     const store = join(dir, `n${n}`);
     mkdirSync(store, { recursive: true });
@@ -78,8 +89,10 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     });
     servers[index] = child;
     exited[index] = new Promise((resolve) => {
-      child.once('exit', () => {
+      child.once('exit', (code, signal) => {
         servers[index] = undefined;
+        // Killed by us (a signal) is expected; exiting by itself is a failure to report.
+        if (signal === null) failures[index] = `nats-server n${index} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`;
         resolve();
       });
     });
