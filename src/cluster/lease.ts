@@ -10,7 +10,7 @@
 // the shard. This holds while the nodes' clocks differ by less than the margin.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { isWrongLastSequence } from './shard-stream.js';
 
 export const LEASE_BUCKET = 'shard-leases';
 
@@ -66,10 +66,6 @@ export class LeaseTable {
     return new LeaseTable(kv, options);
   }
 
-  get leaseMs(): number {
-    return this.#leaseMs;
-  }
-
   /** Whether this node may still serve under `lease`. */
   holds(lease: Lease): boolean {
     return this.#now() < lease.validUntil;
@@ -97,9 +93,9 @@ export class LeaseTable {
         if (held.owner !== this.#nodeId && held.expiresAt > sentAt) return undefined;
         revision = await this.#kv.update(shard, value, entry.revision);
       }
-      return { shard, term: revision, revision, validUntil: sentAt + this.#leaseMs - this.#marginMs };
+      return { shard, term: revision, revision, validUntil: this.#validUntil(sentAt) };
     } catch (err) {
-      if (isRevisionConflict(err)) return undefined;
+      if (isWrongLastSequence(err)) return undefined;
       throw err;
     }
   }
@@ -109,10 +105,10 @@ export class LeaseTable {
     const sentAt = this.#now();
     try {
       lease.revision = await this.#kv.update(lease.shard, this.#encode(sentAt), lease.revision);
-      lease.validUntil = sentAt + this.#leaseMs - this.#marginMs;
+      lease.validUntil = this.#validUntil(sentAt);
       return true;
     } catch (err) {
-      if (isRevisionConflict(err)) {
+      if (isWrongLastSequence(err)) {
         lease.validUntil = 0;
         return false;
       }
@@ -127,19 +123,16 @@ export class LeaseTable {
       await this.#kv.delete(lease.shard, { previousSeq: lease.revision });
     } catch (err) {
       // Somebody else holds it already: nothing of ours to give up.
-      if (!isRevisionConflict(err)) throw err;
+      if (!isWrongLastSequence(err)) throw err;
     }
+  }
+
+  /** A write sent at `sentAt` lets this node serve until the lease it wrote expires, less the margin. */
+  #validUntil(sentAt: number): number {
+    return sentAt + this.#leaseMs - this.#marginMs;
   }
 
   #encode(sentAt: number): string {
     return JSON.stringify({ owner: this.#nodeId, expiresAt: sentAt + this.#leaseMs } satisfies LeaseValue);
   }
-}
-
-/** The server refused a compare-and-set: the key is not at the revision the write expected. */
-function isRevisionConflict(err: unknown): boolean {
-  return (
-    err instanceof JetStreamApiError &&
-    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
 }

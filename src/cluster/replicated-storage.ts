@@ -32,7 +32,7 @@ class ReplicatedLogTable implements StorageTable<number> {
   }
 
   put(key: number, value: Buffer, options?: { append: true }): Written {
-    const local = options === undefined ? this.#local.put(key, value) : this.#local.put(key, value, options);
+    const local = this.#local.put(key, value, options);
     const replicated = this.#stream.append(value, key);
     this.#last = Promise.all([local, replicated]).then(([committed]) => committed);
     return this.#last;

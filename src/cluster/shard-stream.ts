@@ -135,7 +135,7 @@ export class ShardStream {
         this.#fail(first);
         break;
       }
-      if (first instanceof JetStreamApiError && first.code === JetStreamApiCodes.StreamWrongLastSequence) {
+      if (isWrongLastSequence(first)) {
         this.#fail(new FencedError(this.name, `another owner appended: ${first.message}`));
         break;
       }
@@ -173,11 +173,12 @@ export class ShardStream {
     for (const pending of queue) pending.reject(err);
   }
 
-  /** Every message from `from` through the stream's last one as of the call, in order. */
-  async *read(from = 1): AsyncGenerator<StreamMessage> {
-    const last = await retrying(this.name, async () => (await this.#jsm.streams.info(this.name)).state.last_seq);
-    if (from > last) return;
-    const consumer = await retrying(this.name, () => this.#js.consumers.get(this.name, { opt_start_seq: from, deliver_policy: DeliverPolicy.StartSequence }));
+  /** Every message the stream holds as of the call, in order. */
+  async *read(): AsyncGenerator<StreamMessage> {
+    const info = await retrying(this.name, () => this.#jsm.streams.info(this.name));
+    const { first_seq: first, last_seq: last, messages: count } = info.state;
+    if (count === 0) return;
+    const consumer = await retrying(this.name, () => this.#js.consumers.get(this.name, { opt_start_seq: first, deliver_policy: DeliverPolicy.StartSequence }));
     const messages = await consumer.consume();
     try {
       for await (const message of messages) {
@@ -190,6 +191,17 @@ export class ShardStream {
       await messages.close();
     }
   }
+}
+
+/**
+ * JetStream refused a write that expected another last sequence: someone else appended
+ * (a stream), or the key changed since it was read (a key-value compare-and-set).
+ */
+export function isWrongLastSequence(err: unknown): err is JetStreamApiError {
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /**

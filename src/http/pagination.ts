@@ -60,9 +60,10 @@ export class CursorCodec {
 /**
  * Walks `ids` (ascending) from the newest (or, with order 'asc', from the oldest), keeping
  * the records `select` returns, and renders one page. Counting every match is what
- * `totalCount` costs (a list without a filter has `paginateAll`). Here `cursor` and `nextCursor` are position ids: the HTTP front opens
- * the cursor a client sends before the route runs and seals `nextCursor` in the reply
- * (CursorCodec). `ids` is an array, or a walk that hands `select` each id's summary.
+ * `totalCount` costs (a list without a filter has `paginateAll`). Here `cursor` and
+ * `nextCursor` are position ids: the HTTP front opens the cursor a client sends before the
+ * route runs and seals `nextCursor` in the reply (CursorCodec). `ids` is an array, or a walk
+ * that hands `select` each id's summary.
  */
 export function paginate<R, V>(
   ids: readonly string[],

@@ -5,38 +5,33 @@ import { LmdbStorage, type Key, type Storage, type StorageTable, type Written } 
 
 export type { Written };
 
-/** The LMDB store of a directory, with table `name`'s puts made by `put` (given the table's own). */
-export function storeWithPuts(name: string, put: <K extends Key>(table: StorageTable<K>, key: K, value: Buffer, options?: { append: true }) => Written): (dir: string) => Storage {
+/** The LMDB store of a directory, with table `name` replaced by what `change` makes of it. */
+function storeWithTable(name: string, change: <K extends Key>(table: StorageTable<K>) => StorageTable<K>): (dir: string) => Storage {
   return (dir) => {
     const storage = new LmdbStorage(openStore(dir));
     return {
       table: <K extends Key>(tableName: string): StorageTable<K> => {
         const table = storage.table<K>(tableName);
-        if (tableName !== name) return table;
-        return delegatingTo(table, { put: (key, value, options) => put(table, key, value, options) });
+        return tableName === name ? change(table) : table;
       },
       close: () => storage.close(),
     };
   };
+}
+
+/** The LMDB store of a directory, with table `name`'s puts made by `put` (given the table's own). */
+export function storeWithPuts(name: string, put: <K extends Key>(table: StorageTable<K>, key: K, value: Buffer, options?: { append: true }) => Written): (dir: string) => Storage {
+  return storeWithTable(name, (table) => delegatingTo(table, { put: (key, value, options) => put(table, key, value, options) }));
 }
 
 /** The LMDB store of a directory whose log table says a value may hold at most `maxValueBytes` (as a replicated log's does). */
 export function storeWithLogValueLimit(maxValueBytes: number): (dir: string) => Storage {
-  return (dir) => {
-    const storage = new LmdbStorage(openStore(dir));
-    return {
-      table: <K extends Key>(name: string): StorageTable<K> => {
-        const table = storage.table<K>(name);
-        return name === 'log' ? delegatingTo(table, { maxValueBytes }) : table;
-      },
-      close: () => storage.close(),
-    };
-  };
+  return storeWithTable('log', (table) => delegatingTo(table, { maxValueBytes }));
 }
 
 /** An `openStorage` whose log table hands each put's `Written` to `wrap` first. */
 export function storeWithLogPuts(wrap: (written: Written) => Written): (dir: string) => Storage {
-  return storeWithPuts('log', (table, key, value, options) => wrap(options === undefined ? table.put(key, value) : table.put(key, value, options)));
+  return storeWithPuts('log', (table, key, value, options) => wrap(table.put(key, value, options)));
 }
 
 /** A table that does what `table` does, but for what `changed` gives (`flushed` stays read when asked). */
@@ -45,7 +40,7 @@ function delegatingTo<K extends Key>(table: StorageTable<K>, changed: Partial<Pi
     get: (key) => table.get(key),
     getRange: (range) => table.getRange(range),
     getKeys: (range) => table.getKeys(range),
-    put: changed.put ?? ((key, value, options) => (options === undefined ? table.put(key, value) : table.put(key, value, options))),
+    put: changed.put ?? ((key, value, options) => table.put(key, value, options)),
     batch: (action) => table.batch(action),
     remove: (key) => table.remove(key),
     get flushed() {
