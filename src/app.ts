@@ -11,18 +11,18 @@ import { loadOrCreateServiceKey } from './crypto/signer-key.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { registerOtpMail } from './wallet/mail.js';
 import { OidcVerifier } from './wallet/oidc.js';
-import { OtpHasher } from './wallet/otp.js';
 import { ensureDefaultPlatform } from './platforms.js';
 import { loadDashboard } from './http/dashboard.js';
 import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
+import { ApiRequests } from './http/requests.js';
 import { openApiDocument } from './http/openapi.js';
-import type { ServiceConfig, Services } from './services.js';
+import { composeServices, type ServiceConfig, type Services } from './services.js';
 import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { DEFAULT_MAX_PENDING_WEBHOOKS, WebhookDelivery, type DeliveryObserver } from './webhooks/delivery.js';
+import { DEFAULT_MAX_PENDING_WEBHOOKS, type DeliveryObserver } from './webhooks/delivery.js';
 import { WebhookEgress } from './webhooks/egress.js';
 import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
@@ -325,47 +325,41 @@ function servicesOver(parts: {
   deliveryObserver?: DeliveryObserver;
 }): Services {
   const { config, options, report, engine, world, masterKey, lock } = parts;
-  const walletSigner = loadOrCreateServiceKey(config.dataDir, masterKey);
   const pool = createCryptoPool({ routes: config.cryptoRoutes });
   const webhookTargets = new TargetPolicy({
     allowPrivate: config.allowPrivateWebhookTargets,
-    ...(options.webhookResolver !== undefined ? { resolver: options.webhookResolver } : {}),
+    ...optional('resolver', options.webhookResolver),
   });
   const egress = new WebhookEgress(webhookTargets);
-  const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto: pool, egress }, {
-    report,
-    ...(parts.deliveryObserver !== undefined ? { observer: parts.deliveryObserver } : {}),
-    maxPending: config.maxPendingWebhooks,
-    ...(options.webhookTimeoutMs !== undefined ? { timeoutMs: options.webhookTimeoutMs } : {}),
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    config,
-    storeId: parts.storeId,
-    engine,
-    world,
-    masterKey,
-    crypto: pool,
-    walletSigner,
-    otpHasher: new OtpHasher(masterKey),
-    oidc: new OidcVerifier(),
-    webhooks,
-    webhookTargets,
-    close: () => {
-      closing ??= (async () => {
-        try {
-          webhooks.stop();
-          egress.close();
-          await engine.close();
-          await pool.close();
-        } finally {
-          forgetOwner(config.dataDir);
-          await lock.release();
-        }
-      })();
-      return closing;
+  return composeServices(
+    {
+      config,
+      storeId: parts.storeId,
+      engine,
+      world,
+      masterKey,
+      crypto: pool,
+      walletSigner: loadOrCreateServiceKey(config.dataDir, masterKey),
+      oidc: new OidcVerifier(),
+      webhookTargets,
+      egress,
+      delivery: {
+        report,
+        ...optional('observer', parts.deliveryObserver),
+        maxPending: config.maxPendingWebhooks,
+        ...optional('timeoutMs', options.webhookTimeoutMs),
+      },
     },
-  };
+    async () => {
+      try {
+        egress.close();
+        await pool.close();
+      } finally {
+        forgetOwner(config.dataDir);
+        await lock.release();
+      }
+    },
+  );
 }
 
 /**
@@ -438,7 +432,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     effectsPending: () => services.engine.pendingEffects,
     timersPending: () => services.engine.pendingTimers,
   });
-  http.serve({ services, routes, extras: extrasOf(services) });
+  http.serve({ requests: new ApiRequests(services, routes), routes, extras: extrasOf(services) });
   services.webhooks.start();
   recordOwner(config.dataDir, `http://${config.host}:${http.port}`);
   report(`ready: serving ${config.baseUrl}`, { event: 'service.ready', baseUrl: config.baseUrl, lastSeq: services.engine.lastSeq });

@@ -5,7 +5,8 @@ import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { newId } from './engine/ids.js';
 import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environment, type PlatformEnv } from '../actors/platform.js';
-import { provisionAccounts } from '../actors/internal-account.js';
+import { provisionAccounts, type InternalAccount } from '../actors/internal-account.js';
+import type { MasterKey } from './crypto/master-key.js';
 import type { DomainEvent } from '../actors/world.js';
 import { issueToken } from './http/platform-auth.js';
 import { generateP256KeyPair } from './crypto/p256.js';
@@ -49,44 +50,72 @@ function followServedAddress(path: string, baseUrl: string): void {
   if (credentials.baseUrl !== baseUrl) writeCredentialsFile(path, { ...credentials, baseUrl });
 }
 
-export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
-  const platformId = newId('Platform', services.engine.clock.now());
+/** One environment's first log entry: its record and its internal accounts (cluster mode starts a shard with it). */
+export interface EnvGenesis {
+  env: PlatformEnv;
+  accounts: InternalAccount[];
+}
+
+/** A new platform's environments, and the credentials that leave the service once. */
+export interface PreparedPlatform {
+  platformId: string;
+  genesis: EnvGenesis[];
+  credentials: Omit<PlatformCredentials, 'baseUrl'>;
+}
+
+/**
+ * Draws a platform's id, API tokens and webhook signing keys, and makes its environments
+ * and accounts as of `at`: both environments, each with its token's hash and its signing
+ * key sealed under the master key.
+ */
+export function preparePlatform(masterKey: MasterKey, options: NewPlatform, at: number): PreparedPlatform {
+  const platformId = newId('Platform', at);
+  // Drawn in this order (tokens, then keys) so that a seeded run draws the same bytes as before.
   const issued = { sandbox: issueToken('sandbox'), production: issueToken('production') };
   const keys = { sandbox: generateP256KeyPair(), production: generateP256KeyPair() };
-  const envIds = ENVIRONMENTS.map((environment) => envIdOf(platformId, environment));
-  // The new environments' actors: nothing can reach them before this entry, but a decision
-  // holds every actor whose state it writes.
-  await services.engine.exec(envIds, (at) => {
-    const events: DomainEvent[] = [];
-    const envs: PlatformEnv[] = ENVIRONMENTS.map((environment: Environment) => {
-      const envId = envIdOf(platformId, environment);
-      const key = keys[environment];
-      return newPlatformEnv(
-        {
-          platformId,
-          environment,
-          token: { tokenId: issued[environment].tokenId, secretHash: issued[environment].secretHash },
-          umaDomain: environment === 'sandbox' ? SANDBOX_UMA_DOMAIN : (options.umaDomain ?? 'uma.localhost'),
-          isRegulatedFinancialInstitution: options.isRegulatedFinancialInstitution ?? false,
-          webhookPublicKey: toHex(key.publicKey),
-          webhookPrivateKeySealed: services.masterKey.seal(key.privateKey, `webhook-key ${envId}`),
-        },
-        at,
-      );
-    });
-    for (const env of envs) events.push({ type: 'platform.env.created', env });
-    const accounts = envs.flatMap((env) =>
-      provisionAccounts(env.id, '', env.config.supportedCurrencies.map((s) => s.currencyCode), at),
+  const genesis = ENVIRONMENTS.map((environment: Environment): EnvGenesis => {
+    const envId = envIdOf(platformId, environment);
+    const env = newPlatformEnv(
+      {
+        platformId,
+        environment,
+        token: { tokenId: issued[environment].tokenId, secretHash: issued[environment].secretHash },
+        umaDomain: environment === 'sandbox' ? SANDBOX_UMA_DOMAIN : (options.umaDomain ?? 'uma.localhost'),
+        isRegulatedFinancialInstitution: options.isRegulatedFinancialInstitution ?? false,
+        webhookPublicKey: toHex(keys[environment].publicKey),
+        webhookPrivateKeySealed: masterKey.seal(keys[environment].privateKey, `webhook-key ${envId}`),
+      },
+      at,
     );
-    events.push({ type: 'platform.accounts.created', accounts });
-    return { events, reply: () => undefined };
+    return { env, accounts: provisionAccounts(env.id, '', env.config.supportedCurrencies.map((s) => s.currencyCode), at) };
   });
   return {
     platformId,
-    baseUrl: services.config.baseUrl,
-    sandbox: { tokenId: issued.sandbox.tokenId, clientSecret: issued.sandbox.clientSecret },
-    production: { tokenId: issued.production.tokenId, clientSecret: issued.production.clientSecret },
+    genesis,
+    credentials: {
+      platformId,
+      sandbox: { tokenId: issued.sandbox.tokenId, clientSecret: issued.sandbox.clientSecret },
+      production: { tokenId: issued.production.tokenId, clientSecret: issued.production.clientSecret },
+    },
   };
+}
+
+/** The events that create environments: each record, then all their accounts. */
+export function genesisEvents(genesis: readonly EnvGenesis[]): DomainEvent[] {
+  const events: DomainEvent[] = genesis.map(({ env }) => ({ type: 'platform.env.created', env }));
+  events.push({ type: 'platform.accounts.created', accounts: genesis.flatMap((g) => g.accounts) });
+  return events;
+}
+
+export async function createPlatform(services: Services, options: NewPlatform = {}): Promise<PlatformCredentials> {
+  const prepared = preparePlatform(services.masterKey, options, services.engine.clock.now());
+  // The new environments' actors: nothing can reach them before this entry, but a decision
+  // holds every actor whose state it writes.
+  await services.engine.exec(
+    prepared.genesis.map((g) => g.env.id),
+    () => ({ events: genesisEvents(prepared.genesis), reply: () => undefined }),
+  );
+  return { ...prepared.credentials, baseUrl: services.config.baseUrl };
 }
 
 /**

@@ -1,13 +1,16 @@
 // What routes can reach: the engine (to decide and log), the world (to read), the
-// clock, the secrets the service keeps and the crypto pool. Built once in `openServices`.
+// clock, the secrets the service keeps and the crypto pool. Put together by
+// `composeServices`: once per process in single-node mode (app.ts), once per life in the
+// simulation, once per shard in cluster mode.
 import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
 import type { P256KeyPair } from './crypto/p256.js';
 import type { OidcVerifier } from './wallet/oidc.js';
-import type { OtpHasher } from './wallet/otp.js';
-import type { WebhookDelivery } from './webhooks/delivery.js';
+import { OtpHasher } from './wallet/otp.js';
+import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.js';
+import type { Egress } from './webhooks/egress.js';
 import type { TargetPolicy } from './webhooks/target-policy.js';
 import type { LogLevel } from './ops/log.js';
 
@@ -67,4 +70,55 @@ export interface Services {
   webhookTargets: TargetPolicy;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
+}
+
+/** What one engine's services are made of; the crypto pool, signer, verifiers and egress may be shared by several. */
+export interface ServiceParts {
+  config: ServiceConfig;
+  storeId: string;
+  engine: Engine<DomainEvent, TimerMessage, World>;
+  world: World;
+  masterKey: MasterKey;
+  crypto: CryptoPool;
+  walletSigner: P256KeyPair;
+  oidc: OidcVerifier;
+  webhookTargets: TargetPolicy;
+  /** Where this engine's webhooks are sent. */
+  egress: Egress;
+  delivery: DeliveryOptions;
+}
+
+/**
+ * The services over a recovered engine, with its webhook delivery (not started). `close`
+ * stops delivery, makes the engine's final commit, then runs `closeRest` (what the caller
+ * owns besides); calling it again returns the same promise.
+ */
+export function composeServices(parts: ServiceParts, closeRest: () => Promise<void> = () => Promise.resolve()): Services {
+  const { engine, world, masterKey, crypto, egress } = parts;
+  const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto, egress }, parts.delivery);
+  let closing: Promise<void> | undefined;
+  return {
+    config: parts.config,
+    storeId: parts.storeId,
+    engine,
+    world,
+    masterKey,
+    crypto,
+    walletSigner: parts.walletSigner,
+    otpHasher: new OtpHasher(masterKey),
+    oidc: parts.oidc,
+    webhooks,
+    webhookTargets: parts.webhookTargets,
+    close: () => {
+      closing ??= (async () => {
+        webhooks.stop();
+        try {
+          await engine.close();
+        } finally {
+          await closeRest();
+        }
+      })();
+      return closing;
+    },
+  };
 }

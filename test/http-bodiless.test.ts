@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawExchange, startTestService, type TestService } from './support/service.js';
 import { startHttpServer, type HttpServer } from '../src/http/server.js';
+import { ApiRequests } from '../src/http/requests.js';
 import { route } from '../src/http/route.js';
 import { Type } from '@sinclair/typebox';
 
@@ -48,7 +49,7 @@ describe('POST without a body schema', () => {
     const services = svc.service.services;
     http = await startHttpServer({ host: services.config.host, port: 0, report: () => undefined, recovery: () => undefined });
     http.serve({
-      services,
+      requests: new ApiRequests(services, [execute, approve]),
       routes: [execute, approve],
       extras: { healthz: () => ({}), openapi: () => ({}), operator: { keyHash: Buffer.alloc(32), handle: async () => ({ status: 404, body: {} }) } },
     });

@@ -4,7 +4,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { drawBytes } from '../engine/entropy.js';
 import type { PlatformEnv } from '../../actors/platform.js';
-import type { World } from '../../actors/world.js';
 import { unauthorized } from '../../actors/errors.js';
 
 export function hashSecret(secret: string): string {
@@ -28,8 +27,14 @@ const BASIC = /^Basic\s+([A-Za-z0-9+/=_-]{1,4096})\s*$/i;
 /** Verified headers kept per server; when full, the oldest goes. */
 const VERIFIED_CAPACITY = 4096;
 
+/** Where tokens and their environments are looked up: the world's index, or in cluster mode the replicated directory. */
+export interface TokenSource {
+  token(tokenId: string): { envId: string; secretHash: string } | undefined;
+  get(envId: string): PlatformEnv | undefined;
+}
+
 /**
- * Checks Authorization headers against the world's API tokens. Headers already verified
+ * Checks Authorization headers against a token source's API tokens. Headers already verified
  * are remembered, so the hot path skips base64 and SHA-256; only headers that passed the
  * full check are remembered, and a hit is re-checked against the live token table, so a
  * token that disappears stops working at once.
@@ -37,14 +42,14 @@ const VERIFIED_CAPACITY = 4096;
 export class Authenticator {
   readonly #verified = new Map<string, { tokenId: string; secretHash: string }>();
 
-  constructor(private readonly world: World) {}
+  constructor(private readonly tokens: TokenSource) {}
 
   /** The environment the credentials belong to, or a 401 naming what is wrong. */
   authenticate(authorization: string): PlatformEnv {
     const known = this.#verified.get(authorization);
     if (known !== undefined) {
-      const token = this.world.envs.token(known.tokenId);
-      const env = token !== undefined && token.secretHash === known.secretHash ? this.world.envs.get(token.envId) : undefined;
+      const token = this.tokens.token(known.tokenId);
+      const env = token !== undefined && token.secretHash === known.secretHash ? this.tokens.get(token.envId) : undefined;
       if (env !== undefined) return env;
       this.#verified.delete(authorization);
     }
@@ -56,12 +61,12 @@ export class Authenticator {
     if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
     const tokenId = decoded.slice(0, colon);
     const secret = decoded.slice(colon + 1);
-    const token = this.world.envs.token(tokenId);
+    const token = this.tokens.token(tokenId);
     // Hash even for unknown tokens, so timing does not tell which token ids exist.
     const presented = Buffer.from(hashSecret(secret), 'hex');
     const expected = Buffer.from(token?.secretHash ?? '0'.repeat(64), 'hex');
     if (!timingSafeEqual(presented, expected) || token === undefined) throw unauthorized('Invalid API token id or client secret');
-    const env = this.world.envs.get(token.envId);
+    const env = this.tokens.get(token.envId);
     if (env === undefined) throw unauthorized('Invalid API token id or client secret');
     if (this.#verified.size >= VERIFIED_CAPACITY) this.#verified.delete(this.#verified.keys().next().value!);
     this.#verified.set(authorization, { tokenId, secretHash: token.secretHash });

@@ -34,11 +34,26 @@ export interface Incoming {
 /** An answer as it goes out: status, JSON text, extra headers. */
 export type Answer = { status: number; body: string; headers: Array<[string, string]>; contentType?: string };
 
+/** A request taken on from its head: whether a body is read for it, and what answers it once the body is in. */
+export interface Dispatched {
+  expectsBody: boolean;
+  process(raw: Buffer | undefined, requestId: string): Promise<Answer>;
+}
+
+/**
+ * What the HTTP front hands the versioned API to: one node's ApiRequests, or in cluster mode
+ * the front that finds the node owning the request's environment. Throws what the head alone
+ * refuses; `matched` learns the route as soon as it is known.
+ */
+export interface RequestDispatcher {
+  dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched;
+}
+
 /**
  * The API over recovered services: its router, authenticator, idempotency records and list
  * cursors, made once. `prepare` decides what the head alone decides, `handle` the rest.
  */
-export class ApiRequests {
+export class ApiRequests implements RequestDispatcher {
   readonly #services: Services;
   readonly #router: Router;
   readonly #auth: Authenticator;
@@ -48,7 +63,7 @@ export class ApiRequests {
   constructor(services: Services, routes: readonly Route[]) {
     this.#services = services;
     this.#router = new Router(routes);
-    this.#auth = new Authenticator(services.world);
+    this.#auth = new Authenticator(services.world.envs);
     this.#idempotency = new IdempotencyKeys(services);
     this.#cursors = new CursorCodec(services.masterKey.derive('list cursors'));
   }
@@ -56,6 +71,11 @@ export class ApiRequests {
   /** Everything that can be decided from the request line and headers alone; `matched` learns the route as soon as it is known. */
   prepare(incoming: Incoming, matched: (route: Route) => void = () => undefined): Prepared {
     return prepare(this.#auth, this.#router, incoming, matched);
+  }
+
+  dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched {
+    const prepared = this.prepare(incoming, matched);
+    return { expectsBody: prepared.expectsBody, process: (raw, requestId) => this.handle(prepared, incoming, raw, requestId) };
   }
 
   /** The answer to a prepared request with its body. */
@@ -71,8 +91,12 @@ export interface Prepared {
   expectsBody: boolean;
 }
 
-/** Everything that can be decided from the request line and headers alone; `matched` learns the route as soon as it is known. */
-function prepare(auth: Authenticator, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
+/**
+ * Everything that can be decided from the request line and headers alone; `matched` learns
+ * the route as soon as it is known. Exported for the cluster's front, which asks the same
+ * questions in the same order against the replicated directory before it picks a node.
+ */
+export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
   const parts = incoming.path.split('/').filter((p) => p !== '');
   const version = parts.shift();
   if (version !== API_VERSION) {

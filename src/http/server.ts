@@ -5,10 +5,9 @@
 // leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Services } from '../services.js';
 import { errorBody, statusOf, type ErrorBody } from './errors.js';
 import type { Reply, Route } from './route.js';
-import { API_VERSION, ApiRequests, MethodNotAllowed, parseJson, serialise, type Answer, type Incoming } from './requests.js';
+import { API_VERSION, MethodNotAllowed, parseJson, serialise, type Answer, type Incoming, type RequestDispatcher } from './requests.js';
 import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
 import { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, type RecoveryProgress } from '../engine/engine.js';
 import type { Report } from '../engine/report.js';
@@ -60,7 +59,9 @@ export interface Extras {
 
 /** What the front serves once the store is recovered. */
 export interface Api {
-  services: Services;
+  /** The versioned API: one node's ApiRequests, or the cluster's front. */
+  requests: RequestDispatcher;
+  /** For the labels metrics and the access log give routes. */
   routes: readonly Route[];
   extras: Extras;
 }
@@ -295,8 +296,7 @@ type Dispatch = (exchange: Exchange) => { expectsBody: boolean; process: Process
  * recovered services.
  */
 function apiDispatch(api: Api): Dispatch {
-  const { services, routes, extras } = api;
-  const requests = new ApiRequests(services, routes);
+  const { requests, routes, extras } = api;
   // Labels made once: metrics and the access log name a route by its published path.
   const labels = new Map(routes.map((r) => [r, `/${API_VERSION}${r.path}`]));
   let openapiJson: string | undefined;
@@ -319,8 +319,8 @@ function apiDispatch(api: Api): Dispatch {
       checkOperator(extras.operator.keyHash, incoming);
       return { expectsBody: true, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)), exchange.requestId) };
     }
-    const prepared = requests.prepare(incoming, (route) => (exchange.route = labels.get(route) ?? UNMATCHED));
-    return { expectsBody: prepared.expectsBody, process: (raw) => requests.handle(prepared, incoming, raw, exchange.requestId) };
+    const dispatched = requests.dispatch(incoming, (route) => (exchange.route = labels.get(route) ?? UNMATCHED));
+    return { expectsBody: dispatched.expectsBody, process: (raw) => dispatched.process(raw, exchange.requestId) };
   };
 }
 

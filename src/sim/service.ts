@@ -11,13 +11,11 @@ import { keyPairFromPrivateKey } from '../crypto/p256.js';
 import { createHash } from 'node:crypto';
 import { CryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from '../crypto/pool.js';
 import { OidcVerifier } from '../wallet/oidc.js';
-import { OtpHasher } from '../wallet/otp.js';
-import { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Egress } from '../webhooks/egress.js';
 import { TargetPolicy } from '../webhooks/target-policy.js';
 import { ApiRequests, API_VERSION } from '../http/requests.js';
 import type { Route } from '../http/route.js';
-import type { Services } from '../services.js';
+import { composeServices, type Services } from '../services.js';
 import type { SimulatedDisk } from './storage.js';
 
 export interface SimulatedServiceOptions {
@@ -78,44 +76,41 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
   });
   const masterKey = new MasterKey(options.masterKey);
   const crypto = new SimulatedCrypto({ routes: INLINE });
-  const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto, egress: options.endpoint }, { report: options.report });
-  const baseUrl = `http://simulated.invalid/${API_VERSION}`;
-  const services: Services = {
-    config: {
-      host: 'simulated.invalid',
-      port: 0,
-      dataDir: '(simulated)',
-      baseUrl,
-      snapshotEveryEntries: options.snapshotEveryEntries,
-      snapshotEveryMs: options.snapshotEveryMs,
-      drainTimeoutMs: 0,
-      cryptoRoutes: INLINE,
-      smtpUrl: undefined,
-      maxPendingWebhooks: 1_000_000,
-      allowPrivateWebhookTargets: true,
-      logLevel: 'info',
-      metrics: false,
+  const services = composeServices(
+    {
+      config: {
+        host: 'simulated.invalid',
+        port: 0,
+        dataDir: '(simulated)',
+        baseUrl: `http://simulated.invalid/${API_VERSION}`,
+        snapshotEveryEntries: options.snapshotEveryEntries,
+        snapshotEveryMs: options.snapshotEveryMs,
+        drainTimeoutMs: 0,
+        cryptoRoutes: INLINE,
+        smtpUrl: undefined,
+        maxPendingWebhooks: 1_000_000,
+        allowPrivateWebhookTargets: true,
+        logLevel: 'info',
+        metrics: false,
+      },
+      storeId: 'simulated',
+      engine,
+      world,
+      masterKey,
+      crypto,
+      walletSigner: keyPairFromPrivateKey(options.signerKey),
+      oidc: new OidcVerifier(),
+      // Any target is allowed, and nothing is looked up: the simulation has no network.
+      webhookTargets: new TargetPolicy({
+        allowPrivate: true,
+        resolver: () => Promise.reject(new Error('the simulation resolves no names')),
+      }),
+      egress: options.endpoint,
+      delivery: { report: options.report },
     },
-    storeId: 'simulated',
-    engine,
-    world,
-    masterKey,
-    crypto,
-    walletSigner: keyPairFromPrivateKey(options.signerKey),
-    otpHasher: new OtpHasher(masterKey),
-    oidc: new OidcVerifier(),
-    webhooks,
-    // Any target is allowed, and nothing is looked up: the simulation has no network.
-    webhookTargets: new TargetPolicy({
-      allowPrivate: true,
-      resolver: () => Promise.reject(new Error('the simulation resolves no names')),
-    }),
-    close: async () => {
-      webhooks.stop();
-      await engine.close();
-      await crypto.close();
-    },
-  };
+    () => crypto.close(),
+  );
+  const { webhooks } = services;
   return {
     services,
     requests: new ApiRequests(services, options.routes),
