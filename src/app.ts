@@ -2,6 +2,7 @@
 // Tests open it in-process (port 0, a manual clock); `main.ts` opens it for real.
 import { join, resolve } from 'node:path';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { mkdirSync, statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
@@ -17,7 +18,7 @@ import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type Http
 import { routes } from './http/routes/index.js';
 import { ApiRequests } from './http/requests.js';
 import { openApiDocument } from './http/openapi.js';
-import { composeServices, type ServiceConfig, type Services } from './services.js';
+import { composeServices, type ClusterConfig, type ServiceConfig, type Services } from './services.js';
 import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
@@ -38,7 +39,7 @@ import { ServiceMetrics } from './ops/metrics.js';
 /** The engine over the domain's world, as the service runs it. */
 type DomainEngine = Engine<DomainEvent, TimerMessage, World>;
 
-const NewPlatformBody = validator(
+export const NewPlatformBody = validator(
   Obj({
     umaDomain: Type.Optional(Str({ minLength: 3, maxLength: 253 })),
     isRegulatedFinancialInstitution: Type.Optional(Type.Boolean()),
@@ -176,6 +177,26 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? booleanFrom(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     logLevel: logLevelFrom(env.LOG_LEVEL),
     metrics: metricsFrom(env.METRICS),
+    ...optional('cluster', clusterFrom(env, port)),
+  };
+}
+
+/** NATS_URL turns cluster mode on; NODE_ID, CLUSTER_REPLICAS and CLUSTER_LEASE_SECONDS tune it. */
+function clusterFrom(env: NodeJS.ProcessEnv, port: number): ClusterConfig | undefined {
+  const url = env.NATS_URL?.trim();
+  if (url === undefined || url === '') return undefined;
+  const servers = url.split(',').map((server) => server.trim());
+  for (const server of servers) {
+    if (!/^(nats|tls):\/\/[^\s,]+$|^[A-Za-z0-9.-]+:\d+$/.test(server)) throw new ConfigError(`NATS_URL: "${server}" is not a NATS server address such as nats://127.0.0.1:4222`);
+  }
+  // A node id is a key of the cluster's buckets: letters, digits, '-' and '_'.
+  const nodeId = env.NODE_ID === undefined || env.NODE_ID === '' ? `${hostname()}-${port}`.replace(/[^A-Za-z0-9_-]/g, '_') : env.NODE_ID;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nodeId)) throw new ConfigError(`NODE_ID=${nodeId} is not accepted: it must be 1 to 64 letters, digits, '-' or '_'`);
+  return {
+    servers,
+    nodeId,
+    replicas: env.CLUSTER_REPLICAS === undefined || env.CLUSTER_REPLICAS === '' ? undefined : integerFrom(env.CLUSTER_REPLICAS, 3, 'CLUSTER_REPLICAS', 1, 5),
+    leaseMs: 1000 * integerFrom(env.CLUSTER_LEASE_SECONDS, 5, 'CLUSTER_LEASE_SECONDS', 1, 300),
   };
 }
 
@@ -367,7 +388,7 @@ function servicesOver(parts: {
  * (method, route pattern, status, milliseconds, reqId). Undefined when neither is on, so
  * the front does not even read the clock.
  */
-function httpObserverOf(metrics: ServiceMetrics | undefined, report: Report, accessLog: boolean): HttpObserver | undefined {
+export function httpObserverOf(metrics: ServiceMetrics | undefined, report: Report, accessLog: boolean): HttpObserver | undefined {
   if (!accessLog) return metrics;
   return {
     answered(method, route, status, seconds, requestId) {
@@ -454,7 +475,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 }
 
 /** `{[key]: value}` when there is a value: optional properties stay absent rather than undefined (exactOptionalPropertyTypes). */
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 

@@ -1,7 +1,8 @@
 // `npm start`: the service on HOST:PORT with its store in DATA_DIR. It listens at once and
 // recovers the store behind /readyz; SIGTERM (or SIGINT) stops accepting, drains requests
 // in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
-import { ConfigError, configFromEnv, startService, type RunningService } from './app.js';
+import { ConfigError, configFromEnv, startService } from './app.js';
+import { startClusterNode } from './cluster/service.js';
 import { DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
 import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
@@ -31,10 +32,17 @@ try {
 }
 const report = reportTo(createLogger(config.logLevel));
 
+/** What main needs of a running service: one node on its store, or a node of a cluster (NATS_URL). */
+interface Running {
+  baseUrl: string;
+  credentialsPath: string;
+  close(): Promise<void>;
+}
+
 const recovery = new AbortController();
-let service: RunningService | undefined;
+let service: Running | undefined;
 let stopping = false;
-const stopRunning = (running: RunningService): void => {
+const stopRunning = (running: Running): void => {
   running.close().then(
     () => process.exit(0),
     (err: unknown) => {
@@ -54,7 +62,8 @@ const stop = (signal: string): void => {
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 
-service = await startService({ report, signal: recovery.signal }).catch((err: unknown) => {
+const starting: Promise<Running> = config.cluster === undefined ? startService({ report, signal: recovery.signal }) : startClusterNode({ report });
+service = await starting.catch((err: unknown) => {
   if (err instanceof RecoveryAbortedError) {
     report(err.message, { event: 'service.stopped', during: 'recovery' });
     process.exit(0);

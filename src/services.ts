@@ -43,6 +43,20 @@ export interface ServiceConfig {
   logLevel: LogLevel;
   /** METRICS: GET /metrics is served and the service measures itself (on by default). */
   metrics: boolean;
+  /** Cluster mode (NATS_URL set); undefined runs one node on its embedded store. */
+  cluster?: ClusterConfig;
+}
+
+/** Cluster mode's settings (docs/cluster.md). */
+export interface ClusterConfig {
+  /** NATS_URL: the JetStream servers, comma-separated. */
+  servers: string[];
+  /** NODE_ID: this node's name in the cluster (default: host name and port). */
+  nodeId: string;
+  /** CLUSTER_REPLICAS: replicas of every stream and bucket; undefined: 3, or the number of servers when fewer. */
+  replicas: number | undefined;
+  /** CLUSTER_LEASE_SECONDS, in ms. */
+  leaseMs: number;
 }
 
 export interface Services {

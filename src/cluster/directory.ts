@@ -10,12 +10,15 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { pack, unpack } from 'msgpackr';
 import { timingSafeEqual } from 'node:crypto';
 import type { EnvGenesis } from '../platforms.js';
+import type { PlatformEnv } from '../../actors/platform.js';
+import type { TokenSource } from '../http/platform-auth.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { drawBytes } from '../engine/entropy.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, type P256KeyPair } from '../crypto/p256.js';
 import { openPrivateKey, sealPrivateKey } from '../crypto/wallet-secrets.js';
 import { EXPORT_SIGNER_KEY_NAME } from '../crypto/signer-key.js';
-import { isWrongLastSequence } from './shard-stream.js';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { bucketKeys, isWrongLastSequence, retrying } from './shard-stream.js';
 
 export const DIRECTORY_BUCKET = 'platform-directory';
 
@@ -36,54 +39,72 @@ const UNKNOWN_TOKEN_TTL_MS = 1_000;
 /** Tokens remembered unknown, at most; past it the oldest go. */
 const UNKNOWN_TOKENS_KEPT = 4_096;
 
-export class Directory {
+/**
+ * The directory as authentication reads it (http/platform-auth.ts's TokenSource): tokens and
+ * the environments they open, as first made. Synchronous, over what `token` has read.
+ */
+export class Directory implements TokenSource {
   readonly #kv: KV;
-  /** Tokens never change once made, so what was read is kept. */
+  readonly #jsm: JetStreamManager;
+  /** Tokens never change once made, so what was read is kept, with their environments as first made. */
   readonly #tokens = new Map<string, TokenRecord>();
+  readonly #envs = new Map<string, PlatformEnv>();
   readonly #unknown = new Map<string, number>();
 
-  private constructor(kv: KV) {
+  private constructor(kv: KV, jsm: JetStreamManager) {
     this.#kv = kv;
+    this.#jsm = jsm;
   }
 
   static async open(nc: NatsConnection, options: { replicas: number }): Promise<Directory> {
-    return new Directory(await new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: options.replicas, history: 1 }));
+    const kv = await retrying(DIRECTORY_BUCKET, () => new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: options.replicas, history: 1 }));
+    return new Directory(kv, await jetstreamManager(nc));
   }
 
   /** A token already read (the hot path: no round trip). */
-  knownToken(tokenId: string): TokenRecord | undefined {
+  token(tokenId: string): TokenRecord | undefined {
     return this.#tokens.get(tokenId);
   }
 
-  /** A token as the directory holds it; undefined if it holds none (asked again after a second). */
-  async token(tokenId: string): Promise<TokenRecord | undefined> {
-    const known = this.#tokens.get(tokenId);
-    if (known !== undefined) return known;
+  /** An environment, as first made, of a token already read. */
+  get(envId: string): PlatformEnv | undefined {
+    return this.#envs.get(envId);
+  }
+
+  /** Whether `fetchToken` would ask the bucket: the token is not read yet, nor found missing in the last second. */
+  shouldFetch(tokenId: string): boolean {
+    if (this.#tokens.has(tokenId) || !/^[A-Za-z0-9_-]{1,128}$/.test(tokenId)) return false;
     const since = this.#unknown.get(tokenId);
-    if (since !== undefined && Date.now() - since < UNKNOWN_TOKEN_TTL_MS) return undefined;
-    // Only names a key may have are asked (anything else is no token of ours).
-    const entry = /^[A-Za-z0-9_-]{1,128}$/.test(tokenId) ? await this.#kv.get(`token.${tokenId}`) : null;
-    if (entry === null || entry.operation !== 'PUT') {
+    return since === undefined || Date.now() - since >= UNKNOWN_TOKEN_TTL_MS;
+  }
+
+  /** Reads a token and its environment from the bucket, so that `token` and `get` know them; false if it holds none. */
+  async fetchToken(tokenId: string): Promise<boolean> {
+    if (this.#tokens.has(tokenId)) return true;
+    if (!this.shouldFetch(tokenId)) return false;
+    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(`token.${tokenId}`));
+    const record = entry === null || entry.operation !== 'PUT' ? undefined : entry.json<TokenRecord>();
+    const genesis = record === undefined ? undefined : await this.genesis(record.shard);
+    if (record === undefined || genesis === undefined) {
       if (this.#unknown.size >= UNKNOWN_TOKENS_KEPT) this.#unknown.delete(this.#unknown.keys().next().value!);
       this.#unknown.set(tokenId, Date.now());
-      return undefined;
+      return false;
     }
-    const record = entry.json<TokenRecord>();
     this.#unknown.delete(tokenId);
+    this.#envs.set(record.envId, genesis.env);
     this.#tokens.set(tokenId, record);
-    return record;
+    return true;
   }
 
   /** Every shard's name. */
   async shards(): Promise<string[]> {
-    const names: string[] = [];
-    for await (const key of await this.#kv.keys('shard.*')) names.push(key.slice('shard.'.length));
-    return names;
+    // Shards are never deleted, so every key is one.
+    return (await bucketKeys(this.#jsm, DIRECTORY_BUCKET, 'shard.*')).map((key) => key.slice('shard.'.length));
   }
 
   /** The first log entry of a shard's environment. */
   async genesis(shard: string): Promise<EnvGenesis | undefined> {
-    const entry = await this.#kv.get(`shard.${shard}`);
+    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(`shard.${shard}`));
     if (entry === null || entry.operation !== 'PUT') return undefined;
     return unpack(entry.value) as EnvGenesis;
   }
@@ -93,11 +114,11 @@ export class Directory {
    * authenticates always has its shard. Resolves once the bucket's quorum holds every key.
    */
   async register(genesis: readonly EnvGenesis[]): Promise<void> {
-    for (const g of genesis) await this.#kv.create(`shard.${shardNameOf(g.env.id)}`, pack(g));
+    for (const g of genesis) await this.#createNew(`shard.${shardNameOf(g.env.id)}`, pack(g));
     for (const g of genesis) {
       for (const token of g.env.tokens) {
         const record: TokenRecord = { envId: g.env.id, shard: shardNameOf(g.env.id), secretHash: token.secretHash };
-        await this.#kv.create(`token.${token.tokenId}`, JSON.stringify(record));
+        await this.#createNew(`token.${token.tokenId}`, JSON.stringify(record));
       }
     }
   }
@@ -118,13 +139,13 @@ export class Directory {
   async masterKey(given: MasterKey | undefined): Promise<MasterKey> {
     if (given === undefined) {
       await this.#createOnce('cluster.master-key', drawBytes(32).toString('hex'));
-      const entry = await this.#kv.get('cluster.master-key');
+      const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get('cluster.master-key'));
       if (entry === null || entry.operation !== 'PUT') throw new Error('the directory holds no master key');
       return new MasterKey(Buffer.from(entry.string(), 'hex'));
     }
     const check = given.derive('cluster master key check');
     await this.#createOnce('cluster.master-key-check', check.toString('hex'));
-    const entry = await this.#kv.get('cluster.master-key-check');
+    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get('cluster.master-key-check'));
     const held = entry === null ? Buffer.alloc(0) : Buffer.from(entry.string(), 'hex');
     if (held.length !== check.length || !timingSafeEqual(held, check)) {
       throw new Error('MASTER_KEY is not the key the cluster was started with (the directory holds another key check)');
@@ -136,19 +157,29 @@ export class Directory {
   async exportSigner(masterKey: MasterKey): Promise<P256KeyPair> {
     const key = `cluster.${EXPORT_SIGNER_KEY_NAME}`;
     await this.#createOnce(key, sealPrivateKey(masterKey, EXPORT_SIGNER_KEY_NAME, generateP256KeyPair().privateKey));
-    const entry = await this.#kv.get(key);
+    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(key));
     if (entry === null || entry.operation !== 'PUT') throw new Error('the directory holds no export signer');
     return keyPairFromPrivateKey(openPrivateKey(masterKey, EXPORT_SIGNER_KEY_NAME, entry.string()));
   }
 
-  /** Writes `value` under `key` unless the key has one; true if this call wrote it. */
-  async #createOnce(key: string, value: string): Promise<boolean> {
+  /**
+   * Writes `value` under `key` unless the key has one; true if the key now holds this value
+   * (a create retried after a lost answer finds its own write).
+   */
+  async #createOnce(key: string, value: string | Uint8Array): Promise<boolean> {
+    const bytes = typeof value === 'string' ? Buffer.from(value) : value;
     try {
-      await this.#kv.create(key, value);
+      await retrying(DIRECTORY_BUCKET, () => this.#kv.create(key, bytes));
       return true;
     } catch (err) {
-      if (isWrongLastSequence(err)) return false;
-      throw err;
+      if (!isWrongLastSequence(err)) throw err;
     }
+    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(key));
+    return entry !== null && entry.operation === 'PUT' && Buffer.from(entry.value).equals(bytes);
+  }
+
+  /** Writes a key that must be new (ids are drawn unique). */
+  async #createNew(key: string, value: string | Uint8Array): Promise<void> {
+    if (!(await this.#createOnce(key, value))) throw new Error(`the directory holds ${key} already`);
   }
 }

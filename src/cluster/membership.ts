@@ -5,6 +5,8 @@
 // members computes the same owners; leases (lease.ts) make it safe when they briefly do not.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { bucketKeys, retrying } from './shard-stream.js';
 
 export const NODES_BUCKET = 'cluster-nodes';
 
@@ -29,12 +31,14 @@ export function assignShards(shards: Iterable<string>, nodeIds: Iterable<string>
 
 export class Membership {
   readonly #kv: KV;
+  readonly #jsm: JetStreamManager;
   readonly #self: Omit<NodeInfo, 'seenAt'>;
   readonly #leaseMs: number;
   readonly #now: () => number;
 
-  private constructor(kv: KV, self: Omit<NodeInfo, 'seenAt'>, leaseMs: number, now: () => number) {
+  private constructor(kv: KV, jsm: JetStreamManager, self: Omit<NodeInfo, 'seenAt'>, leaseMs: number, now: () => number) {
     this.#kv = kv;
+    this.#jsm = jsm;
     this.#self = self;
     this.#leaseMs = leaseMs;
     this.#now = now;
@@ -44,8 +48,8 @@ export class Membership {
     nc: NatsConnection,
     options: { nodeId: string; url: string; leaseMs: number; replicas: number; now?: () => number },
   ): Promise<Membership> {
-    const kv = await new Kvm(nc).create(NODES_BUCKET, { replicas: options.replicas, history: 1 });
-    return new Membership(kv, { nodeId: options.nodeId, url: options.url }, options.leaseMs, options.now ?? Date.now);
+    const kv = await retrying(NODES_BUCKET, () => new Kvm(nc).create(NODES_BUCKET, { replicas: options.replicas, history: 1 }));
+    return new Membership(kv, await jetstreamManager(nc), { nodeId: options.nodeId, url: options.url }, options.leaseMs, options.now ?? Date.now);
   }
 
   /** Says this node is alive (every third of a lease keeps it so). */
@@ -62,8 +66,7 @@ export class Membership {
   async live(): Promise<Map<string, NodeInfo>> {
     const since = this.#now() - this.#leaseMs;
     const live = new Map<string, NodeInfo>();
-    const keys = await this.#kv.keys();
-    for await (const key of keys) {
+    for (const key of await bucketKeys(this.#jsm, NODES_BUCKET, '*')) {
       const entry = await this.#kv.get(key);
       if (entry === null || entry.operation !== 'PUT') continue;
       const info = entry.json<NodeInfo>();

@@ -209,17 +209,29 @@ export function isWrongLastSequence(err: unknown): err is JetStreamApiError {
  * while servers elect one, which the API may also answer with status 503), for at most
  * RETRY_FOR_MS; any other answer of the JetStream API is final.
  */
-async function retrying<T>(stream: string, call: () => Promise<T>): Promise<T> {
+export async function retrying<T>(what: string, call: () => Promise<T>): Promise<T> {
   const since = Date.now();
   for (;;) {
     try {
       return await call();
     } catch (err) {
       if (err instanceof JetStreamApiError && err.status !== 503) throw err;
-      if (Date.now() - since > RETRY_FOR_MS) throw new Error(`${stream}: JetStream did not answer for ${RETRY_FOR_MS} ms (${err instanceof Error ? err.message : String(err)})`);
+      if (Date.now() - since > RETRY_FOR_MS) throw new Error(`${what}: JetStream did not answer for ${RETRY_FOR_MS} ms (${err instanceof Error ? err.message : String(err)})`);
       await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     }
   }
+}
+
+/**
+ * The keys of a key-value bucket matching `filter` (a key with wildcards), read from the
+ * bucket's stream's subjects. (The client's `keys()` stops early while keys are being
+ * rewritten, as heartbeats are: a live node went missing from it.) Deleted keys are
+ * included: their values say so.
+ */
+export async function bucketKeys(jsm: JetStreamManager, bucket: string, filter: string): Promise<string[]> {
+  const prefix = `$KV.${bucket}.`;
+  const info = await retrying(bucket, () => jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}${filter}` }));
+  return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
 }
 
 /** Stream names allow letters, digits, '-' and '_'; the subject is the name under `shard.`. */

@@ -27,6 +27,17 @@ const BASIC = /^Basic\s+([A-Za-z0-9+/=_-]{1,4096})\s*$/i;
 /** Verified headers kept per server; when full, the oldest goes. */
 const VERIFIED_CAPACITY = 4096;
 
+/** The token id and secret of HTTP Basic credentials, or the 401 that says what is wrong with them. */
+export function credentialsOf(authorization: string): { tokenId: string; secret: string } {
+  if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
+  const m = BASIC.exec(authorization);
+  if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
+  return { tokenId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
 /** Where tokens and their environments are looked up: the world's index, or in cluster mode the replicated directory. */
 export interface TokenSource {
   token(tokenId: string): { envId: string; secretHash: string } | undefined;
@@ -53,14 +64,7 @@ export class Authenticator {
       if (env !== undefined) return env;
       this.#verified.delete(authorization);
     }
-    if (authorization === '') throw unauthorized('Missing Authorization header (HTTP Basic with an API token)');
-    const m = BASIC.exec(authorization);
-    if (m === null) throw unauthorized('Authorization must be HTTP Basic credentials');
-    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon <= 0) throw unauthorized('Basic credentials must be <token id>:<client secret>');
-    const tokenId = decoded.slice(0, colon);
-    const secret = decoded.slice(colon + 1);
+    const { tokenId, secret } = credentialsOf(authorization);
     const token = this.tokens.token(tokenId);
     // Hash even for unknown tokens, so timing does not tell which token ids exist.
     const presented = Buffer.from(hashSecret(secret), 'hex');

@@ -29,6 +29,8 @@ export interface Incoming {
   contentLength: string;
   transferEncoding: string;
   headers: RequestHeaders;
+  /** Sent on by another cluster node: answered here or refused, never sent on again. */
+  forwarded?: true;
 }
 
 /** An answer as it goes out: status, JSON text, extra headers. */

@@ -245,6 +245,7 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
   if (h.requestId !== '') incoming.headers.requestId = h.requestId;
   const signature = walletSignatureOf(h);
   if (signature !== '') incoming.headers.walletSignature = signature;
+  if (h.forwarded) incoming.forwarded = true;
   return incoming;
 }
 

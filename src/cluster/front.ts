@@ -1,0 +1,118 @@
+// The versioned API in cluster mode. Every node asks a request's head the same questions as
+// one node would, in the same order (version and route, then the API token against the
+// replicated directory, environment, media type: requests.ts's `prepare`), and then sends it
+// where its environment's shard is served: to the shard open here, or on to the node the
+// shard is dealt to, whose answer is passed back as it came. While a shard has no owner the
+// answer is 503 SERVICE_UNAVAILABLE with Retry-After, never a guess.
+import { DomainError } from '../../actors/errors.js';
+import { Authenticator, credentialsOf } from '../http/platform-auth.js';
+import { prepare, type Answer, type Dispatched, type Incoming, type RequestDispatcher } from '../http/requests.js';
+import type { Route } from '../http/route.js';
+import { Router } from '../http/router.js';
+import { EngineClosedError } from '../engine/engine.js';
+import { shardNameOf, type Directory } from './directory.js';
+import type { ClusterNode } from './node.js';
+
+/** Headers of the owner's answer that the client must see as the owner sent them. */
+const ANSWER_HEADERS = ['retry-after', 'idempotent-replayed', 'allow', 'www-authenticate'];
+
+export class ClusterRequests implements RequestDispatcher {
+  readonly #node: ClusterNode;
+  readonly #directory: Directory;
+  readonly #router: Router;
+  readonly #auth: Authenticator;
+  readonly #forwardTimeoutMs: number;
+
+  constructor(node: ClusterNode, directory: Directory, routes: readonly Route[], forwardTimeoutMs: number) {
+    this.#node = node;
+    this.#directory = directory;
+    this.#router = new Router(routes);
+    this.#auth = new Authenticator(directory);
+    this.#forwardTimeoutMs = forwardTimeoutMs;
+  }
+
+  dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched {
+    const tokenId = unreadTokenId(this.#directory, incoming.authorization);
+    if (tokenId === undefined) return this.#dispatchRead(incoming, matched);
+    // A token this node has not read yet (made moments ago, maybe on another node): read it, then go on.
+    return {
+      expectsBody: true,
+      process: async (raw, requestId) => {
+        await this.#directory.fetchToken(tokenId);
+        const dispatched = this.#dispatchRead(incoming, matched);
+        return dispatched.process(dispatched.expectsBody ? raw : undefined, requestId);
+      },
+    };
+  }
+
+  /** With the request's token read (or known not to be there). */
+  #dispatchRead(incoming: Incoming, matched: (route: Route) => void): Dispatched {
+    const prepared = prepare(this.#auth, this.#router, incoming, matched);
+    const shard = shardNameOf(prepared.env.id);
+    const route = this.#node.route(shard);
+    if (route.kind === 'local') {
+      const local = route.shard;
+      const dispatched = local.requests.dispatch(incoming, () => undefined);
+      return {
+        expectsBody: dispatched.expectsBody,
+        process: (raw, requestId) =>
+          dispatched.process(raw, requestId).catch((err: unknown) => {
+            // The shard's log failed under this request: its outcome is the log's, which the next owner serves.
+            if (local.lost || err instanceof EngineClosedError) throw unowned(shard);
+            throw err;
+          }),
+      };
+    }
+    if (route.kind === 'remote' && incoming.forwarded !== true) {
+      return { expectsBody: prepared.expectsBody, process: (raw, requestId) => this.#forward(route.url, shard, incoming, raw, requestId) };
+    }
+    throw unowned(shard);
+  }
+
+  /** Sends the request on to `url` as it came (with its request id), and passes the answer back. */
+  async #forward(url: string, shard: string, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
+    const headers: Record<string, string> = { 'x-request-id': requestId, 'cluster-forwarded': this.#node.nodeId };
+    if (incoming.authorization !== '') headers.authorization = incoming.authorization;
+    if (incoming.contentType !== '') headers['content-type'] = incoming.contentType;
+    if (incoming.headers.idempotencyKey !== undefined) headers['idempotency-key'] = incoming.headers.idempotencyKey;
+    if (incoming.headers.requestId !== undefined) headers['request-id'] = incoming.headers.requestId;
+    if (incoming.headers.walletSignature !== undefined) headers['service-wallet-signature'] = incoming.headers.walletSignature;
+    const query = incoming.query === '' ? '' : `?${incoming.query}`;
+    let res: Response;
+    try {
+      res = await fetch(`${url}${incoming.path}${query}`, {
+        // HEAD goes as GET: the answer's length is GET's, and this front leaves the body out.
+        method: incoming.method === 'HEAD' ? 'GET' : incoming.method,
+        headers,
+        ...(raw === undefined ? {} : { body: Uint8Array.from(raw) }),
+        signal: AbortSignal.timeout(this.#forwardTimeoutMs),
+      });
+    } catch {
+      // The owner is gone or stalled: its lease moves within two lease periods.
+      void this.#node.poke();
+      throw unowned(shard);
+    }
+    const body = await res.text();
+    const kept: Array<[string, string]> = [];
+    for (const name of ANSWER_HEADERS) {
+      const value = res.headers.get(name);
+      if (value !== null) kept.push([name, value]);
+    }
+    return { status: res.status, body, headers: kept, contentType: res.headers.get('content-type') ?? 'application/json' };
+  }
+}
+
+/** The token id of Basic credentials this node has not read from the directory yet (and may ask for now). */
+function unreadTokenId(directory: Directory, authorization: string): string | undefined {
+  let tokenId: string;
+  try {
+    tokenId = credentialsOf(authorization).tokenId;
+  } catch {
+    return undefined; // prepare() gives the 401 in its turn
+  }
+  return directory.shouldFetch(tokenId) ? tokenId : undefined;
+}
+
+function unowned(shard: string): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', `the environment's shard ${shard} is changing hands; retry shortly`, undefined, undefined, 1);
+}

@@ -1,0 +1,204 @@
+// A cluster node's ownership loop. Every third of a lease it renews the leases it holds
+// (first, so nothing else delays them), says it is alive, reads the live nodes and the
+// shards, and deals the shards over the nodes (assignShards). It hands over the shards dealt
+// to another node (final commit, then the lease released), and takes the leases of the ones
+// dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
+// whose log fails, is dropped at once. Requests go where the dealing says: to a shard open
+// here while its lease holds, else to the node it is dealt to, else nowhere (503).
+import type { Report } from '../engine/report.js';
+import type { Directory } from './directory.js';
+import type { Lease, LeaseTable } from './lease.js';
+import { assignShards, type Membership, type NodeInfo } from './membership.js';
+import { Shard, type NodeParts } from './shard.js';
+
+/** Where a shard's requests go from this node. */
+export type ShardRoute = { kind: 'local'; shard: Shard } | { kind: 'remote'; url: string; nodeId: string } | { kind: 'none' };
+
+export class ClusterNode {
+  readonly #parts: NodeParts;
+  readonly #directory: Directory;
+  readonly #membership: Membership;
+  readonly #leases: LeaseTable;
+  readonly #leaseMs: number;
+  readonly #report: Report;
+  /** Leases held, opening or serving. */
+  readonly #held = new Map<string, Lease>();
+  /** Shards open and serving. */
+  readonly #serving = new Map<string, Shard>();
+  /** Shards being opened or closed (never touched twice at once). */
+  readonly #busy = new Set<string>();
+  #assignment = new Map<string, string>();
+  #nodes = new Map<string, NodeInfo>();
+  #timer: NodeJS.Timeout | undefined;
+  #ticking: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(parts: NodeParts, directory: Directory, membership: Membership, leaseMs: number) {
+    this.#parts = parts;
+    this.#directory = directory;
+    this.#membership = membership;
+    this.#leases = parts.leases;
+    this.#leaseMs = leaseMs;
+    this.#report = parts.report;
+  }
+
+  get nodeId(): string {
+    return this.#parts.nodeId;
+  }
+
+  /** The shards open here, by name. */
+  get owned(): string[] {
+    return [...this.#serving.keys()].sort();
+  }
+
+  /** The live nodes, by id, as of the last turn. */
+  get nodes(): string[] {
+    return [...this.#nodes.keys()].sort();
+  }
+
+  /** Runs the first turn, then one every third of a lease. */
+  async start(): Promise<void> {
+    await this.poke();
+  }
+
+  /** Runs a turn now (or right after the one running); resolves when it is done. */
+  poke(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#ticking !== undefined) {
+      this.#again = true;
+      return this.#ticking;
+    }
+    clearTimeout(this.#timer);
+    this.#ticking = this.#turn()
+      .catch((err: unknown) => {
+        this.#report(`cluster: turn failed: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.turn.failed', level: 'warn', error: String(err) });
+      })
+      .finally(() => {
+        this.#ticking = undefined;
+        if (this.#stopped) return;
+        if (this.#again) {
+          this.#again = false;
+          void this.poke();
+        } else {
+          this.#timer = setTimeout(() => void this.poke(), this.#leaseMs / 3);
+        }
+      });
+    return this.#ticking;
+  }
+
+  route(shard: string): ShardRoute {
+    const open = this.#serving.get(shard);
+    if (open !== undefined && !open.lost && this.#leases.holds(open.lease)) return { kind: 'local', shard: open };
+    if (open !== undefined) void this.poke();
+    const nodeId = this.#assignment.get(shard);
+    const node = nodeId === undefined || nodeId === this.nodeId ? undefined : this.#nodes.get(nodeId);
+    return node === undefined ? { kind: 'none' } : { kind: 'remote', url: node.url, nodeId: node.nodeId };
+  }
+
+  /** Whether some node holds a lease on each of `shards` (a new platform is served once they do). */
+  async held(shards: readonly string[]): Promise<boolean> {
+    for (const shard of shards) if ((await this.#leases.holder(shard)) === undefined) return false;
+    return true;
+  }
+
+  async #turn(): Promise<void> {
+    await this.#renew();
+    await this.#membership.heartbeat();
+    this.#nodes = await this.#membership.live();
+    // This node counts itself in whatever the bucket said (its heartbeat may lag a read).
+    const shards = await this.#directory.shards();
+    this.#assignment = assignShards(shards, [...this.#nodes.keys(), this.nodeId]);
+    const handovers: Array<Promise<void>> = [];
+    for (const [name, shard] of this.#serving) {
+      if (this.#assignment.get(name) !== this.nodeId && !this.#busy.has(name)) handovers.push(this.#handOver(shard));
+    }
+    await Promise.all(handovers);
+    for (const [name, owner] of this.#assignment) {
+      if (owner !== this.nodeId || this.#held.has(name) || this.#busy.has(name)) continue;
+      const lease = await this.#leases.acquire(name);
+      if (lease !== undefined) this.#take(name, lease);
+    }
+  }
+
+  /** Renews every held lease at once; a lease lost, or past its time, drops its shard. */
+  async #renew(): Promise<void> {
+    await Promise.all(
+      [...this.#held].map(async ([name, lease]) => {
+        let renewed: boolean;
+        try {
+          renewed = await this.#leases.renew(lease);
+        } catch (err) {
+          // No answer this time: the lease may still hold until its time is up.
+          renewed = this.#leases.holds(lease);
+          this.#report(`cluster: ${name}: lease renewal failed: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.lease.renewal-failed', level: 'warn', shard: name });
+        }
+        if (!renewed) this.#drop(name, new Error('its lease was lost'));
+      }),
+    );
+  }
+
+  /** Opens a shard whose lease this node just took. */
+  #take(name: string, lease: Lease): void {
+    this.#held.set(name, lease);
+    this.#busy.add(name);
+    void (async () => {
+      try {
+        const genesis = await this.#directory.genesis(name);
+        if (genesis === undefined) throw new Error('the directory has no such shard');
+        const shard = await Shard.open(this.#parts, name, lease, genesis, (lost, err) => this.#drop(lost.name, err));
+        if (this.#held.get(name) !== lease || this.#stopped) {
+          await shard.close();
+          return;
+        }
+        this.#serving.set(name, shard);
+        this.#report(`cluster: serving ${name} (term ${lease.term})`, { event: 'cluster.shard.opened', shard: name, term: lease.term });
+      } catch (err) {
+        this.#report(`cluster: ${name} could not be opened: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.shard.open-failed', level: 'error', shard: name });
+        if (this.#held.get(name) === lease) {
+          this.#held.delete(name);
+          await this.#leases.release(lease).catch(() => undefined);
+        }
+      } finally {
+        this.#busy.delete(name);
+      }
+    })();
+  }
+
+  /** Gives a shard to the node it is now dealt to: final commit, then the lease released. */
+  async #handOver(shard: Shard): Promise<void> {
+    this.#busy.add(shard.name);
+    this.#serving.delete(shard.name);
+    try {
+      await shard.close();
+    } finally {
+      this.#held.delete(shard.name);
+      await this.#leases.release(shard.lease).catch(() => undefined);
+      this.#busy.delete(shard.name);
+    }
+    this.#report(`cluster: handed ${shard.name} over`, { event: 'cluster.shard.handed-over', shard: shard.name });
+  }
+
+  /** Stops serving a shard at once: its memory may be ahead of its log, or its lease is gone. */
+  #drop(name: string, err: Error): void {
+    const lease = this.#held.get(name);
+    this.#held.delete(name);
+    const shard = this.#serving.get(name);
+    this.#serving.delete(name);
+    if (lease === undefined && shard === undefined) return;
+    if (lease !== undefined) lease.validUntil = 0;
+    this.#report(`cluster: stopped serving ${name}: ${err.message}`, { event: 'cluster.shard.dropped', level: 'warn', shard: name, error: err.message });
+    void shard?.close().catch(() => undefined);
+    if (!this.#stopped) void this.poke();
+  }
+
+  /** Leaves the cluster: no more turns, every shard's final commit, leases released, heartbeat removed. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#ticking;
+    while (this.#busy.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all([...this.#serving.values()].map((shard) => this.#handOver(shard)));
+    await this.#membership.leave().catch(() => undefined);
+  }
+}

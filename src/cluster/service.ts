@@ -1,0 +1,175 @@
+// A node of cluster mode (NATS_URL set): the same HTTP front and API as one node, over
+// shards instead of one store. It listens at once, connects to the JetStream servers, reads
+// the cluster's shared secrets from the directory, joins the ownership loop, and serves.
+// The first node of an empty cluster makes the default platform and writes credentials.json
+// into its DATA_DIR, as one node does. Nothing of the node's own is replicated: its data
+// directory holds the shards' local mirrors and snapshots, its lock and its operator key.
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { configFromEnv, httpObserverOf, NewPlatformBody, optional, type ServiceOptions } from '../app.js';
+import { createLogger, logsRequests, reportTo } from '../ops/log.js';
+import { ServiceMetrics } from '../ops/metrics.js';
+import { startHttpServer, API_VERSION, type Extras, type HttpServer } from '../http/server.js';
+import { routes } from '../http/routes/index.js';
+import { openApiDocument } from '../http/openapi.js';
+import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported } from '../data-dir.js';
+import { createCryptoPool } from '../crypto/pool.js';
+import { MasterKey } from '../crypto/master-key.js';
+import { TargetPolicy } from '../webhooks/target-policy.js';
+import { WebhookEgress } from '../webhooks/egress.js';
+import { OidcVerifier } from '../wallet/oidc.js';
+import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
+import { notFound } from '../../actors/errors.js';
+import type { ClusterConfig, ServiceConfig } from '../services.js';
+import { Directory, shardNameOf } from './directory.js';
+import { LeaseTable } from './lease.js';
+import { Membership } from './membership.js';
+import { ClusterNode } from './node.js';
+import { ClusterRequests } from './front.js';
+
+export interface RunningNode {
+  http: HttpServer;
+  baseUrl: string;
+  /** credentials.json in this node's DATA_DIR: written by the node that made the default platform, else not there. */
+  credentialsPath: string;
+  node: ClusterNode;
+  /** Stops accepting, drains requests in flight, hands every shard over (final commits) and leaves the cluster. */
+  close(): Promise<void>;
+}
+
+/** Replicas of every stream and bucket: CLUSTER_REPLICAS, else 3, or the servers the cluster has when fewer. */
+function replicasOf(cluster: ClusterConfig, nc: NatsConnection): number {
+  if (cluster.replicas !== undefined) return cluster.replicas;
+  const known = new Set([...cluster.servers, ...(nc.info?.connect_urls ?? [])]).size;
+  return Math.max(1, Math.min(3, known));
+}
+
+export async function startClusterNode(options: ServiceOptions = {}): Promise<RunningNode> {
+  const env = options.env ?? process.env;
+  const config = configFromEnv(env, options);
+  const cluster = config.cluster;
+  if (cluster === undefined) throw new Error('cluster mode needs NATS_URL');
+  const report = options.report ?? reportTo(createLogger(config.logLevel));
+  const metrics = config.metrics ? new ServiceMetrics() : undefined;
+  checkLockSupported();
+  mkdirSync(config.dataDir, { recursive: true });
+  const lock = await lockDataDir(config.dataDir);
+  const closers: Array<() => Promise<void> | void> = [() => lock.release(), () => forgetOwner(config.dataDir)];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
+  };
+  try {
+    forgetOwner(config.dataDir);
+    const http = await startHttpServer({
+      host: config.host,
+      port: config.port,
+      report,
+      ...optional('observer', httpObserverOf(metrics, report, logsRequests(config.logLevel))),
+      ...optional('metrics', metrics),
+      recovery: () => undefined,
+    });
+    closers.push(() => http.drain(config.drainTimeoutMs));
+    config.port = http.port;
+    config.baseUrl = `http://${config.host}:${http.port}/${API_VERSION}`;
+    const origin = `http://${config.host}:${http.port}`;
+    const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1 });
+    closers.push(() => nc.close());
+    const replicas = replicasOf(cluster, nc);
+    const directory = await Directory.open(nc, { replicas });
+    const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
+    const masterKey = await directory.masterKey(givenKey);
+    const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
+    const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
+    const crypto = createCryptoPool({ routes: config.cryptoRoutes });
+    closers.push(() => crypto.close());
+    const webhookTargets = new TargetPolicy({ allowPrivate: config.allowPrivateWebhookTargets, ...optional('resolver', options.webhookResolver) });
+    const egress = new WebhookEgress(webhookTargets);
+    closers.push(() => egress.close());
+    const node = new ClusterNode(
+      {
+        nodeId: cluster.nodeId,
+        config,
+        nc,
+        leases,
+        replicas,
+        routes,
+        report,
+        masterKey,
+        crypto,
+        walletSigner: await directory.exportSigner(masterKey),
+        oidc: new OidcVerifier(),
+        webhookTargets,
+        egress,
+        ...optional('clock', options.clock),
+      },
+      directory,
+      membership,
+      cluster.leaseMs,
+    );
+    closers.push(() => node.stop());
+    await node.start();
+    const platforms = { config, directory, node, masterKey, leaseMs: cluster.leaseMs };
+    http.serve({ requests: new ClusterRequests(node, directory, routes, 2 * cluster.leaseMs), routes, extras: clusterExtras(platforms) });
+    const credentialsPath = join(config.dataDir, CREDENTIALS_FILE);
+    if (await directory.claimDefaultPlatform(cluster.nodeId)) {
+      const credentials = await createClusterPlatform(platforms, {});
+      writeCredentialsFile(credentialsPath, { ...credentials, storeId: `cluster:${cluster.nodeId}` });
+    }
+    recordOwner(config.dataDir, origin);
+    report(`ready: node ${cluster.nodeId} serving ${config.baseUrl} (${replicas} replicas)`, { event: 'service.ready', baseUrl: config.baseUrl, nodeId: cluster.nodeId });
+    let closing: Promise<void> | undefined;
+    return {
+      http,
+      baseUrl: config.baseUrl,
+      credentialsPath,
+      node,
+      close: () => (closing ??= closeAll().then(() => report('stopped: every shard handed over', { event: 'service.stopped' }))),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+interface ClusterPlatforms {
+  config: ServiceConfig;
+  directory: Directory;
+  node: ClusterNode;
+  masterKey: MasterKey;
+  leaseMs: number;
+}
+
+/**
+ * Makes a platform: its environments go into the directory (each a new shard with its
+ * first entry), and the answer waits until a node holds each shard's lease (two lease
+ * periods at most), so the credentials work when they arrive.
+ */
+async function createClusterPlatform(platforms: ClusterPlatforms, options: NewPlatform): Promise<PlatformCredentials> {
+  const prepared = preparePlatform(platforms.masterKey, options, Date.now());
+  await platforms.directory.register(prepared.genesis);
+  const shards = prepared.genesis.map((g) => shardNameOf(g.env.id));
+  const deadline = Date.now() + 2 * platforms.leaseMs;
+  await platforms.node.poke();
+  while (!(await platforms.node.held(shards)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return { ...prepared.credentials, baseUrl: platforms.config.baseUrl };
+}
+
+function clusterExtras(platforms: ClusterPlatforms): Extras {
+  const { config, node } = platforms;
+  return {
+    healthz: () => {
+      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+      return { status: 'ok', cluster: { nodeId: node.nodeId, owned: node.owned, nodes: node.nodes }, memory: { rss, heapUsed, heapTotal, external, arrayBuffers } };
+    },
+    openapi: () => openApiDocument(routes, config.baseUrl),
+    operator: {
+      keyHash: createHash('sha256').update(operatorKey(config.dataDir)).digest(),
+      handle: async (path, body) => {
+        if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
+        return { status: 201, body: await createClusterPlatform(platforms, NewPlatformBody.parse(body)) };
+      },
+    },
+  };
+}

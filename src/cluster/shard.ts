@@ -1,0 +1,124 @@
+// One platform environment served by this node: an engine and world of its own over the
+// node's LMDB (under DATA_DIR/shards/<name>) with its log replicated through the shard's
+// stream, its webhook delivery, and its API requests. Opened under a lease: the local log is
+// made the stream's, the engine recovers (snapshot plus tail), and a shard whose stream is
+// empty logs its environment's first entry from the directory. A shard whose log fails
+// (another owner appended, the lease ran out, no quorum for too long) is lost: memory may be
+// ahead of the log, so the node drops it and may open it afresh later.
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Engine } from '../engine/engine.js';
+import { systemClock, type Clock } from '../engine/clock.js';
+import { LmdbStorage } from '../engine/storage.js';
+import { openStore } from '../engine/store.js';
+import type { Report } from '../engine/report.js';
+import { World, type DomainEvent, type TimerMessage } from '../../actors/world.js';
+import { composeServices, type ServiceConfig, type ServiceParts, type Services } from '../services.js';
+import { ApiRequests } from '../http/requests.js';
+import type { Route } from '../http/route.js';
+import { registerOtpMail } from '../wallet/mail.js';
+import { genesisEvents, type EnvGenesis } from '../platforms.js';
+import { ShardStream } from './shard-stream.js';
+import { mirrorStream, replicatedStorage } from './replicated-storage.js';
+import type { Lease, LeaseTable } from './lease.js';
+
+/** What every shard of a node shares: the node's settings, secrets, crypto, verifiers and webhook egress. */
+export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'world' | 'storeId' | 'delivery'> {
+  nodeId: string;
+  config: ServiceConfig;
+  nc: NatsConnection;
+  leases: LeaseTable;
+  replicas: number;
+  routes: readonly Route[];
+  report: Report;
+  clock?: Clock;
+}
+
+export class Shard {
+  #lost = false;
+
+  private constructor(
+    readonly name: string,
+    readonly lease: Lease,
+    readonly services: Services,
+    readonly requests: ApiRequests,
+    readonly envId: string,
+  ) {}
+
+  /**
+   * Opens `name` under `lease`: the stream's log mirrored, the engine recovered, the
+   * environment's first entry logged if the stream had none, webhook delivery started.
+   * `onLost` is told once if the shard's log fails later.
+   */
+  static async open(node: NodeParts, name: string, lease: Lease, genesis: EnvGenesis, onLost: (shard: Shard, err: Error) => void): Promise<Shard> {
+    const dataDir = join(node.config.dataDir, 'shards', name);
+    mkdirSync(dataDir, { recursive: true });
+    const stream = await ShardStream.open(node.nc, name, {
+      replicas: node.replicas,
+      writer: `${node.nodeId}:${lease.term}`,
+      holds: () => node.leases.holds(lease),
+    });
+    const local = new LmdbStorage(openStore(dataDir));
+    let shard: Shard | undefined;
+    let failure: Error | undefined;
+    const world = new World();
+    const config: ServiceConfig = { ...node.config, dataDir };
+    const report: Report = (message, fields) => node.report(`${name}: ${message}`, { ...fields, shard: name });
+    const engine = new Engine<DomainEvent, TimerMessage, World>({
+      dataDir,
+      clock: node.clock ?? systemClock,
+      machine: world,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      snapshotEveryMs: config.snapshotEveryMs,
+      report,
+      openStorage: () => replicatedStorage(local, stream),
+      onFatal: (_what, err) => {
+        failure ??= err;
+        if (shard !== undefined) shard.#lose(err, onLost);
+      },
+    });
+    try {
+      await mirrorStream(stream, local);
+      registerOtpMail(engine, { dataDir, smtpUrl: config.smtpUrl, masterKey: () => node.masterKey });
+      await engine.open();
+      if (world.envs.get(genesis.env.id) === undefined) {
+        await engine.exec([genesis.env.id], () => ({ events: genesisEvents([genesis]), reply: () => undefined }));
+      }
+    } catch (err) {
+      await engine.close().catch(() => undefined);
+      throw err;
+    }
+    const services = composeServices({
+      ...node,
+      config,
+      storeId: name,
+      engine,
+      world,
+      delivery: { report, maxPending: config.maxPendingWebhooks },
+    });
+    shard = new Shard(name, lease, services, new ApiRequests(services, node.routes), genesis.env.id);
+    if (failure !== undefined) {
+      shard.#lose(failure, onLost);
+      throw failure;
+    }
+    services.webhooks.start();
+    return shard;
+  }
+
+  /** The log failed: nothing more is served from this memory. */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  #lose(err: Error, onLost: (shard: Shard, err: Error) => void): void {
+    if (this.#lost) return;
+    this.#lost = true;
+    onLost(this, err);
+  }
+
+  /** Stops delivery and makes the final commit (while the lease still holds). */
+  close(): Promise<void> {
+    return this.services.close();
+  }
+}
