@@ -47,7 +47,9 @@ async function startNode(node: Node): Promise<void> {
     NATS_URL: nats.cluster.urls.join(','),
     NODE_ID: `node${node.index}`,
     CLUSTER_LEASE_SECONDS: String(LEASE_SECONDS),
-    LOG_LEVEL: 'warn',
+    // Snapshots often: a takeover starts from its own snapshot when it has one, and replays the stream after it.
+    SNAPSHOT_EVERY_ENTRIES: '100',
+    LOG_LEVEL: process.env.CLUSTER_TEST_LOGS === undefined ? 'warn' : 'info',
   });
   node.child = child;
   child.proc.stderr!.on('data', (chunk: string) => nodeLogs.push(`[node${node.index}] ${chunk}`));

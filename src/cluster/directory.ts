@@ -18,7 +18,7 @@ import { generateP256KeyPair, keyPairFromPrivateKey, type P256KeyPair } from '..
 import { openPrivateKey, sealPrivateKey } from '../crypto/wallet-secrets.js';
 import { EXPORT_SIGNER_KEY_NAME } from '../crypto/signer-key.js';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { bucketKeys, isWrongLastSequence, retrying } from './shard-stream.js';
+import { BUCKET_OPTIONS, bucketKeys, isWrongLastSequence, retrying } from './shard-stream.js';
 
 export const DIRECTORY_BUCKET = 'platform-directory';
 
@@ -57,8 +57,8 @@ export class Directory implements TokenSource {
   }
 
   static async open(nc: NatsConnection, options: { replicas: number }): Promise<Directory> {
-    const kv = await retrying(DIRECTORY_BUCKET, () => new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: options.replicas, history: 1 }));
-    return new Directory(kv, await jetstreamManager(nc));
+    const kv = await retrying(DIRECTORY_BUCKET, () => new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
+    return new Directory(kv, await retrying(DIRECTORY_BUCKET, () => jetstreamManager(nc)));
   }
 
   /** A token already read (the hot path: no round trip). */

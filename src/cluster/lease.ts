@@ -10,7 +10,7 @@
 // the shard. This holds while the nodes' clocks differ by less than the margin.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { isWrongLastSequence, retrying } from './shard-stream.js';
+import { BUCKET_OPTIONS, isWrongLastSequence, retrying } from './shard-stream.js';
 
 export const LEASE_BUCKET = 'shard-leases';
 
@@ -62,7 +62,7 @@ export class LeaseTable {
   }
 
   static async open(nc: NatsConnection, options: LeaseOptions): Promise<LeaseTable> {
-    const kv = await retrying(LEASE_BUCKET, () => new Kvm(nc).create(LEASE_BUCKET, { replicas: options.replicas, history: 1 }));
+    const kv = await retrying(LEASE_BUCKET, () => new Kvm(nc).create(LEASE_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
     return new LeaseTable(kv, options);
   }
 

@@ -6,7 +6,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { bucketKeys, retrying } from './shard-stream.js';
+import { BUCKET_OPTIONS, bucketKeys, retrying } from './shard-stream.js';
 
 export const NODES_BUCKET = 'cluster-nodes';
 
@@ -48,8 +48,8 @@ export class Membership {
     nc: NatsConnection,
     options: { nodeId: string; url: string; leaseMs: number; replicas: number; now?: () => number },
   ): Promise<Membership> {
-    const kv = await retrying(NODES_BUCKET, () => new Kvm(nc).create(NODES_BUCKET, { replicas: options.replicas, history: 1 }));
-    return new Membership(kv, await jetstreamManager(nc), { nodeId: options.nodeId, url: options.url }, options.leaseMs, options.now ?? Date.now);
+    const kv = await retrying(NODES_BUCKET, () => new Kvm(nc).create(NODES_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
+    return new Membership(kv, await retrying(NODES_BUCKET, () => jetstreamManager(nc)), { nodeId: options.nodeId, url: options.url }, options.leaseMs, options.now ?? Date.now);
   }
 
   /** Says this node is alive (every third of a lease keeps it so). */

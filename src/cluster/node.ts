@@ -1,6 +1,6 @@
-// A cluster node's ownership loop. Every third of a lease it renews the leases it holds
-// (first, so nothing else delays them), says it is alive, reads the live nodes and the
-// shards, and deals the shards over the nodes (assignShards). It hands over the shards dealt
+// A cluster node's ownership loop. Every third of a lease a pulse renews the leases it holds
+// and says it is alive, on its own timer so that no slow turn delays it; and a turn reads the
+// live nodes and the shards and deals the shards over the nodes (assignShards). It hands over the shards dealt
 // to another node (final commit, then the lease released), and takes the leases of the ones
 // dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
 // whose log fails, is dropped at once. Requests go where the dealing says: to a shard open
@@ -30,6 +30,8 @@ export class ClusterNode {
   #assignment = new Map<string, string>();
   #nodes = new Map<string, NodeInfo>();
   #timer: NodeJS.Timeout | undefined;
+  #pulseTimer: NodeJS.Timeout | undefined;
+  #pulsing = false;
   #ticking: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -57,9 +59,27 @@ export class ClusterNode {
     return [...this.#nodes.keys()].sort();
   }
 
-  /** Runs the first turn, then one every third of a lease. */
+  /** Says it is alive, runs the first turn, then pulses and turns every third of a lease. */
   async start(): Promise<void> {
+    await this.#membership.heartbeat();
+    this.#pulseTimer = setInterval(() => void this.#pulse(), this.#leaseMs / 3);
     await this.poke();
+  }
+
+  /** Renews the leases and the heartbeat; skipped while the last pulse is still out. */
+  async #pulse(): Promise<void> {
+    if (this.#pulsing || this.#stopped) return;
+    this.#pulsing = true;
+    try {
+      await Promise.all([
+        this.#renew(),
+        this.#membership.heartbeat().catch((err: unknown) => {
+          this.#report(`cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.heartbeat.failed', level: 'warn' });
+        }),
+      ]);
+    } finally {
+      this.#pulsing = false;
+    }
   }
 
   /** Runs a turn now (or right after the one running); resolves when it is done. */
@@ -103,8 +123,6 @@ export class ClusterNode {
   }
 
   async #turn(): Promise<void> {
-    await this.#renew();
-    await this.#membership.heartbeat();
     this.#nodes = await this.#membership.live();
     // This node counts itself in whatever the bucket said (its heartbeat may lag a read).
     const shards = await this.#directory.shards();
@@ -196,6 +214,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#pulseTimer);
     await this.#ticking;
     while (this.#busy.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     await Promise.all([...this.#serving.values()].map((shard) => this.#handOver(shard)));

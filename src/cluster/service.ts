@@ -23,6 +23,7 @@ import { OidcVerifier } from '../wallet/oidc.js';
 import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
 import { notFound } from '../../actors/errors.js';
 import type { ClusterConfig, ServiceConfig } from '../services.js';
+import type { Report } from '../engine/report.js';
 import { Directory, shardNameOf } from './directory.js';
 import { LeaseTable } from './lease.js';
 import { Membership } from './membership.js';
@@ -58,7 +59,10 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
   const lock = await lockDataDir(config.dataDir);
   const closers: Array<() => Promise<void> | void> = [() => lock.release(), () => forgetOwner(config.dataDir)];
   const closeAll = async (): Promise<void> => {
-    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    // Each part is closed even when one before it fails; a failure is reported, not thrown over the others.
+    for (const close of closers.reverse()) {
+      await Promise.resolve(close()).catch((err: unknown) => report(`closing: ${err instanceof Error ? err.message : String(err)}`, { event: 'service.close.failed', level: 'error' }));
+    }
   };
   try {
     forgetOwner(config.dataDir);
@@ -76,38 +80,7 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     const origin = `http://${config.host}:${http.port}`;
     const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1 });
     closers.push(() => nc.close());
-    const replicas = replicasOf(cluster, nc);
-    const directory = await Directory.open(nc, { replicas });
-    const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
-    const masterKey = await directory.masterKey(givenKey);
-    const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
-    const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
-    const crypto = createCryptoPool({ routes: config.cryptoRoutes });
-    closers.push(() => crypto.close());
-    const webhookTargets = new TargetPolicy({ allowPrivate: config.allowPrivateWebhookTargets, ...optional('resolver', options.webhookResolver) });
-    const egress = new WebhookEgress(webhookTargets);
-    closers.push(() => egress.close());
-    const node = new ClusterNode(
-      {
-        nodeId: cluster.nodeId,
-        config,
-        nc,
-        leases,
-        replicas,
-        routes,
-        report,
-        masterKey,
-        crypto,
-        walletSigner: await directory.exportSigner(masterKey),
-        oidc: new OidcVerifier(),
-        webhookTargets,
-        egress,
-        ...optional('clock', options.clock),
-      },
-      directory,
-      membership,
-      cluster.leaseMs,
-    );
+    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, options, env, report, origin, closers });
     closers.push(() => node.stop());
     await node.start();
     const platforms = { config, directory, node, masterKey, leaseMs: cluster.leaseMs };
@@ -131,6 +104,53 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     await closeAll();
     throw err;
   }
+}
+
+/** Connected: the cluster's buckets and shared secrets read, the node's shared parts made, its ownership loop not yet started. */
+async function joinCluster(parts: {
+  config: ServiceConfig;
+  cluster: ClusterConfig;
+  nc: NatsConnection;
+  options: ServiceOptions;
+  env: NodeJS.ProcessEnv;
+  report: Report;
+  origin: string;
+  closers: Array<() => Promise<void> | void>;
+}): Promise<{ node: ClusterNode; directory: Directory; masterKey: MasterKey; replicas: number }> {
+  const { config, cluster, nc, options, env, report, origin, closers } = parts;
+  const replicas = replicasOf(cluster, nc);
+  const directory = await Directory.open(nc, { replicas });
+  const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
+  const masterKey = await directory.masterKey(givenKey);
+  const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
+  const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
+  const crypto = createCryptoPool({ routes: config.cryptoRoutes });
+  closers.push(() => crypto.close());
+  const webhookTargets = new TargetPolicy({ allowPrivate: config.allowPrivateWebhookTargets, ...optional('resolver', options.webhookResolver) });
+  const egress = new WebhookEgress(webhookTargets);
+  closers.push(() => egress.close());
+  const node = new ClusterNode(
+    {
+      nodeId: cluster.nodeId,
+      config,
+      nc,
+      leases,
+      replicas,
+      routes,
+      report,
+      masterKey,
+      crypto,
+      walletSigner: await directory.exportSigner(masterKey),
+      oidc: new OidcVerifier(),
+      webhookTargets,
+      egress,
+      ...optional('clock', options.clock),
+    },
+    directory,
+    membership,
+    cluster.leaseMs,
+  );
+  return { node, directory, masterKey, replicas };
 }
 
 interface ClusterPlatforms {

@@ -25,6 +25,14 @@ const MESSAGE_OVERHEAD_BYTES = 1_024;
 /** The header naming a message's first log entry (the local log's key for the group). */
 export const FIRST_ENTRY_HEADER = 'Log-First-Entry';
 
+/**
+ * Every key-value bucket of cluster mode: one value per key, read through the stream's
+ * leader (allow_direct off). A direct read may be served by a replica still catching up (a
+ * server just restarted): an old snapshot pointer read as current sent a takeover to a
+ * snapshot already removed.
+ */
+export const BUCKET_OPTIONS = { history: 1, allow_direct: false } as const;
+
 /** Another writer appended to the shard's stream: this one no longer owns the shard. */
 export class FencedError extends Error {
   constructor(readonly stream: string, reason: string) {
