@@ -95,7 +95,15 @@ async function main(): Promise<number> {
     return 0;
   }
   const { options } = invocation;
-  const { dataDir } = configFromEnv(process.env, { dataDir: invocation.dataDir });
+  const { dataDir, cluster } = configFromEnv(process.env, { dataDir: invocation.dataDir });
+  if (cluster !== undefined) {
+    // A cluster's platforms are in its replicated directory: only a running node can add one.
+    const owner = recordedOwner(dataDir);
+    if (owner === undefined) throw new Error(`NATS_URL is set: ask a running cluster node (--data names its DATA_DIR); ${dataDir} has none running`);
+    const credentials = await createThroughService(dataDir, options, new DataDirInUseError(dataDir));
+    process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
+    return 0;
+  }
   let services: Services;
   try {
     services = await openServices({ dataDir, report: (line) => process.stderr.write(`${line}\n`) });

@@ -17,7 +17,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { basicHeader } from './support/service.js';
 import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
 import { natsClusterForSuite } from './support/nats-cluster.js';
-import { OPERATOR_KEY_FILE } from '../src/data-dir.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { shardNameOf } from '../src/cluster/directory.js';
 
 const LEASE_SECONDS = 3;
@@ -28,6 +30,8 @@ const FUNDS = 1_000_000;
 const REQUEST_DEADLINE_MS = 60_000;
 
 const nats = natsClusterForSuite(3);
+const run = promisify(execFile);
+const PLATFORM_CLI = fileURLToPath(new URL('../scripts/platform.js', import.meta.url));
 
 interface Node {
   index: number;
@@ -288,15 +292,12 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     });
     assert.ok(first, 'one node made the default platform and wrote credentials.json');
     const made = [JSON.parse(readFileSync(join(first.dataDir, 'credentials.json'), 'utf8'))];
-    // The second through another node's operator endpoint.
+    // The second with the platform command, against another node (its operator endpoint).
     const other = nodes.find((node) => node !== first)!;
-    const res = await fetch(`${other.origin}/_operator/platforms`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${readFileSync(join(other.dataDir, OPERATOR_KEY_FILE), 'utf8').trim()}`, 'content-type': 'application/json' },
-      body: '{}',
+    const { stdout } = await run(process.execPath, [PLATFORM_CLI, 'create', '--data', other.dataDir], {
+      env: { PATH: process.env.PATH ?? '', NATS_URL: nats.cluster.urls.join(',') },
     });
-    assert.equal(res.status, 201);
-    made.push(await res.json());
+    made.push(JSON.parse(stdout));
     for (const [n, credentials] of made.entries()) {
       const envId = `${credentials.platformId}#sandbox`;
       const platform: Platform = { name: `p${n}`, envId, shard: shardNameOf(envId), auth: basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret), accounts: [] };
