@@ -87,16 +87,7 @@ export interface Services {
 }
 
 /** What one engine's services are made of; the crypto pool, signer, verifiers and egress may be shared by several. */
-export interface ServiceParts {
-  config: ServiceConfig;
-  storeId: string;
-  engine: Engine<DomainEvent, TimerMessage, World>;
-  world: World;
-  masterKey: MasterKey;
-  crypto: CryptoPool;
-  walletSigner: P256KeyPair;
-  oidc: OidcVerifier;
-  webhookTargets: TargetPolicy;
+export interface ServiceParts extends Omit<Services, 'otpHasher' | 'webhooks' | 'close'> {
   /** Where this engine's webhooks are sent. */
   egress: Egress;
   delivery: DeliveryOptions;
