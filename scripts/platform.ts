@@ -60,9 +60,9 @@ function parse(argv: string[]): Invocation | 'help' {
 const OPERATOR_TIMEOUT_MS = 30_000;
 
 /** Asks the service holding the data directory's lock, at the origin it recorded in service.json. */
-async function createThroughService(dataDir: string, options: NewPlatform, inUse: DataDirInUseError): Promise<PlatformCredentials> {
+async function createThroughService(dataDir: string, options: NewPlatform, why: string): Promise<PlatformCredentials> {
   const owner = recordedOwner(dataDir);
-  if (owner === undefined) throw new Error(`${inUse.message}; it has not recorded an operator endpoint yet (${join(dataDir, OWNER_FILE)}): is it still starting?`);
+  if (owner === undefined) throw new Error(`${why}; it has not recorded an operator endpoint yet (${join(dataDir, OWNER_FILE)}): is it still starting?`);
   const key = readFileSync(join(dataDir, OPERATOR_KEY_FILE), 'utf8').trim();
   let res: Response;
   try {
@@ -74,7 +74,7 @@ async function createThroughService(dataDir: string, options: NewPlatform, inUse
     });
   } catch (err) {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-    throw new Error(`${inUse.message}; its operator endpoint ${owner.origin} did not answer (${cause})`);
+    throw new Error(`${why}; its operator endpoint ${owner.origin} did not answer (${cause})`);
   }
   const text = await res.text();
   if (res.status !== 201) throw new Error(`the running service refused (${res.status}): ${text}`);
@@ -100,7 +100,7 @@ async function main(): Promise<number> {
     // A cluster's platforms are in its replicated directory: only a running node can add one.
     const owner = recordedOwner(dataDir);
     if (owner === undefined) throw new Error(`NATS_URL is set: ask a running cluster node (--data names its DATA_DIR); ${dataDir} has none running`);
-    const credentials = await createThroughService(dataDir, options, new DataDirInUseError(dataDir));
+    const credentials = await createThroughService(dataDir, options, `${dataDir} belongs to a cluster node`);
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
     return 0;
   }
@@ -109,7 +109,7 @@ async function main(): Promise<number> {
     services = await openServices({ dataDir, report: (line) => process.stderr.write(`${line}\n`) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
-    const credentials = await createThroughService(dataDir, options, err);
+    const credentials = await createThroughService(dataDir, options, err.message);
     process.stdout.write(JSON.stringify(credentials, null, 2) + '\n');
     return 0;
   }

@@ -32,17 +32,21 @@ export class ClusterRequests implements RequestDispatcher {
   }
 
   dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched {
-    const tokenId = unreadTokenId(this.#directory, incoming.authorization);
-    if (tokenId === undefined) return this.#dispatchRead(incoming, matched);
-    // A token this node has not read yet (made moments ago, maybe on another node): read it, then go on.
-    return {
-      expectsBody: true,
-      process: async (raw, requestId) => {
-        await this.#directory.fetchToken(tokenId);
-        const dispatched = this.#dispatchRead(incoming, matched);
-        return dispatched.process(dispatched.expectsBody ? raw : undefined, requestId);
-      },
-    };
+    try {
+      return this.#dispatchRead(incoming, matched);
+    } catch (err) {
+      // A token this node has not read yet (made moments ago, maybe on another node): read it, then decide again.
+      const tokenId = err instanceof DomainError && err.code === 'UNAUTHORIZED' ? unreadTokenId(this.#directory, incoming.authorization) : undefined;
+      if (tokenId === undefined) throw err;
+      return {
+        expectsBody: true,
+        process: async (raw, requestId) => {
+          await this.#directory.fetchToken(tokenId);
+          const dispatched = this.#dispatchRead(incoming, matched);
+          return dispatched.process(dispatched.expectsBody ? raw : undefined, requestId);
+        },
+      };
+    }
   }
 
   /** With the request's token read (or known not to be there). */
@@ -108,7 +112,7 @@ function unreadTokenId(directory: Directory, authorization: string): string | un
   try {
     tokenId = credentialsOf(authorization).tokenId;
   } catch {
-    return undefined; // prepare() gives the 401 in its turn
+    return undefined; // malformed: the 401 stands
   }
   return directory.shouldFetch(tokenId) ? tokenId : undefined;
 }

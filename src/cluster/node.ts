@@ -1,8 +1,8 @@
 // A cluster node's ownership loop. Every third of a lease a pulse renews the leases it holds
 // and says it is alive, on its own timer so that no slow turn delays it; and a turn reads the
-// live nodes and the shards and deals the shards over the nodes (assignShards). It hands over the shards dealt
-// to another node (final commit, then the lease released), and takes the leases of the ones
-// dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
+// live nodes and the shards and deals the shards over the nodes (assignShards). A turn hands
+// over the shards dealt to another node (final commit, then the lease released), and takes
+// the leases of the ones dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
 // whose log fails, is dropped at once. Requests go where the dealing says: to a shard open
 // here while its lease holds, else to the node it is dealt to, else nowhere (503).
 import type { Report } from '../engine/report.js';
@@ -12,7 +12,7 @@ import { assignShards, type Membership, type NodeInfo } from './membership.js';
 import { Shard, type NodeParts } from './shard.js';
 
 /** Where a shard's requests go from this node. */
-export type ShardRoute = { kind: 'local'; shard: Shard } | { kind: 'remote'; url: string; nodeId: string } | { kind: 'none' };
+export type ShardRoute = { kind: 'local'; shard: Shard } | { kind: 'remote'; url: string } | { kind: 'none' };
 
 export class ClusterNode {
   readonly #parts: NodeParts;
@@ -113,7 +113,7 @@ export class ClusterNode {
     if (open !== undefined) void this.poke();
     const nodeId = this.#assignment.get(shard);
     const node = nodeId === undefined || nodeId === this.nodeId ? undefined : this.#nodes.get(nodeId);
-    return node === undefined ? { kind: 'none' } : { kind: 'remote', url: node.url, nodeId: node.nodeId };
+    return node === undefined ? { kind: 'none' } : { kind: 'remote', url: node.url };
   }
 
   /** Whether some node holds a lease on each of `shards` (a new platform is served once they do). */
@@ -175,7 +175,7 @@ export class ClusterNode {
         this.#report(`cluster: ${name} could not be opened: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.shard.open-failed', level: 'error', shard: name });
         if (this.#held.get(name) === lease) {
           this.#held.delete(name);
-          await this.#leases.release(lease).catch(() => undefined);
+          await this.#unless(this.#leases.release(lease), `releasing ${name}'s lease`);
         }
       } finally {
         this.#busy.delete(name);
@@ -191,7 +191,7 @@ export class ClusterNode {
       await shard.close();
     } finally {
       this.#held.delete(shard.name);
-      await this.#leases.release(shard.lease).catch(() => undefined);
+      await this.#unless(this.#leases.release(shard.lease), `releasing ${shard.name}'s lease`);
       this.#busy.delete(shard.name);
     }
     this.#report(`cluster: handed ${shard.name} over`, { event: 'cluster.shard.handed-over', shard: shard.name });
@@ -206,7 +206,7 @@ export class ClusterNode {
     if (lease === undefined && shard === undefined) return;
     if (lease !== undefined) lease.validUntil = 0;
     this.#report(`cluster: stopped serving ${name}: ${err.message}`, { event: 'cluster.shard.dropped', level: 'warn', shard: name, error: err.message });
-    void shard?.close().catch(() => undefined);
+    if (shard !== undefined) void this.#unless(shard.close(), `closing ${name}`);
     if (!this.#stopped) void this.poke();
   }
 
@@ -218,6 +218,19 @@ export class ClusterNode {
     await this.#ticking;
     while (this.#busy.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     await Promise.all([...this.#serving.values()].map((shard) => this.#handOver(shard)));
-    await this.#membership.leave().catch(() => undefined);
+    await this.#unless(this.#membership.leave(), 'leaving the cluster');
+  }
+
+  /**
+   * Waits for a step whose failure changes nothing for the others (a lease not released
+   * expires; a heartbeat not removed ages out; a dropped shard's memory is discarded anyway),
+   * and reports the failure.
+   */
+  async #unless(step: Promise<void>, what: string): Promise<void> {
+    try {
+      await step;
+    } catch (err) {
+      this.#report(`cluster: ${what} failed: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.step.failed', level: 'warn', what });
+    }
   }
 }

@@ -43,7 +43,6 @@ export class Shard {
     readonly lease: Lease,
     readonly services: Services,
     readonly requests: ApiRequests,
-    readonly envId: string,
   ) {}
 
   /**
@@ -97,7 +96,7 @@ export class Shard {
       world,
       delivery: { report, maxPending: config.maxPendingWebhooks },
     });
-    shard = new Shard(name, lease, services, new ApiRequests(services, node.routes), genesis.env.id);
+    shard = new Shard(name, lease, services, new ApiRequests(services, node.routes));
     if (failure !== undefined) {
       shard.#lose(failure, onLost);
       throw failure;
