@@ -120,4 +120,40 @@ describe('the replicated log', () => {
     assert.equal(next.counters.values.get('y'), 21);
     await next.engine.close();
   });
+
+  it('a trimmed stream stays trimmed exactly where it was on every server, also on one restarted since', async () => {
+    const node = await takeShard('TRIMMED', 'a:1');
+    for (let n = 0; n < 40; n++) await addTo(node, 'z', 1);
+    assert.equal(await node.stream.trimThrough(20), 20, 'the groups holding entries 1 to 20 are removed');
+    for (let n = 0; n < 20; n++) await addTo(node, 'z', 1);
+    const jsm = await jetstreamManager(nats.nc);
+    const stateOf = async (): Promise<{ leader: string | undefined; first: number; messages: number }> => {
+      const info = await jsm.streams.info('TRIMMED');
+      return { leader: info.cluster?.leader, first: info.state.first_seq, messages: info.state.messages };
+    };
+    // A server restarted replays its log of the stream: the trim must replay as itself.
+    await nats.cluster.kill(0);
+    nats.cluster.start(0);
+    const leaders = new Set<string>();
+    for (let turn = 0; turn < 12 && leaders.size < 3; turn++) {
+      const state = await waitForLeader(stateOf);
+      assert.deepEqual({ first: state.first, messages: state.messages }, { first: 21, messages: 40 }, `the stream as ${state.leader} leads it`);
+      leaders.add(state.leader!);
+      await nats.nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.TRIMMED`, undefined, { timeout: 5_000 }).catch(() => undefined);
+    }
+    assert.equal(leaders.size, 3, 'every server led the stream once');
+    await node.engine.close();
+    // Without a snapshot of entries 1 to 20, a node cannot take the shard, and says why.
+    await assert.rejects(takeShard('TRIMMED', 'b:2'), /log entry 1: missing \(the log goes on at 21\)/);
+  });
 });
+
+/** The stream's state once a leader answers (after a step-down or a restart, the election takes a moment). */
+async function waitForLeader<T extends { leader: string | undefined }>(read: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    const state = await read().catch(() => undefined);
+    if (state?.leader !== undefined) return state;
+    if (tries > 100) throw new Error('the stream has no leader');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

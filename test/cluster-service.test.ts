@@ -60,6 +60,15 @@ async function startNode(node: Node): Promise<void> {
   node.origin = new URL(child.baseUrl).origin;
 }
 
+/** The node's credentials.json, if it wrote one. */
+function credentialsFileOf(node: Node): string | undefined {
+  try {
+    return readFileSync(join(node.dataDir, 'credentials.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 async function killNode(node: Node, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
   const child = node.child!;
   child.proc.kill(signal);
@@ -282,14 +291,7 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
   });
 
   it('serves two platforms from any node, under load', async () => {
-    const first = nodes.find((node) => {
-      try {
-        readFileSync(join(node.dataDir, 'credentials.json'));
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    const first = nodes.find((node) => credentialsFileOf(node) !== undefined);
     assert.ok(first, 'one node made the default platform and wrote credentials.json');
     const made = [JSON.parse(readFileSync(join(first.dataDir, 'credentials.json'), 'utf8'))];
     // The second with the platform command, against another node (its operator endpoint).
@@ -368,14 +370,19 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     await stopLoad();
     await assertPaymentsHold();
     const before = await Promise.all(platforms.map((platform) => stateOf(platform)));
+    const credentialsBefore = nodes.map(credentialsFileOf);
     for (const node of nodes) await killNode(node, 'SIGTERM');
     for (const index of [0, 1, 2]) await nats.cluster.kill(index, 'SIGTERM');
     for (const index of [0, 1, 2]) nats.cluster.start(index);
     for (const node of nodes) await startNode(node);
     const afterRestart = await Promise.all(platforms.map((platform) => stateOf(platform)));
     assert.deepEqual(afterRestart, before);
+    assert.deepEqual(nodes.map(credentialsFileOf), credentialsBefore, 'no node made the default platform again');
     await assertPaymentsHold();
     assert.equal(seen.unavailableWithoutRetryAfter, 0, 'every 503 said when to retry');
+    // Published snapshots let the streams be trimmed: the payment shards' first messages are gone.
+    const jsm = await jetstreamManager(nats.nc);
+    for (const platform of platforms) assert.ok((await jsm.streams.info(platform.shard)).state.first_seq > 1, `${platform.shard} was trimmed`);
     for (const status of seen.statuses.keys()) assert.ok((status >= 200 && status < 300) || status === 503, `a client saw ${status}`);
   });
 });

@@ -5,10 +5,11 @@
 // values, or whole images in chunks) still recover and are rewritten in the current one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { open, type Key } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import type { Engine } from '../src/engine/engine.js';
+import type { SnapshotImage } from '../src/engine/snapshot.js';
 import { encodeStored } from '../src/engine/format.js';
 import { CHUNK_ITEMS, COMPACT_AFTER } from '../src/engine/snapshot.js';
 import type { Storage } from '../src/engine/storage.js';
@@ -264,6 +265,45 @@ describe('incremental snapshots', () => {
     assert.deepEqual([...c.counters.values].sort(), [['a', 2], ['b', 1], ['d', 1]]);
     await c.engine.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+  it('recovers from a base image newer than its own snapshot (a shard taken over), and its next snapshot is full', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    const a = await openCounterEngine(dir, clock, BY_ITEMS);
+    await addAll(a.engine, names(50));
+    await a.engine.snapshot();
+    await a.engine.close();
+    // This copy stops here: its own snapshot is at entry 1.
+    const behind = tempDir();
+    cpSync(dir, behind, { recursive: true });
+
+    const published: Array<SnapshotImage<CounterTimer>> = [];
+    const b = await openCounterEngine(dir, clock, { ...BY_ITEMS, snapshotWritten: (_seq, image) => published.push(image()) });
+    await addAll(b.engine, names(50).slice(0, 5), 2);
+    await addAll(b.engine, ['new']);
+    await b.engine.snapshot();
+    assert.deepEqual(
+      published.map((image) => image.seq),
+      [3],
+      'told of the snapshot, with its image',
+    );
+    const expected = [...b.counters.values].sort();
+    await b.engine.close();
+
+    const c = await openCounterEngine(behind, clock, { ...BY_ITEMS, baseImage: published[0]! });
+    assert.deepEqual([...c.counters.values].sort(), expected, 'the state of the base image, not of its own older snapshot');
+    await addAll(c.engine, ['later']);
+    assert.equal(c.engine.lastSeq, 4, 'the log goes on after the base image');
+    await c.engine.snapshot();
+    assert.equal(c.engine.lastSnapshot?.written, 52, 'its own snapshots never built on the base: the first after it is full');
+    await c.engine.close();
+
+    // A base older than its own snapshot is not used.
+    const d = await openCounterEngine(behind, clock, { ...BY_ITEMS, baseImage: published[0]! });
+    assert.equal(d.counters.values.get('later'), 1);
+    await d.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(behind, { recursive: true, force: true });
   });
 });
 

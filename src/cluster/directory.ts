@@ -125,10 +125,11 @@ export class Directory implements TokenSource {
 
   /**
    * Claims the making of the cluster's default platform: true for exactly one caller ever
-   * (the first node of an empty cluster).
+   * (the first node of an empty cluster). The claim names this start of the node, not only
+   * the node: the same node started again must not take the old claim for its own.
    */
   async claimDefaultPlatform(nodeId: string): Promise<boolean> {
-    return this.#createOnce('cluster.default-platform', nodeId);
+    return this.#createOnce('cluster.default-platform', `${nodeId} ${drawBytes(8).toString('hex')}`);
   }
 
   /**

@@ -72,7 +72,7 @@ export class LeaseTable {
   }
 
   async holder(shard: string): Promise<LeaseHolder | undefined> {
-    const entry = await this.#kv.get(shard);
+    const entry = await retrying(LEASE_BUCKET, () => this.#kv.get(shard));
     if (entry === null || entry.operation !== 'PUT') return undefined;
     const value = entry.json<LeaseValue>();
     return value.expiresAt > this.#now() ? value : undefined;

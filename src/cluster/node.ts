@@ -5,6 +5,7 @@
 // the leases of the ones dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
 // whose log fails, is dropped at once. Requests go where the dealing says: to a shard open
 // here while its lease holds, else to the node it is dealt to, else nowhere (503).
+import { retrying } from './shard-stream.js';
 import type { Report } from '../engine/report.js';
 import type { Directory } from './directory.js';
 import type { Lease, LeaseTable } from './lease.js';
@@ -61,7 +62,8 @@ export class ClusterNode {
 
   /** Says it is alive, runs the first turn, then pulses and turns every third of a lease. */
   async start(): Promise<void> {
-    await this.#membership.heartbeat();
+    // Servers just restarted may not serve JetStream yet: the first heartbeat waits for them.
+    await retrying('heartbeat', () => this.#membership.heartbeat());
     this.#pulseTimer = setInterval(() => void this.#pulse(), this.#leaseMs / 3);
     await this.poke();
   }

@@ -29,6 +29,7 @@ import { LeaseTable } from './lease.js';
 import { Membership } from './membership.js';
 import { ClusterNode } from './node.js';
 import { ClusterRequests } from './front.js';
+import { SnapshotShelf } from './snapshot-shelf.js';
 
 export interface RunningNode {
   http: HttpServer;
@@ -124,6 +125,7 @@ async function joinCluster(parts: {
   const masterKey = await directory.masterKey(givenKey);
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
+  const shelf = await SnapshotShelf.open(nc, { replicas, report });
   const crypto = createCryptoPool({ routes: config.cryptoRoutes });
   closers.push(() => crypto.close());
   const webhookTargets = new TargetPolicy({ allowPrivate: config.allowPrivateWebhookTargets, ...optional('resolver', options.webhookResolver) });
@@ -136,6 +138,7 @@ async function joinCluster(parts: {
       nc,
       leases,
       replicas,
+      shelf,
       routes,
       report,
       masterKey,

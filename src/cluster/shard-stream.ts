@@ -66,6 +66,8 @@ export class ShardStream {
   /** Whether this node still holds the shard (its lease); checked before every publish. */
   readonly #holds: () => boolean;
   #queue: Pending[] = [];
+  /** [first log entry, stream sequence] of the groups held since the last trim, in order. */
+  #groups: Array<[number, number]> = [];
   #pumping = false;
   #failure: Error | undefined;
 
@@ -132,7 +134,10 @@ export class ShardStream {
         if (result.status === 'rejected') break;
         landed++;
       }
-      for (const pending of this.#queue.splice(0, landed)) pending.resolve(pending.seq);
+      for (const pending of this.#queue.splice(0, landed)) {
+        this.#groups.push([pending.firstEntry, pending.seq]);
+        pending.resolve(pending.seq);
+      }
       if (landed === wave.length) {
         failingSince = undefined;
         continue;
@@ -181,6 +186,20 @@ export class ShardStream {
     for (const pending of queue) pending.reject(err);
   }
 
+  /**
+   * Removes the groups whose entries all come at or before log entry `seq` (a published
+   * snapshot holds them): every message before the last group that starts at or before
+   * `seq + 1`. Only while the lease holds; returns the messages removed.
+   */
+  async trimThrough(seq: number): Promise<number> {
+    let keep = -1;
+    for (let i = 0; i < this.#groups.length && this.#groups[i]![0] <= seq + 1; i++) keep = i;
+    if (keep <= 0) return 0;
+    const removed = await deleteMessages(this.#jsm, this.name, this.#groups.slice(0, keep).map(([, streamSeq]) => streamSeq), this.#holds);
+    this.#groups = this.#groups.slice(keep);
+    return removed;
+  }
+
   /** Every message the stream holds as of the call, in order. */
   async *read(): AsyncGenerator<StreamMessage> {
     const info = await retrying(this.name, () => this.#jsm.streams.info(this.name));
@@ -192,6 +211,7 @@ export class ShardStream {
       for await (const message of messages) {
         const firstEntry = Number(message.headers?.get(FIRST_ENTRY_HEADER));
         if (!Number.isSafeInteger(firstEntry)) throw new Error(`${this.name}: message ${message.seq} has no ${FIRST_ENTRY_HEADER} header`);
+        this.#groups.push([firstEntry, message.seq]);
         yield { seq: message.seq, firstEntry, data: message.data };
         if (message.seq >= last) break;
       }
@@ -199,6 +219,39 @@ export class ShardStream {
       await messages.close();
     }
   }
+}
+
+/** Messages deleted at once by deleteMessages: enough to fill a round trip, few enough not to flood the stream's leader. */
+const DELETES_IN_FLIGHT = 64;
+
+/**
+ * Deletes the messages at `seqs` from `stream`, one request each, while `allowed()` says so
+ * (checked before every wave); returns how many were there to delete. Never a purge: the
+ * nats-server Debian ships (2.9.10; fixed in 2.9.18, nats-server#4196) replays a purge up to
+ * a sequence as a purge of the whole stream as it was then, when a restarted server catches
+ * up, so its replica loses acknowledged messages. A deleted message replays as itself.
+ */
+export async function deleteMessages(jsm: JetStreamManager, stream: string, seqs: readonly number[], allowed: () => boolean = () => true): Promise<number> {
+  let removed = 0;
+  for (let at = 0; at < seqs.length; at += DELETES_IN_FLIGHT) {
+    if (!allowed()) break;
+    const wave = seqs.slice(at, at + DELETES_IN_FLIGHT);
+    const results = await Promise.all(
+      wave.map((seq) =>
+        retrying(stream, async () => {
+          try {
+            return await jsm.streams.deleteMessage(stream, seq, false);
+          } catch (err) {
+            // Deleted already (an earlier try whose answer was lost).
+            if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) return false;
+            throw err;
+          }
+        }),
+      ),
+    );
+    removed += results.filter(Boolean).length;
+  }
+  return removed;
 }
 
 /**

@@ -22,6 +22,7 @@ import { genesisEvents, type EnvGenesis } from '../platforms.js';
 import { ShardStream } from './shard-stream.js';
 import { mirrorStream, replicatedStorage } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
+import type { SnapshotShelf } from './snapshot-shelf.js';
 
 /** What every shard of a node shares: the node's settings, secrets, crypto, verifiers and webhook egress. */
 export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'world' | 'storeId' | 'delivery'> {
@@ -30,6 +31,7 @@ export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'wor
   nc: NatsConnection;
   leases: LeaseTable;
   replicas: number;
+  shelf: SnapshotShelf;
   routes: readonly Route[];
   report: Report;
   clock?: Clock;
@@ -58,7 +60,9 @@ export class Shard {
       writer: `${node.nodeId}:${lease.term}`,
       holds: () => node.leases.holds(lease),
     });
+    const base = await node.shelf.latest(name);
     const local = new LmdbStorage(openStore(dataDir));
+    let publishing = false;
     let shard: Shard | undefined;
     let failure: Error | undefined;
     const world = new World();
@@ -72,6 +76,24 @@ export class Shard {
       snapshotEveryMs: config.snapshotEveryMs,
       report,
       openStorage: () => replicatedStorage(local, stream),
+      ...(base === undefined ? {} : { baseImage: base }),
+      // Published, then the stream trimmed below it; one publication at a time (the next snapshot covers a skipped one).
+      snapshotWritten: (seq, image) => {
+        if (publishing || !node.leases.holds(lease)) return;
+        publishing = true;
+        void (async () => {
+          try {
+            if (await node.shelf.publish(name, image())) {
+              const trimmed = await stream.trimThrough(seq);
+              report(`snapshot at ${seq} published; ${trimmed} stream messages trimmed`, { event: 'cluster.snapshot.published', seq, trimmed });
+            }
+          } catch (err) {
+            report(`snapshot at ${seq} not published: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.snapshot.publish-failed', level: 'warn', seq });
+          } finally {
+            publishing = false;
+          }
+        })();
+      },
       onFatal: (_what, err) => {
         failure ??= err;
         if (shard !== undefined) shard.#lose(err, onLost);

@@ -85,6 +85,13 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   onFatal?: (what: string, err: Error) => void;
   /** Idempotency records kept (oldest evicted first); default IDEMPOTENCY_MAX_RECORDS. */
   maxIdempotencyRecords?: number;
+  /**
+   * A snapshot from elsewhere (cluster mode: the shard's newest published one): recovery
+   * starts from it when it is newer than the store's own, and the next snapshot is full.
+   */
+  baseImage?: SnapshotImage<T>;
+  /** Told after each snapshot is written and the log trimmed, with a reader of the image (cluster mode publishes it). */
+  snapshotWritten?: (seq: number, image: () => SnapshotImage<T>) => void;
   /** Pending effects past which decisions adding effects are refused; default MAX_PENDING_EFFECTS. */
   maxPendingEffects?: number;
 }
@@ -263,7 +270,9 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.#log = new WriteAheadLog(this.#storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer);
     this.#snapshots = new SnapshotStore<T>(this.#storage, this.#workMeter);
     this.#recovering = true;
-    const image = this.#snapshots.load();
+    const own = this.#snapshots.load();
+    const base = this.#opts.baseImage;
+    const image = base !== undefined && (own === undefined || base.seq > own.seq) ? base : own;
     const readMs = performance.now() - started;
     // Before any new snapshot, so none of them can ever count.
     const leftovers = await this.#snapshots.removeLeftovers();
@@ -272,7 +281,8 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     if (image !== undefined) {
       const restoreStarted = performance.now();
       this.#restoreImage(image);
-      this.#fullSnapshotNext = image.legacy;
+      // The store's own snapshots do not build on a base from elsewhere.
+      this.#fullSnapshotNext = image.legacy || image === base;
       const restoreMs = Math.round(performance.now() - restoreStarted);
       this.#opts.report(
         `recovery: snapshot at ${image.seq} loaded: ${image.records.length} records, ${image.idempotency.length} idempotency records ` +
@@ -595,6 +605,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
             ms: Math.round(ms),
           },
         );
+        this.#opts.snapshotWritten?.(seq, () => {
+          const written = this.#snapshots.load();
+          if (written === undefined || written.seq !== seq) throw new Error(`the snapshot at ${seq} is not the store's newest`);
+          return written;
+        });
       } catch (err) {
         // What this one captured is no longer tracked anywhere: the next one writes everything.
         this.#fullSnapshotNext = true;
