@@ -4,6 +4,7 @@
 // where its environment's shard is served: to the shard open here, or on to the node the
 // shard is dealt to, whose answer is passed back as it came. While a shard has no owner the
 // answer is 503 SERVICE_UNAVAILABLE with Retry-After, never a guess.
+import { Pool } from 'undici';
 import { DomainError } from '../../actors/errors.js';
 import { Authenticator, credentialsOf } from '../http/platform-auth.js';
 import { prepare, type Answer, type Dispatched, type Incoming, type RequestDispatcher } from '../http/requests.js';
@@ -12,6 +13,9 @@ import { Router } from '../http/router.js';
 import { EngineClosedError } from '../engine/engine.js';
 import { shardNameOf, type Directory } from './directory.js';
 import type { ClusterNode } from './node.js';
+
+/** Keep-alive connections this node holds open to each other node, for the requests it forwards. */
+const FORWARD_CONNECTIONS = 16;
 
 /** Headers of the owner's answer that the client must see as the owner sent them. */
 const ANSWER_HEADERS = ['retry-after', 'idempotent-replayed', 'allow', 'www-authenticate'];
@@ -22,6 +26,8 @@ export class ClusterRequests implements RequestDispatcher {
   readonly #router: Router;
   readonly #auth: Authenticator;
   readonly #forwardTimeoutMs: number;
+  /** One pool per node forwarded to (a handful: the cluster's nodes, past and present). */
+  readonly #pools = new Map<string, Pool>();
 
   constructor(node: ClusterNode, directory: Directory, routes: readonly Route[], forwardTimeoutMs: number) {
     this.#node = node;
@@ -82,27 +88,38 @@ export class ClusterRequests implements RequestDispatcher {
     if (incoming.headers.requestId !== undefined) headers['request-id'] = incoming.headers.requestId;
     if (incoming.headers.walletSignature !== undefined) headers['service-wallet-signature'] = incoming.headers.walletSignature;
     const query = incoming.query === '' ? '' : `?${incoming.query}`;
-    let res: Response;
+    let pool = this.#pools.get(url);
+    if (pool === undefined) {
+      pool = new Pool(url, { connections: FORWARD_CONNECTIONS });
+      this.#pools.set(url, pool);
+    }
     try {
-      res = await fetch(`${url}${incoming.path}${query}`, {
+      const res = await pool.request({
+        path: `${incoming.path}${query}`,
         // HEAD goes as GET: the answer's length is GET's, and this front leaves the body out.
         method: incoming.method === 'HEAD' ? 'GET' : incoming.method,
         headers,
-        ...(raw === undefined ? {} : { body: Uint8Array.from(raw) }),
+        ...(raw === undefined ? {} : { body: raw }),
         signal: AbortSignal.timeout(this.#forwardTimeoutMs),
       });
+      const body = await res.body.text();
+      const kept: Array<[string, string]> = [];
+      for (const name of ANSWER_HEADERS) {
+        const value = res.headers[name];
+        if (typeof value === 'string') kept.push([name, value]);
+      }
+      const contentType = res.headers['content-type'];
+      return { status: res.statusCode, body, headers: kept, contentType: typeof contentType === 'string' ? contentType : 'application/json' };
     } catch {
       // The owner is gone or stalled: its lease moves within two lease periods.
       void this.#node.poke();
       throw unowned(shard);
     }
-    const body = await res.text();
-    const kept: Array<[string, string]> = [];
-    for (const name of ANSWER_HEADERS) {
-      const value = res.headers.get(name);
-      if (value !== null) kept.push([name, value]);
-    }
-    return { status: res.status, body, headers: kept, contentType: res.headers.get('content-type') ?? 'application/json' };
+  }
+
+  /** Closes the connections to other nodes (after the HTTP front has drained). */
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
   }
 }
 
