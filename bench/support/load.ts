@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { forkTracked, machineBusyMs, processCpuMs } from './children.js';
 import { LatencyHistogram } from './stats.js';
-import type { LoadResult, LoadSpec, WorkerMessage } from './load-protocol.js';
+import type { LoadResult, LoadSpec, RequestTemplate, WorkerMessage } from './load-protocol.js';
 
 const WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url));
 
@@ -33,6 +33,8 @@ export interface ScenarioResult {
   serverMainCores: number | undefined;
   /** Server CPU time per completed request (µs). */
   serverCpuUsPerRequest: number | undefined;
+  /** CPU time (ms) each of the options' `watch` processes used during the window, in their order. */
+  watchedCpuMs: Array<number | undefined>;
   /** Load generators' CPU during the window, as a share of one core, summed. */
   generatorCores: number;
   /** The whole machine's busy CPU during the window (cores): server + generators + kernel + anything else. */
@@ -40,11 +42,24 @@ export interface ScenarioResult {
   ids: string[];
 }
 
+/** Where a generator sends: a port, and the requests it sends there (else the spec's). */
+export interface LoadTarget {
+  port: number;
+  requests?: RequestTemplate[];
+}
+
 export interface ScenarioOptions {
   name: string;
   /** Load generator processes; connections are split among them. */
   processes: number;
   serverPid: number | undefined;
+  /**
+   * Spread the generators over these targets instead of spec.port (generator i sends to
+   * targets[i % length], at least one generator each), each with its own requests when given.
+   */
+  targets?: ReadonlyArray<LoadTarget>;
+  /** More processes whose CPU during the window is read (a cluster's other nodes, its NATS servers). */
+  watch?: ReadonlyArray<number | undefined>;
   spec: Omit<LoadSpec, 'connections' | 'offset'> & { connections: number };
 }
 
@@ -72,7 +87,11 @@ function runWorker(spec: LoadSpec, onWindow?: (edge: 'start' | 'end') => void): 
 }
 
 export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult> {
-  const processes = Math.max(1, Math.min(opts.processes, opts.spec.connections));
+  const targets = opts.targets ?? [{ port: opts.spec.port }];
+  const processes = Math.max(1, targets.length, Math.min(opts.processes, opts.spec.connections));
+  const watch = opts.watch ?? [];
+  let watchStart: Array<number | undefined> = [];
+  let watchEnd: Array<number | undefined> = [];
   let cpuStart: number | undefined;
   let cpuEnd: number | undefined;
   let mainStart: number | undefined;
@@ -84,9 +103,11 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
   const results = await Promise.all(
     Array.from({ length: processes }, (_, i) => {
       const connections = Math.floor(opts.spec.connections / processes) + (i < opts.spec.connections % processes ? 1 : 0);
-      const offset = Math.floor((i * opts.spec.requests.length) / processes);
+      const target = targets[i % targets.length]!;
+      const requests = target.requests ?? opts.spec.requests;
+      const offset = Math.floor((i * requests.length) / processes);
       const limit = opts.spec.limit === undefined ? {} : { limit: Math.floor(opts.spec.limit / processes) + (i < opts.spec.limit % processes ? 1 : 0) };
-      const spec: LoadSpec = { ...opts.spec, ...limit, connections, offset, collectIds: Math.ceil(opts.spec.collectIds / processes) };
+      const spec: LoadSpec = { ...opts.spec, ...limit, port: target.port, requests, connections, offset, collectIds: Math.ceil(opts.spec.collectIds / processes) };
       // The first generator's window marks when the server's CPU is read.
       return runWorker(
         spec,
@@ -96,11 +117,13 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
                 cpuStart = processCpuMs(opts.serverPid);
                 mainStart = processCpuMs(opts.serverPid, opts.serverPid);
                 machineStart = machineBusyMs();
+                watchStart = watch.map((pid) => processCpuMs(pid));
                 wallStart = performance.now();
               } else {
                 cpuEnd = processCpuMs(opts.serverPid);
                 mainEnd = processCpuMs(opts.serverPid, opts.serverPid);
                 machineEnd = machineBusyMs();
+                watchEnd = watch.map((pid) => processCpuMs(pid));
                 wallEnd = performance.now();
               }
             }
@@ -155,6 +178,10 @@ export async function runScenario(opts: ScenarioOptions): Promise<ScenarioResult
     serverCores: serverCpuMs !== undefined && windowMs > 0 ? serverCpuMs / windowMs : undefined,
     serverMainCores: mainStart !== undefined && mainEnd !== undefined && windowMs > 0 ? (mainEnd - mainStart) / windowMs : undefined,
     serverCpuUsPerRequest: serverCpuMs !== undefined && completed > 0 ? (serverCpuMs * 1000 * (elapsedMs / windowMs)) / completed : undefined,
+    watchedCpuMs: watch.map((_, i) => {
+      const [start, end] = [watchStart[i], watchEnd[i]];
+      return start === undefined || end === undefined ? undefined : end - start;
+    }),
     generatorCores,
     machineCores: machineStart !== undefined && machineEnd !== undefined && windowMs > 0 ? (machineEnd - machineStart) / windowMs : undefined,
     ids,

@@ -21,6 +21,8 @@ const READY_TIMEOUT_MS = 30_000;
 export interface NatsCluster {
   /** `nats://127.0.0.1:PORT` of each server, in order. */
   readonly urls: readonly string[];
+  /** The running servers' process ids, in order (undefined for one not running). */
+  pids(): Array<number | undefined>;
   /** Sends `signal` to server `index` and waits for it to exit. */
   kill(index: number, signal?: NodeJS.Signals): Promise<void>;
   /** Starts server `index` again on its ports and store. */
@@ -104,6 +106,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   };
   const cluster: NatsCluster = {
     urls: clientPorts.map((port) => `nats://127.0.0.1:${port}`),
+    pids: () => servers.map((child) => child?.pid),
     async kill(index, signal = 'SIGKILL') {
       servers[index]?.kill(signal);
       await exited[index];
