@@ -90,7 +90,9 @@ export class ClusterRequests implements RequestDispatcher {
     const query = incoming.query === '' ? '' : `?${incoming.query}`;
     let pool = this.#pools.get(url);
     if (pool === undefined) {
-      pool = new Pool(url, { connections: FORWARD_CONNECTIONS });
+      // The owner is given the forward timeout to connect, to send the answer's head, and between the body's chunks.
+      const timeout = this.#forwardTimeoutMs;
+      pool = new Pool(url, { connections: FORWARD_CONNECTIONS, connectTimeout: timeout, headersTimeout: timeout, bodyTimeout: timeout });
       this.#pools.set(url, pool);
     }
     try {
@@ -100,7 +102,6 @@ export class ClusterRequests implements RequestDispatcher {
         method: incoming.method === 'HEAD' ? 'GET' : incoming.method,
         headers,
         ...(raw === undefined ? {} : { body: raw }),
-        signal: AbortSignal.timeout(this.#forwardTimeoutMs),
       });
       const body = await res.body.text();
       const kept: Array<[string, string]> = [];
