@@ -55,6 +55,12 @@ class ReplicatedLogTable implements StorageTable<number> {
   get maxValueBytes(): number {
     return this.#stream.maxGroupBytes;
   }
+
+  /**
+   * One group in flight: every message costs each of the stream's servers a round of
+   * replication, so what is appended while one is out waits and goes as one message.
+   */
+  readonly maxPutsInFlight = 1;
 }
 
 /** `local` with its log table replicated through `stream`. */

@@ -2,8 +2,10 @@
 // increasing sequence and verified on replay. Entries are committed in groups: every entry
 // appended in one event-loop turn goes into ONE lmdb value (keyed by its first sequence,
 // written in append mode, versioned and checksummed by format.ts), one transaction and
-// one fsync, and lmdb starts the next group while the previous one syncs. A reply waits
-// for `whenDurable(seq)`. Stores written before groups hold one entry per value (format
+// one fsync, and lmdb starts the next group while the previous one syncs. A table that
+// takes few puts at once (a replicated log: `maxPutsInFlight`) gets its next group when a
+// put resolves instead, holding every entry appended meanwhile. A reply waits for
+// `whenDurable(seq)`. Stores written before groups hold one entry per value (format
 // version 1); they read as groups of one.
 //
 // The in-memory state is applied before its entry is durable (so an actor does not wait
@@ -48,6 +50,11 @@ export class WriteAheadLog<E> {
   readonly #observer: EngineObserver | undefined;
   /** Entries appended in this event-loop turn, written as one group at its end. */
   #group: Array<LogEntry<E>> = [];
+  /** When the group's first entry was appended (for the commit latency observed). */
+  #groupStarted = 0;
+  /** Puts not yet resolved, and whether a group waits for one of them (maxPutsInFlight). */
+  #putsInFlight = 0;
+  #groupHeld = false;
   /** Flush statistics, for the bench and the health report. */
   flushes = 0;
   flushedEntries = 0;
@@ -98,15 +105,22 @@ export class WriteAheadLog<E> {
     if (this.#failure !== undefined) throw this.#failure;
     const seq = ++this.#lastSeq;
     if (this.#group.length === 0) {
-      const firstAppended = performance.now();
-      setImmediate(() => this.#writeGroup(firstAppended));
+      this.#groupStarted = performance.now();
+      setImmediate(() => this.#writeGroup());
     }
     this.#group.push({ seq, at, events });
     return seq;
   }
 
-  #writeGroup(firstAppended: number): void {
+  #writeGroup(): void {
+    const limit = this.#db.maxPutsInFlight;
+    if (limit !== undefined && this.#putsInFlight >= limit) {
+      // Written when a put resolves, with every entry appended until then.
+      this.#groupHeld = true;
+      return;
+    }
     const group = this.#group;
+    const firstAppended = this.#groupStarted;
     this.#group = [];
     try {
       for (let start = 0; start < group.length; start += MAX_GROUP_ENTRIES) this.#writePart(group.slice(start, start + MAX_GROUP_ENTRIES), firstAppended);
@@ -131,11 +145,13 @@ export class WriteAheadLog<E> {
       return;
     }
     const written = this.#db.put(first, stored, { append: true });
+    this.#putsInFlight++;
     // With `separateFlushed`, lmdb resolves `flushed` even when the commit itself failed
     // and rejects only the commit promise: the group is durable when both succeeded.
     const flushed = written.flushed ?? written;
     Promise.all([written, flushed]).then(
       ([committed]) => {
+        this.#putResolved();
         if (!committed) {
           this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
           return;
@@ -145,6 +161,14 @@ export class WriteAheadLog<E> {
       },
       (err: unknown) => this.#fail(err),
     );
+  }
+
+  #putResolved(): void {
+    this.#putsInFlight--;
+    if (this.#groupHeld && this.#failure === undefined) {
+      this.#groupHeld = false;
+      this.#writeGroup();
+    }
   }
 
   #flushedThrough(seq: number): void {

@@ -31,6 +31,13 @@ export interface StorageTable<K extends Key> {
   readonly flushed: Promise<boolean>;
   /** The largest value a put may carry (a replicated log's message size); absent: no limit the log must respect. */
   readonly maxValueBytes?: number;
+  /**
+   * Puts the log may have unresolved at once before it holds its next group back, so that
+   * everything appended meanwhile goes in that group (a replicated log, where every put is
+   * a message for a quorum of servers). Absent: a group every event-loop turn (lmdb batches
+   * the puts of a turn into one transaction and starts the next while one syncs).
+   */
+  readonly maxPutsInFlight?: number;
 }
 
 export interface Storage {

@@ -29,13 +29,18 @@ export function storeWithLogValueLimit(maxValueBytes: number): (dir: string) => 
   return storeWithTable('log', (table) => delegatingTo(table, { maxValueBytes }));
 }
 
+/** The LMDB store of a directory whose log table takes `maxPutsInFlight` puts at once (as a replicated log's does), each put handed to `put`. */
+export function storeWithLogPutsInFlight(maxPutsInFlight: number, put: (table: StorageTable<number>, key: number, value: Buffer) => Written): (dir: string) => Storage {
+  return storeWithTable('log', (table) => delegatingTo(table, { maxPutsInFlight, put: (key, value, options) => put(table as unknown as StorageTable<number>, key as number, value) }));
+}
+
 /** An `openStorage` whose log table hands each put's `Written` to `wrap` first. */
 export function storeWithLogPuts(wrap: (written: Written) => Written): (dir: string) => Storage {
   return storeWithPuts('log', (table, key, value, options) => wrap(table.put(key, value, options)));
 }
 
 /** A table that does what `table` does, but for what `changed` gives (`flushed` stays read when asked). */
-function delegatingTo<K extends Key>(table: StorageTable<K>, changed: Partial<Pick<StorageTable<K>, 'put' | 'maxValueBytes'>>): StorageTable<K> {
+function delegatingTo<K extends Key>(table: StorageTable<K>, changed: Partial<Pick<StorageTable<K>, 'put' | 'maxValueBytes' | 'maxPutsInFlight'>>): StorageTable<K> {
   return {
     get: (key) => table.get(key),
     getRange: (range) => table.getRange(range),
@@ -47,5 +52,6 @@ function delegatingTo<K extends Key>(table: StorageTable<K>, changed: Partial<Pi
       return table.flushed;
     },
     ...(changed.maxValueBytes === undefined ? {} : { maxValueBytes: changed.maxValueBytes }),
+    ...(changed.maxPutsInFlight === undefined ? {} : { maxPutsInFlight: changed.maxPutsInFlight }),
   };
 }
