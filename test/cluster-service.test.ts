@@ -199,6 +199,14 @@ async function healthOf(node: Node): Promise<{ nodeId: string; owned: string[]; 
 }
 
 /** The running node serving `shard`, waiting until one does. */
+/** wal_entries_total on `node`'s GET /metrics. */
+async function walEntriesOf(node: Node): Promise<number> {
+  const text = await (await fetch(`${node.origin}/metrics`)).text();
+  const line = /^wal_entries_total (\d+)$/m.exec(text);
+  assert.ok(line, `node ${node.index} reports wal_entries_total`);
+  return Number(line[1]);
+}
+
 async function ownerOf(shard: string, except?: Node): Promise<Node> {
   const deadline = Date.now() + 8 * LEASE_MS;
   for (;;) {
@@ -316,6 +324,13 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     await untilMorePayments(0, 'under load');
     // Every node knows every node, and the four environments are spread over them.
     for (const node of nodes) assert.equal((await healthOf(node)).nodes.length, 3);
+    // A node's metrics count the log commits of the shards it serves.
+    for (const platform of platforms) {
+      const owner = await ownerOf(platform.shard);
+      const before = await walEntriesOf(owner);
+      await ok(platform, 'POST', '/customers', { customerType: 'INDIVIDUAL' }, `${platform.name}-metrics`);
+      assert.ok((await walEntriesOf(owner)) > before, `node ${owner.index}'s wal_entries_total grows as its shard ${platform.shard} commits`);
+    }
   });
 
   it('kill -9 of the node owning a shard: another node serves it within two lease periods, nothing acknowledged is lost', async () => {

@@ -11,6 +11,7 @@ import type { Directory } from './directory.js';
 import type { Lease, LeaseTable } from './lease.js';
 import { assignShards, type Membership, type NodeInfo } from './membership.js';
 import { Shard, type NodeParts } from './shard.js';
+import type { Backlogs } from '../ops/metrics.js';
 
 /** Where a shard's requests go from this node. */
 export type ShardRoute = { kind: 'local'; shard: Shard } | { kind: 'remote'; url: string } | { kind: 'none' };
@@ -53,6 +54,16 @@ export class ClusterNode {
   /** The shards open here, by name. */
   get owned(): string[] {
     return [...this.#serving.keys()].sort();
+  }
+
+  /** The backlogs of the shards open here, added up (the node's metrics read them when scraped). */
+  get backlogs(): Backlogs {
+    const sum = (read: (shard: Shard) => number) => (): number => [...this.#serving.values()].reduce((total, shard) => total + read(shard), 0);
+    return {
+      webhookEventsPending: sum((shard) => shard.services.webhooks.stats().pending),
+      effectsPending: sum((shard) => shard.services.engine.pendingEffects),
+      timersPending: sum((shard) => shard.services.engine.pendingTimers),
+    };
   }
 
   /** The live nodes, by id, as of the last turn. */

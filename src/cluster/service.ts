@@ -82,8 +82,9 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     // No async traces: they build an Error (a stack capture) for every request and publish, some 8% of a node's CPU under load.
     const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.close());
-    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, options, env, report, origin, closers });
+    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, options, env, report, origin, closers, metrics });
     closers.push(() => node.stop());
+    metrics?.watch(node.backlogs);
     await node.start();
     const platforms = { config, directory, node, masterKey, leaseMs: cluster.leaseMs };
     const requests = new ClusterRequests(node, directory, routes, 2 * cluster.leaseMs);
@@ -120,8 +121,9 @@ async function joinCluster(parts: {
   report: Report;
   origin: string;
   closers: Array<() => Promise<void> | void>;
+  metrics: ServiceMetrics | undefined;
 }): Promise<{ node: ClusterNode; directory: Directory; masterKey: MasterKey; replicas: number }> {
-  const { config, cluster, nc, options, env, report, origin, closers } = parts;
+  const { config, cluster, nc, options, env, report, origin, closers, metrics } = parts;
   const replicas = replicasOf(cluster, nc);
   const directory = await Directory.open(nc, { replicas });
   const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
@@ -151,6 +153,7 @@ async function joinCluster(parts: {
       webhookTargets,
       egress,
       ...optional('clock', options.clock),
+      ...optional('observer', metrics),
     },
     directory,
     membership,

@@ -12,7 +12,8 @@ import { Engine } from '../engine/engine.js';
 import { systemClock, type Clock } from '../engine/clock.js';
 import { LmdbStorage } from '../engine/storage.js';
 import { openStore } from '../engine/store.js';
-import type { Report } from '../engine/report.js';
+import type { EngineObserver, Report } from '../engine/report.js';
+import type { DeliveryObserver } from '../webhooks/delivery.js';
 import { World, type DomainEvent, type TimerMessage } from '../../actors/world.js';
 import { composeServices, type ServiceConfig, type ServiceParts, type Services } from '../services.js';
 import { ApiRequests } from '../http/requests.js';
@@ -35,6 +36,8 @@ export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'wor
   routes: readonly Route[];
   report: Report;
   clock?: Clock;
+  /** The node's metrics, which every shard's log, snapshots, recovery and webhook delivery feed. */
+  observer?: EngineObserver & DeliveryObserver;
 }
 
 export class Shard {
@@ -75,6 +78,7 @@ export class Shard {
       snapshotEveryEntries: config.snapshotEveryEntries,
       snapshotEveryMs: config.snapshotEveryMs,
       report,
+      ...(node.observer === undefined ? {} : { observer: node.observer }),
       openStorage: () => replicatedStorage(local, stream),
       ...(base === undefined ? {} : { baseImage: base }),
       // Published, then the stream trimmed below it; one publication at a time (the next snapshot covers a skipped one).
@@ -116,7 +120,7 @@ export class Shard {
       storeId: name,
       engine,
       world,
-      delivery: { report, maxPending: config.maxPendingWebhooks },
+      delivery: { report, maxPending: config.maxPendingWebhooks, ...(node.observer === undefined ? {} : { observer: node.observer }) },
     });
     shard = new Shard(name, lease, services, new ApiRequests(services, node.routes));
     if (failure !== undefined) {
