@@ -5,12 +5,14 @@
 //   npm run bench:cluster                                   # 3 rounds × 4 setups × (1 s warmup + 5 s), ~3 min
 //   npm run bench:cluster -- --rounds 5 --duration 10 --connections 96
 //   npm run bench:cluster -- --rounds 1 --cpu-prof /tmp/profiles   # where the nodes' CPU goes
+//   npm run bench:cluster -- --load config --nodes 2                # what a forward costs without a commit
 //
 // Throughput: every setup holds the same three platforms, and the load is POST /customers
 // (one durable log entry each) on both environments of each, six shards in all. It is sent
 // round-robin to every node of the setup ("any node"): a node forwards a request for a shard
 // it does not own, as a client sending to any node gets. With two and three nodes it is also
-// sent to each shard's owner ("to owner"), which is what forwarding costs set against. The
+// sent to each shard's owner ("to owner"), which is what forwarding costs set against
+// (`--load config` sends GET /config instead, which commits nothing: the hop alone). The
 // setups run alternately (local, 1, 2, 3 nodes, then again, --rounds times); each figure is
 // the median of the rounds, a ratio the median of the rounds' ratios. CPU per request is
 // given per node and for the NATS servers: on this 2-core machine the nodes, the servers and
@@ -43,7 +45,6 @@ const PLATFORM_CLI = fileURLToPath(new URL('../scripts/platform.js', import.meta
 const PLATFORMS = 3;
 /** How long a setup may take to deal its shards over its nodes. */
 const SETTLE_MS = 60_000;
-const NODE_COUNTS = [1, 2, 3] as const;
 /** How long the idle setups' CPU is read for before the rounds. */
 const IDLE_MS = 3_000;
 
@@ -55,6 +56,8 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string' },
     'latency-requests': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    load: { type: 'string', default: 'create' },
+    nodes: { type: 'string', default: '1,2,3' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -67,6 +70,8 @@ if (flags.help === true) {
   --connections N        keep-alive connections, one request in flight each, split over the nodes (default 48)
   --rounds N             rounds of the four setups, alternately (default 3)
   --latency-requests N   requests, one at a time, per setup and round of the commit latency (default 400)
+  --load create|config   the throughput load: POST /customers (default) or GET /config (no commit)
+  --nodes LIST           the cluster setups' node counts (default 1,2,3)
   --cpu-prof DIR         run the cluster nodes under --cpu-prof into DIR and summarise each node's profile`);
   process.exit(0);
 }
@@ -84,17 +89,25 @@ const connections = Math.round(positive(flags.connections, 'connections', 48));
 const rounds = Math.round(positive(flags.rounds, 'rounds', 3));
 const latencyRequests = Math.round(positive(flags['latency-requests'], 'latency-requests', 400));
 const profileDir = flags['cpu-prof'];
+const LOADS = { create: { what: 'POST /customers', make: createCustomer }, config: { what: 'GET /config', make: readConfig } } as const;
+if (flags.load !== 'create' && flags.load !== 'config') throw new Error(`--load must be create or config, got ${flags.load}`);
+const throughputLoad = LOADS[flags.load];
+const NODE_COUNTS = flags.nodes.split(',').map((n) => {
+  const count = Number(n);
+  if (!Number.isInteger(count) || count < 1 || count > 5) throw new Error(`--nodes must list node counts from 1 to 5, got ${flags.nodes}`);
+  return count;
+});
 
 /** One way of running the service: its nodes (one for the local setup), their NATS servers, and what the load sends. */
 interface Setup {
   name: string;
   nodes: ServiceChild[];
   nats: NatsCluster | undefined;
-  /** POST /customers on each environment of each platform. */
+  /** The load (--load) on each environment of each platform. */
   requests: RequestTemplate[];
   /** The same requests, each sent to its shard's owner (empty for the local setup). */
   toOwner: LoadTarget[];
-  /** A request and the port of the node owning its shard, for the commit latency. */
+  /** A POST /customers and the port of the node owning its shard, for the commit latency. */
   direct: { request: RequestTemplate; port: number };
 }
 
@@ -104,6 +117,10 @@ function authorization(token: { tokenId: string; clientSecret: string }): string
 
 function createCustomer(auth: string): RequestTemplate {
   return { method: 'POST', path: `${API}/customers`, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"customerType":"INDIVIDUAL"}' };
+}
+
+function readConfig(auth: string): RequestTemplate {
+  return { method: 'GET', path: `${API}/config`, headers: { Authorization: auth } };
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -147,17 +164,20 @@ async function settled(nodes: readonly ServiceChild[], shards: readonly string[]
   });
 }
 
-function requestsOf(platforms: readonly PlatformCredentials[]): Array<{ shard: string; request: RequestTemplate }> {
+function requestsOf(platforms: readonly PlatformCredentials[]): Array<{ shard: string; request: RequestTemplate; create: RequestTemplate }> {
   return platforms.flatMap((p) =>
-    (['sandbox', 'production'] as const).map((env) => ({ shard: shardNameOf(`${p.platformId}#${env}`), request: createCustomer(authorization(p[env])) })),
+    (['sandbox', 'production'] as const).map((env) => {
+      const auth = authorization(p[env]);
+      return { shard: shardNameOf(`${p.platformId}#${env}`), request: throughputLoad.make(auth), create: createCustomer(auth) };
+    }),
   );
 }
 
 async function localSetup(root: string): Promise<Setup> {
   const node = await startServiceChild({ dataDir: join(root, 'local') });
   const platforms = await makePlatforms([node], {});
-  const requests = requestsOf(platforms).map((r) => r.request);
-  return { name: 'local LMDB', nodes: [node], nats: undefined, requests, toOwner: [], direct: { request: requests[0]!, port: node.port } };
+  const shards = requestsOf(platforms);
+  return { name: 'local LMDB', nodes: [node], nats: undefined, requests: shards.map((s) => s.request), toOwner: [], direct: { request: shards[0]!.create, port: node.port } };
 }
 
 async function clusterSetup(root: string, count: number): Promise<Setup> {
@@ -182,7 +202,7 @@ async function clusterSetup(root: string, count: number): Promise<Setup> {
     nats,
     requests: shards.map((s) => s.request),
     toOwner,
-    direct: { request: first.request, port: owners.get(first.shard)!.port },
+    direct: { request: first.create, port: owners.get(first.shard)!.port },
   };
 }
 
@@ -311,7 +331,7 @@ async function main(): Promise<string[]> {
     }
 
     const local = throughput.get(loads[0]!)!;
-    console.log('## Throughput: POST /customers, sent round-robin to every node (any node) or to each shard\'s owner\n');
+    console.log(`## Throughput: ${throughputLoad.what}, sent round-robin to every node (any node) or to each shard's owner\n`);
     console.log(
       markdownTable(
         ['setup', 'req/s', 'vs local (range)', 'p50 ms', 'p99 ms', 'CPU µs/req per node', 'nodes CPU µs/req', 'NATS CPU µs/req', 'machine cores'],
