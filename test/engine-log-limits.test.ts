@@ -102,6 +102,36 @@ describe('a log whose table takes one put at a time', () => {
     assert.deepEqual(held.keys, [1, 2]);
   });
 
+  it('never writes a held group after a refused put: no gap in the log, the engine stops', async () => {
+    const dir = tempDir();
+    try {
+      const puts: number[] = [];
+      let refuse: (() => void) | undefined;
+      const storage = storeWithLogPutsInFlight(1, (_table, key) => {
+        puts.push(key);
+        // The first group is refused once the next messages are held behind it.
+        return new Promise<boolean>((resolve) => (refuse = () => resolve(false))) as Written;
+      });
+      const { engine, fatal } = await openCounterEngine(dir, new ManualClock(), { openStorage: storage });
+      const first = engine.exec(['c'], () => ({ events: [add('c', 1)], reply: () => undefined }));
+      await waitFor(() => refuse !== undefined, 'the first put');
+      const held = [2, 3].map((n) => engine.exec(['c'], () => ({ events: [add('c', n)], reply: () => undefined })));
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      refuse!();
+      const outcomes = await Promise.allSettled([first, ...held]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['rejected', 'rejected', 'rejected'],
+      );
+      assert.deepEqual(fatal, ['log commit failed']);
+      assert.deepEqual(puts, [1], 'only the refused group was ever put');
+      await engine.close().catch(() => undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes a group every event-loop turn when the table takes many puts at once', async () => {
     const many = await heldThenReleased(undefined, 5);
     assert.equal(many.replies, 5);

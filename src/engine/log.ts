@@ -151,11 +151,12 @@ export class WriteAheadLog<E> {
     const flushed = written.flushed ?? written;
     Promise.all([written, flushed]).then(
       ([committed]) => {
-        this.#putResolved();
         if (!committed) {
           this.#fail(new Error(`lmdb refused the write of entries ${first} to ${last}`));
           return;
         }
+        // Only after a put that landed: a held group after a refused one would leave a gap.
+        this.#putResolved();
         this.#flushedThrough(last);
         this.#observer?.groupDurable(part.length, stored.length, (performance.now() - firstAppended) / 1000);
       },
