@@ -30,9 +30,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { machineBusyMs, removeOnExit, runBench, stop } from './support/children.js';
+import { positiveFlag } from './support/flags.js';
 import { formatSummary, summariseFile } from './support/cpuprofile.js';
 import { runScenario, type LoadTarget, type ScenarioResult } from './support/load.js';
-import { API, loadFailures, startServiceChild, type ServiceChild } from './support/service.js';
+import { API, basicAuthorization, createCustomerRequest, loadFailures, startServiceChild, type ServiceChild } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { startNatsCluster, type NatsCluster } from '../test/support/nats-cluster.js';
@@ -50,11 +51,11 @@ const IDLE_MS = 3_000;
 
 const { values: flags } = parseArgs({
   options: {
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    connections: { type: 'string' },
-    rounds: { type: 'string' },
-    'latency-requests': { type: 'string' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '48' },
+    rounds: { type: 'string', default: '3' },
+    'latency-requests': { type: 'string', default: '400' },
     'cpu-prof': { type: 'string' },
     load: { type: 'string', default: 'create' },
     nodes: { type: 'string', default: '1,2,3' },
@@ -68,28 +69,21 @@ if (flags.help === true) {
   --duration S           measured seconds per setup and round (default 5)
   --warmup S             unmeasured seconds before each (default 1)
   --connections N        keep-alive connections, one request in flight each, split over the nodes (default 48)
-  --rounds N             rounds of the four setups, alternately (default 3)
+  --rounds N             rounds of the setups, alternately (default 3)
   --latency-requests N   requests, one at a time, per setup and round of the commit latency (default 400)
   --load create|config   the throughput load: POST /customers (default) or GET /config (no commit)
-  --nodes LIST           the cluster setups' node counts (default 1,2,3)
+  --nodes LIST           the cluster setups' node counts, each once (default 1,2,3)
   --cpu-prof DIR         run the cluster nodes under --cpu-prof into DIR and summarise each node's profile`);
   process.exit(0);
 }
 
-function positive(flag: string | undefined, name: string, fallback: number): number {
-  if (flag === undefined) return fallback;
-  const n = Number(flag);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a number > 0, got ${flag}`);
-  return n;
-}
-
-const durationMs = Math.round(positive(flags.duration, 'duration', 5) * 1000);
-const warmupMs = Math.round(positive(flags.warmup, 'warmup', 1) * 1000);
-const connections = Math.round(positive(flags.connections, 'connections', 48));
-const rounds = Math.round(positive(flags.rounds, 'rounds', 3));
-const latencyRequests = Math.round(positive(flags['latency-requests'], 'latency-requests', 400));
+const durationMs = Math.round(positiveFlag('duration', flags.duration) * 1000);
+const warmupMs = Math.round(positiveFlag('warmup', flags.warmup) * 1000);
+const connections = Math.round(positiveFlag('connections', flags.connections));
+const rounds = Math.round(positiveFlag('rounds', flags.rounds));
+const latencyRequests = Math.round(positiveFlag('latency-requests', flags['latency-requests']));
 const profileDir = flags['cpu-prof'];
-const LOADS = { create: { what: 'POST /customers', make: createCustomer }, config: { what: 'GET /config', make: readConfig } } as const;
+const LOADS = { create: { what: 'POST /customers', make: createCustomerRequest }, config: { what: 'GET /config', make: readConfig } } as const;
 if (flags.load !== 'create' && flags.load !== 'config') throw new Error(`--load must be create or config, got ${flags.load}`);
 const throughputLoad = LOADS[flags.load];
 const NODE_COUNTS = flags.nodes.split(',').map((n) => {
@@ -97,6 +91,8 @@ const NODE_COUNTS = flags.nodes.split(',').map((n) => {
   if (!Number.isInteger(count) || count < 1 || count > 5) throw new Error(`--nodes must list node counts from 1 to 5, got ${flags.nodes}`);
   return count;
 });
+// Each setup's nodes keep their data under cluster<count>-node<i>: a count twice would share them.
+if (new Set(NODE_COUNTS).size !== NODE_COUNTS.length) throw new Error(`--nodes must list each node count once, got ${flags.nodes}`);
 
 /** One way of running the service: its nodes (one for the local setup), their NATS servers, and what the load sends. */
 interface Setup {
@@ -109,14 +105,6 @@ interface Setup {
   toOwner: LoadTarget[];
   /** A POST /customers and the port of the node owning its shard, for the commit latency. */
   direct: { request: RequestTemplate; port: number };
-}
-
-function authorization(token: { tokenId: string; clientSecret: string }): string {
-  return `Basic ${Buffer.from(`${token.tokenId}:${token.clientSecret}`).toString('base64')}`;
-}
-
-function createCustomer(auth: string): RequestTemplate {
-  return { method: 'POST', path: `${API}/customers`, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"customerType":"INDIVIDUAL"}' };
 }
 
 function readConfig(auth: string): RequestTemplate {
@@ -167,8 +155,8 @@ async function settled(nodes: readonly ServiceChild[], shards: readonly string[]
 function requestsOf(platforms: readonly PlatformCredentials[]): Array<{ shard: string; request: RequestTemplate; create: RequestTemplate }> {
   return platforms.flatMap((p) =>
     (['sandbox', 'production'] as const).map((env) => {
-      const auth = authorization(p[env]);
-      return { shard: shardNameOf(`${p.platformId}#${env}`), request: throughputLoad.make(auth), create: createCustomer(auth) };
+      const auth = basicAuthorization(p[env]);
+      return { shard: shardNameOf(`${p.platformId}#${env}`), request: throughputLoad.make(auth), create: createCustomerRequest(auth) };
     }),
   );
 }

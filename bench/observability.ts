@@ -19,6 +19,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machineLoad, removeOnExit, runBench, stop } from './support/children.js';
+import { positiveFlag } from './support/flags.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import { createCustomerRequest, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
@@ -57,15 +58,10 @@ if (flags.help === true) {
   process.exit(0);
 }
 
-function positive(name: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`);
-  return n;
-}
-const rounds = Math.round(positive('rounds', flags.rounds));
-const durationMs = Math.round(positive('duration', flags.duration) * 1000);
-const warmupMs = Math.round(positive('warmup', flags.warmup) * 1000);
-const connections = Math.round(positive('connections', flags.connections));
+const rounds = Math.round(positiveFlag('rounds', flags.rounds));
+const durationMs = Math.round(positiveFlag('duration', flags.duration) * 1000);
+const warmupMs = Math.round(positiveFlag('warmup', flags.warmup) * 1000);
+const connections = Math.round(positiveFlag('connections', flags.connections));
 
 /** ns per call of what metrics add to one request: the observer's count and latency sample. */
 async function observerNs(): Promise<number> {

@@ -198,7 +198,6 @@ async function healthOf(node: Node): Promise<{ nodeId: string; owned: string[]; 
   return ((await res.json()) as { cluster: { nodeId: string; owned: string[]; nodes: string[] } }).cluster;
 }
 
-/** The running node serving `shard`, waiting until one does. */
 /** wal_entries_total on `node`'s GET /metrics. */
 async function walEntriesOf(node: Node): Promise<number> {
   const text = await (await fetch(`${node.origin}/metrics`)).text();
@@ -207,6 +206,7 @@ async function walEntriesOf(node: Node): Promise<number> {
   return Number(line[1]);
 }
 
+/** The running node serving `shard`, waiting until one does. */
 async function ownerOf(shard: string, except?: Node): Promise<Node> {
   const deadline = Date.now() + 8 * LEASE_MS;
   for (;;) {

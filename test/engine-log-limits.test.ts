@@ -56,7 +56,7 @@ describe('a log whose values are capped', () => {
 
 describe('a log whose table takes one put at a time', () => {
   /** Runs `n` messages, one an event-loop turn, while the first group's put is held; returns the log's group keys and what replay restores. */
-  async function heldThenReleased(maxPutsInFlight: number | undefined, n: number): Promise<{ keys: number[]; replies: number; total: number }> {
+  async function heldThenReleased(maxPutsInFlight: number, n: number): Promise<{ keys: number[]; replies: number; total: number }> {
     const dir = tempDir();
     try {
       const gates: Array<() => void> = [];
@@ -64,7 +64,7 @@ describe('a log whose table takes one put at a time', () => {
         const written = table.put(key, value);
         return written.then((committed) => new Promise<boolean>((resolve) => gates.push(() => resolve(committed))));
       };
-      const storage = maxPutsInFlight === undefined ? storeWithLogPutsInFlight(Number.MAX_SAFE_INTEGER, put) : storeWithLogPutsInFlight(maxPutsInFlight, put);
+      const storage = storeWithLogPutsInFlight(maxPutsInFlight, put);
       const { engine } = await openCounterEngine(dir, new ManualClock(), { openStorage: storage });
       let replies = 0;
       const done: Array<Promise<unknown>> = [];
@@ -133,7 +133,7 @@ describe('a log whose table takes one put at a time', () => {
   });
 
   it('writes a group every event-loop turn when the table takes many puts at once', async () => {
-    const many = await heldThenReleased(undefined, 5);
+    const many = await heldThenReleased(Number.MAX_SAFE_INTEGER, 5);
     assert.equal(many.replies, 5);
     assert.equal(many.total, 15);
     assert.deepEqual(many.keys, [1, 2, 3, 4, 5]);

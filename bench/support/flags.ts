@@ -6,3 +6,10 @@ export function integerFlag(name: string, raw: string, allowZero = false): numbe
   if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${raw}`);
   return n;
 }
+
+/** `raw` as a number > 0 (seconds may be fractional), or an error naming `--name`. */
+export function positiveFlag(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return n;
+}

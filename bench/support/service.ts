@@ -104,12 +104,17 @@ export async function health(port: number): Promise<Health> {
   return (await res.json()) as Health;
 }
 
+/** The Basic authorization of an API token. */
+export function basicAuthorization(token: { tokenId: string; clientSecret: string }): string {
+  return `Basic ${Buffer.from(`${token.tokenId}:${token.clientSecret}`).toString('base64')}`;
+}
+
 /** The Basic authorization of the sandbox token the service wrote into its data directory. */
 export function sandboxAuthorization(dataDir: string): string {
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as {
     sandbox: { tokenId: string; clientSecret: string };
   };
-  return `Basic ${Buffer.from(`${credentials.sandbox.tokenId}:${credentials.sandbox.clientSecret}`).toString('base64')}`;
+  return basicAuthorization(credentials.sandbox);
 }
 
 /** POST /customers as the load generators send it (one durable log entry each). */
