@@ -8,7 +8,7 @@ import { ENVIRONMENTS, envIdOf, newPlatformEnv, SANDBOX_UMA_DOMAIN, type Environ
 import { provisionAccounts, type InternalAccount } from '../actors/internal-account.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { DomainEvent } from '../actors/world.js';
-import { issueToken } from './http/platform-auth.js';
+import { issueToken, tokenIdKey } from './http/platform-auth.js';
 import { generateP256KeyPair } from './crypto/p256.js';
 import { toHex } from './crypto/bytes.js';
 import type { Services } from './services.js';
@@ -71,7 +71,8 @@ export interface PreparedPlatform {
 export function preparePlatform(masterKey: MasterKey, options: NewPlatform, at: number): PreparedPlatform {
   const platformId = newId('Platform', at);
   // Drawn in this order (tokens, then keys) so that a seeded run draws the same bytes as before.
-  const issued = { sandbox: issueToken('sandbox'), production: issueToken('production') };
+  const idKey = tokenIdKey(masterKey);
+  const issued = { sandbox: issueToken('sandbox', idKey), production: issueToken('production', idKey) };
   const keys = { sandbox: generateP256KeyPair(), production: generateP256KeyPair() };
   const genesis = ENVIRONMENTS.map((environment: Environment): EnvGenesis => {
     const envId = envIdOf(platformId, environment);

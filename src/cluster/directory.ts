@@ -6,12 +6,12 @@
 // MASTER_KEY gives it) and the export signer, sealed under it. Keys are written once
 // (`create`), so two nodes can never disagree about one.
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm, type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { pack, unpack } from 'msgpackr';
 import { timingSafeEqual } from 'node:crypto';
 import type { EnvGenesis } from '../platforms.js';
 import type { PlatformEnv } from '../../actors/platform.js';
-import type { TokenSource } from '../http/platform-auth.js';
+import { isIssuedTokenId, tokenIdKey, type TokenSource } from '../http/platform-auth.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { drawBytes } from '../engine/entropy.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, type P256KeyPair } from '../crypto/p256.js';
@@ -34,22 +34,30 @@ export function shardNameOf(envId: string): string {
   return envId.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
-/** Tokens unknown to the directory are asked again after this long (a token made on another node may be on its way). */
+/** An issued token not in the directory is asked again after this long (one made on another node may be on its way). */
 const UNKNOWN_TOKEN_TTL_MS = 1_000;
 /** Tokens remembered unknown, at most; past it the oldest go. */
 const UNKNOWN_TOKENS_KEPT = 4_096;
+const TOKEN_KEY_PREFIX = 'token.';
 
 /**
  * The directory as authentication reads it (http/platform-auth.ts's TokenSource): tokens and
- * the environments they open, as first made. Synchronous, over what `token` has read.
+ * the environments they open, as first made. Synchronous, over a local copy: every token,
+ * kept by a watch of the bucket's token keys (`followTokens`), and the environments of
+ * tokens used here, read on first use.
  */
 export class Directory implements TokenSource {
   readonly #kv: KV;
   readonly #jsm: JetStreamManager;
-  /** Tokens never change once made, so what was read is kept, with their environments as first made. */
+  /** The watched copy: every token key's record (a deleted key leaves it). */
   readonly #tokens = new Map<string, TokenRecord>();
   readonly #envs = new Map<string, PlatformEnv>();
   readonly #unknown = new Map<string, number>();
+  /** Who waits for a token to reach the watched copy (`watched`). */
+  readonly #awaited = new Map<string, Array<() => void>>();
+  /** Tells issued token ids from made-up ones; unset until `followTokens`, when no id passes. */
+  #tokenIdKey: Buffer | undefined;
+  #reads = 0;
 
   private constructor(kv: KV, jsm: JetStreamManager) {
     this.#kv = kv;
@@ -61,39 +69,97 @@ export class Directory implements TokenSource {
     return new Directory(kv, await retrying(DIRECTORY_BUCKET, () => jetstreamManager(nc)));
   }
 
-  /** A token already read (the hot path: no round trip). */
+  /** Reads of the bucket so far, each a round trip to its stream's leader (tests count them). */
+  get reads(): number {
+    return this.#reads;
+  }
+
+  /**
+   * Copies every token into this node and keeps the copy current (a watch of the token
+   * keys, which JetStream delivers in order and resumes after a reconnect); resolves once
+   * the tokens made so far are here. From then on an id neither copied nor issued under
+   * `masterKey` is unknown without a read.
+   */
+  async followTokens(masterKey: MasterKey): Promise<void> {
+    this.#tokenIdKey = tokenIdKey(masterKey);
+    // Listed before the watch starts, so a listed key is in the watch's first delivery.
+    const none = (await bucketKeys(this.#jsm, DIRECTORY_BUCKET, `${TOKEN_KEY_PREFIX}>`)).length === 0;
+    const watch = await retrying(DIRECTORY_BUCKET, () => this.#kv.watch({ key: `${TOKEN_KEY_PREFIX}>` }));
+    await new Promise<void>((loaded, failed) => {
+      if (none) loaded();
+      // After the load a watch that ends (the connection closed) leaves the copy as it was; issued ids are still read.
+      (async () => {
+        for await (const entry of watch) {
+          this.#copy(entry);
+          // The watch's last value of its first delivery is its first update.
+          if (entry.isUpdate) loaded();
+        }
+      })().then(
+        () => failed(new Error('the directory watch ended before the tokens were copied')),
+        (err: unknown) => failed(err),
+      );
+    });
+  }
+
+  #copy(entry: KvWatchEntry): void {
+    const tokenId = entry.key.slice(TOKEN_KEY_PREFIX.length);
+    if (entry.operation !== 'PUT') {
+      this.#tokens.delete(tokenId);
+      return;
+    }
+    this.#tokens.set(tokenId, entry.json<TokenRecord>());
+    this.#unknown.delete(tokenId);
+    for (const resolve of this.#awaited.get(tokenId) ?? []) resolve();
+    this.#awaited.delete(tokenId);
+  }
+
+  /** Resolves once the watched copy holds the token (tests wait on it). */
+  watched(tokenId: string): Promise<void> {
+    if (this.#tokens.has(tokenId)) return Promise.resolve();
+    return new Promise((resolve) => this.#awaited.set(tokenId, [...(this.#awaited.get(tokenId) ?? []), resolve]));
+  }
+
+  /** A token of the watched copy (the hot path: no round trip). */
   token(tokenId: string): TokenRecord | undefined {
     return this.#tokens.get(tokenId);
   }
 
-  /** An environment, as first made, of a token already read. */
+  /** An environment, as first made, of a token already used here. */
   get(envId: string): PlatformEnv | undefined {
     return this.#envs.get(envId);
   }
 
-  /** Whether `fetchToken` would ask the bucket: the token is not read yet, nor found missing in the last second. */
+  /**
+   * Whether `fetchToken` would read the bucket: for a copied token whose environment is not
+   * read yet; for an issued id not copied yet (made on another node a moment ago, or not at
+   * all), at most once a second; never for an id the service did not issue.
+   */
   shouldFetch(tokenId: string): boolean {
-    if (this.#tokens.has(tokenId) || !/^[A-Za-z0-9_-]{1,128}$/.test(tokenId)) return false;
+    const token = this.#tokens.get(tokenId);
+    if (token !== undefined) return !this.#envs.has(token.envId);
+    if (this.#tokenIdKey === undefined || !isIssuedTokenId(this.#tokenIdKey, tokenId)) return false;
     const since = this.#unknown.get(tokenId);
     return since === undefined || Date.now() - since >= UNKNOWN_TOKEN_TTL_MS;
   }
 
   /** Reads a token and its environment from the bucket, so that `token` and `get` know them; false if it holds none. */
   async fetchToken(tokenId: string): Promise<boolean> {
-    if (this.#tokens.has(tokenId)) return true;
-    if (!this.shouldFetch(tokenId)) return false;
-    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(`token.${tokenId}`));
-    const record = entry === null || entry.operation !== 'PUT' ? undefined : entry.json<TokenRecord>();
+    if (!this.shouldFetch(tokenId)) return this.#tokens.has(tokenId);
+    const record = this.#tokens.get(tokenId) ?? (await this.#readToken(tokenId));
     const genesis = record === undefined ? undefined : await this.genesis(record.shard);
     if (record === undefined || genesis === undefined) {
       if (this.#unknown.size >= UNKNOWN_TOKENS_KEPT) this.#unknown.delete(this.#unknown.keys().next().value!);
       this.#unknown.set(tokenId, Date.now());
       return false;
     }
-    this.#unknown.delete(tokenId);
     this.#envs.set(record.envId, genesis.env);
     this.#tokens.set(tokenId, record);
     return true;
+  }
+
+  async #readToken(tokenId: string): Promise<TokenRecord | undefined> {
+    const entry = await this.#get(`${TOKEN_KEY_PREFIX}${tokenId}`);
+    return entry === null || entry.operation !== 'PUT' ? undefined : entry.json<TokenRecord>();
   }
 
   /** Every shard's name. */
@@ -104,7 +170,7 @@ export class Directory implements TokenSource {
 
   /** The first log entry of a shard's environment. */
   async genesis(shard: string): Promise<EnvGenesis | undefined> {
-    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(`shard.${shard}`));
+    const entry = await this.#get(`shard.${shard}`);
     if (entry === null || entry.operation !== 'PUT') return undefined;
     return unpack(entry.value) as EnvGenesis;
   }
@@ -140,13 +206,13 @@ export class Directory implements TokenSource {
   async masterKey(given: MasterKey | undefined): Promise<MasterKey> {
     if (given === undefined) {
       await this.#createOnce('cluster.master-key', drawBytes(32).toString('hex'));
-      const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get('cluster.master-key'));
+      const entry = await this.#get('cluster.master-key');
       if (entry === null || entry.operation !== 'PUT') throw new Error('the directory holds no master key');
       return new MasterKey(Buffer.from(entry.string(), 'hex'));
     }
     const check = given.derive('cluster master key check');
     await this.#createOnce('cluster.master-key-check', check.toString('hex'));
-    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get('cluster.master-key-check'));
+    const entry = await this.#get('cluster.master-key-check');
     const held = entry === null ? Buffer.alloc(0) : Buffer.from(entry.string(), 'hex');
     if (held.length !== check.length || !timingSafeEqual(held, check)) {
       throw new Error('MASTER_KEY is not the key the cluster was started with (the directory holds another key check)');
@@ -158,7 +224,7 @@ export class Directory implements TokenSource {
   async exportSigner(masterKey: MasterKey): Promise<P256KeyPair> {
     const key = `cluster.${EXPORT_SIGNER_KEY_NAME}`;
     await this.#createOnce(key, sealPrivateKey(masterKey, EXPORT_SIGNER_KEY_NAME, generateP256KeyPair().privateKey));
-    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(key));
+    const entry = await this.#get(key);
     if (entry === null || entry.operation !== 'PUT') throw new Error('the directory holds no export signer');
     return keyPairFromPrivateKey(openPrivateKey(masterKey, EXPORT_SIGNER_KEY_NAME, entry.string()));
   }
@@ -175,8 +241,14 @@ export class Directory implements TokenSource {
     } catch (err) {
       if (!isWrongLastSequence(err)) throw err;
     }
-    const entry = await retrying(DIRECTORY_BUCKET, () => this.#kv.get(key));
+    const entry = await this.#get(key);
     return entry !== null && entry.operation === 'PUT' && Buffer.from(entry.value).equals(bytes);
+  }
+
+  /** A key's entry, read from the stream's leader. */
+  #get(key: string): Promise<KvEntry | null> {
+    this.#reads++;
+    return retrying(DIRECTORY_BUCKET, () => this.#kv.get(key));
   }
 
   /** Writes a key that must be new (ids are drawn unique). */

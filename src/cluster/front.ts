@@ -41,7 +41,7 @@ export class ClusterRequests implements RequestDispatcher {
     try {
       return this.#dispatchRead(incoming, matched);
     } catch (err) {
-      // A token this node has not read yet (made moments ago, maybe on another node): read it, then decide again.
+      // An issued token not copied here yet (made moments ago on another node), or one whose environment is not read yet: read it, then decide again.
       const tokenId = err instanceof DomainError && err.code === 'UNAUTHORIZED' ? unreadTokenId(this.#directory, incoming.authorization) : undefined;
       if (tokenId === undefined) throw err;
       return {
@@ -124,7 +124,7 @@ export class ClusterRequests implements RequestDispatcher {
   }
 }
 
-/** The token id of Basic credentials this node has not read from the directory yet (and may ask for now). */
+/** The token id of Basic credentials worth reading the directory for now (an id the service did not issue never is). */
 function unreadTokenId(directory: Directory, authorization: string): string | undefined {
   let tokenId: string;
   try {

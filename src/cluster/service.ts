@@ -128,6 +128,7 @@ async function joinCluster(parts: {
   const directory = await Directory.open(nc, { replicas });
   const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
   const masterKey = await directory.masterKey(givenKey);
+  await directory.followTokens(masterKey);
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
   const shelf = await SnapshotShelf.open(nc, { replicas, report });

@@ -1,8 +1,9 @@
 // HTTP Basic authentication against platform API tokens: `<token id>:<client secret>`.
 // Only the SHA-256 of a secret is stored (secrets are 256-bit random, so a fast hash is
 // enough), and hashes are compared in constant time.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { drawBytes } from '../engine/entropy.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { unauthorized } from '../../actors/errors.js';
 
@@ -16,8 +17,33 @@ export interface IssuedToken {
   secretHash: string;
 }
 
-export function issueToken(environment: string): IssuedToken {
-  const tokenId = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${drawBytes(12).toString('hex')}`;
+/** A token id: its environment, 12 random bytes, and the tag of both (TOKEN_ID_TAG_BYTES), all hex. */
+const TAGGED_TOKEN_ID = /^(tok_(?:sbx|prd)_[0-9a-f]{24})([0-9a-f]{16})$/;
+/** 64 bits: a made-up id passes the check with odds of 2^-64. */
+const TOKEN_ID_TAG_BYTES = 8;
+
+/** The key that tags token ids: derived from the master key, so every node of a cluster holds the same. */
+export function tokenIdKey(masterKey: MasterKey): Buffer {
+  return masterKey.derive('api token id tag');
+}
+
+function tokenIdTag(idKey: Buffer, untagged: string): Buffer {
+  return createHmac('sha256', idKey).update(untagged, 'utf8').digest().subarray(0, TOKEN_ID_TAG_BYTES);
+}
+
+/**
+ * Whether the service issued `tokenId` (its tag checks under `idKey`), told without looking
+ * the token up: a cluster node reads the directory only for such ids (cluster/directory.ts).
+ * Ids issued before tags were added do not pass.
+ */
+export function isIssuedTokenId(idKey: Buffer, tokenId: string): boolean {
+  const m = TAGGED_TOKEN_ID.exec(tokenId);
+  return m !== null && timingSafeEqual(Buffer.from(m[2]!, 'hex'), tokenIdTag(idKey, m[1]!));
+}
+
+export function issueToken(environment: string, idKey: Buffer): IssuedToken {
+  const untagged = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${drawBytes(12).toString('hex')}`;
+  const tokenId = `${untagged}${tokenIdTag(idKey, untagged).toString('hex')}`;
   const clientSecret = `sk_${drawBytes(32).toString('base64url')}`;
   return { tokenId, clientSecret, secretHash: hashSecret(clientSecret) };
 }

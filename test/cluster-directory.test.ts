@@ -1,0 +1,104 @@
+// The platform directory of cluster mode (src/cluster/directory.ts) on a real three-server
+// JetStream cluster, as a node's routing front (src/cluster/front.ts) uses it to
+// authenticate: every node keeps a watched copy of the API tokens, so a token made on one
+// node authenticates on another without its token being read, and an id the service never
+// issued is refused 401 without reading the bucket at all (a flood of made-up ids costs
+// JetStream nothing).
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { DomainError } from '../actors/errors.js';
+import { Directory } from '../src/cluster/directory.js';
+import { ClusterRequests } from '../src/cluster/front.js';
+import type { ClusterNode } from '../src/cluster/node.js';
+import { MasterKey } from '../src/crypto/master-key.js';
+import { issueToken, tokenIdKey } from '../src/http/platform-auth.js';
+import { API_VERSION, type Incoming } from '../src/http/requests.js';
+import { routes } from '../src/http/routes/index.js';
+import { preparePlatform } from '../src/platforms.js';
+import { natsClusterForSuite } from './support/nats-cluster.js';
+import { basicHeader } from './support/service.js';
+
+const nats = natsClusterForSuite(3);
+const masterKey = new MasterKey(randomBytes(32));
+const connections: NatsConnection[] = [];
+after(async () => {
+  for (const nc of connections) await nc.close();
+});
+
+/** A node's directory, on its own connection to one server, with its token copy loaded. */
+async function directoryOn(server: number): Promise<Directory> {
+  const nc = await connect({ servers: [nats.cluster.urls[server]!] });
+  connections.push(nc);
+  const directory = await Directory.open(nc, { replicas: 3 });
+  await directory.masterKey(masterKey);
+  await directory.followTokens(masterKey);
+  return directory;
+}
+
+/** No node serves any shard here: an authenticated request is answered 503, a refused one 401. */
+const noShardServed = { route: () => ({ kind: 'none' }) } as unknown as ClusterNode;
+
+/** The code a node's front answers `GET /config` with under these credentials. */
+async function answerTo(directory: Directory, tokenId: string, secret: string): Promise<string> {
+  const front = new ClusterRequests(noShardServed, directory, routes, 1_000);
+  const incoming: Incoming = {
+    method: 'GET',
+    path: `/${API_VERSION}/config`,
+    query: '',
+    authorization: basicHeader(tokenId, secret),
+    contentType: '',
+    contentLength: '',
+    transferEncoding: '',
+    headers: {},
+  };
+  try {
+    await front.dispatch(incoming, () => undefined).process(undefined, 'request');
+    return 'answered';
+  } catch (err) {
+    if (err instanceof DomainError) return err.code;
+    throw err;
+  }
+}
+
+const AUTHENTICATED = 'SERVICE_UNAVAILABLE';
+const REFUSED = 'UNAUTHORIZED';
+
+describe('the platform directory', { timeout: 60_000 }, () => {
+  it('copies every token to every node: one made on another node authenticates here, its token never read', async () => {
+    const here = await directoryOn(2);
+    const there = await directoryOn(0);
+    const platform = preparePlatform(masterKey, {}, Date.now());
+    await there.register(platform.genesis);
+    const { tokenId, clientSecret } = platform.credentials.sandbox;
+    await here.watched(tokenId);
+
+    const before = here.reads;
+    assert.equal(await answerTo(here, tokenId, clientSecret), AUTHENTICATED);
+    assert.equal(here.reads - before, 1, "one read, of the token's environment; the token is in the copy");
+    assert.equal(await answerTo(here, tokenId, 'sk_wrong'), REFUSED);
+    assert.equal(await answerTo(here, platform.credentials.production.tokenId, clientSecret), REFUSED, "the sandbox secret does not open production");
+    assert.equal(here.reads - before, 2, "the production token's environment was read; nothing else");
+
+    // A node started later copies the tokens made so far before it serves.
+    const late = await directoryOn(1);
+    assert.deepEqual(late.token(tokenId), here.token(tokenId));
+  });
+
+  it('refuses an id the service did not issue without reading the bucket', async () => {
+    const here = await directoryOn(1);
+    const before = here.reads;
+    const madeUp = Array.from({ length: 200 }, (_, n) => `tok_${n % 2 === 0 ? 'sbx' : 'prd'}_${randomBytes(n % 4 < 2 ? 20 : 12).toString('hex')}`);
+    for (const tokenId of [...madeUp, 'nobody', 'tok_sbx_']) {
+      assert.equal(await answerTo(here, tokenId, 'sk_guess'), REFUSED, tokenId);
+    }
+    assert.equal(here.reads, before, 'made-up token ids cost no read');
+
+    // An issued id not in the copy (as one made on another node a moment ago) is read, once a second at most.
+    const issued = issueToken('sandbox', tokenIdKey(masterKey));
+    assert.equal(await answerTo(here, issued.tokenId, issued.clientSecret), REFUSED);
+    assert.equal(await answerTo(here, issued.tokenId, issued.clientSecret), REFUSED);
+    assert.equal(here.reads - before, 1, 'an issued id is looked for in the bucket');
+  });
+});
