@@ -82,7 +82,7 @@ export class Directory implements TokenSource {
    */
   async followTokens(masterKey: MasterKey): Promise<void> {
     this.#tokenIdKey = tokenIdKey(masterKey);
-    // Listed before the watch starts, so a listed key is in the watch's first delivery.
+    // Listed before the watch starts: with a token key listed, the watch's first delivery holds one and its end is marked (below).
     const none = (await bucketKeys(this.#jsm, DIRECTORY_BUCKET, `${TOKEN_KEY_PREFIX}>`)).length === 0;
     const watch = await retrying(DIRECTORY_BUCKET, () => this.#kv.watch({ key: `${TOKEN_KEY_PREFIX}>` }));
     await new Promise<void>((loaded, failed) => {
@@ -91,7 +91,7 @@ export class Directory implements TokenSource {
       (async () => {
         for await (const entry of watch) {
           this.#copy(entry);
-          // The watch's last value of its first delivery is its first update.
+          // The client marks the last value of the watch's first delivery, and every later one, as an update.
           if (entry.isUpdate) loaded();
         }
       })().then(
