@@ -240,7 +240,7 @@ export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: nu
       return merged;
     });
   }
-  if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkWebhookUrl('webhookEndpoint', patch.webhookEndpoint);
+  if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkOutboundUrl('webhookEndpoint', patch.webhookEndpoint);
   const embeddedWallet = patch.embeddedWalletConfig === undefined ? undefined : patchedEmbeddedWallet(config, patch.embeddedWalletConfig);
   return {
     ...config,
@@ -272,7 +272,11 @@ function patchedEmbeddedWallet(config: PlatformConfig, patch: EmbeddedWalletSett
       if (seen.has(item.issuer)) throw invalidField(`${field}.issuer`, `${item.issuer} is listed twice`);
       seen.add(item.issuer);
       if ((item.jwksUri === undefined) === (item.jwks === undefined)) throw invalidField(`${field}.jwksUri`, 'give exactly one of jwksUri or jwks');
-      if (item.jwksUri !== undefined) checkHttpUrl(`${field}.jwksUri`, item.jwksUri);
+      if (item.jwksUri !== undefined) {
+        // Fetched by the service: an outbound URL (where it leads is the route's check).
+        checkOutboundUrl(`${field}.jwksUri`, item.jwksUri);
+        checkHttpUrl(`${field}.jwksUri`, item.jwksUri);
+      }
       if (item.jwks !== undefined && item.jwks.keys.length === 0) throw invalidField(`${field}.jwks.keys`, 'at least one key');
     });
   }
@@ -328,13 +332,14 @@ function checkOrigin(field: string, value: string, rpId: string): void {
 }
 
 /**
- * The syntax of a webhook target (`webhookEndpoint`, or POST /webhooks/test's `url`): an
- * absolute http(s) URL without credentials. Whitespace and control characters are refused
- * anywhere, not trimmed: the URL parser silently drops them (leading, trailing, or a tab
- * inside), so what is stored would not be what is called. Where the URL may lead is the
- * target policy's question (src/webhooks/target-policy.ts), which needs the network.
+ * The syntax of a URL the service fetches because a platform gave it (`webhookEndpoint`,
+ * POST /webhooks/test's `url`, an OIDC issuer's `jwksUri`): an absolute http(s) URL
+ * without credentials. Whitespace and control characters are refused anywhere, not
+ * trimmed: the URL parser silently drops them (leading, trailing, or a tab inside), so what
+ * is stored would not be what is called. Where the URL may lead is the outbound policy's
+ * question (src/outbound/target-policy.ts), which needs the network.
  */
-export function checkWebhookUrl(field: string, value: string): URL {
+export function checkOutboundUrl(field: string, value: string): URL {
   if (/[\s\u0000-\u001f\u007f]/u.test(value)) throw invalidField(field, 'must not contain whitespace or control characters');
   let url: URL;
   try {

@@ -24,8 +24,8 @@ import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } fro
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { DEFAULT_MAX_PENDING_WEBHOOKS, type DeliveryObserver } from './webhooks/delivery.js';
-import { WebhookEgress } from './webhooks/egress.js';
-import { TargetPolicy, type Resolver } from './webhooks/target-policy.js';
+import { OutboundEgress } from './outbound/egress.js';
+import { TargetPolicy, type Resolver } from './outbound/target-policy.js';
 import { Obj, Str, validator } from './http/validation.js';
 import { createPlatform } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
@@ -62,10 +62,10 @@ export interface ServiceOptions {
   webhookTimeoutMs?: number;
   /** The most PENDING webhook events per environment (default MAX_PENDING_WEBHOOKS); tests lower it. */
   maxPendingWebhooks?: number;
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS, given directly (tests pass `env: {}`). */
-  allowPrivateWebhookTargets?: boolean;
-  /** How webhook host names resolve (default: the system's getaddrinfo); tests fake DNS with it. */
-  webhookResolver?: Resolver;
+  /** OUTBOUND_ALLOW_PRIVATE_TARGETS, given directly (tests pass `env: {}`). */
+  allowPrivateTargets?: boolean;
+  /** How the host names of outbound requests (webhooks, key sets) resolve (default: the system's getaddrinfo); tests fake DNS with it. */
+  outboundResolver?: Resolver;
 }
 
 export interface RunningService {
@@ -137,6 +137,22 @@ function booleanFrom(value: string | undefined, fallback: boolean, name: string)
 }
 
 /**
+ * OUTBOUND_ALLOW_PRIVATE_TARGETS, or WEBHOOK_ALLOW_PRIVATE_TARGETS (its name from when only
+ * webhooks went out, still read): both given must agree, so no deployment is left unsure
+ * which one counts.
+ */
+function allowPrivateTargetsFrom(env: NodeJS.ProcessEnv): boolean {
+  const given = (['OUTBOUND_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS'] as const)
+    .filter((name) => env[name] !== undefined && env[name] !== '')
+    .map((name) => ({ name, allowed: booleanFrom(env[name], false, name) }));
+  const [first, second] = given;
+  if (first !== undefined && second !== undefined && first.allowed !== second.allowed) {
+    throw new ConfigError(`OUTBOUND_ALLOW_PRIVATE_TARGETS (${String(first.allowed)}) and WEBHOOK_ALLOW_PRIVATE_TARGETS (${String(second.allowed)}) disagree; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`);
+  }
+  return first?.allowed ?? false;
+}
+
+/**
  * CRYPTO_ROUTES: comma-separated `operation=inline|pool` pairs moving operations off the
  * defaults (DEFAULT_ROUTES, chosen from bench/crypto.bench.ts; see docs/crypto.md).
  */
@@ -174,7 +190,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = 
     cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
     smtpUrl: smtpUrlFrom(env.SMTP_URL),
     maxPendingWebhooks: options.maxPendingWebhooks ?? integerFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS', 1),
-    allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? booleanFrom(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    allowPrivateTargets: options.allowPrivateTargets ?? allowPrivateTargetsFrom(env),
     logLevel: logLevelFrom(env.LOG_LEVEL),
     metrics: metricsFrom(env.METRICS),
     ...optional('cluster', clusterFrom(env, port)),
@@ -347,11 +363,11 @@ function servicesOver(parts: {
 }): Services {
   const { config, options, report, engine, world, masterKey, lock } = parts;
   const pool = createCryptoPool({ routes: config.cryptoRoutes });
-  const webhookTargets = new TargetPolicy({
-    allowPrivate: config.allowPrivateWebhookTargets,
-    ...optional('resolver', options.webhookResolver),
+  const outboundTargets = new TargetPolicy({
+    allowPrivate: config.allowPrivateTargets,
+    ...optional('resolver', options.outboundResolver),
   });
-  const egress = new WebhookEgress(webhookTargets);
+  const egress = new OutboundEgress(outboundTargets);
   return composeServices(
     {
       config,
@@ -361,8 +377,8 @@ function servicesOver(parts: {
       masterKey,
       crypto: pool,
       walletSigner: loadOrCreateServiceKey(config.dataDir, masterKey),
-      oidc: new OidcVerifier(),
-      webhookTargets,
+      oidc: new OidcVerifier({ fetcher: egress }),
+      outboundTargets,
       egress,
       delivery: {
         report,

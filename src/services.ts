@@ -10,8 +10,8 @@ import type { P256KeyPair } from './crypto/p256.js';
 import type { OidcVerifier } from './wallet/oidc.js';
 import { OtpHasher } from './wallet/otp.js';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.js';
-import type { Egress } from './webhooks/egress.js';
-import type { TargetPolicy } from './webhooks/target-policy.js';
+import type { Egress } from './outbound/egress.js';
+import type { TargetPolicy } from './outbound/target-policy.js';
 import type { LogLevel } from './ops/log.js';
 
 export interface ServiceConfig {
@@ -34,11 +34,12 @@ export interface ServiceConfig {
    */
   maxPendingWebhooks: number;
   /**
-   * WEBHOOK_ALLOW_PRIVATE_TARGETS: webhooks may go to any address, for deployments whose
-   * receivers live on a private network. Otherwise production sends to public addresses
-   * only and sandbox to public and loopback ones (src/webhooks/target-policy.ts).
+   * OUTBOUND_ALLOW_PRIVATE_TARGETS (or WEBHOOK_ALLOW_PRIVATE_TARGETS): webhooks and key-set
+   * fetches may go to any address, for deployments whose receivers live on a private
+   * network. Otherwise production goes to public addresses only and sandbox to public and
+   * loopback ones (src/outbound/target-policy.ts).
    */
-  allowPrivateWebhookTargets: boolean;
+  allowPrivateTargets: boolean;
   /** LOG_LEVEL: the least level logged; `debug` adds a line per request. */
   logLevel: LogLevel;
   /** METRICS: GET /metrics is served and the service measures itself (on by default). */
@@ -80,8 +81,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Webhook delivery; started by `startService`, idle in commands that only open the store. */
   webhooks: WebhookDelivery;
-  /** Where webhooks may go: checked when a URL is given, and again on every connection. */
-  webhookTargets: TargetPolicy;
+  /** Where outbound requests (webhooks, key sets) may go: checked when a URL is given, and again on every connection. */
+  outboundTargets: TargetPolicy;
   /** Final commit, then stops the crypto workers and frees the data directory's lock. */
   close(): Promise<void>;
 }
@@ -113,7 +114,7 @@ export function composeServices(parts: ServiceParts, closeRest: () => Promise<vo
     otpHasher: new OtpHasher(masterKey),
     oidc: parts.oidc,
     webhooks,
-    webhookTargets: parts.webhookTargets,
+    outboundTargets: parts.outboundTargets,
     close: () => {
       closing ??= (async () => {
         webhooks.stop();

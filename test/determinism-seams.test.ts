@@ -46,7 +46,7 @@ const ALLOWED: Readonly<Record<string, { calls: readonly string[]; why: string }
   'src/engine/log.ts': { calls: ['performance.now'], why: 'commit latency for metrics: never in an entry' },
   'src/engine/snapshot.ts': { calls: ['performance.now'], why: "pacing a snapshot's writes (the default meter): never in what it writes" },
   'src/crypto/pool.ts': { calls: ['performance.now'], why: "a closing pool's bounded wait for its workers to load: never in a result" },
-  'src/webhooks/egress.ts': { calls: ['performance.now'], why: "the real network's answer time; a simulation sends through its own egress" },
+  'src/outbound/egress.ts': { calls: ['performance.now'], why: "the real network's answer time; a simulation sends through its own egress" },
 };
 
 function sourcesUnder(dir: string): string[] {

@@ -1,12 +1,15 @@
 // OIDC id tokens (src/wallet/oidc.ts): verified against trusted issuers whose keys are
-// inline or served by a JWKS endpoint (a node:http server on loopback here), and the
-// sandbox's structural parse.
+// inline or served by a JWKS endpoint (a node:http server on loopback here, reached through
+// an egress whose policy allows private targets), and the sandbox's structural parse.
+// Where a key set may be fetched from is test/outbound-key-sets.test.ts's.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { OidcVerifier, parseSandboxOidc } from '../src/wallet/oidc.js';
+import { OidcVerifier, parseSandboxOidc, type OidcVerifierOptions } from '../src/wallet/oidc.js';
+import { OutboundEgress } from '../src/outbound/egress.js';
+import { TargetPolicy } from '../src/outbound/target-policy.js';
 import { WalletAuthError } from '../src/wallet/errors.js';
 import type { OidcIssuerConfig, PublicJwk } from '../actors/platform.js';
 
@@ -57,6 +60,9 @@ async function refusedWith(promise: Promise<unknown>, detail: RegExp): Promise<v
 }
 
 describe('wallet-auth oidc', () => {
+  // The JWKS server is on loopback: allowed as an operator allowing private targets would.
+  const egress = new OutboundEgress(new TargetPolicy({ allowPrivate: true }));
+  const newVerifier = (options: Omit<OidcVerifierOptions, 'fetcher'> = {}): OidcVerifier => new OidcVerifier({ fetcher: egress, ...options });
   let server: Server;
   let jwksUri = '';
   let served: JWK[] = [];
@@ -85,12 +91,13 @@ describe('wallet-auth oidc', () => {
     ];
   });
   after(async () => {
+    egress.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
 
   it('verifies tokens signed by a key of the issuer JWKS (fetched once, cached) or of an inline JWKS', async () => {
-    const verifier = new OidcVerifier();
+    const verifier = newVerifier();
     const before = fetches;
     const verified = await verifier.verify(await token(ec, { email: 'ada@example.com' }), issuers, NOW);
     assert.deepEqual(verified, {
@@ -109,7 +116,7 @@ describe('wallet-auth oidc', () => {
   });
 
   it('refuses an expired token, a wrong or unconfigured issuer, a wrong audience, a stale or future iat', async () => {
-    const verifier = new OidcVerifier();
+    const verifier = newVerifier();
     await refusedWith(verifier.verify(await token(ec, { iatMs: NOW - 30_000, expMs: NOW - 1000 }), issuers, NOW), /exp/);
     await refusedWith(verifier.verify(await token(ec, { iss: 'https://evil.example' }), issuers, NOW), /not a trusted issuer/);
     // A configured issuer's name on a token signed by another issuer's key.
@@ -125,7 +132,7 @@ describe('wallet-auth oidc', () => {
   });
 
   it('refuses a key the issuer does not publish, a tampered token, alg none and non-JWTs', async () => {
-    const verifier = new OidcVerifier();
+    const verifier = newVerifier();
     await refusedWith(verifier.verify(await token(stranger), issuers, NOW), /no applicable key|JWKSNoMatchingKey/i);
     // The stranger's key under a published kid: the signature does not verify.
     await refusedWith(verifier.verify(await token({ ...stranger, kid: 'ec-1' }), issuers, NOW), /signature/i);
@@ -143,7 +150,7 @@ describe('wallet-auth oidc', () => {
   });
 
   it('an unknown kid refetches the key set (after the cooldown), so a rotated key verifies', async () => {
-    const verifier = new OidcVerifier();
+    const verifier = newVerifier();
     const rotated = await signingKey('ec-2');
     await verifier.verify(await token(ec), issuers, NOW);
     served = [ec.jwk, rsa.jwk, rotated.jwk];
@@ -151,14 +158,14 @@ describe('wallet-auth oidc', () => {
       // Within jose's 30 s cooldown the cached set answers: the new key is unknown yet.
       await refusedWith(verifier.verify(await token(rotated), issuers, NOW), /no applicable key|JWKSNoMatchingKey/i);
       // A fresh verifier (as after a restart) fetches and finds it.
-      assert.equal((await new OidcVerifier().verify(await token(rotated), issuers, NOW)).issuer, ISSUER);
+      assert.equal((await newVerifier().verify(await token(rotated), issuers, NOW)).issuer, ISSUER);
     } finally {
       served = [ec.jwk, rsa.jwk];
     }
   });
 
   it('a JWKS endpoint that does not answer is refused after the fetch timeout', async () => {
-    const verifier = new OidcVerifier({ fetchTimeoutMs: 100 });
+    const verifier = newVerifier({ fetchTimeoutMs: 100 });
     stall = true;
     try {
       await refusedWith(verifier.verify(await token(ec), issuers, NOW), /timed out|timeout/i);

@@ -1,5 +1,5 @@
-// Where webhooks may go (src/webhooks/target-policy.ts, egress.ts): production only to
-// public addresses, sandbox also to loopback, WEBHOOK_ALLOW_PRIVATE_TARGETS lifts the rule.
+// Where webhooks may go (src/outbound/target-policy.ts, egress.ts): production only to
+// public addresses, sandbox also to loopback, OUTBOUND_ALLOW_PRIVATE_TARGETS lifts the rule.
 // Refused in PATCH /config and POST /webhooks/test with a 400 naming the field, however the
 // address is written, and again at every delivery against the address connected to.
 //
@@ -9,102 +9,25 @@
 // went to loopback, and the refusal tests assert that none was even tried.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { ManualClock } from '../src/engine/clock.js';
 import { configFromEnv, ConfigError } from '../src/app.js';
-import { classifyAddress, TargetPolicy, type ResolvedAddress, type Resolver } from '../src/webhooks/target-policy.js';
-import { WebhookEgress } from '../src/webhooks/egress.js';
+import { classifyAddress, TargetPolicy } from '../src/outbound/target-policy.js';
+import { OutboundEgress } from '../src/outbound/egress.js';
 import { startTestService, type TestService } from './support/service.js';
+import { ConnectionWatch, FakeDns, PUBLIC_LOOKING, startListener, type Listener } from './support/outbound.js';
 import { assertInvalid, assertStatus, createCustomer, read, type Auth } from './support/assertions.js';
 import { accountIn, fundedCustomer, until } from './support/money.js';
 
-/** Stands in for a public address the fake DNS hands out; no test ever connects to it. */
-const PUBLIC_LOOKING = '93.184.215.14';
-
 // ---- every TCP connection attempt of this process ------------------------------------------
 
-const attempts: Array<{ ip: string; port: number }> = [];
-const LOOPBACK = new Set(['127.0.0.1', '::1']);
-const onSocket = (message: unknown): void => {
-  const { socket } = message as { socket: Socket };
-  socket.on('connectionAttempt', (ip: string, port: number) => {
-    attempts.push({ ip, port });
-    // A safety net should the code under test be broken: net emits this just before the
-    // connect call, so throwing here stops the packet (and fails the test loudly).
-    if (!LOOPBACK.has(ip)) throw new Error(`the suite tried to connect off the machine, to ${ip}:${port}`);
-  });
-};
-subscribe('net.client.socket', onSocket);
-
-/** Ports of the services under test: the suite's own requests to them are not webhooks. */
-const servicePorts = new Set<number>();
-
-/** Connection attempts made since `mark` to anything but a service under test. */
-function outboundSince(mark: number): Array<{ ip: string; port: number }> {
-  return attempts.slice(mark).filter((a) => !servicePorts.has(a.port));
-}
+const watch = new ConnectionWatch().start();
+const attempts = watch.attempts;
+const outboundSince = (mark: number) => watch.outboundSince(mark);
 
 async function service(options: Parameters<typeof startTestService>[0]): Promise<TestService> {
   const svc = await startTestService(options);
-  servicePorts.add(svc.service.http.port);
+  watch.servicePorts.add(svc.service.http.port);
   return svc;
-}
-
-// ---- fake DNS -------------------------------------------------------------------------------
-
-class FakeDns {
-  readonly names = new Map<string, ResolvedAddress[]>([
-    ['localhost', [{ address: '127.0.0.1', family: 4 }]],
-    ['loopback.test', [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]],
-    ['mixed.test', [{ address: PUBLIC_LOOKING, family: 4 }, { address: '127.0.0.1', family: 4 }]],
-    ['lan.test', [{ address: '10.0.0.5', family: 4 }]],
-    ['metadata.test', [{ address: '169.254.169.254', family: 4 }]],
-    ['ula.test', [{ address: 'fd00::5', family: 6 }]],
-  ]);
-  readonly asked: string[] = [];
-  readonly resolver: Resolver = async (hostname) => {
-    this.asked.push(hostname);
-    const found = this.names.get(hostname.toLowerCase());
-    if (found === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return found;
-  };
-  set(name: string, address: string): void {
-    this.names.set(name, [{ address, family: address.includes(':') ? 6 : 4 }]);
-  }
-}
-
-// ---- a loopback listener that counts connections ----------------------------------------------
-
-interface Listener {
-  port: number;
-  url(path?: string): string;
-  connections: number;
-  requests: number;
-  close(): Promise<void>;
-}
-
-async function startListener(answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(200).end()): Promise<Listener> {
-  const server = createServer((req, res) => {
-    listener.requests++;
-    req.resume();
-    req.on('end', () => answer(req, res));
-  });
-  server.on('connection', () => listener.connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const listener: Listener = {
-    port,
-    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
-    connections: 0,
-    requests: 0,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-  return listener;
 }
 
 // ---- the address forms ----------------------------------------------------------------------
@@ -238,7 +161,7 @@ describe('address classification', () => {
     assert.throws(() => classifyAddress('localhost'), TypeError);
   });
 
-  it('production allows public only; sandbox public and loopback; WEBHOOK_ALLOW_PRIVATE_TARGETS everything', () => {
+  it('production allows public only; sandbox public and loopback; OUTBOUND_ALLOW_PRIVATE_TARGETS everything', () => {
     const strict = new TargetPolicy();
     const lifted = new TargetPolicy({ allowPrivate: true });
     assert.equal(strict.refusal('production', '8.8.8.8'), undefined);
@@ -252,14 +175,21 @@ describe('address classification', () => {
     }
   });
 
-  it('WEBHOOK_ALLOW_PRIVATE_TARGETS is strictly true or false; a bad value refuses to start naming it', () => {
-    assert.equal(configFromEnv({}).allowPrivateWebhookTargets, false);
-    assert.equal(configFromEnv({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '' }).allowPrivateWebhookTargets, false);
-    assert.equal(configFromEnv({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).allowPrivateWebhookTargets, false);
-    assert.equal(configFromEnv({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateWebhookTargets, true);
-    for (const bad of ['TRUE', '1', 'yes', ' true', 'on']) {
-      assert.throws(() => configFromEnv({ WEBHOOK_ALLOW_PRIVATE_TARGETS: bad }), (err: unknown) => err instanceof ConfigError && /WEBHOOK_ALLOW_PRIVATE_TARGETS/.test(err.message), bad);
+  it('OUTBOUND_ALLOW_PRIVATE_TARGETS (or its older name WEBHOOK_ALLOW_PRIVATE_TARGETS) is strictly true or false; a bad value refuses to start naming it', () => {
+    assert.equal(configFromEnv({}).allowPrivateTargets, false);
+    for (const name of ['OUTBOUND_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS']) {
+      assert.equal(configFromEnv({ [name]: '' }).allowPrivateTargets, false, name);
+      assert.equal(configFromEnv({ [name]: 'false' }).allowPrivateTargets, false, name);
+      assert.equal(configFromEnv({ [name]: 'true' }).allowPrivateTargets, true, name);
+      for (const bad of ['TRUE', '1', 'yes', ' true', 'on']) {
+        assert.throws(() => configFromEnv({ [name]: bad }), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${bad}`);
+      }
     }
+    assert.equal(configFromEnv({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateTargets, true);
+    assert.throws(
+      () => configFromEnv({ OUTBOUND_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
+      (err: unknown) => err instanceof ConfigError && /OUTBOUND_ALLOW_PRIVATE_TARGETS.*WEBHOOK_ALLOW_PRIVATE_TARGETS.*disagree/.test(err.message),
+    );
   });
 });
 
@@ -267,7 +197,7 @@ describe('address classification', () => {
 
 describe('webhook egress', () => {
   const dns = new FakeDns();
-  const egress = new WebhookEgress(new TargetPolicy({ resolver: dns.resolver }));
+  const egress = new OutboundEgress(new TargetPolicy({ resolver: dns.resolver }));
   let listener: Listener;
   before(async () => {
     listener = await startListener();
@@ -316,7 +246,7 @@ describe('webhook egress', () => {
 
 describe('webhook egress limits', () => {
   it('reads at most 64 KiB of an answer, and cuts off an endpoint that does not answer in time', async () => {
-    const egress = new WebhookEgress(new TargetPolicy());
+    const egress = new OutboundEgress(new TargetPolicy());
     // An answer that never ends: the status counts once the bound is read.
     const endless = await startListener((_req, res) => {
       res.writeHead(201);
@@ -359,7 +289,7 @@ describe('PATCH /config and POST /webhooks/test refuse internal targets', () => 
   let svc: TestService;
   let listener: Listener;
   before(async () => {
-    svc = await service({ webhookResolver: dns.resolver });
+    svc = await service({ outboundResolver: dns.resolver });
     listener = await startListener();
   });
   after(async () => {
@@ -455,7 +385,7 @@ describe('delivery checks the address it connects to', () => {
   it('production: DNS that answers public at PATCH and loopback at delivery is refused there; nothing connects', async () => {
     const dns = new FakeDns();
     const listener = await startListener();
-    const svc = await service({ clock: new ManualClock(), webhookResolver: dns.resolver });
+    const svc = await service({ clock: new ManualClock(), outboundResolver: dns.resolver });
     try {
       dns.set('hooks.rebind.test', PUBLIC_LOOKING);
       assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: `http://hooks.rebind.test:${listener.port}/hook` }, auth: 'production' }), 200);
@@ -476,9 +406,9 @@ describe('delivery checks the address it connects to', () => {
     }
   });
 
-  it('production with WEBHOOK_ALLOW_PRIVATE_TARGETS=true delivers to a loopback listener', async () => {
+  it('production with OUTBOUND_ALLOW_PRIVATE_TARGETS=true delivers to a loopback listener', async () => {
     const listener = await startListener();
-    const svc = await service({ clock: new ManualClock(), allowPrivateWebhookTargets: true });
+    const svc = await service({ clock: new ManualClock(), allowPrivateTargets: true });
     try {
       assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: listener.url() }, auth: 'production' }), 200);
       await productionEvent(svc);
@@ -494,7 +424,7 @@ describe('delivery checks the address it connects to', () => {
   it('sandbox delivers to loopback, and refuses a name that turns to 10.0.0.1 before connecting', async () => {
     const dns = new FakeDns();
     const listener = await startListener();
-    const svc = await service({ clock: new ManualClock(), webhookResolver: dns.resolver });
+    const svc = await service({ clock: new ManualClock(), outboundResolver: dns.resolver });
     try {
       assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: `http://localhost:${listener.port}/hook` } }), 200);
       await fundedCustomer(svc, 100);
@@ -539,9 +469,8 @@ describe('delivery checks the address it connects to', () => {
 
 describe('nothing left the machine', () => {
   it('every connection attempt of this suite went to loopback', () => {
-    unsubscribe('net.client.socket', onSocket);
+    watch.stop();
     assert.ok(attempts.length > 0, 'the watcher saw the suite connect');
-    const offMachine = attempts.filter((a) => !LOOPBACK.has(a.ip));
-    assert.deepEqual(offMachine, []);
+    assert.deepEqual(watch.offMachine(), []);
   });
 });

@@ -17,8 +17,8 @@ import { openApiDocument } from '../http/openapi.js';
 import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported } from '../data-dir.js';
 import { createCryptoPool } from '../crypto/pool.js';
 import { MasterKey } from '../crypto/master-key.js';
-import { TargetPolicy } from '../webhooks/target-policy.js';
-import { WebhookEgress } from '../webhooks/egress.js';
+import { TargetPolicy } from '../outbound/target-policy.js';
+import { OutboundEgress } from '../outbound/egress.js';
 import { OidcVerifier } from '../wallet/oidc.js';
 import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
 import { notFound } from '../../actors/errors.js';
@@ -134,8 +134,8 @@ async function joinCluster(parts: {
   const shelf = await SnapshotShelf.open(nc, { replicas, report });
   const crypto = createCryptoPool({ routes: config.cryptoRoutes });
   closers.push(() => crypto.close());
-  const webhookTargets = new TargetPolicy({ allowPrivate: config.allowPrivateWebhookTargets, ...optional('resolver', options.webhookResolver) });
-  const egress = new WebhookEgress(webhookTargets);
+  const outboundTargets = new TargetPolicy({ allowPrivate: config.allowPrivateTargets, ...optional('resolver', options.outboundResolver) });
+  const egress = new OutboundEgress(outboundTargets);
   closers.push(() => egress.close());
   const node = new ClusterNode(
     {
@@ -150,8 +150,8 @@ async function joinCluster(parts: {
       masterKey,
       crypto,
       walletSigner: await directory.exportSigner(masterKey),
-      oidc: new OidcVerifier(),
-      webhookTargets,
+      oidc: new OidcVerifier({ fetcher: egress }),
+      outboundTargets,
       egress,
       ...optional('clock', options.clock),
       ...optional('observer', metrics),

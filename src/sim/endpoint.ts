@@ -2,7 +2,7 @@
 // the simulator's draws. An approval webhook (INCOMING_PAYMENT, PENDING) is approved (200),
 // rejected (403), left for the platform to decide by API (202), refused (500) or not
 // answered in time; other events mostly succeed. During an outage nothing is answered.
-import type { Egress, EgressOutcome, EgressRequest } from '../webhooks/egress.js';
+import type { Egress, EgressOutcome, EgressRequest } from '../outbound/egress.js';
 import type { Rng } from './random.js';
 
 export class SimulatedEndpoint implements Egress {

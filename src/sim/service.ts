@@ -11,12 +11,15 @@ import { keyPairFromPrivateKey } from '../crypto/p256.js';
 import { createHash } from 'node:crypto';
 import { CryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from '../crypto/pool.js';
 import { OidcVerifier } from '../wallet/oidc.js';
-import type { Egress } from '../webhooks/egress.js';
-import { TargetPolicy } from '../webhooks/target-policy.js';
+import type { DocumentFetcher, Egress } from '../outbound/egress.js';
+import { TargetPolicy } from '../outbound/target-policy.js';
 import { ApiRequests, API_VERSION } from '../http/requests.js';
 import type { Route } from '../http/route.js';
 import { composeServices, type Services } from '../services.js';
 import type { SimulatedDisk } from './storage.js';
+
+/** The simulation has no network to fetch a document from. */
+const NO_DOCUMENTS: DocumentFetcher = { get: () => Promise.reject(new Error('the simulation fetches no documents')) };
 
 export interface SimulatedServiceOptions {
   disk: SimulatedDisk;
@@ -89,7 +92,7 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
         cryptoRoutes: INLINE,
         smtpUrl: undefined,
         maxPendingWebhooks: 1_000_000,
-        allowPrivateWebhookTargets: true,
+        allowPrivateTargets: true,
         logLevel: 'info',
         metrics: false,
       },
@@ -99,9 +102,10 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
       masterKey,
       crypto,
       walletSigner: keyPairFromPrivateKey(options.signerKey),
-      oidc: new OidcVerifier(),
+      // The simulated platforms use sandbox, which verifies no token and fetches no key set.
+      oidc: new OidcVerifier({ fetcher: NO_DOCUMENTS }),
       // Any target is allowed, and nothing is looked up: the simulation has no network.
-      webhookTargets: new TargetPolicy({
+      outboundTargets: new TargetPolicy({
         allowPrivate: true,
         resolver: () => Promise.reject(new Error('the simulation resolves no names')),
       }),

@@ -4,9 +4,16 @@
 // audience where one is configured, `exp`, and freshness: SERVICE_SPEC part 8 wants `iat`
 // less than 60 seconds before the request, so a fresh token is needed on every call.
 // Sandbox only parses the token (`parseSandboxOidc`).
-import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+//
+// A jwksUri is a URL the platform chose, so its key set is fetched through the service's
+// one egress (src/outbound/egress.ts) under the outbound policy, never by jose's own
+// fetch: production's rule (public addresses only unless the operator allows private
+// targets), checked against the address connected to, no redirects, a bounded answer.
+// Only production verifies tokens, so production's rule is the one that applies.
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type FetchImplementation, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { OidcIdentity } from '../../actors/commands/wallet.js';
 import type { OidcIssuerConfig } from '../../actors/platform.js';
+import type { DocumentFetcher } from '../outbound/egress.js';
 import { WalletAuthError } from './errors.js';
 
 /** SERVICE_SPEC part 8: `iat` less than 60 s before the request. */
@@ -19,8 +26,12 @@ export const WELL_KNOWN_ISSUERS: readonly string[] = ['https://accounts.google.c
 export const MAX_OIDC_TOKEN_CHARS = 16 * 1024;
 /** Asymmetric algorithms only: a JWKS publishes public keys, and `none` or HMAC must never pass. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+/** A key set is a few KiB (a provider publishing certificate chains, some tens); a larger answer is refused. */
+export const MAX_KEY_SET_BYTES = 256 * 1024;
 
 export interface OidcVerifierOptions {
+  /** Where key sets are fetched: the service's OutboundEgress, which applies the outbound policy. */
+  fetcher: DocumentFetcher;
   /** Abort a JWKS fetch after this long (default 5 s). */
   fetchTimeoutMs?: number;
   /** Keep fetched keys this long before fetching again (default 10 min); an unknown `kid` refetches, at most every 30 s. */
@@ -39,6 +50,7 @@ export interface VerifiedOidcToken {
 }
 
 export class OidcVerifier {
+  readonly #fetch: FetchImplementation;
   readonly #fetchTimeoutMs: number;
   readonly #cacheMaxAgeMs: number;
   readonly #maxRemoteSets: number;
@@ -47,10 +59,11 @@ export class OidcVerifier {
   /** Inline key sets by the configuration object holding them (replaced, never mutated, by PATCH /config). */
   readonly #inline = new WeakMap<object, JWTVerifyGetKey>();
 
-  constructor(options: OidcVerifierOptions = {}) {
+  constructor(options: OidcVerifierOptions) {
     this.#fetchTimeoutMs = options.fetchTimeoutMs ?? 5_000;
     this.#cacheMaxAgeMs = options.cacheMaxAgeMs ?? 10 * 60_000;
     this.#maxRemoteSets = options.maxRemoteSets ?? 100;
+    this.#fetch = keySetFetch(options.fetcher, this.#fetchTimeoutMs);
   }
 
   /** Verifies `token` at `nowMs` against `issuers`; throws WalletAuthError('Invalid OIDC token') naming the failed check in `detail`. */
@@ -95,7 +108,7 @@ export class OidcVerifier {
     const uri = issuer.jwksUri!;
     let set = this.#remote.get(uri);
     if (set === undefined) {
-      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: this.#fetchTimeoutMs, cacheMaxAge: this.#cacheMaxAgeMs });
+      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: this.#fetchTimeoutMs, cacheMaxAge: this.#cacheMaxAgeMs, [customFetch]: this.#fetch });
       if (this.#remote.size >= this.#maxRemoteSets) this.#remote.delete(this.#remote.keys().next().value!);
     } else {
       this.#remote.delete(uri);
@@ -103,6 +116,30 @@ export class OidcVerifier {
     this.#remote.set(uri, set);
     return set;
   }
+}
+
+/**
+ * jose's fetch for remote key sets, through `fetcher` under production's rule. A refusal,
+ * a timeout (jose reports a TimeoutError as such) or an oversized answer rejects; any
+ * status but 200 is refused here, a redirect included, with the status in the message.
+ */
+function keySetFetch(fetcher: DocumentFetcher, timeoutMs: number): FetchImplementation {
+  return async (url, options) => {
+    const headers: Record<string, string> = {};
+    options.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const answer = await fetcher.get({
+      environment: 'production',
+      url,
+      headers,
+      timeoutMs,
+      signal: options.signal,
+      maxBytes: MAX_KEY_SET_BYTES,
+    });
+    if (answer.statusCode !== 200) throw new Error(`the key set endpoint answered ${answer.statusCode}, not 200`);
+    return new Response(new Uint8Array(answer.body), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
 }
 
 /**

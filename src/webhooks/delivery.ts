@@ -45,7 +45,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
 import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
 import { isoTime } from '../../actors/iso-time.js';
-import type { Egress, EgressOutcome } from './egress.js';
+import type { Egress, EgressOutcome } from '../outbound/egress.js';
 
 /** CONTRACT.md: a 2xx within 5 s is success. */
 export const DELIVERY_TIMEOUT_MS = 5_000;
@@ -122,7 +122,7 @@ export interface DeliveryDeps {
   world: World;
   masterKey: MasterKey;
   crypto: CryptoPool;
-  /** Sends only where the webhook target policy allows (the service's WebhookEgress). */
+  /** Sends only where the outbound policy allows (the service's OutboundEgress). */
   egress: Egress;
 }
 

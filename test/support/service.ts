@@ -8,7 +8,7 @@ import net from 'node:net';
 import assert from 'node:assert/strict';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
-import type { Resolver } from '../../src/webhooks/target-policy.js';
+import type { Resolver } from '../../src/outbound/target-policy.js';
 import { schemaErrors, type JsonSchema } from './json-schema.js';
 
 const API_PREFIX = '/2025-10-13';
@@ -79,10 +79,10 @@ export function basicHeader(tokenId: string, secret: string): string {
 }
 
 /**
- * The suites' default DNS for webhook hosts: `localhost` is 127.0.0.1 (as /etc/hosts has
- * it) and every other name does not resolve, so no suite sends a DNS query off the machine
- * (the names they configure, *.example.com, do not resolve there either). A suite that
- * needs more passes its own `webhookResolver`.
+ * The suites' default DNS for outbound hosts (webhooks, key sets): `localhost` is
+ * 127.0.0.1 (as /etc/hosts has it) and every other name does not resolve, so no suite
+ * sends a DNS query off the machine (the names they configure, *.example.com, do not
+ * resolve there either). A suite that needs more passes its own `outboundResolver`.
  */
 export const localOnlyResolver: Resolver = async (hostname) => {
   if (hostname.toLowerCase() === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
@@ -92,7 +92,7 @@ export const localOnlyResolver: Resolver = async (hostname) => {
 export async function startTestService(options: ServiceOptions & { dataDir?: string } = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const lines: string[] = [];
-  const service = await startService({ port: 0, report: (line) => lines.push(line), webhookResolver: localOnlyResolver, ...options, dataDir, env: options.env ?? {} });
+  const service = await startService({ port: 0, report: (line) => lines.push(line), outboundResolver: localOnlyResolver, ...options, dataDir, env: options.env ?? {} });
   const credentials = JSON.parse(readFileSync(service.credentialsPath, 'utf8')) as PlatformCredentials;
   const basic = (environment: 'sandbox' | 'production'): string =>
     basicHeader(credentials[environment].tokenId, credentials[environment].clientSecret);

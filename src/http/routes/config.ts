@@ -21,6 +21,16 @@ const PatchConfig = Obj(
   { $id: 'UpdateConfigRequest' },
 );
 
+/** The URLs a patch gives that the service will fetch (a webhook endpoint, key sets), by field. */
+function outboundUrlsOf(body: Static<typeof PatchConfig>): Array<[field: string, url: string]> {
+  const urls: Array<[string, string]> = [];
+  if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') urls.push(['webhookEndpoint', body.webhookEndpoint]);
+  body.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => {
+    if (issuer.jwksUri !== undefined) urls.push([`embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, issuer.jwksUri]);
+  });
+  return urls;
+}
+
 /** The configuration as read, with the signer clients check OTP targets and tokens against. */
 const configReply = (services: Services, current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current, toHex(services.walletSigner.publicKey)) });
 
@@ -49,12 +59,10 @@ export const configRoutes: Route[] = [
     status: 200,
     handle: async (ctx) => {
       const { services, env, body } = ctx;
-      // Where the endpoint leads needs DNS, so it is checked here rather than in the
-      // decision (which would hold the environment's mailbox for the lookup). Nothing it
-      // reads can change meanwhile: an environment's kind is fixed at creation.
-      if (body.webhookEndpoint !== undefined && body.webhookEndpoint !== '') {
-        await services.webhookTargets.check(env.environment, 'webhookEndpoint', body.webhookEndpoint);
-      }
+      // Where the URLs the service will fetch lead needs DNS, so it is checked here rather
+      // than in the decision (which would hold the environment's mailbox for the lookup).
+      // Nothing it reads can change meanwhile: an environment's kind is fixed at creation.
+      for (const [field, url] of outboundUrlsOf(body)) await services.outboundTargets.check(env.environment, field, url);
       const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, (current) => configReply(services, current));
       // A new endpoint gets the events that waited for one.
       services.webhooks.kick(env.id);

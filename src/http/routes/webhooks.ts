@@ -123,7 +123,7 @@ export const webhookRoutes: Route[] = [
       const url = body.url ?? services.world.envs.get(env.id)!.config.webhookEndpoint;
       if (url === '') throw invalidField('url', 'is required when no webhookEndpoint is configured');
       // The same rule as a configured endpoint (a stored one is checked again: it may predate it).
-      await services.webhookTargets.check(env.environment, 'url', url);
+      await services.outboundTargets.check(env.environment, 'url', url);
       return { status: 200, body: await services.webhooks.sendTest(env.id, url) };
     },
   }),

@@ -191,7 +191,7 @@ const PublicJwkSchema = Obj(
 const OidcIssuerSchema = Obj(
   {
     issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
-    jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL; exactly one of jwksUri or jwks" })),
+    jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL (https; http on loopback only); exactly one of jwksUri or jwks. Fetched by the service: production public addresses only (sandbox: also loopback)" })),
     jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
     audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
   },

@@ -1,24 +1,26 @@
-// Where webhooks may go. A platform token sets `webhookEndpoint` and asks for test sends, so
-// without this the service would make requests into its own network for anyone holding
-// one (cloud metadata at 169.254.169.254, admin ports on loopback, the private LAN) and,
-// through POST /webhooks/test, report what answered.
+// Where the service's outbound requests may go: every URL it fetches because a platform
+// configured it (webhook endpoints and test sends, OIDC key sets at jwksUri). A platform
+// token sets these URLs, so without this the service would make requests into its own
+// network for anyone holding one (cloud metadata at 169.254.169.254, admin ports on
+// loopback, the private LAN) and report, by an answer or only by its timing, what answered.
 //
-// The rule: production sends only to public unicast addresses; sandbox also to loopback
+// The rule: production goes only to public unicast addresses; sandbox also to loopback
 // (developers run receivers on their own machine) and nothing else that is not public;
-// WEBHOOK_ALLOW_PRIVATE_TARGETS=true lifts the rule for deployments whose receivers live
-// on a private network. A host name is resolved and every address it gives must be
-// allowed. The check is made when a URL is given (PATCH /config, POST /webhooks/test, for
-// a 400 naming the field) and again on every connection (src/webhooks/egress.ts), against
-// the address actually connected to, since DNS may answer differently later.
+// OUTBOUND_ALLOW_PRIVATE_TARGETS=true (or its older name WEBHOOK_ALLOW_PRIVATE_TARGETS)
+// lifts the rule for deployments whose receivers live on a private network. A host name is
+// resolved and every address it gives must be allowed. The check is made when a URL is
+// given (PATCH /config, POST /webhooks/test, for a 400 naming the field) and again on every
+// connection (egress.ts), against the address actually connected to, since DNS may answer
+// differently later.
 //
-// The URL's syntax is actors/platform.ts checkWebhookUrl (pure, in the decision); this
+// The URL's syntax is actors/platform.ts checkOutboundUrl (pure, in the decision); this
 // module is the part that needs the network.
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { checkWebhookUrl, type Environment } from '../../actors/platform.js';
+import { checkOutboundUrl, type Environment } from '../../actors/platform.js';
 import { invalidField } from '../../actors/errors.js';
 
-/** `public`: allowed everywhere; `loopback`: in sandbox too; `non-public`: only with WEBHOOK_ALLOW_PRIVATE_TARGETS. */
+/** `public`: allowed everywhere; `loopback`: in sandbox too; `non-public`: only when the operator allows private targets. */
 export type AddressKind = 'public' | 'loopback' | 'non-public';
 
 export interface AddressClass {
@@ -161,7 +163,7 @@ export function classifyAddress(address: string): AddressClass {
 }
 
 export interface TargetPolicyOptions {
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: every address is allowed. */
+  /** OUTBOUND_ALLOW_PRIVATE_TARGETS: every address is allowed. */
   allowPrivate?: boolean;
   /** How host names are resolved, at check time and for every connection; tests fake DNS here. */
   resolver?: Resolver;
@@ -184,7 +186,7 @@ export class TargetPolicy {
     if (this.allowPrivate) return undefined;
     const { kind, range } = classifyAddress(address);
     if (kind === 'public' || (kind === 'loopback' && environment === 'sandbox')) return undefined;
-    return environment === 'sandbox' ? `${range}; sandbox webhooks go to public or loopback addresses only` : `${range}; webhooks go to public addresses only`;
+    return environment === 'sandbox' ? `${range}; sandbox requests go to public or loopback addresses only` : `${range}; requests go to public addresses only`;
   }
 
   /**
@@ -203,13 +205,13 @@ export class TargetPolicy {
   }
 
   /**
-   * Checks a webhook URL given in a request (field `field`): its syntax, then where it
-   * leads, throwing a 400 naming the field. A name that does not resolve now (or not within
-   * the timeout) is accepted: an endpoint may be configured before its DNS record exists,
-   * and every connection is checked again when it is made.
+   * Checks a URL given in a request (field `field`): its syntax, then where it leads,
+   * throwing a 400 naming the field. A name that does not resolve now (or not within the
+   * timeout) is accepted: an endpoint may be configured before its DNS record exists, and
+   * every connection is checked again when it is made.
    */
   async check(environment: Environment, field: string, value: string): Promise<void> {
-    const url = checkWebhookUrl(field, value);
+    const url = checkOutboundUrl(field, value);
     if (this.allowPrivate) return;
     const host = bareAddress(url.hostname);
     if (isIP(host) !== 0) {
