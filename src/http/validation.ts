@@ -47,6 +47,7 @@ export function TextRecord<V extends TSchema>(value: V, maxNameLength: number, o
   NAME_RULES.set(names, `property names must be 1 to ${maxNameLength} characters and ${TEXT_RULE.replace(/^must /, '')}`);
   return Type.Record(Type.String({ pattern: names }), value, { ...options, additionalProperties: false });
 }
+
 export const List = <T extends TSchema>(item: T, options: ArrayOptions = {}) => Type.Array(item, { maxItems: MAX_ITEMS, ...options });
 /**
  * The options of a published schema: a `description`, and an `$id` that names it, making it
