@@ -6,14 +6,14 @@ import { Type } from '@sinclair/typebox';
 import type { IdWalk } from '../../actors/registry.js';
 import { invalidField } from '../../actors/errors.js';
 import { lowerBound } from '../engine/ids.js';
-import { Str } from './validation.js';
+import { Text } from './validation.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}` })),
-  cursor: Type.Optional(Str({ minLength: 1, maxLength: 200, description: 'nextCursor of the previous page' })),
+  cursor: Type.Optional(Text({ minLength: 1, maxLength: 200, description: 'nextCursor of the previous page' })),
 };
 
 export interface Page<V> {

@@ -1,8 +1,8 @@
 // Schema-first validation: a route's typebox schema is compiled once, checks the input,
 // types the handler's argument and is published in the OpenAPI document. Failures name
 // every offending field as a dotted path.
-import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type TProperties } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type ObjectOptions, type TProperties } from '@sinclair/typebox';
+import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { invalidField, invalidInput, type FieldProblem } from '../../actors/errors.js';
 import { CURRENCIES } from '../../actors/reference.js';
@@ -12,6 +12,42 @@ export const MAX_STRING = 1024;
 export const MAX_ITEMS = 100;
 
 export const Str = (options: StringOptions = {}) => Type.String({ maxLength: MAX_STRING, ...options });
+
+/**
+ * One character of text the API takes: anything but the C0 and C1 controls and DEL (NUL,
+ * tab and the line breaks among them), the line and paragraph separators, and the Unicode
+ * bidirectional controls (marks, embeddings, overrides, isolates). Names, address lines and
+ * descriptions are shown in dashboards, bank files, e-mails and logs, where such a
+ * character truncates the value (NUL), forges a line (a line break) or shows the text in
+ * an order other than the one stored (U+202E); none of them is single-line text. A
+ * bracket expression of escapes, so a JSON Schema reader of the document (with or without
+ * the `u` flag) reads the same rule.
+ */
+export const TEXT_CHARACTER = '[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]';
+export const TEXT_PATTERN = `^${TEXT_CHARACTER}*$`;
+/** What a string failing TEXT_PATTERN is told. */
+export const TEXT_RULE = 'must not contain control characters (such as NUL, tab or a line break) or bidirectional-override characters';
+/**
+ * Every string a request carries that no stricter pattern (an id, a code) shapes: free text
+ * (names, address lines, descriptions) and the opaque strings (tokens, cursors, URLs).
+ * test/http-input-hygiene.test.ts holds every string of the published requests to it.
+ */
+export const Text = (options: Omit<StringOptions, 'pattern'> = {}) => Str({ ...options, pattern: TEXT_PATTERN });
+
+/** What a record refusing a property name tells, by the pattern of its names. */
+const NAME_RULES = new Map<string, string>();
+
+/**
+ * A map under names the client chooses: each name 1 to `maxNameLength` characters of text.
+ * The names' pattern is the whole rule (a record keeps no lengths of its key schema), and a
+ * name outside it is refused, not let through unchecked; the 400 names the map.
+ */
+export function TextRecord<V extends TSchema>(value: V, maxNameLength: number, options: ObjectOptions = {}) {
+  const names = `^${TEXT_CHARACTER}{1,${maxNameLength}}$`;
+  NAME_RULES.set(names, `property names must be 1 to ${maxNameLength} characters and ${TEXT_RULE.replace(/^must /, '')}`);
+  return Type.Record(Type.String({ pattern: names }), value, { ...options, additionalProperties: false });
+}
+
 export const List = <T extends TSchema>(item: T, options: ArrayOptions = {}) => Type.Array(item, { maxItems: MAX_ITEMS, ...options });
 /**
  * The options of a published schema: a `description`, and an `$id` that names it, making it
@@ -27,7 +63,7 @@ export const Obj = <T extends TProperties>(properties: T, options: SchemaNaming 
 export const DateString = (options: StringOptions = {}) =>
   Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD', ...options });
 /** A query's time bound: an ISO 8601 date-time with its zone, or a bare date meaning midnight UTC; read with `instant`. */
-export const DateTime = Str({ maxLength: 64, description: 'ISO 8601 date-time (or YYYY-MM-DD, midnight UTC), inclusive' });
+export const DateTime = Text({ maxLength: 64, description: 'ISO 8601 date-time (or YYYY-MM-DD, midnight UTC), inclusive' });
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
 /** A DateTime as epoch ms; anything else is a 400 naming `field`. */
@@ -87,21 +123,46 @@ function coerceQuery(schema: TSchema, value: unknown): unknown {
 function fieldErrors<S extends TSchema>(check: TypeCheck<S>, value: unknown): FieldProblem[] {
   const byField = new Map<string, string>();
   for (const error of check.Errors(value)) {
-    const field = error.path === '' ? 'body' : error.path.slice(1).replaceAll('/', '.');
-    if (!byField.has(field)) byField.set(field, describe(error.message, error.schema));
+    // A record's refused name is reported on the record: the name may be anything.
+    const path = error.type === ValueErrorType.ObjectAdditionalProperties ? error.path.slice(0, error.path.lastIndexOf('/')) : error.path;
+    const field = path === '' ? 'body' : path.slice(1).replaceAll('/', '.');
+    if (!byField.has(field)) byField.set(field, describe(error));
     if (byField.size >= 20) break;
   }
   return [...byField].map(([field, message]) => ({ field, message }));
 }
 
-function describe(message: string, schema: TSchema): string {
+function describe(error: ValueError): string {
+  const { schema } = error;
+  if (error.type === ValueErrorType.StringPattern && schema.pattern === TEXT_PATTERN) return TEXT_RULE;
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+    const names = Object.keys((schema.patternProperties ?? {}) as object)[0];
+    const rule = names === undefined ? undefined : NAME_RULES.get(names);
+    if (rule !== undefined) return rule;
+  }
   const allowed = (schema as { enum?: unknown[] }).enum;
   if (Array.isArray(allowed)) return `must be one of ${allowed.join(', ')}`;
   if (typeof schema.anyOf === 'object' && Array.isArray(schema.anyOf)) {
     const consts = (schema.anyOf as Array<{ const?: unknown }>).map((s) => s.const).filter((c) => c !== undefined);
     if (consts.length > 0) return `must be one of ${consts.join(', ')}`;
+    const within = errorOfItsForm(error);
+    if (within !== undefined) return describe(within);
   }
-  return message;
+  return error.message;
+}
+
+const KIND_MISMATCHES: ReadonlySet<ValueErrorType> = new Set([ValueErrorType.String, ValueErrorType.Integer, ValueErrorType.Number, ValueErrorType.Boolean, ValueErrorType.Object, ValueErrorType.Array]);
+
+/**
+ * A union of forms (a range token or a count) refused: the error of the form the value has
+ * (too large a count, a token with a control character) says more than "no form fits".
+ */
+function errorOfItsForm(error: ValueError): ValueError | undefined {
+  for (const form of error.errors) {
+    const first = form.First();
+    if (first !== undefined && !KIND_MISMATCHES.has(first.type)) return first;
+  }
+  return undefined;
 }
 
 /** A string enum: a union of literals, whose errors list the allowed values. */

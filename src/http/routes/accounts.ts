@@ -27,7 +27,7 @@ import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AccountInfoSchema, checkAccountInfo } from '../schemas/account-info.js';
 import { componentRef } from '../schemas/named.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
-import { checkKnownCurrency, Obj, Str, StringEnum, validator } from '../validation.js';
+import { checkKnownCurrency, Obj, StringEnum, Text, validator } from '../validation.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
 /**
@@ -51,7 +51,7 @@ const CreateExternal = Obj(
     currency: CurrencyCode,
     accountInfo: AccountInfoInput,
     customerId: Type.Optional(IdOf('Customer')),
-    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    platformAccountId: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
     defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
     cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
   },
@@ -61,7 +61,7 @@ const CreatePlatformExternal = Obj(
   {
     currency: CurrencyCode,
     accountInfo: AccountInfoInput,
-    platformAccountId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    platformAccountId: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
     cryptoNetwork: Type.Optional(StringEnum(CRYPTO_NETWORKS)),
   },
   { $id: 'CreatePlatformExternalAccountRequest' },

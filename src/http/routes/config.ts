@@ -6,15 +6,15 @@ import { toHex } from '../../crypto/bytes.js';
 import type { Services } from '../../services.js';
 import { route, type Reply, type Route } from '../route.js';
 import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
-import { List, Obj, Str, validator } from '../validation.js';
+import { List, Obj, Str, Text, validator } from '../validation.js';
 
 const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
 
 const PatchConfig = Obj(
   {
     umaDomain: Type.Optional(Str({ pattern: DOMAIN_PATTERN, maxLength: 253 })),
-    proxyUmaSubdomain: Type.Optional(Str({ maxLength: 253 })),
-    webhookEndpoint: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
+    proxyUmaSubdomain: Type.Optional(Text({ maxLength: 253 })),
+    webhookEndpoint: Type.Optional(Text({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
     supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
   },

@@ -8,11 +8,11 @@ import type { Services } from '../../services.js';
 import { paginate, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, BusinessInfoSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
-import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, StringEnum, Text, validator } from '../validation.js';
 
 const Profile = {
   email: Type.Optional(Email),
-  fullName: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+  fullName: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
   birthDate: Type.Optional(DateString()),
   nationality: Type.Optional(Country()),
   address: Type.Optional(AddressSchema),
@@ -22,7 +22,7 @@ const CreateCustomer = Obj(
   {
     customerType: StringEnum(CUSTOMER_TYPES),
     businessInfo: Type.Optional(BusinessInfoSchema),
-    platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    platformCustomerId: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
     region: Type.Optional(Country()),
     currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
     umaAddress: Type.Optional(UmaAddress),
@@ -49,7 +49,7 @@ const CreateUser = Obj(
   {
     userType: StringEnum(CUSTOMER_TYPES),
     businessInfo: Type.Optional(BusinessInfoSchema),
-    platformUserId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+    platformUserId: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
     umaAddress: Type.Optional(UmaAddress),
     region: Type.Optional(Country()),
     currencies: Type.Optional(List(CurrencyCode, { maxItems: 20 })),
@@ -59,9 +59,9 @@ const CreateUser = Obj(
 );
 
 const ListCustomers = Obj({
-  platformCustomerId: Type.Optional(Str({ maxLength: 255 })),
-  umaAddress: Type.Optional(Str({ maxLength: 255 })),
-  email: Type.Optional(Str({ maxLength: 254, description: 'the customer email, case aside' })),
+  platformCustomerId: Type.Optional(Text({ maxLength: 255 })),
+  umaAddress: Type.Optional(Text({ maxLength: 255 })),
+  email: Type.Optional(Text({ maxLength: 254, description: 'the customer email, case aside' })),
   region: Type.Optional(Country()),
   customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
   currency: Type.Optional(CurrencyCode),

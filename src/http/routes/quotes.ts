@@ -10,9 +10,11 @@ import { verifyWalletStamp } from '../../wallet/signed-request.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
-import { Obj, Str, StringEnum, validator } from '../validation.js';
+import { Obj, Str, StringEnum, Text, TextRecord, validator } from '../validation.js';
 
-const AccountRef = Str({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
+const AccountRef = Text({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
+
+const PayerData = TextRecord(Text(), 64, { maxProperties: 50, description: "payer data under the names of a lookup's requiredPayerDataFields" });
 
 const CreateQuote = Obj(
   {
@@ -32,9 +34,9 @@ const CreateQuote = Obj(
     lookupId: Type.Optional(IdOf('Lookup')),
     lockedCurrencySide: StringEnum(LOCKED_SIDES),
     lockedCurrencyAmount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT }),
-    description: Type.Optional(Str({ maxLength: 1024 })),
+    description: Type.Optional(Text({ maxLength: 1024 })),
     purposeOfPayment: Type.Optional(StringEnum(PURPOSES_OF_PAYMENT)),
-    senderCustomerInfo: Type.Optional(Type.Record(Str({ minLength: 1, maxLength: 64 }), Str(), { maxProperties: 50 })),
+    senderCustomerInfo: Type.Optional(PayerData),
     immediatelyExecute: Type.Optional(Type.Boolean()),
   },
   { $id: 'CreateQuoteRequest' },

@@ -8,12 +8,12 @@ import { renderTransaction } from '../../../actors/transaction.js';
 import { route, type Route } from '../route.js';
 import { CurrencyCode, IdOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
-import { Obj, Str, validator } from '../validation.js';
+import { Obj, Text, validator } from '../validation.js';
 
 const Send = Obj(
   {
     quoteId: Type.Optional(IdOf('Quote')),
-    reference: Type.Optional(Str({ minLength: 1, maxLength: 64, description: "the reference of the quote's paymentInstructions" })),
+    reference: Type.Optional(Text({ minLength: 1, maxLength: 64, description: "the reference of the quote's paymentInstructions" })),
     currencyCode: CurrencyCode,
     currencyAmount: Type.Optional(Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT, description: "smallest unit; must be the quote's totalSendingAmount" })),
   },

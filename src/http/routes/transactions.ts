@@ -10,14 +10,14 @@ import { paginate, paginateAll, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
-import { DateTime, instant, Obj, Str, StringEnum, validator } from '../validation.js';
+import { DateTime, instant, Obj, StringEnum, Text, validator } from '../validation.js';
 
 const ListTransactions = Obj({
   customerId: Type.Optional(IdOf('Customer')),
-  platformCustomerId: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
+  platformCustomerId: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
   status: Type.Optional(StringEnum(TRANSACTION_STATUSES)),
   type: Type.Optional(StringEnum(TRANSACTION_TYPES)),
-  reference: Type.Optional(Str({ minLength: 1, maxLength: 64 })),
+  reference: Type.Optional(Text({ minLength: 1, maxLength: 64 })),
   startDate: Type.Optional(DateTime),
   endDate: Type.Optional(DateTime),
   sortOrder: Type.Optional(StringEnum(['asc', 'desc'] as const)),

@@ -7,9 +7,9 @@ import { MAX_FUND_AMOUNT } from '../../../actors/internal-account.js';
 import { renderTransaction, type Transaction } from '../../../actors/transaction.js';
 import { route, type Reply, type Route } from '../route.js';
 import { TransactionView } from '../schemas/payments.js';
-import { Obj, Str, validator } from '../validation.js';
+import { Obj, Str, Text, validator } from '../validation.js';
 
-const AccountId = (description: string) => Str({ minLength: 1, maxLength: 64, description });
+const AccountId = (description: string) => Text({ minLength: 1, maxLength: 64, description });
 const Amount = Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT, description: 'in the smallest unit of the currency' });
 
 const TransferIn = Obj(
@@ -30,7 +30,7 @@ const TransferOut = Obj(
       paymentRail: Type.Optional(Str({ pattern: '^[A-Z][A-Z0-9_]{1,31}$', description: 'for example ACH, WIRE' })),
     }),
     amount: Type.Optional(Amount),
-    remittanceInformation: Type.Optional(Str({ maxLength: 1024 })),
+    remittanceInformation: Type.Optional(Text({ maxLength: 1024 })),
   },
   { $id: 'CreateTransferOutRequest' },
 );

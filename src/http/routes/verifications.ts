@@ -8,9 +8,9 @@ import type { Holds, Same } from '../schemas/same-shape.js';
 import { notFound } from '../../../actors/errors.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
-import { Country, DateString, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { Country, DateString, List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 
-const Field = (options: { maxLength?: number; description?: string } = {}) => Str({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
+const Field = (options: { maxLength?: number; description?: string } = {}) => Text({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
 
 const BusinessInfo = Obj(
   {

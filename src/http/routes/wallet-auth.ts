@@ -15,7 +15,7 @@ import { ServiceWalletPorts } from '../../wallet/ports.js';
 import { errorBody, statusOf } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
-import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 import { API_VERSION } from '../server.js';
 
 const Timestamp = Str({ format: 'date-time' });
@@ -101,26 +101,26 @@ function signedRetryChallenge(needs: string): { status: 202; response: typeof Si
   return { status: 202, response: SignedRequestChallengeView, description: `${needs}. ${STAMPED_RETRY}` };
 }
 
-const ClientPublicKey = Str({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
-const SessionClientKey = Str({
+const ClientPublicKey = Text({ maxLength: 130, description: 'uncompressed P-256 public key: 130 hex characters starting with 04' });
+const SessionClientKey = Text({
   maxLength: 130,
   description:
     "P-256 public key in hex. Uncompressed (130 characters, 04): the session key is made by the service and sealed to it (encryptedSessionSigningKey). " +
     'Compressed (66 characters, 02 or 03): the client keeps its private key as the session key, and stamps are checked against this key',
 });
-const Token = Str({ minLength: 1, maxLength: 8192 });
+const Token = Text({ minLength: 1, maxLength: 8192 });
 const Attestation = Obj({
-  credentialId: Str({ minLength: 1 }),
-  clientDataJson: Str({ minLength: 1, maxLength: 8192 }),
-  attestationObject: Str({ minLength: 1, maxLength: 16384 }),
-  transports: Type.Optional(List(Str({ maxLength: 32 }), { maxItems: 10 })),
+  credentialId: Text({ minLength: 1 }),
+  clientDataJson: Text({ minLength: 1, maxLength: 8192 }),
+  attestationObject: Text({ minLength: 1, maxLength: 16384 }),
+  transports: Type.Optional(List(Text({ maxLength: 32 }), { maxItems: 10 })),
 });
 const Assertion = Obj({
-  credentialId: Str({ minLength: 1 }),
-  clientDataJson: Str({ minLength: 1, maxLength: 8192 }),
-  authenticatorData: Str({ minLength: 1, maxLength: 8192 }),
-  signature: Str({ minLength: 1 }),
-  userHandle: Type.Optional(Str()),
+  credentialId: Text({ minLength: 1 }),
+  clientDataJson: Text({ minLength: 1, maxLength: 8192 }),
+  authenticatorData: Text({ minLength: 1, maxLength: 8192 }),
+  signature: Text({ minLength: 1 }),
+  userHandle: Type.Optional(Text()),
 });
 
 const CreateCredential = Obj(
@@ -129,8 +129,8 @@ const CreateCredential = Obj(
     accountId: IdOf('InternalAccount'),
     email: Type.Optional(Email),
     oidcToken: Type.Optional(Token),
-    nickname: Type.Optional(Str({ minLength: 1, maxLength: 255 })),
-    challenge: Type.Optional(Str({ minLength: 1 })),
+    nickname: Type.Optional(Text({ minLength: 1, maxLength: 255 })),
+    challenge: Type.Optional(Text({ minLength: 1 })),
     attestation: Type.Optional(Attestation),
   },
   { $id: 'CreateCredentialRequest' },
@@ -138,9 +138,9 @@ const CreateCredential = Obj(
 const ChallengeBody = Obj({ clientPublicKey: Type.Optional(SessionClientKey) }, { $id: 'ChallengeCredentialRequest' });
 const VerifyBody = Obj(
   {
-    otp: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+    otp: Type.Optional(Text({ minLength: 1, maxLength: 32 })),
     encryptedOtpBundle: Type.Optional(
-      Str({
+      Text({
         minLength: 1,
         maxLength: 4096,
         description:

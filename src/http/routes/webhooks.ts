@@ -9,7 +9,7 @@ import { paginate, paginateAll, PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { RECORDED_WEBHOOKS } from '../schemas/webhooks.js';
-import { List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 import { isoTime } from '../../../actors/iso-time.js';
 
 /** How the outbox has delivered an event so far. */
@@ -39,7 +39,7 @@ const EventList = Obj({ ...ListOf(WebhookEventView).properties, endpoint: Endpoi
 const ListEvents = Obj({ type: Type.Optional(StringEnum(WEBHOOK_EVENT_TYPES)), deliveryStatus: Type.Optional(StringEnum(DELIVERY_STATUSES)), ...PageQuery });
 type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
-const TestBody = Obj({ url: Type.Optional(Str({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) }, { $id: 'SendTestWebhookRequest' });
+const TestBody = Obj({ url: Type.Optional(Text({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) }, { $id: 'SendTestWebhookRequest' });
 const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) }, { $id: 'WebhookTestResult' });
 
 interface WebhookEventListed extends WebhookBody {

@@ -24,11 +24,11 @@ import { ibanProblem, isAbaRoutingNumber, isClabe, isCnpj, isCpf } from '../../.
 import { ISO_COUNTRIES } from '../../../actors/reference.js';
 import type { FieldProblem } from '../../../actors/errors.js';
 import type { Holds, Same } from './same-shape.js';
+import { MAX_STRING, Text, TEXT_PATTERN, TEXT_RULE } from '../validation.js';
 
-const MAX_STRING = 1024;
-
-function text(options: StringOptions = {}) {
-  return Type.String({ minLength: 1, maxLength: MAX_STRING, ...options });
+/** Free text (a bank's name, the beneficiary's, an address line): not empty, no control characters. */
+function text(options: Omit<StringOptions, 'pattern'> = {}) {
+  return Text({ minLength: 1, ...options });
 }
 
 /** A string field checked by `pattern`; `description` completes the sentence "must be …". */
@@ -232,6 +232,7 @@ function messageFor(error: ValueError): string {
     case ValueErrorType.StringMaxLength:
     case ValueErrorType.StringPattern:
       if (!KindGuard.IsString(schema)) return error.message;
+      if (error.type === ValueErrorType.StringPattern && schema.pattern === TEXT_PATTERN) return TEXT_RULE;
       if (schema.description !== undefined) return `must be ${schema.description}`;
       return error.type === ValueErrorType.StringPattern ? 'has an invalid format' : `must be at most ${schema.maxLength} characters`;
     case ValueErrorType.Literal:

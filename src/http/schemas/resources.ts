@@ -11,7 +11,7 @@ import {
   OTP_LENGTH,
   SESSION_LIFETIME_SECONDS,
 } from '../../../actors/platform.js';
-import { Country, DateString, List, Obj, Str, StringEnum } from '../validation.js';
+import { Country, DateString, List, Obj, Str, StringEnum, Text } from '../validation.js';
 import { AccountInfoSchema } from './account-info.js';
 import type { Holds, Same } from './same-shape.js';
 
@@ -19,11 +19,11 @@ export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A
 
 export const AddressSchema = Obj(
   {
-    line1: Type.Optional(Str({ minLength: 1 })),
-    line2: Type.Optional(Str()),
-    city: Type.Optional(Str({ minLength: 1 })),
-    state: Type.Optional(Str()),
-    postalCode: Type.Optional(Str({ minLength: 1, maxLength: 32 })),
+    line1: Type.Optional(Text({ minLength: 1 })),
+    line2: Type.Optional(Text()),
+    city: Type.Optional(Text({ minLength: 1 })),
+    state: Type.Optional(Text()),
+    postalCode: Type.Optional(Text({ minLength: 1, maxLength: 32 })),
     country: Country(),
   },
   { $id: 'Address' },
@@ -44,28 +44,28 @@ const Timestamp = Str({ format: 'date-time' });
 
 export const CurrencyView = Obj({ code: Str(), name: Str(), symbol: Str(), decimals: Type.Integer() }, { $id: 'Currency' });
 
-const Text = (maxLength = 255, description?: string) => Str({ minLength: 1, maxLength, ...(description !== undefined ? { description } : {}) });
+const InfoText = (maxLength = 255, description?: string) => Text({ minLength: 1, maxLength, ...(description !== undefined ? { description } : {}) });
 const Expectation = (what: string) =>
-  Type.Union([Text(64), Type.Integer({ minimum: 0 })], { description: `expected monthly transaction ${what}: a range token such as today's clients send, or a number` });
+  Type.Union([InfoText(64), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })], { description: `expected monthly transaction ${what}: a range token such as today's clients send, or a number` });
 
 /** A BUSINESS customer's businessInfo (CONTRACT.md "Real clients"); PATCH takes any part of it. */
 export const BusinessInfoSchema = Obj(
   {
-    legalName: Text(),
+    legalName: InfoText(),
     country: Country({ description: 'ISO 3166-1 alpha-2; the region when none is given' }),
-    taxId: Text(64),
+    taxId: InfoText(64),
     incorporatedOn: DateString(),
-    doingBusinessAs: Type.Optional(Text()),
-    registrationNumber: Type.Optional(Text(64, 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED, else APPROVED)')),
+    doingBusinessAs: Type.Optional(InfoText()),
+    registrationNumber: Type.Optional(InfoText(64, 'sandbox: the last 3 characters decide kybStatus (001 PENDING, 002 REJECTED, else APPROVED)')),
     entityType: Type.Optional(StringEnum(BUSINESS_ENTITY_TYPES)),
-    businessType: Type.Optional(Text()),
-    purposeOfAccount: Type.Optional(Text()),
-    sourceOfFunds: Type.Optional(Text()),
+    businessType: Type.Optional(InfoText()),
+    purposeOfAccount: Type.Optional(InfoText()),
+    sourceOfFunds: Type.Optional(InfoText()),
     countriesOfOperation: Type.Optional(List(Country(), { maxItems: 250 })),
     expectedMonthlyTransactionCount: Type.Optional(Expectation('count')),
     expectedMonthlyTransactionVolume: Type.Optional(Expectation('volume')),
-    primaryContactFirstName: Type.Optional(Text()),
-    primaryContactLastName: Type.Optional(Text()),
+    primaryContactFirstName: Type.Optional(InfoText()),
+    primaryContactLastName: Type.Optional(InfoText()),
   },
   { $id: 'BusinessInfo' },
 );
@@ -155,9 +155,9 @@ export const SupportedCurrencySchema = Obj(
     minAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     maxAmount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     enabledTransactionTypes: List(StringEnum(['OUTGOING', 'INCOMING'] as const), { maxItems: 2 }),
-    requiredCounterpartyFields: List(Obj({ name: Str({ minLength: 1, maxLength: 64 }), mandatory: Type.Boolean() })),
-    providerRequiredCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
-    providerRequiredCounterpartyCustomerFields: List(Str({ minLength: 1, maxLength: 64 })),
+    requiredCounterpartyFields: List(Obj({ name: Text({ minLength: 1, maxLength: 64 }), mandatory: Type.Boolean() })),
+    providerRequiredCustomerFields: List(Text({ minLength: 1, maxLength: 64 })),
+    providerRequiredCounterpartyCustomerFields: List(Text({ minLength: 1, maxLength: 64 })),
   },
   { $id: 'SupportedCurrency' },
 );
@@ -175,34 +175,34 @@ export const SupportedCurrencyInput = Obj({
 
 const PublicJwkSchema = Obj(
   {
-    kty: Str({ maxLength: 16 }),
-    kid: Type.Optional(Str({ maxLength: 256 })),
-    alg: Type.Optional(Str({ maxLength: 16 })),
-    use: Type.Optional(Str({ maxLength: 16 })),
-    crv: Type.Optional(Str({ maxLength: 16 })),
-    x: Type.Optional(Str()),
-    y: Type.Optional(Str()),
-    n: Type.Optional(Str()),
-    e: Type.Optional(Str({ maxLength: 16 })),
+    kty: Text({ maxLength: 16 }),
+    kid: Type.Optional(Text({ maxLength: 256 })),
+    alg: Type.Optional(Text({ maxLength: 16 })),
+    use: Type.Optional(Text({ maxLength: 16 })),
+    crv: Type.Optional(Text({ maxLength: 16 })),
+    x: Type.Optional(Text()),
+    y: Type.Optional(Text()),
+    n: Type.Optional(Text()),
+    e: Type.Optional(Text({ maxLength: 16 })),
   },
   { $id: 'PublicJwk', description: 'public members of a JSON Web Key; others (private ones included) are dropped' },
 );
 
 const OidcIssuerSchema = Obj(
   {
-    issuer: Str({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
-    jwksUri: Type.Optional(Str({ maxLength: 2048, description: "the issuer's JWKS URL (https; http on loopback only); exactly one of jwksUri or jwks. Fetched by the service: production public addresses only (sandbox: also loopback)" })),
+    issuer: Text({ maxLength: 512, description: 'the `iss` tokens carry; https URL' }),
+    jwksUri: Type.Optional(Text({ maxLength: 2048, description: "the issuer's JWKS URL (https; http on loopback only); exactly one of jwksUri or jwks. Fetched by the service: production public addresses only (sandbox: also loopback)" })),
     jwks: Type.Optional(Obj({ keys: List(PublicJwkSchema, { maxItems: MAX_INLINE_JWKS }) })),
-    audience: Type.Optional(Str({ maxLength: 512, description: "when set, a token's aud must name it" })),
+    audience: Type.Optional(Text({ maxLength: 512, description: "when set, a token's aud must name it" })),
   },
   { $id: 'OidcIssuer' },
 );
 
 const WebauthnSchema = Obj(
   {
-    rpId: Str({ maxLength: 253, description: 'relying party id: a domain' }),
-    rpName: Str({ maxLength: 256 }),
-    origins: List(Str({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
+    rpId: Text({ maxLength: 253, description: 'relying party id: a domain' }),
+    rpName: Text({ maxLength: 256 }),
+    origins: List(Text({ maxLength: 512 }), { maxItems: MAX_WEBAUTHN_ORIGINS, description: 'origins passkey ceremonies may come from, on rpId or its subdomains' }),
   },
   { $id: 'WebauthnConfig' },
 );
@@ -224,13 +224,13 @@ export const EmbeddedWalletConfigView = Obj(
 
 /** PATCH input: every member optional; omitted ones keep their values. */
 export const EmbeddedWalletConfigInput = Obj({
-  appName: Type.Optional(Str({ minLength: 1, maxLength: 128 })),
+  appName: Type.Optional(Text({ minLength: 1, maxLength: 128 })),
   otpLength: Type.Optional(Type.Integer({ minimum: OTP_LENGTH.min, maximum: OTP_LENGTH.max, description: `default ${OTP_LENGTH.default}` })),
   expirationSeconds: Type.Optional(
     Type.Integer({ minimum: OTP_EXPIRATION_SECONDS.min, maximum: OTP_EXPIRATION_SECONDS.max, description: `OTP validity; default ${OTP_EXPIRATION_SECONDS.default}` }),
   ),
   sendFromEmailAddress: Type.Optional(Email),
-  sendFromEmailSenderName: Type.Optional(Str({ minLength: 1, maxLength: 128, pattern: '^[^\\r\\n]*$' })),
+  sendFromEmailSenderName: Type.Optional(Text({ minLength: 1, maxLength: 128 })),
   sessionLifetimeSeconds: Type.Optional(
     Type.Integer({ minimum: SESSION_LIFETIME_SECONDS.min, maximum: SESSION_LIFETIME_SECONDS.max, description: `default ${SESSION_LIFETIME_SECONDS.default}` }),
   ),
@@ -238,7 +238,7 @@ export const EmbeddedWalletConfigInput = Obj({
   webauthn: Type.Optional(
     Obj({
       rpId: Type.Optional(WebauthnSchema.properties.rpId),
-      rpName: Type.Optional(Str({ minLength: 1, maxLength: 256 })),
+      rpName: Type.Optional(Text({ minLength: 1, maxLength: 256 })),
       origins: Type.Optional(WebauthnSchema.properties.origins),
     }),
   ),
