@@ -33,7 +33,7 @@ import { machineBusyMs, removeOnExit, runBench, stop } from './support/children.
 import { positiveFlag } from './support/flags.js';
 import { formatSummary, summariseFile } from './support/cpuprofile.js';
 import { runScenario, type LoadTarget, type ScenarioResult } from './support/load.js';
-import { API, basicAuthorization, createCustomerRequest, loadFailures, startServiceChild, type ServiceChild } from './support/service.js';
+import { API, basicAuthorization, createCustomerRequest, loadFailures, operatorAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { startNatsCluster, type NatsCluster } from '../test/support/nats-cluster.js';
@@ -142,7 +142,7 @@ interface ClusterHealth {
 /** Waits until every shard is owned, by a node that every node sees, and every node owns some: the dealing has settled. */
 async function settled(nodes: readonly ServiceChild[], shards: readonly string[]): Promise<Map<string, ServiceChild>> {
   return until(`${nodes.length} node(s) serving ${shards.length} shards`, SETTLE_MS, async () => {
-    const healths = await Promise.all(nodes.map(async (node) => (await (await fetch(`http://127.0.0.1:${node.port}/healthz`)).json()) as ClusterHealth));
+    const healths = await Promise.all(nodes.map(async (node) => (await (await fetch(`http://127.0.0.1:${node.port}/healthz`, { headers: { authorization: operatorAuthorization(node.dataDir) } })).json()) as ClusterHealth));
     if (healths.some((h) => h.cluster.nodes.length !== nodes.length)) return undefined;
     const owners = new Map<string, ServiceChild>();
     healths.forEach((h, i) => h.cluster.owned.forEach((shard) => owners.set(shard, nodes[i]!)));

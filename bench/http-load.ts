@@ -208,9 +208,9 @@ async function main(): Promise<string[]> {
     for (let round = 0; round < pairs; round++) {
       if (selected.has('bare-post') && bare !== undefined) await run('bare-post', bare, [post]);
       if (selected.has('service-post')) {
-        const before = await health(service.port);
+        const before = await health(service);
         const r = await run('service-post', service, [post], ids.length === 0 ? 1_000_000 : 0);
-        const after = await health(service.port);
+        const after = await health(service);
         if (ids.length === 0) ids = r.ids;
         const created = r.statuses['201'] ?? 0;
         const appended = after.lastSeq - before.lastSeq;
@@ -229,9 +229,9 @@ async function main(): Promise<string[]> {
 
     // The money path: every 201 is one durable entry that creates the quote, moves the money and records the transaction.
     const measureQuotes = async (name: Scenario, requests: RequestTemplate[]): Promise<number> => {
-      const before = await health(service.port);
+      const before = await health(service);
       const r = await run(name, service, requests);
-      const after = await health(service.port);
+      const after = await health(service);
       const executed = r.statuses['201'] ?? 0;
       const appended = after.lastSeq - before.lastSeq;
       if (results.get(name)!.length === 1) notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201) in the first run; log entries appended ${fmtInt(appended)}`);

@@ -141,7 +141,7 @@ async function main(): Promise<string[]> {
       const r = await createCustomers(service, sandboxAuthorization(dataDir), customers, { connections, processes: loadProcesses });
       const problems = loadFailures(r);
       if (problems.length > 0) throw new Error(`loading failed: ${problems.join('; ')}`);
-      const h = await health(service.port);
+      const h = await health(service);
       if (h.durableSeq !== h.lastSeq) throw new Error(`the log is not durable before the kill (durableSeq ${h.durableSeq} of ${h.lastSeq})`);
       killedAt = h.lastSeq;
       process.stderr.write(`killing the service (SIGKILL) at entry ${fmtInt(killedAt)} ...\n`);
@@ -172,7 +172,7 @@ async function main(): Promise<string[]> {
       },
     });
     readyMs = epochNow() - spawnedAt;
-    const h = await health(service.port);
+    const h = await health(service);
     recoveredSeq = h.lastSeq;
     rssAfter = h.memory?.rss;
     heapAfter = h.memory?.heapUsed;

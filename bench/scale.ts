@@ -158,8 +158,8 @@ async function main(): Promise<string[]> {
       },
     });
     const authorization = sandboxAuthorization(service.dataDir);
-    baseline = figures(await health(service.port), service.child.pid);
-    const startSeq = (await health(service.port)).lastSeq;
+    baseline = figures(await health(service), service.child.pid);
+    const startSeq = (await health(service)).lastSeq;
     let created = 0;
     if (warmup > 0) {
       process.stderr.write(`warm-up: creating ${fmtInt(warmup)} customers, unmeasured ...\n`);
@@ -187,7 +187,7 @@ async function main(): Promise<string[]> {
         break;
       }
       created += r.statuses['201'] ?? 0;
-      const h = await health(service.port);
+      const h = await health(service);
       const now = figures(h, service.child.pid);
       if (h.lastSeq - startSeq !== created) failures.push(`${created} customers created (201) but ${h.lastSeq - startSeq} log entries appended`);
       rows.push({
@@ -206,7 +206,7 @@ async function main(): Promise<string[]> {
       });
     }
     if (failures.length === 0) {
-      const last = await health(service.port);
+      const last = await health(service);
       if (last.durableSeq !== last.lastSeq) failures.push('the log is not fully durable after the run');
     }
   } catch (err) {

@@ -158,7 +158,7 @@ async function main(): Promise<string[]> {
       },
     });
     failures.push(...loadFailures(result));
-    const h = await health(service.port);
+    const h = await health(service);
     if (h.durableSeq !== h.lastSeq) failures.push('the log is not fully durable after the run');
   } catch (err) {
     if (service !== undefined) process.stderr.write(lastOutput(service));

@@ -3,7 +3,7 @@
 import { join, resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
@@ -19,7 +19,7 @@ import { routes } from './http/routes/index.js';
 import { ApiRequests } from './http/requests.js';
 import { openApiDocument } from './http/openapi.js';
 import { composeServices, type ClusterConfig, type ServiceConfig, type Services } from './services.js';
-import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
+import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, ensurePrivateDataDir, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
 import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -96,11 +96,15 @@ function integerFrom(value: string | undefined, fallback: number, name: string, 
   return n;
 }
 
-/** HOST: an IP address, or a host name (letters, digits, hyphens and dots). */
+/**
+ * HOST: an IP address, or a host name (letters, digits, hyphens and dots). A name cannot end
+ * in a number (RFC 3696 2: no top-level domain is all digits), so 999.1.1.1 is a bad
+ * address, refused here rather than when listening fails.
+ */
 function hostFrom(value: string | undefined): string {
   if (value === undefined || value === '') return '127.0.0.1';
   const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-  if (isIP(value) === 0 && !name.test(value)) throw new ConfigError(`HOST=${value} is not accepted: it must be an IP address or a host name`);
+  if (isIP(value) === 0 && (!name.test(value) || /(^|\.)\d+$/.test(value))) throw new ConfigError(`HOST=${value} is not accepted: it must be an IP address or a host name`);
   return value;
 }
 
@@ -264,7 +268,7 @@ interface PreparedDataDir {
  */
 async function prepareDataDir(config: ServiceConfig, env: NodeJS.ProcessEnv): Promise<PreparedDataDir> {
   checkLockSupported();
-  mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDataDir(config.dataDir);
   const lock = await lockDataDir(config.dataDir);
   try {
     checkStoreBeforeOpen(config.dataDir);

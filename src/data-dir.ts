@@ -14,7 +14,7 @@
 // to a network namespace, so two containers with separate network namespaces sharing one
 // volume would not see each other's lock.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { DATA_FILE, inspectStore } from './engine/store.js';
@@ -43,6 +43,33 @@ export class StoreGoneError extends Error {
     super(message);
     this.name = 'StoreGoneError';
   }
+}
+
+/** Group or others may enter or read the data directory, which holds every customer's data, the keys and the credentials. */
+export class DataDirExposedError extends Error {
+  constructor(readonly dataDir: string, mode: number) {
+    super(
+      `${dataDir} is open to group or others (mode ${mode.toString(8).padStart(4, '0')}), but it holds the store, its keys and credentials: ` +
+        `run chmod -R go-rwx ${shellWord(dataDir)}`,
+    );
+    this.name = 'DataDirExposedError';
+  }
+}
+
+/** A path as one shell word, quoted only when it needs to be (the refusal's fix is pasted into a shell). */
+function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Creates the data directory 0700 when it is missing, and refuses one that group or others
+ * may enter (as PostgreSQL does): the files in it are 0600, but one written before they were,
+ * or by another tool, would be readable through it. Runs before anything else is created.
+ */
+export function ensurePrivateDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const mode = statSync(dataDir).mode & 0o777;
+  if ((mode & 0o077) !== 0) throw new DataDirExposedError(dataDir, mode);
 }
 
 export interface DataDirLock {

@@ -3,25 +3,28 @@
 // in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
 import { ConfigError, configFromEnv, startService } from './app.js';
 import { startClusterNode } from './cluster/service.js';
-import { DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
+import { DataDirExposedError, DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
 import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
+import { StoreCorruptError } from './engine/format.js';
+import { ListenError } from './http/server.js';
 import { StoreIdentityError } from './store-identity.js';
-import { createLogger, reportTo } from './ops/log.js';
+import { announceStart, createLogger, reportTo } from './ops/log.js';
 
 /** Refusals whose message says all there is to say; anything else is a bug and shows its stack. */
 function isRefusal(err: unknown): err is Error {
-  return err instanceof ConfigError || err instanceof LockUnsupportedError || err instanceof DataDirInUseError || err instanceof StoreGoneError || err instanceof StoreDamagedError || err instanceof StoreIdentityError;
+  const refusals = [ConfigError, DataDirExposedError, LockUnsupportedError, DataDirInUseError, ListenError, StoreGoneError, StoreDamagedError, StoreCorruptError, StoreIdentityError];
+  return refusals.some((refusal) => err instanceof refusal);
 }
 
-/** A setting the service cannot start with exits 2 (a usage error), other refusals and bugs 1. */
+/** A setting the service cannot start with, or a data directory others may read, exits 2 (a usage error); other refusals and bugs 1. */
 const CONFIG_EXIT = 2;
 
 function cannotStart(err: unknown): never {
   const detail = isRefusal(err) ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
   // One plain line: the operator reads it, and nothing else was written.
   process.stderr.write(`cannot start: ${detail}\n`);
-  process.exit(err instanceof ConfigError ? CONFIG_EXIT : 1);
+  process.exit(err instanceof ConfigError || err instanceof DataDirExposedError ? CONFIG_EXIT : 1);
 }
 
 let config: ReturnType<typeof configFromEnv>;
@@ -72,4 +75,4 @@ service = await starting.catch((err: unknown) => {
 });
 // A signal that came after the replay but before the service was up: it stops now.
 if (stopping) stopRunning(service);
-else process.stdout.write(`listening on ${service.baseUrl}\ncredentials: ${service.credentialsPath}\n`);
+else announceStart(service.baseUrl, service.credentialsPath);

@@ -10,7 +10,7 @@
 // exactly once, and every environment's balances add up to what was funded.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -194,7 +194,7 @@ async function untilMorePayments(than: number, what: string): Promise<void> {
 }
 
 async function healthOf(node: Node): Promise<{ nodeId: string; owned: string[]; nodes: string[] }> {
-  const res = await fetch(`${node.origin}/healthz`);
+  const res = await fetch(`${node.origin}/healthz`, { headers: { authorization: `Bearer ${readFileSync(join(node.dataDir, 'operator.key'), 'utf8').trim()}` } });
   return ((await res.json()) as { cluster: { nodeId: string; owned: string[]; nodes: string[] } }).cluster;
 }
 
@@ -324,6 +324,18 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     await untilMorePayments(0, 'under load');
     // Every node knows every node, and the four environments are spread over them.
     for (const node of nodes) assert.equal((await healthOf(node)).nodes.length, 3);
+    // Unauthenticated, /healthz names no shard (a shard is a tenant's environment).
+    for (const node of nodes) assert.deepEqual(await (await fetch(`${node.origin}/healthz`)).json(), { status: 'ok' });
+    // A node's data directory and its shards' local stores are private to it.
+    const modeOf = (path: string): number => statSync(path).mode & 0o777;
+    for (const node of nodes) {
+      assert.equal(modeOf(node.dataDir), 0o700);
+      for (const shard of readdirSync(join(node.dataDir, 'shards'))) {
+        const shardDir = join(node.dataDir, 'shards', shard);
+        assert.equal(modeOf(shardDir), 0o700, shardDir);
+        for (const file of ['data.mdb', 'lock.mdb']) assert.equal(modeOf(join(shardDir, file)), 0o600, join(shardDir, file));
+      }
+    }
     // A node's metrics count the log commits of the shards it serves.
     for (const platform of platforms) {
       const owner = await ownerOf(platform.shard);

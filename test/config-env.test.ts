@@ -29,6 +29,9 @@ describe('settings from the environment', () => {
       ['DRAIN_TIMEOUT_SECONDS', 'ten'],
       ['HOST', 'not a host!'],
       ['HOST', 'exa_mple.com'],
+      // All digits and dots, so an IPv4 address or nothing: no host name ends in a number.
+      ['HOST', '999.1.1.1'],
+      ['HOST', '10.0.0.256'],
       ['LOG_LEVEL', 'verbose'],
       ['METRICS', 'false'],
     ];
@@ -46,7 +49,7 @@ describe('settings from the environment', () => {
     assert.equal(configFromEnv({ PORT: '65535' }).port, 65_535);
     assert.equal(configFromEnv({ SNAPSHOT_EVERY_SECONDS: '1' }).snapshotEveryMs, 1_000);
     assert.equal(configFromEnv({ DRAIN_TIMEOUT_SECONDS: '0' }).drainTimeoutMs, 0);
-    for (const host of ['localhost', '0.0.0.0', '::1', 'api.example.com']) assert.equal(configFromEnv({ HOST: host }).host, host);
+    for (const host of ['localhost', '0.0.0.0', '::1', 'api.example.com', '1st.example.com', '10.0.0.255']) assert.equal(configFromEnv({ HOST: host }).host, host);
     assert.equal(configFromEnv({}).port, 8080);
     assert.equal(configFromEnv({}).logLevel, 'info');
     assert.equal(configFromEnv({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
@@ -69,6 +72,7 @@ describe('settings from the environment', () => {
     for (const [name, value] of [
       ['PORT', '70000'],
       ['HOST', 'not a host!'],
+      ['HOST', '999.1.1.1'],
       ['SNAPSHOT_EVERY_SECONDS', '0'],
       ['LOG_LEVEL', 'loud'],
     ] as const) {
@@ -80,5 +84,14 @@ describe('settings from the environment', () => {
       assert.match(lines[0]!, new RegExp(`^cannot start: ${name}=${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not accepted: it must be `));
       assert.equal(existsSync(dataDir), false, `${name}: the data directory was created`);
     }
+  });
+
+  it('an address the service cannot listen on is refused with one line naming it, before the store is opened', async () => {
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is a well-formed address no interface here has.
+    const dataDir = join(parent, 'never-listened');
+    const refused = await spawnRefusedService(dataDir, { HOST: '192.0.2.1' });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.deepEqual(refused.stderr.trim().split('\n'), ['cannot start: cannot listen on 192.0.2.1:0: no interface of this machine has that address, or the port is taken']);
+    assert.equal(existsSync(join(dataDir, 'data.mdb')), false, 'the store was opened');
   });
 });

@@ -69,8 +69,13 @@ describe('HTTP surface', () => {
   });
 
   describe('unauthenticated endpoints', () => {
-    it('GET /healthz answers 200 without credentials', async () => {
-      const res = await svc.request('GET', '/healthz', { auth: 'none' });
+    it('GET /healthz without the operator key says up and nothing more; with it, the details', async () => {
+      for (const auth of ['none', 'sandbox', { header: 'Bearer not-the-operator-key' }] as const) {
+        const res = await svc.request('GET', '/healthz', { auth });
+        assertStatus(res, 200);
+        assert.deepEqual(res.body, { status: 'ok' }, `auth ${JSON.stringify(auth)}`);
+      }
+      const res = await svc.request('GET', '/healthz', { auth: svc.operator() });
       assertStatus(res, 200);
       assert.equal(res.body.status, 'ok');
       assert.equal(typeof res.body.lastSeq, 'number');
@@ -79,7 +84,7 @@ describe('HTTP surface', () => {
     });
 
     it('GET /healthz reports the process memory and the size of data.mdb on disk', async () => {
-      const res = await svc.request('GET', '/healthz', { auth: 'none' });
+      const res = await svc.request('GET', '/healthz', { auth: svc.operator() });
       assertStatus(res, 200);
       for (const field of ['rss', 'heapUsed', 'heapTotal', 'external', 'arrayBuffers']) {
         assert.ok(Number.isInteger(res.body.memory[field]) && res.body.memory[field] > 0, `memory.${field} is a byte count`);

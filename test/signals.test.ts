@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { basicHeader } from './support/service.js';
-import { killAll, spawnService } from './support/service-process.js';
+import { killAll, launchService, spawnService } from './support/service-process.js';
 
 function sandboxAuth(dataDir: string): string {
   const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { sandbox: { tokenId: string; clientSecret: string } };
@@ -51,4 +51,39 @@ describe('signals', () => {
       }
     });
   }
+});
+
+describe('what a start writes', () => {
+  it('stdout carries only JSON lines, the first announcing the address and credentials.json; the log on stderr is JSON too', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-output-'));
+    try {
+      const { proc, stderr, exited } = launchService(dataDir, {});
+      let stdout = '';
+      proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      const deadline = Date.now() + 20_000;
+      while (!stderr.join('').includes('"event":"service.ready"') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The announcement comes once the service is ready.
+      while (!stdout.includes('\n') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      proc.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr.join(''));
+      const parsed = (text: string, stream: string): Array<Record<string, unknown>> =>
+        text.split('\n').filter((line) => line !== '').map((line) => {
+          try {
+            return JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            throw new assert.AssertionError({ message: `a ${stream} line is not JSON: ${line}` });
+          }
+        });
+      const announced = parsed(stdout, 'stdout');
+      assert.equal(announced.length, 1, stdout);
+      assert.equal(announced[0]!.event, 'service.started');
+      assert.match(String(announced[0]!.baseUrl), /^http:\/\/127\.0\.0\.1:\d+\/2025-10-13$/);
+      assert.equal(announced[0]!.credentialsPath, join(dataDir, 'credentials.json'));
+      assert.equal(announced[0]!.level, 'info');
+      assert.ok(parsed(stderr.join(''), 'stderr').some((line) => line.event === 'service.stopped'));
+    } finally {
+      await killAll();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

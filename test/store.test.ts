@@ -3,9 +3,10 @@
 // and the configuration read with the store (crypto routes, drain limit).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open, type Key } from 'lmdb';
 import { configFromEnv, openServices, startService } from '../src/app.js';
 import { checkLockSupported, DataDirInUseError, lockDataDir, LockUnsupportedError, OWNER_FILE } from '../src/data-dir.js';
 import { StoreDamagedError } from '../src/engine/store.js';
@@ -42,6 +43,15 @@ async function customerStatus(baseUrl: string, dataDir: string, id: string): Pro
   });
   await res.arrayBuffer();
   return res.status;
+}
+
+function isJson(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A data directory holding a store with a platform and a few customers, closed. */
@@ -203,6 +213,32 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
     }
   });
 
+  it('a snapshot chunk with a flipped byte: refused with one line naming the chunk, no stack', async () => {
+    const svc = await startTestService({ dataDir: tempDir('damaged-chunk-') });
+    const dataDir = svc.dataDir;
+    try {
+      for (let i = 0; i < 5; i++) await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL' } });
+      await svc.service.services.engine.snapshot();
+      await svc.stop({ keepData: true });
+      const root = open({ path: dataDir });
+      const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
+      const key = [...chunks.getKeys()].find((candidate) => Array.isArray(candidate));
+      assert.ok(key !== undefined, 'the store holds a snapshot chunk');
+      const stored = Buffer.from(chunks.get(key)!);
+      stored[stored.length - 1] ^= 0x01;
+      chunks.putSync(key, stored);
+      await root.close();
+      const refused = await spawnRefusedService(dataDir);
+      assert.equal(refused.code, 1, refused.stderr);
+      // The service listens before it recovers, so its log (JSON lines) has begun: beside it, one plain line.
+      const lines = refused.stderr.split('\n').filter((line) => line !== '' && !isJson(line));
+      assert.equal(lines.length, 1, refused.stderr);
+      assert.match(lines[0]!, /^cannot start: snapshot at \d+ \(generation \d+\), chunk \d+ of generation \d+: checksum mismatch; the store is damaged, refusing to start$/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('data.mdb that is not an LMDB file: refused, naming it', async () => {
     const dataDir = await populatedStore('garbage-');
     try {
@@ -263,13 +299,56 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
       const again = await startTestService({ dataDir });
       assert.equal((await again.request('GET', '/customers')).body.totalCount, 20);
       await again.stop();
-      mkdirSync(fresh);
+      mkdirSync(fresh, { mode: 0o700 });
       const created = await startTestService({ dataDir: fresh });
       assert.equal((await created.request('GET', '/customers')).body.totalCount, 0);
       await created.stop();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(join(fresh, '..'), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the data directory is private to the service', { timeout: SUITE_TIMEOUT_MS }, () => {
+  after(killAll);
+
+  const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
+
+  it('a fresh data directory is created 0700, and the store and every file in it 0600', async () => {
+    const parent = tempDir('private-');
+    const dataDir = join(parent, 'db');
+    try {
+      const child = await spawnService(dataDir);
+      child.proc.kill('SIGTERM');
+      assert.equal(await child.exited, 0, child.stderr.join(''));
+      assert.equal(modeOf(dataDir), '0700');
+      const files = readdirSync(dataDir);
+      for (const name of ['data.mdb', 'lock.mdb', 'credentials.json', 'master.key']) assert.ok(files.includes(name), `${name} in ${files.join(', ')}`);
+      for (const name of files) assert.equal(modeOf(join(dataDir, name)), '0600', name);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a data directory group or others may read is refused with one line saying how to fix it, and nothing is written', async () => {
+    const dataDir = join(tempDir('exposed-'), 'db');
+    try {
+      mkdirSync(dataDir);
+      chmodSync(dataDir, 0o755);
+      const refused = await spawnRefusedService(dataDir);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.deepEqual(refused.stderr.split('\n').filter((line) => line !== ''), [
+        `cannot start: ${dataDir} is open to group or others (mode 0755), but it holds the store, its keys and credentials: run chmod -R go-rwx ${dataDir}`,
+      ]);
+      assert.deepEqual(readdirSync(dataDir), [], 'something was written');
+      // What the line says to do is enough.
+      chmodSync(dataDir, 0o700);
+      const child = await spawnService(dataDir);
+      child.proc.kill('SIGTERM');
+      assert.equal(await child.exited, 0, child.stderr.join(''));
+    } finally {
+      rmSync(join(dataDir, '..'), { recursive: true, force: true });
     }
   });
 });

@@ -77,7 +77,10 @@ describe('a dead webhook receiver', () => {
       nextAttemptAt: new Date(at.at(-1)! + head.attempts.at(-1).ms + MAX_PROBE_DELAY_MS).toISOString(),
       unansweredTries: receiver.received.length,
     };
-    const health = (await svc.request('GET', '/healthz')).body as any;
+    // Unauthenticated, /healthz names no tenant; the operator key shows which endpoint is down.
+    const open = await svc.request('GET', '/healthz', { auth: 'none' });
+    assert.ok(!open.text.includes(envId), `/healthz without credentials names ${envId}: ${open.text}`);
+    const health = (await svc.request('GET', '/healthz', { auth: svc.operator() })).body as any;
     assert.equal(health.webhooks.endpointsDown, 1);
     assert.deepEqual(health.webhooks.down, [{ environmentId: envId, ...down }]);
     assert.deepEqual((await getJson(svc, '/webhooks/events?limit=1')).endpoint, down);
@@ -91,7 +94,7 @@ describe('a dead webhook receiver', () => {
     assert.deepEqual(receiver.received.slice(before).map((r) => r.json.id), all, 'every event once more, in creation order');
     const up = await getJson(svc, '/webhooks/events?limit=1');
     assert.deepEqual(up.endpoint, { state: 'UP', unansweredTries: 0 });
-    assert.equal(((await svc.request('GET', '/healthz')).body as any).webhooks.endpointsDown, 0);
+    assert.equal(((await svc.request('GET', '/healthz', { auth: svc.operator() })).body as any).webhooks.endpointsDown, 0);
   });
 
   it('an endpoint that answers but refuses one event spends that event\'s tries and stays UP', async () => {

@@ -182,7 +182,7 @@ describe('webhook delivery', () => {
       await transfer(svc);
       await receiver.waitFor(2 * PER_TRANSFER);
       await until(svc, () => eventIds(svc).every((id) => statusOf(svc, id) !== 'PENDING'));
-      const health = await svc.request('GET', '/healthz');
+      const health = await svc.request('GET', '/healthz', { auth: svc.operator() });
       assert.equal(health.body.webhooks.inFlight, 1, 'only the stuck request is in flight');
       assert.ok(health.body.webhooks.pending >= 2, "the other platform's two events wait");
       assert.equal(health.body.webhooks.maxConnections, 32);

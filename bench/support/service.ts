@@ -98,8 +98,13 @@ export async function startServiceChild(opts: ServiceStart): Promise<ServiceChil
   return service;
 }
 
-export async function health(port: number): Promise<Health> {
-  const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+/** The header that shows /healthz's details: the data directory's operator key (without it /healthz says only up). */
+export function operatorAuthorization(dataDir: string): string {
+  return `Bearer ${readFileSync(join(dataDir, 'operator.key'), 'utf8').trim()}`;
+}
+
+export async function health(service: Pick<ServiceChild, 'port' | 'dataDir'>): Promise<Health> {
+  const res = await fetch(`http://127.0.0.1:${service.port}/healthz`, { headers: { authorization: operatorAuthorization(service.dataDir) } });
   if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
   return (await res.json()) as Health;
 }

@@ -5,7 +5,6 @@
 // into its DATA_DIR, as one node does. Nothing of the node's own is replicated: its data
 // directory holds the shards' local mirrors and snapshots, its lock and its operator key.
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { configFromEnv, httpObserverOf, NewPlatformBody, optional, type ServiceOptions } from '../app.js';
@@ -14,7 +13,7 @@ import { ServiceMetrics } from '../ops/metrics.js';
 import { startHttpServer, API_VERSION, type Extras, type HttpServer } from '../http/server.js';
 import { routes } from '../http/routes/index.js';
 import { openApiDocument } from '../http/openapi.js';
-import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported } from '../data-dir.js';
+import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported, ensurePrivateDataDir } from '../data-dir.js';
 import { createCryptoPool } from '../crypto/pool.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { TargetPolicy } from '../outbound/target-policy.js';
@@ -56,7 +55,7 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
   const report = options.report ?? reportTo(createLogger(config.logLevel));
   const metrics = config.metrics ? new ServiceMetrics() : undefined;
   checkLockSupported();
-  mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDataDir(config.dataDir);
   const lock = await lockDataDir(config.dataDir);
   const closers: Array<() => Promise<void> | void> = [() => lock.release(), () => forgetOwner(config.dataDir)];
   const closeAll = async (): Promise<void> => {

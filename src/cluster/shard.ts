@@ -57,7 +57,7 @@ export class Shard {
    */
   static async open(node: NodeParts, name: string, lease: Lease, genesis: EnvGenesis, onLost: (shard: Shard, err: Error) => void): Promise<Shard> {
     const dataDir = join(node.config.dataDir, 'shards', name);
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const stream = await ShardStream.open(node.nc, name, {
       replicas: node.replicas,
       writer: `${node.nodeId}:${lease.term}`,

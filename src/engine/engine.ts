@@ -973,7 +973,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
 /** The LMDB environment of `dataDir` (created if missing), opened by `openStore` with its checks. */
 function openLmdbStorage(dataDir: string): Storage {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   return new LmdbStorage(openStore(dataDir));
 }
 

@@ -21,7 +21,7 @@
 // only with MDB_PREVSNAPSHOT, which openStore does not set).
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
 
 export const DATA_FILE = 'data.mdb';
 
@@ -394,8 +394,21 @@ export function readNamedValue(dataDir: string, name: string, key: Uint8Array): 
  */
 export const STORE_MAP_BYTES = 16 * 2 ** 30;
 
-/** Opens the LMDB environment in `dataDir` (a directory, whatever its name) after inspectStore. */
+/**
+ * Opens the LMDB environment in `dataDir` (a directory, whatever its name) after inspectStore.
+ * A new data.mdb and lock.mdb are made 0600 (lmdb's default is 0664): the store holds every
+ * customer's data. `permissionsMode` is read by lmdb's native open (src/env.cpp), though its
+ * typings leave it out.
+ */
 export function openStore(dataDir: string): RootDatabase {
   inspectStore(dataDir);
-  return open({ path: dataDir, noSubdir: false, overlappingSync: true, separateFlushed: true, mapSize: STORE_MAP_BYTES });
+  const options: RootDatabaseOptionsWithPath & { permissionsMode: number } = {
+    path: dataDir,
+    noSubdir: false,
+    overlappingSync: true,
+    separateFlushed: true,
+    mapSize: STORE_MAP_BYTES,
+    permissionsMode: 0o600,
+  };
+  return open(options);
 }

@@ -51,9 +51,10 @@ export interface HttpServer {
 
 /** Endpoints outside the versioned API: health, the OpenAPI document, operator commands. */
 export interface Extras {
+  /** What GET /healthz shows a request bearing the operator key; any other is told only `{"status":"ok"}`. */
   healthz: () => unknown;
   openapi: () => unknown;
-  /** Operator endpoints under `/_operator/`, authenticated with the data directory's operator key. */
+  /** Operator endpoints under `/_operator/`, authenticated with the data directory's operator key (which also shows /healthz's details). */
   operator: { keyHash: Buffer; handle: (path: string, body: unknown) => Promise<Reply> };
 }
 
@@ -308,7 +309,8 @@ function apiDispatch(api: Api): Dispatch {
       exchange.route = incoming.path;
       if (incoming.method !== 'GET' && incoming.method !== 'HEAD') throw new MethodNotAllowed(incoming.method, ['GET']);
       if (incoming.path === '/healthz') {
-        exchange.answer(200, extras.healthz());
+        // Unauthenticated probes learn up or down; the details name tenants (a down webhook endpoint's environment).
+        exchange.answer(200, presentsOperatorKey(extras.operator.keyHash, incoming) ? extras.healthz() : { status: 'ok' });
       } else {
         openapiJson ??= JSON.stringify(extras.openapi());
         exchange.send(200, openapiJson);
@@ -423,13 +425,21 @@ export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
   return listen(app, options, front, (served) => (api = apiDispatch(served)));
 }
 
+/** The address or port cannot be listened on (uWebSockets.js says no more than that). */
+export class ListenError extends Error {
+  constructor(host: string, port: number) {
+    super(`cannot listen on ${host}:${port}: no interface of this machine has that address, or the port is taken`);
+    this.name = 'ListenError';
+  }
+}
+
 /** Listens on the configured host and port; the server's drain() stops accepting and waits for the front to be idle. */
 function listen(app: uWS.TemplatedApp, options: FrontOptions, front: Front, serve: (api: Api) => void): Promise<HttpServer> {
   let drained: Promise<void> | undefined;
   return new Promise((resolve, reject) => {
     app.listen(options.host, options.port, (socket) => {
       if (socket === false) {
-        reject(new Error(`cannot listen on ${options.host}:${options.port}`));
+        reject(new ListenError(options.host, options.port));
         return;
       }
       const port = uWS.us_socket_local_port(socket);
@@ -472,11 +482,16 @@ function listen(app: uWS.TemplatedApp, options: FrontOptions, front: Front, serv
   });
 }
 
-function checkOperator(keyHash: Buffer, incoming: Incoming): void {
-  if (incoming.method !== 'POST') throw new MethodNotAllowed(incoming.method, ['POST']);
+/** Whether the request carries the operator key as its Bearer token (compared in constant time, as hashes). */
+function presentsOperatorKey(keyHash: Buffer, incoming: Incoming): boolean {
   const m = /^Bearer\s+(\S{1,512})$/.exec(incoming.authorization);
   const presented = createHash('sha256').update(m?.[1] ?? '').digest();
-  if (m === null || !timingSafeEqual(presented, keyHash)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
+  return timingSafeEqual(presented, keyHash) && m !== null;
+}
+
+function checkOperator(keyHash: Buffer, incoming: Incoming): void {
+  if (incoming.method !== 'POST') throw new MethodNotAllowed(incoming.method, ['POST']);
+  if (!presentsOperatorKey(keyHash, incoming)) throw unauthorized('Operator endpoints need the operator key as a Bearer token');
 }
 
 function notReady(): DomainError {

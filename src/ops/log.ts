@@ -1,5 +1,5 @@
 // The service's log: JSON lines on stderr (stdout carries only the start announcement that
-// scripts read), each with `level`, `time`, `msg` and the facts of what happened (`event`,
+// scripts read, a JSON line too, so a shipper reading either stream parses every line), each with `level`, `time`, `msg` and the facts of what happened (`event`,
 // and `reqId` where a request is involved). Written synchronously: at `info` there are a few
 // lines a minute, and a line must not be lost when the process stops right after it.
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
@@ -32,4 +32,12 @@ export function reportTo(logger: Logger): Report {
 /** Whether per-request lines (the access log) are written: only at `debug` and below, so they cost nothing by default. */
 export function logsRequests(level: LogLevel): boolean {
   return level === 'debug' || level === 'trace';
+}
+
+/**
+ * The start announcement: one JSON line on stdout, in the log's shape, with the address served
+ * and where credentials.json is. Written at any LOG_LEVEL: scripts wait for it.
+ */
+export function announceStart(baseUrl: string, credentialsPath: string, destination: DestinationStream = pino.destination({ dest: 1, sync: true })): void {
+  createLogger('info', destination).info({ event: 'service.started', baseUrl, credentialsPath }, `listening on ${baseUrl}; credentials in ${credentialsPath}`);
 }

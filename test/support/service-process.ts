@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
-/** How long a child may take to print its listening line or to exit. */
+/** How long a child may take to announce itself (stdout) or to exit. */
 const START_TIMEOUT_MS = 20_000;
 
 export interface ServiceChild {
@@ -42,19 +42,35 @@ export function launchService(dataDir: string, extraEnv: Record<string, string>)
   return { proc, stderr, exited };
 }
 
+/** What the service announces on stdout once it serves (src/ops/log.ts announceStart). */
+interface Announcement {
+  baseUrl: string;
+  credentialsPath: string;
+}
+
+/** Calls `announced` with the start announcement, the JSON line on stdout whose event is service.started. */
+function onAnnouncement(proc: ChildProcess, announced: (announcement: Announcement) => void): void {
+  let out = '';
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    const lines = out.split('\n');
+    out = lines.pop()!;
+    // A line that is not JSON is not the announcement (signals.test.ts holds stdout to JSON).
+    for (const line of lines.filter((candidate) => candidate.startsWith('{'))) {
+      const parsed = JSON.parse(line) as { event?: string } & Announcement;
+      if (parsed.event === 'service.started') announced(parsed);
+    }
+  });
+}
+
 /** Starts the service and resolves once it listens; rejects if it exits or hangs first. */
 export async function spawnService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServiceChild> {
   const { proc, stderr, exited } = launchService(dataDir, extraEnv);
   const [baseUrl, credentialsPath] = await new Promise<[string, string]>((resolve, reject) => {
-    let out = '';
     const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), START_TIMEOUT_MS);
-    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const m = /listening on (\S+)\ncredentials: (\S+)\n/.exec(out);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve([m[1]!, m[2]!]);
-      }
+    onAnnouncement(proc, (announced) => {
+      clearTimeout(timer);
+      resolve([announced.baseUrl, announced.credentialsPath]);
     });
     proc.on('exit', (code) => {
       clearTimeout(timer);
@@ -67,9 +83,7 @@ export async function spawnService(dataDir: string, extraEnv: Record<string, str
 /** Starts the service expecting it to refuse: resolves with its exit code and stderr. */
 export async function spawnRefusedService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<RefusedStart> {
   const { proc, stderr, exited } = launchService(dataDir, extraEnv);
-  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    if (/listening on/.test(chunk)) proc.kill('SIGKILL');
-  });
+  onAnnouncement(proc, () => proc.kill('SIGKILL'));
   const timer = setTimeout(() => proc.kill('SIGKILL'), START_TIMEOUT_MS);
   const code = await exited;
   clearTimeout(timer);

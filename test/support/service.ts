@@ -8,6 +8,7 @@ import net from 'node:net';
 import assert from 'node:assert/strict';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
+import { OPERATOR_KEY_FILE } from '../../src/data-dir.js';
 import type { Resolver } from '../../src/outbound/target-policy.js';
 import { schemaErrors, type JsonSchema } from './json-schema.js';
 
@@ -40,6 +41,8 @@ export interface TestService {
   conformed: ReadonlySet<string>;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>;
   basic(environment: 'sandbox' | 'production'): string;
+  /** The operator key as a request's `auth` (what /healthz details and /_operator/ need). */
+  operator(): { header: string };
   /** Closes the service (final commit) and, unless kept, removes the data directory. */
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
@@ -161,6 +164,7 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
     conformed,
     request,
     basic,
+    operator: () => ({ header: `Bearer ${readFileSync(join(dataDir, OPERATOR_KEY_FILE), 'utf8').trim()}` }),
     stop: async ({ keepData = false } = {}) => {
       await service.close();
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
