@@ -1,7 +1,8 @@
 // Request framing on the wire (raw sockets to 127.0.0.1): a request whose end is in doubt
 // (conflicting Content-Length, Content-Length with Transfer-Encoding, a coding other than
 // chunked) or whose Host is wrong is answered 400 and its connection closed, and bytes
-// after it are never read as a request: a smuggled create creates nothing. Where
+// after it are never read as a request: a smuggled create creates nothing. A write
+// pipelined behind another request is never executed (uWS drops the connection). Where
 // uWebSockets.js drops a request before the service sees it (both framing headers, no
 // Host, unknown methods), the test pins exactly what it sends back, so a uWS upgrade that
 // changes it is noticed (README.md, "HTTP framing").
@@ -228,6 +229,35 @@ describe('HTTP framing', () => {
         assertRefused(ex, 'Transfer-Encoding', JSON.stringify(framing));
       }
       assert.equal(await customers(), before);
+    });
+  });
+
+  describe('pipelining', () => {
+    const livez = `GET /livez HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+
+    it('a write with a request pipelined behind it is dropped unexecuted with the connection (uWS closes it), so a retry creates exactly one', async () => {
+      const before = await customers();
+      // The finding: POST /customers and GET /livez in one write closed with no byte back, yet the customer existed.
+      for (const behind of [livez, smuggledCreate()]) {
+        const ex = await exchange(port, [smuggledCreate() + behind]);
+        assert.equal(ex.bytes.toString('latin1'), '', 'uWS answers nothing: it closes a connection whose next request comes before the answer');
+        assert.equal(ex.ended, 'fin');
+        assert.equal(await customers(), before, 'nothing was executed, so retrying is safe');
+      }
+      // The client's retry, one request at a time (RFC 9112 §9.3.2), creates one customer.
+      const retried = await exchange(port, [smuggledCreate(), livez], { gapMs: 300 });
+      assert.deepEqual(responses(retried.bytes).map((r) => r.status), [201, 200]);
+      assert.equal(await customers(), before + 1);
+    });
+
+    it('reads pipelined are answered in order, and so is a write pipelined last', async () => {
+      const before = await customers();
+      const ex = await exchange(port, [head('GET', '') + livez + `GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n` + smuggledCreate()]);
+      const got = responses(ex.bytes);
+      assert.deepEqual(got.map((r) => r.status), [200, 200, 200, 201]);
+      assert.deepEqual(JSON.parse(got[1]!.body), { status: 'ok' });
+      assert.equal(ex.ended, 'open');
+      assert.equal(await customers(), before + 1);
     });
   });
 
