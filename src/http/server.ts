@@ -1,9 +1,9 @@
 // The HTTP front on uWebSockets.js. Each request goes through, in order: framing and Host
-// (400, connection closed: framing.ts), the probes and the dashboard, readiness (503 while
-// recovering), size (413) and then the API's own path (requests.ts: route, authentication,
-// environment, media type, JSON and schema, cursor, idempotency, the handler); a write
-// starts only once the bytes read with it are parsed (Exchange.run). The reply leaves only
-// after the handler's log entry is durable.
+// (400, or 411 for a chunked body, connection closed: framing.ts), the probes and the
+// dashboard, readiness (503 while recovering), size (413) and then the API's own path
+// (requests.ts: route, authentication, environment, media type, JSON and schema, cursor,
+// idempotency, the handler); a write starts only once the bytes read with it are parsed
+// (Exchange.run). The reply leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { errorBody, statusOf, type ErrorBody } from './errors.js';
@@ -277,7 +277,6 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
     authorization: h.authorization,
     contentType: h.contentType,
     contentLength: h.contentLength,
-    transferEncoding: h.transferEncoding,
     headers: {},
   };
   // uWS reads a header sent empty, or made only of bytes it trims (from 0x80 up, at
@@ -291,8 +290,8 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
 }
 
 /**
- * Reads the body (at most MAX_BODY_BYTES; 413 past it) and runs `process` on it, or at once
- * when none is expected or sent.
+ * Reads the body (at most MAX_BODY_BYTES; 413 when more is declared) and runs `process` on
+ * it, or at once when none is expected or sent.
  */
 function readBody(exchange: Exchange, front: Front, expectsBody: boolean, process: Processor): void {
   const { res, incoming } = exchange;
@@ -305,22 +304,15 @@ function readBody(exchange: Exchange, front: Front, expectsBody: boolean, proces
     exchange.refuse(payloadTooLarge());
     return;
   }
-  if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
+  if (declared === undefined || declared === 0) {
     exchange.run(process, undefined);
     return;
   }
+  // Only Content-Length frames a body (framing.ts refuses chunked): uWS hands over exactly
+  // the declared bytes, so the check above bounds the whole body.
   const chunks: Buffer[] = [];
-  let size = 0;
-  let refused = false;
   front.uploading.add(res);
   res.onData((chunk, isLast) => {
-    if (refused) return;
-    size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      refused = true;
-      exchange.refuse(payloadTooLarge());
-      return;
-    }
     // uWS reuses the chunk's memory after this callback returns: copy it.
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
@@ -436,9 +428,9 @@ export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
     // before anything else, so nothing after it is read as a request (framing.ts).
     const h = scan.read(req);
     const requestId = front.requestId(h.xRequestId);
-    const problem = framingProblem(h);
-    if (problem !== undefined) {
-      refuseFrame(res, req, problem, requestId);
+    const refusal = framingProblem(h);
+    if (refusal !== undefined) {
+      refuseFrame(res, req, refusal, requestId);
       return;
     }
     const exchange = new Exchange(res, incomingOf(req, h), requestId, front);
