@@ -28,7 +28,6 @@ describe('the request path as data', () => {
         authorization,
         contentType: raw === undefined ? '' : 'application/json',
         contentLength: raw === undefined ? '' : String(raw.length),
-        transferEncoding: '',
         headers: {},
       },
       raw,

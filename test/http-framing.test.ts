@@ -1,7 +1,8 @@
 // Request framing on the wire (raw sockets to 127.0.0.1): a request whose end is in doubt
 // (conflicting Content-Length, Content-Length with Transfer-Encoding, a coding other than
-// chunked) or whose Host is wrong is answered 400 and its connection closed, and bytes
-// after it are never read as a request: a smuggled create creates nothing. Where
+// chunked) or whose Host is wrong is answered 400 and its connection closed, a chunked one
+// 411, and bytes after it are never read as a request: a smuggled create creates nothing.
+// A write pipelined behind another request is never executed (uWS drops the connection). Where
 // uWebSockets.js drops a request before the service sees it (both framing headers, no
 // Host, unknown methods), the test pins exactly what it sends back, so a uWS upgrade that
 // changes it is noticed (README.md, "HTTP framing").
@@ -102,20 +103,21 @@ describe('HTTP framing', () => {
   const smuggledCreate = (): string => head('POST', `Content-Type: application/json\r\nContent-Length: ${CREATE_BODY.length}\r\n`) + CREATE_BODY;
   const customers = (): Promise<number> => totalCount(svc, '/customers');
 
-  /** One 400 INVALID_INPUT naming `field`, with Connection: close, then FIN and nothing else. */
-  const assertRefused = (ex: Exchange, field: string, what: string): void => {
+  /** One 400 INVALID_INPUT (or the given refusal) naming `field`, with Connection: close, then FIN and nothing else. */
+  const assertRefused = (ex: Exchange, field: string, what: string, refusal = { status: 400, code: 'INVALID_INPUT' }): void => {
     const got = responses(ex.bytes);
     assert.equal(got.length, 1, `${what}: exactly one response, got ${got.map((r) => r.status).join(', ')}`);
     const [res] = got;
-    assert.equal(res!.status, 400, `${what}: ${res!.body.trim()}`);
+    assert.equal(res!.status, refusal.status, `${what}: ${res!.body.trim()}`);
     assert.equal(res!.headers.connection, 'close', what);
     assert.match(res!.headers['content-type'] ?? '', /^application\/json/);
     const body = JSON.parse(res!.body) as { status: number; code: string; details: Array<{ field: string; message: string }> };
-    assert.equal(body.status, 400);
-    assert.equal(body.code, 'INVALID_INPUT');
+    assert.equal(body.status, refusal.status);
+    assert.equal(body.code, refusal.code);
     assert.deepEqual(body.details.map((d) => d.field), [field], what);
-    assert.equal(ex.ended, 'fin', `${what}: the service closes the connection after the 400`);
+    assert.equal(ex.ended, 'fin', `${what}: the service closes the connection after the ${refusal.status}`);
   };
+  const lengthRequired = { status: 411, code: 'LENGTH_REQUIRED' };
 
   /** What this uWS does with a request it will not hand to any handler: no byte back, FIN at once. */
   const assertDroppedByUws = (ex: Exchange, what: string): void => {
@@ -187,13 +189,35 @@ describe('HTTP framing', () => {
   });
 
   describe('Transfer-Encoding', () => {
-    it('chunked alone is supported and keeps the connection open', async () => {
+    it('chunked is 411 LENGTH_REQUIRED and close, well-formed or not: no body is executed and nothing after it is read', async () => {
       const before = await customers();
-      const chunked = head('POST', 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n') + `${CREATE_BODY.length.toString(16)}\r\n${CREATE_BODY}\r\n0\r\n\r\n`;
-      const ex = await exchange(port, [chunked, smuggledCreate()], { gapMs: 300 });
-      assert.deepEqual(responses(ex.bytes).map((r) => r.status), [201, 201]);
-      assert.equal(ex.ended, 'open');
-      assert.equal(await customers(), before + 2);
+      const size = CREATE_BODY.length.toString(16);
+      // Each body, as uWS's lax decoder would read it, is the valid create, executed before
+      // this refusal (bare LF, no CRLF after the data, no final CRLF), misframed (a space
+      // before the size) or left unanswered (an extension, which RFC 9112 §7.1.1 allows).
+      const bodies: Record<string, string> = {
+        'well-formed': `${size}\r\n${CREATE_BODY}\r\n0\r\n\r\n`,
+        'bare-LF chunk lines': `${size}\n${CREATE_BODY}\n0\n\n`,
+        'chunk data without its CRLF': `${size}\r\n${CREATE_BODY}0\r\n\r\n`,
+        'no final CRLF': `${size}\r\n${CREATE_BODY}\r\n0\r\n`,
+        'a space before the size': ` ${size}\r\n${CREATE_BODY}\r\n0\r\n\r\n`,
+        'a chunk extension': `${size};a=b\r\n${CREATE_BODY}\r\n0\r\n\r\n`,
+      };
+      const chunked = head('POST', 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n');
+      for (const [what, body] of Object.entries(bodies)) {
+        assertRefused(await exchange(port, [chunked + body]), 'Transfer-Encoding', what, lengthRequired);
+        // The same with bytes after it: with no final CRLF uWS used to execute the create and close without a status.
+        assertRefused(await exchange(port, [chunked + body + smuggledCreate()]), 'Transfer-Encoding', `${what}, then a create`, lengthRequired);
+      }
+      assert.equal(await customers(), before);
+    });
+
+    it('chunked is refused from the head alone, before a byte of the body is sent, and what is sent after is not read', async () => {
+      const before = await customers();
+      const chunked = head('POST', 'Content-Type: application/json\r\nTransfer-Encoding: Chunked\r\n');
+      const ex = await exchange(port, [chunked, `${CREATE_BODY.length.toString(16)}\r\n${CREATE_BODY}\r\n0\r\n\r\n${smuggledCreate()}`], { gapMs: 200 });
+      assertRefused(ex, 'Transfer-Encoding', 'head first, body later', lengthRequired);
+      assert.equal(await customers(), before);
     });
 
     it('with Content-Length, both non-empty, uWS closes at once without a status (pinned) and the hidden create is not read', async () => {
@@ -228,6 +252,35 @@ describe('HTTP framing', () => {
         assertRefused(ex, 'Transfer-Encoding', JSON.stringify(framing));
       }
       assert.equal(await customers(), before);
+    });
+  });
+
+  describe('pipelining', () => {
+    const livez = `GET /livez HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+
+    it('a write with a request pipelined behind it is dropped unexecuted with the connection (uWS closes it), so a retry creates exactly one', async () => {
+      const before = await customers();
+      // The finding: POST /customers and GET /livez in one write closed with no byte back, yet the customer existed.
+      for (const behind of [livez, smuggledCreate()]) {
+        const ex = await exchange(port, [smuggledCreate() + behind]);
+        assert.equal(ex.bytes.toString('latin1'), '', 'uWS answers nothing: it closes a connection whose next request comes before the answer');
+        assert.equal(ex.ended, 'fin');
+        assert.equal(await customers(), before, 'nothing was executed, so retrying is safe');
+      }
+      // The client's retry, one request at a time (RFC 9112 §9.3.2), creates one customer.
+      const retried = await exchange(port, [smuggledCreate(), livez], { gapMs: 300 });
+      assert.deepEqual(responses(retried.bytes).map((r) => r.status), [201, 200]);
+      assert.equal(await customers(), before + 1);
+    });
+
+    it('reads pipelined are answered in order, and so is a write pipelined last', async () => {
+      const before = await customers();
+      const ex = await exchange(port, [head('GET', '') + livez + `GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n` + smuggledCreate()]);
+      const got = responses(ex.bytes);
+      assert.deepEqual(got.map((r) => r.status), [200, 200, 200, 201]);
+      assert.deepEqual(JSON.parse(got[1]!.body), { status: 'ok' });
+      assert.equal(ex.ended, 'open');
+      assert.equal(await customers(), before + 1);
     });
   });
 

@@ -4,11 +4,12 @@
 // where the two could disagree about where a request ends, the rest of the bytes could be
 // read as a request the proxy never saw (request smuggling). Such a request is refused
 // with 400 and its connection closed before uWS reads another byte of it (RFC 9112 §6.3,
-// §3.2). What uWS refuses before any handler runs (both Content-Length and
-// Transfer-Encoding, no Host, unknown methods) is in README.md, "HTTP framing".
+// §3.2); so is a chunked body, with 411 (uWS's chunked decoder is lax: framingProblem).
+// What uWS refuses before any handler runs (both Content-Length and Transfer-Encoding, no
+// Host, unknown methods) is in README.md, "HTTP framing".
 import type uWS from 'uWebSockets.js';
-import { invalidInput, type FieldProblem } from '../../actors/errors.js';
-import { errorBody, type ErrorBody } from './errors.js';
+import { DomainError, invalidInput, type FieldProblem } from '../../actors/errors.js';
+import { errorBody, statusOf, type ErrorBody } from './errors.js';
 
 /**
  * The headers of one request, read by one `forEach` (one call into uWS instead of one
@@ -101,16 +102,33 @@ export class HeaderScan {
 }
 
 /**
- * Why the request's framing (or Host) is refused, as the field error of its 400, or
- * undefined when it is sound. Identical repeated Content-Length values are accepted: every
- * reader frames them alike (RFC 9110 §8.6 lets a recipient collapse them).
+ * Why the request's framing (or Host) is refused, or undefined when it is sound: 400
+ * INVALID_INPUT naming the header, or 411 LENGTH_REQUIRED for a chunked body. Identical
+ * repeated Content-Length values are accepted: every reader frames them alike (RFC 9110
+ * §8.6 lets a recipient collapse them).
  */
-export function framingProblem(h: HeaderScan): FieldProblem | undefined {
+export function framingProblem(h: HeaderScan): DomainError | undefined {
+  const problem = ambiguousFraming(h);
+  if (problem !== undefined) return invalidInput([problem], `malformed request framing: ${problem.field} ${problem.message}`);
+  // uWS's chunked decoder accepts what RFC 9112 §7.1 does not (bare-LF chunk lines, chunk
+  // data without its CRLF, a missing final CRLF) and misreads what it does allow (a chunk
+  // extension, `1d;a=b`, is read as part of the size): such a body would be executed, or
+  // the bytes after it read as the next request. The API's clients send Content-Length, so
+  // chunked is refused before its first chunk is read.
+  if (h.transferEncodings === 1 && h.transferEncoding.trim().toLowerCase() === 'chunked') {
+    const message = 'chunked request bodies are not accepted: send the body with Content-Length';
+    return new DomainError('LENGTH_REQUIRED', message, [{ field: 'Transfer-Encoding', message }]);
+  }
+  return undefined;
+}
+
+/** What could be framed two ways, or not at all (RFC 9112 §6.3, §3.2); chunked alone is left to framingProblem. */
+function ambiguousFraming(h: HeaderScan): FieldProblem | undefined {
   if (h.contentLengthsDiffer) return { field: 'Content-Length', message: 'sent more than once with different values' };
   if (h.transferEncodings > 0 && h.contentLengths > 0) return { field: 'Transfer-Encoding', message: 'must not be sent with Content-Length' };
   if (h.transferEncodings > 1) return { field: 'Transfer-Encoding', message: 'sent more than once' };
-  // Only chunked is decoded; with any other coding the body's end cannot be known (§6.3).
-  if (h.transferEncodings === 1 && h.transferEncoding.trim().toLowerCase() !== 'chunked') return { field: 'Transfer-Encoding', message: 'only chunked is supported' };
+  // A coding other than chunked leaves the body's end unknown (§6.3); the contract has no 501.
+  if (h.transferEncodings === 1 && h.transferEncoding.trim().toLowerCase() !== 'chunked') return { field: 'Transfer-Encoding', message: 'only Content-Length framing is accepted' };
   if (h.contentLengths > 0 && !/^[0-9]+$/.test(h.contentLength)) return { field: 'Content-Length', message: 'must be a decimal number of bytes' };
   // uWS holds a request without Host unanswered (README); should it ever pass one, it is refused here.
   if (h.hosts !== 1 || h.host === '') return { field: 'Host', message: h.hosts > 1 ? 'sent more than once' : 'required, and must not be empty' };
@@ -139,18 +157,18 @@ export function walletSignatureConflict(h: HeaderScan): FieldProblem | undefined
 const CORK_BUFFER_BYTES = 16 * 1024;
 
 /**
- * Answers 400 and closes the connection, inside the uWS handler, so that uWS reads no
- * further request from it. The JSON error is padded with trailing whitespace past the cork
- * buffer (see CORK_BUFFER_BYTES); bad frames are rare, the padding costs nothing else.
- * Should a later uWS cork more than that, yielding the route still closes the connection
- * (uWS force-closes a request no handler takes) and nothing after the bad frame is read:
- * only the status would be lost, which test/http-framing.test.ts would notice.
+ * Answers the refusal (400 or 411) and closes the connection, inside the uWS handler, so
+ * that uWS reads no further request from it, nor a byte of the refused body. The JSON error
+ * is padded with trailing whitespace past the cork buffer (see CORK_BUFFER_BYTES); bad
+ * frames are rare, the padding costs nothing else. Should a later uWS cork more than that,
+ * yielding the route still closes the connection (uWS force-closes a request no handler
+ * takes) and nothing after the bad frame is read: only the status would be lost, which
+ * test/http-framing.test.ts would notice.
  */
-export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, problem: FieldProblem, requestId: string): void {
-  const error = invalidInput([problem], `malformed request framing: ${problem.field} ${problem.message}`);
+export function refuseFrame(res: uWS.HttpResponse, req: uWS.HttpRequest, error: DomainError, requestId: string): void {
   const json = JSON.stringify(errorBody(error, requestId) satisfies ErrorBody);
   // Still inside the handler's synchronous part, where uWS has corked the socket itself.
-  res.writeStatus('400 Bad Request');
+  res.writeStatus(statusOf(error) === 411 ? '411 Length Required' : '400 Bad Request');
   res.writeHeader('X-Request-Id', requestId);
   res.writeHeader('Content-Type', 'application/json');
   res.end(json.padEnd(CORK_BUFFER_BYTES + 1, ' '), true);

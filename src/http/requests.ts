@@ -27,7 +27,6 @@ export interface Incoming {
   authorization: string;
   contentType: string;
   contentLength: string;
-  transferEncoding: string;
   headers: RequestHeaders;
   /** Sent on by another cluster node: answered here or refused, never sent on again. */
   forwarded?: true;

@@ -1,8 +1,9 @@
 // The HTTP front on uWebSockets.js. Each request goes through, in order: framing and Host
-// (400, connection closed: framing.ts), the probes and the dashboard, readiness (503 while
-// recovering), size (413) and then the API's own path (requests.ts: route, authentication,
-// environment, media type, JSON and schema, cursor, idempotency, the handler). The reply
-// leaves only after the handler's log entry is durable.
+// (400, or 411 for a chunked body, connection closed: framing.ts), the probes and the
+// dashboard, readiness (503 while recovering), size (413) and then the API's own path
+// (requests.ts: route, authentication, environment, media type, JSON and schema, cursor,
+// idempotency, the handler); a write starts only once the bytes read with it are parsed
+// (Exchange.run). The reply leaves only after the handler's log entry is durable.
 import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { errorBody, statusOf, type ErrorBody } from './errors.js';
@@ -119,6 +120,25 @@ class Front {
     readonly observer: HttpObserver | undefined,
   ) {}
 
+  /** Requests that may change state, held until uWS has parsed every byte of its current read (Exchange.run). */
+  #held: Array<() => void> = [];
+  readonly #release = (): void => {
+    const held = this.#held;
+    this.#held = [];
+    for (const run of held) run();
+  };
+
+  /**
+   * Runs `run` once uWS has parsed the rest of the bytes it is parsing: in the check phase
+   * right after the poll that read them (one setImmediate for all the requests of a read).
+   * Microtasks and nextTicks would not do: Node drains both when each handler callback
+   * returns, before the parser goes on to the next request (an answer given from either
+   * still pipelines; one from a setImmediate does not: README.md, "HTTP framing").
+   */
+  afterParse(run: () => void): void {
+    if (this.#held.push(run) === 1) setImmediate(this.#release);
+  }
+
   requestId(sent: string): string {
     return sent !== '' && SANE_REQUEST_ID.test(sent) ? sent : this.#idPrefix + (++this.#issued).toString(36);
   }
@@ -215,8 +235,29 @@ class Exchange {
     this.finish();
   }
 
-  /** Runs the handler on the complete body; its answer, or its failure, finishes the request. */
+  /**
+   * Runs the handler on the complete body; its answer, or its failure, finishes the request.
+   * A request that may change state (any method but GET and HEAD) runs only once uWS has
+   * parsed the rest of the bytes it read with it, and not at all if they held another
+   * request: uWS closes a connection whose next request arrives before the previous answer
+   * is sent (its HttpContext refuses "async pipelining"), so a write pipelined with anything
+   * would commit and lose its answer, and a client without an Idempotency-Key would retry
+   * it into a second one. Held, it is dropped unexecuted with the connection (onAborted),
+   * and the client's retry of both requests is safe. Reads answer within their own callback
+   * and keep uWS's in-order pipelining (README.md, "HTTP framing").
+   */
   run(process: Processor, raw: Buffer | undefined): void {
+    const { method } = this.incoming;
+    if (method === 'GET' || method === 'HEAD') {
+      this.#execute(process, raw);
+      return;
+    }
+    this.front.afterParse(() => {
+      if (!this.#aborted) this.#execute(process, raw);
+    });
+  }
+
+  #execute(process: Processor, raw: Buffer | undefined): void {
     this.processing = true;
     process(raw).then(
       ({ status, body, headers, contentType }) => {
@@ -237,7 +278,6 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
     authorization: h.authorization,
     contentType: h.contentType,
     contentLength: h.contentLength,
-    transferEncoding: h.transferEncoding,
     headers: {},
   };
   // uWS reads a header sent empty, or made only of bytes it trims (from 0x80 up, at
@@ -251,8 +291,8 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
 }
 
 /**
- * Reads the body (at most MAX_BODY_BYTES; 413 past it) and runs `process` on it, or at once
- * when none is expected or sent.
+ * Reads the body (at most MAX_BODY_BYTES; 413 when more is declared) and runs `process` on
+ * it, or at once when none is expected or sent.
  */
 function readBody(exchange: Exchange, front: Front, expectsBody: boolean, process: Processor): void {
   const { res, incoming } = exchange;
@@ -265,22 +305,15 @@ function readBody(exchange: Exchange, front: Front, expectsBody: boolean, proces
     exchange.refuse(payloadTooLarge());
     return;
   }
-  if (declared === 0 || (declared === undefined && incoming.transferEncoding === '')) {
+  if (declared === undefined || declared === 0) {
     exchange.run(process, undefined);
     return;
   }
+  // Only Content-Length frames a body (framing.ts refuses chunked): uWS hands over exactly
+  // the declared bytes, so the check above bounds the whole body.
   const chunks: Buffer[] = [];
-  let size = 0;
-  let refused = false;
   front.uploading.add(res);
   res.onData((chunk, isLast) => {
-    if (refused) return;
-    size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      refused = true;
-      exchange.refuse(payloadTooLarge());
-      return;
-    }
     // uWS reuses the chunk's memory after this callback returns: copy it.
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
@@ -397,9 +430,9 @@ export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
     // before anything else, so nothing after it is read as a request (framing.ts).
     const h = scan.read(req);
     const requestId = front.requestId(h.xRequestId);
-    const problem = framingProblem(h);
-    if (problem !== undefined) {
-      refuseFrame(res, req, problem, requestId);
+    const refusal = framingProblem(h);
+    if (refusal !== undefined) {
+      refuseFrame(res, req, refusal, requestId);
       return;
     }
     const exchange = new Exchange(res, incomingOf(req, h), requestId, front);

@@ -317,7 +317,6 @@ class Simulation {
         authorization: this.#authorization(request.auth),
         contentType: raw === undefined ? '' : 'application/json',
         contentLength: raw === undefined ? '' : String(raw.length),
-        transferEncoding: '',
         headers,
       },
       raw,
