@@ -50,7 +50,6 @@ async function answerTo(directory: Directory, tokenId: string, secret: string): 
     authorization: basicHeader(tokenId, secret),
     contentType: '',
     contentLength: '',
-    transferEncoding: '',
     headers: {},
   };
   try {
