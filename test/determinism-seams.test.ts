@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { newId } from '../src/engine/ids.js';
@@ -61,7 +61,7 @@ function sourcesUnder(dir: string): string[] {
 function nondeterministicCalls(path: string): Array<{ where: string; callee: string }> {
   const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
   const found: Array<{ where: string; callee: string }> = [];
-  const at = (node: ts.Node): string => `${path.slice(root.length)}:${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}`;
+  const at = (node: ts.Node): string => `${relative(root, path)}:${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}`;
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node)) {
       const text = node.expression.getText(file);
@@ -86,7 +86,7 @@ function nondeterministicCalls(path: string): Array<{ where: string; callee: str
 function violations(dirs: readonly string[]): string[] {
   return dirs.flatMap((dir) =>
     sourcesUnder(join(root, dir)).flatMap((path) => {
-      const allowed = ALLOWED[path.slice(root.length)]?.calls ?? [];
+      const allowed = ALLOWED[relative(root, path)]?.calls ?? [];
       return nondeterministicCalls(path)
         .filter(({ callee }) => !allowed.includes(callee))
         .map(({ where, callee }) => `${where} ${callee}`);

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -29,7 +29,7 @@ function longFunctions(path: string, max: number): string[] {
     if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
       const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
       const last = file.getLineAndCharacterOfPosition(node.getEnd()).line;
-      if (last - first + 1 > max) found.push(`${path.slice(root.length)}:${first + 1} (${last - first + 1} lines)`);
+      if (last - first + 1 > max) found.push(`${relative(root, path)}:${first + 1} (${last - first + 1} lines)`);
     }
     ts.forEachChild(node, visit);
   };

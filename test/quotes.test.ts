@@ -2,7 +2,7 @@
 // every bad input refused with nothing moved (SERVICE_SPEC parts 2-4 and 8; CONTRACT.md "Money").
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../src/engine/clock.js';
+import { HoldingClock } from './support/holding-clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer, heldActors, ID_RE, ISO_TIME, supportedCurrency } from './support/assertions.js';
 import {
@@ -22,7 +22,7 @@ import { quiesce } from './support/quiesce.js';
 
 describe('quotes between internal accounts', () => {
   let svc: TestService;
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const clock = new HoldingClock(Date.UTC(2026, 0, 1));
   before(async () => {
     svc = await startTestService({ clock });
   });
@@ -135,6 +135,23 @@ describe('quotes between internal accounts', () => {
     assert.equal(await balanceOf(svc, alice.usd.id), 0);
   });
 
+  it('a balance that covers the principal but not the fees is 400 INSUFFICIENT_BALANCE; exactly principal plus fees executes', async () => {
+    const { customer, usd } = await fundedCustomer(svc, 0);
+    const usdc = await accountIn(svc, customer.id, 'USDC');
+    const quote = await createQuote(svc, quoteBody(usd.id, usdc.id, 50_000, { lockedCurrencySide: 'RECEIVING' }));
+    assert.ok(quote.feesIncluded > 0, 'a conversion carries fees');
+    await fund(svc, usd.id, quote.totalSendingAmount - 1);
+    assertError(await svc.request('POST', `/quotes/${quote.id}/execute`), 400, 'INSUFFICIENT_BALANCE', ['source.accountId']);
+    assert.equal(await balanceOf(svc, usd.id), quote.totalSendingAmount - 1);
+    assert.equal(await balanceOf(svc, usdc.id), 0);
+    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'PENDING');
+    await fund(svc, usd.id, 1);
+    assert.equal((await execute(svc, quote.id)).status, 'COMPLETED');
+    assert.equal(await balanceOf(svc, usd.id), 0);
+    assert.equal(await balanceOf(svc, usdc.id), quote.totalReceivingAmount);
+    assertLedgerHolds(svc);
+  });
+
   it('executes at most once: the same Idempotency-Key replays the answer, another key or none is 409 QUOTE_ALREADY_EXECUTED', async () => {
     const alice = await fundedCustomer(svc, 5_000);
     const bob = await fundedCustomer(svc, 0);
@@ -162,6 +179,26 @@ describe('quotes between internal accounts', () => {
     assertError(await svc.request('POST', `/quotes/${quote.id}/execute`), 400, 'QUOTE_EXPIRED');
     assert.equal(await balanceOf(svc, alice.usd.id), 5_000);
     assert.equal(await balanceOf(svc, bob.usd.id), 0);
+  });
+
+  it('the execute decides expiry itself: its last millisecond executes, its expiry instant is 400 QUOTE_EXPIRED before the timer has run', async () => {
+    const alice = await fundedCustomer(svc, 5_000);
+    const bob = await fundedCustomer(svc, 0);
+    const lastMoment = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 1_000));
+    const atExpiry = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 1_000));
+    clock.hold();
+    try {
+      clock.advance(Date.parse(lastMoment.expiresAt) - 1 - clock.now());
+      assert.equal((await execute(svc, lastMoment.id)).status, 'COMPLETED');
+      clock.advance(Date.parse(atExpiry.expiresAt) - clock.now());
+      assert.ok(clock.heldCount > 0, 'the expiry timer fell due and waits');
+      assert.equal(svc.service.services.world.quotes.get(atExpiry.id)?.status, 'PENDING', 'no timer has ended it');
+      assertError(await svc.request('POST', `/quotes/${atExpiry.id}/execute`), 400, 'QUOTE_EXPIRED');
+    } finally {
+      clock.release();
+    }
+    assert.equal(await balanceOf(svc, alice.usd.id), 4_000);
+    assert.equal(await balanceOf(svc, bob.usd.id), 1_000);
   });
 
   it('an executed quote does not expire: executing cancels its expiry timer', async () => {

@@ -95,9 +95,20 @@ describe('transfers (transfer-in, transfer-out)', () => {
   });
 
   it('transfer-out of more than the balance: 400 INSUFFICIENT_BALANCE naming amount, nothing moves', async () => {
-    const { usd, external } = await accounts('123', 500);
+    const { usd, external, customer } = await accounts('123', 500);
     assertError(await transferOut(usd.id, external.id, { amount: 501 }), 400, 'INSUFFICIENT_BALANCE', ['amount']);
     assert.equal(await balanceOf(svc, usd.id), 500);
+    assert.equal((await getJson(svc, `/transactions?customerId=${customer.id}&type=OUTGOING`)).totalCount, 0, 'no transaction is made');
+  });
+
+  it('transfer-out of exactly the balance, named as the amount: 201, the account left at 0; one more is refused', async () => {
+    const { usd, external } = await accounts('123', 500);
+    const res = await transferOut(usd.id, external.id, { amount: 500 });
+    assertStatus(res, 201);
+    assert.equal(res.body.sentAmount.amount, 500);
+    assert.equal(await balanceOf(svc, usd.id), 0);
+    assertError(await transferOut(usd.id, external.id, { amount: 1 }), 400, 'INSUFFICIENT_BALANCE', ['amount']);
+    assertLedgerHolds(svc);
   });
 
   for (const [suffix, code] of [

@@ -13,6 +13,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { basicHeader, startTestService } from './support/service.js';
 import { killAll, spawnService } from './support/service-process.js';
 import { until } from './support/money.js';
+import { quiesce } from './support/quiesce.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
 const TRANSFERS = 3;
@@ -78,7 +79,21 @@ describe('webhook delivery across SIGKILL', () => {
         assert.deepEqual(deduped, ids, 'creation order; repeats only of the same event, back to back');
         assert.equal(receiver.received.length - beforeCrash, ids.length, 'after the restart each event went once');
       } finally {
-        await svc.stop();
+        await svc.stop({ keepData: true });
+      }
+      // The 2xx outcomes are in the log: opened once more, every event is DELIVERED and none goes again.
+      const delivered = receiver.received.length;
+      const reopened = await startTestService({ clock, dataDir });
+      try {
+        const world = reopened.service.services.world;
+        const envId = [...world.envs.records.keys()].find((id) => id.endsWith('#sandbox'))!;
+        const ids = [...world.webhookEvents.idsIn(envId)];
+        assert.deepEqual(ids.filter((id) => world.webhookEvents.get(id)!.deliveryStatus !== 'DELIVERED'), [], 'every event still DELIVERED');
+        clock.advance(24 * 3_600_000);
+        await quiesce(reopened.service.services.engine);
+        assert.equal(receiver.received.length, delivered, 'nothing is sent a second time');
+      } finally {
+        await reopened.stop();
       }
     } finally {
       await receiver.close();

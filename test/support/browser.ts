@@ -39,11 +39,13 @@ const SCREENSHOTS = fileURLToPath(new URL('../../../docs/dashboard/', import.met
 const VOLATILE_TEXT = [/[A-Za-z]+:[0-9a-f]{8}-[0-9a-f]{4}-/, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/];
 
 /**
- * Saves what `page` shows as docs/dashboard/NAME.png, rewriting the file only when the
- * picture changed, so a run that changes nothing leaves the tree clean. Ids and times are
- * covered with a box, and so is whatever else `mask` names (a port, a countdown).
+ * Saves what `page` shows as docs/dashboard/NAME.png when the suites run for the pictures
+ * (`npm run screenshots` sets SAVE_SCREENSHOTS=1); a test run leaves the checkout as it
+ * found it. The file is rewritten only when the picture changed. Ids and times are covered
+ * with a box, and so is whatever else `mask` names (a port, a countdown).
  */
 export async function screenshot(page: Page, name: string, mask: ReadonlyArray<ReturnType<Page['locator']>> = []): Promise<void> {
+  if (process.env.SAVE_SCREENSHOTS !== '1') return;
   const volatile = VOLATILE_TEXT.map((text) => page.getByText(text));
   const png = await page.screenshot({ fullPage: true, mask: [...volatile, ...mask], animations: 'disabled' });
   const path = `${SCREENSHOTS}${name}.png`;
