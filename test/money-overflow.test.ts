@@ -65,7 +65,7 @@ function assertPastBound(res: Awaited<ReturnType<TestService['request']>>, field
   assert.match(error.message, new RegExp(`would pass ${MAX}, the largest amount the service can hold`));
 }
 
-/** Once the answer to a payment's approval webhook is logged (real I/O: polled). */
+/** Once the answer to a payment's approval webhook is logged (looked at after every commit). */
 async function approvalAnswered(svc: TestService, txId: string): Promise<void> {
   const world = svc.service.services.world;
   const answered = (): boolean => {
@@ -77,8 +77,7 @@ async function approvalAnswered(svc: TestService, txId: string): Promise<void> {
     }
     return false;
   };
-  for (let waited = 0; waited < 10_000 && !answered(); waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(answered(), `the approval webhook of ${txId} was answered`);
+  await until(svc, answered, `the answer to the approval webhook of ${txId}`);
 }
 
 function intakeOf(svc: TestService, accountId: string): number {

@@ -4,18 +4,25 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { ensureDebianPackage } from './debian.js';
+import { CHROMIUM_PACKAGE, ensureDebianPackages } from './debian.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = CHROMIUM_PACKAGE.binary;
 
 /** Makes sure /usr/bin/chromium exists, installing Debian's package when allowed. */
 export function ensureChromium(): void {
-  ensureDebianPackage('chromium', CHROMIUM, 'the browser tests need it');
+  ensureDebianPackages([CHROMIUM_PACKAGE], 'the browser tests need it');
 }
 
+/** Set by the suite runner: the browser it started for every browser suite (each suite uses contexts of its own). */
+export const BROWSER_ENDPOINT_ENV = 'TEST_BROWSER_ENDPOINT';
+export const CHROMIUM_ARGS = ['--no-sandbox'];
+
+/** The runner's browser when it shares one, else a browser of the suite's own; `close` leaves the shared one running. */
 export async function launchChromium(): Promise<Browser> {
+  const shared = process.env[BROWSER_ENDPOINT_ENV];
+  if (shared !== undefined) return chromium.connect(shared);
   ensureChromium();
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 /**

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { ensureDebianPackage } from './debian.js';
+import { ensureDebianPackages, NATS_SERVER_PACKAGE } from './debian.js';
 
-export const NATS_SERVER = '/usr/sbin/nats-server';
+export const NATS_SERVER = NATS_SERVER_PACKAGE.binary;
 /** Commit groups travel as one message each; the default 1 MB would refuse a large one. */
 export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 /** How long the servers may take to elect a JetStream meta leader. */
@@ -57,7 +57,7 @@ async function freePorts(count: number): Promise<number[]> {
 
 /** Starts `size` clustered JetStream servers and resolves once the cluster can create a replicated stream. */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
-  ensureDebianPackage('nats-server', NATS_SERVER, 'the cluster suites run a JetStream cluster');
+  ensureDebianPackages([NATS_SERVER_PACKAGE], 'the cluster suites run a JetStream cluster');
   const dir = mkdtempSync(join(tmpdir(), 'nats-cluster-'));
   const ports = await freePorts(2 * size);
   const clientPorts = ports.slice(0, size);
