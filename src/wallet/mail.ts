@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Engine } from '../engine/engine.js';
 import type { DomainEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -96,16 +96,21 @@ function otpMessage(mail: OtpMail, code: string): Message {
 
 type Sender = (mail: OtpMail, message: Message) => Promise<OtpMailOutcome>;
 
+/** nodemailer, loaded with the first message: a service that mails no code is spared its loading. */
+let nodemailerModule: Promise<typeof import('nodemailer')> | undefined;
+const nodemailer = (): Promise<typeof import('nodemailer')> => (nodemailerModule ??= import('nodemailer'));
+
 function smtpSender(smtpUrl: string): Sender {
   // One transporter, no pool: each message opens and closes its own connection, so there
   // is nothing to close when the service stops.
-  const transport = nodemailer.createTransport({
-    url: smtpUrl,
-    connectionTimeout: SMTP_CONNECT_TIMEOUT_MS,
-    greetingTimeout: SMTP_CONNECT_TIMEOUT_MS,
-    socketTimeout: SMTP_SOCKET_TIMEOUT_MS,
-  });
+  let transport: Transporter | undefined;
   return async (_mail, message) => {
+    transport ??= (await nodemailer()).createTransport({
+      url: smtpUrl,
+      connectionTimeout: SMTP_CONNECT_TIMEOUT_MS,
+      greetingTimeout: SMTP_CONNECT_TIMEOUT_MS,
+      socketTimeout: SMTP_SOCKET_TIMEOUT_MS,
+    });
     const info = await transport.sendMail(message);
     return { sent: 'smtp', messageId: info.messageId };
   };
@@ -119,8 +124,9 @@ function smtpSender(smtpUrl: string): Sender {
  * credential); clearing it is the operator's job.
  */
 function outboxSender(dir: string): Sender {
-  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  let builder: Transporter<{ message: unknown }> | undefined;
   return async (mail, message) => {
+    builder ??= (await nodemailer()).createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     const info = await builder.sendMail(message);
     // `buffer: true` makes the message a Buffer rather than a stream.
     if (!Buffer.isBuffer(info.message)) throw new Error('stream transport returned no buffered message');

@@ -7,10 +7,17 @@
 //
 // Binary fields arrive as base64url (SERVICE_SPEC part 5.7); standard base64 is accepted
 // too, since browsers' ArrayBuffer-to-string helpers often produce it.
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
+import type * as SimpleWebauthn from '@simplewebauthn/server';
 import type { PasskeyAssertion, PasskeyAttestation } from '../../actors/commands/wallet.js';
 import type { WebauthnConfig } from '../../actors/platform.js';
 import { WalletAuthError } from './errors.js';
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: it is a third of the service's module
+ * loading (about 0.3 s), which a service that never sees a passkey (and every restart) is spared.
+ */
+let simpleWebauthn: Promise<typeof SimpleWebauthn> | undefined;
+const webauthnLibrary = (): Promise<typeof SimpleWebauthn> => (simpleWebauthn ??= import('@simplewebauthn/server'));
 
 /** WebAuthn Level 3's AuthenticatorTransport values: hints for later ceremonies, not verified. */
 export type PasskeyTransport = 'ble' | 'cable' | 'hybrid' | 'internal' | 'nfc' | 'smart-card' | 'usb';
@@ -37,6 +44,7 @@ export async function verifyPasskeyRegistration(input: {
   const { attestation } = input;
   const credentialId = base64url(attestation.credentialId);
   const transports = TRANSPORTS.filter((t) => attestation.transports?.includes(t) === true);
+  const { verifyRegistrationResponse } = await webauthnLibrary();
   let credential;
   try {
     const result = await verifyRegistrationResponse({
@@ -79,6 +87,7 @@ export async function verifyPasskeyAssertion(input: {
   const { assertion, credential } = input;
   const credentialId = base64url(assertion.credentialId);
   if (credentialId !== credential.credentialId) throw new WalletAuthError('Invalid passkey signature', 'the assertion names another credential');
+  const { verifyAuthenticationResponse } = await webauthnLibrary();
   try {
     const result = await verifyAuthenticationResponse({
       response: {
