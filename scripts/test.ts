@@ -32,7 +32,7 @@ const testDir = join(distDir, 'test');
  * simulation runs (each would slow the others' kill timing), and the cluster service suite
  * (six processes of its own). They may still run beside the light suites.
  */
-const HEAVY = new Set(['crash-recovery', 'payout-crash', 'webhook-crash', 'cluster-service', 'simulation', 'ledger-property', 'money-overflow', 'crypto-cli']);
+const HEAVY = new Set(['crash-recovery', 'payout-crash', 'webhook-crash', 'cluster-service', 'simulation', 'ledger-property']);
 
 /** The longest suites (seconds on the 2-core machine), started first so none is left to run alone at the end. */
 const LONGEST_FIRST = ['cluster-service', 'crash-recovery', 'cluster-log', 'dashboard-customers', 'crypto-cli', 'dashboard-operations', 'simulation', 'dashboard-payments', 'customers'];
