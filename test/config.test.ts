@@ -1,9 +1,9 @@
 // Platform configuration (SERVICE_SPEC parts 2 and 4, CONTRACT.md): GET and PATCH /config
 // per environment, its validation, and the platform accounts a new currency brings.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { createPlatform } from '../src/platforms.js';
 import {
   DEFAULT_CURRENCIES,
@@ -38,13 +38,7 @@ async function platformAccounts(svc: TestService, code: string, auth: 'sandbox' 
 }
 
 describe('config', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   it('GET /config of a new platform: sandbox defaults, both environments, a P-256 webhook key that survives restart', async () => {
     const fresh = await startTestService();

@@ -1,8 +1,8 @@
 // Customers (SERVICE_SPEC parts 2 and 4, CONTRACT.md "Customers and accounts"): POST, GET,
 // PATCH, DELETE /customers[/{id}] and POST /users, through HTTP as an integrator sees them.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import {
   DEFAULT_CURRENCIES,
   ID_RE,
@@ -36,13 +36,7 @@ function uuidOfReference(reference: string): string {
 }
 
 describe('customers', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   describe('POST /customers', () => {
     it('with only customerType: generated ids and UMA address, region US, default currencies, APPROVED in sandbox', async () => {

@@ -1,22 +1,16 @@
 // Quotes whose source is a customer's US bank account (direct pull, CONTRACT.md "Money"):
 // the money enters the service as the quote executes, into an internal account; the
 // transfer-in rows of the sandbox table decide what the bank does.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, clabeEndingWith, heldActors } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 
 describe('direct pull from a US bank account', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 8, 1));
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   it("pulls into the customer's own USD account: COMPLETED at once, the money enters the service", async () => {
     const { customer, usd } = await fundedCustomer(svc, 0);

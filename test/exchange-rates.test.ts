@@ -1,9 +1,9 @@
 // GET /exchange-rates (CONTRACT.md "Money", docs/money.md "Exchange rates and fees"): the
 // shipped table priced for a sending amount, its defaults, the platform's bounds, and
 // the 400s naming the parameter.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { DEFAULT_CURRENCIES, ISO_TIME, assertInvalid, assertStatus, supportedCurrency } from './support/assertions.js';
 
 const CURRENCY_COUNT = 10;
@@ -14,13 +14,7 @@ function assertClose(actual: number, expected: number): void {
 }
 
 describe('GET /exchange-rates', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   it('prices one pair for a sending amount: fees, receiving amount rounded down, bounds, table date', async () => {
     const res = await svc.request('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&sendingAmount=10000');
@@ -131,9 +125,8 @@ describe('GET /exchange-rates', () => {
 });
 
 describe("GET /exchange-rates within the platform's amount bounds", () => {
-  let svc: TestService;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     const res = await svc.request('PATCH', '/config', {
       body: {
         supportedCurrencies: [
@@ -144,9 +137,6 @@ describe("GET /exchange-rates within the platform's amount bounds", () => {
       },
     });
     assertStatus(res, 200);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it("narrows min and max to the platform's minAmount and maxAmount, and the default amount with them", async () => {

@@ -2,9 +2,9 @@
 // GET /openapi.json publishes for it. This walk reaches every route with a success, all
 // of them in every shape worth seeing (lists with a second page, every external account
 // variant), so the whole API is checked against its own document.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { externalUsd } from './support/money.js';
 import { routes } from '../src/http/routes/index.js';
@@ -13,13 +13,7 @@ import { until } from './support/money.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
 describe('responses conform to the published OpenAPI document', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   it('every route answers a success that validates against its published schema', async () => {
     const ok = async (method: string, path: string, body?: unknown): Promise<any> => {

@@ -1,20 +1,14 @@
 // Idempotency-Key scope and bytes: a key belongs to the route a request reaches, not to
 // the spelling of its path, and a key is printable ASCII or refused.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawExchange, startTestService, type TestService } from './support/service.js';
+import { rawExchange, serviceForSuite } from './support/service.js';
 import { assertInvalid, assertStatus, customerAccounts, createCustomer, totalCount, unique } from './support/assertions.js';
 
 const VERSION = '2025-10-13';
 
 describe('Idempotency-Key scope', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   it('one key on /fund, /fund/, //fund and a percent-encoded id funds once', async () => {
     const customer = await createCustomer(svc);

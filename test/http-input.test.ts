@@ -2,9 +2,9 @@
 // stated limit, strings that are not well-formed Unicode (they would not survive the
 // store's UTF-8 round trip), and bytes that are not UTF-8. Each is a 400 naming the field
 // and changes nothing.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertInvalid, createCustomer, totalCount, unique } from './support/assertions.js';
 
 function nested(levels: number): string {
@@ -12,13 +12,7 @@ function nested(levels: number): string {
 }
 
 describe('HTTP input', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   describe('nesting depth', () => {
     it('5,000 levels of nesting is 400 naming body, on a keyed create and on external accounts, with no stack trace logged', async () => {

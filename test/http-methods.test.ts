@@ -1,21 +1,15 @@
 // Methods and their headers: HEAD answers like GET without a body (so a keep-alive client
 // reads the next response where it starts), 401 names its scheme in WWW-Authenticate, and
 // 405's details have the `{field, message}` shape of every other error.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawExchange, startTestService, type TestService } from './support/service.js';
+import { rawExchange, serviceForSuite } from './support/service.js';
 import { assertError, createCustomer, fieldsOf } from './support/assertions.js';
 
 const VERSION = '2025-10-13';
 
 describe('HTTP methods', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   const head = (path: string, auth = true): string =>
     `HEAD ${path} HTTP/1.1\r\nHost: localhost\r\n${auth ? `Authorization: ${svc.basic('sandbox')}\r\n` : ''}\r\n`;

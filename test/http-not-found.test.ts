@@ -1,20 +1,14 @@
 // One 404 (issue 14): a record that does not exist, and one of another tenant, answer the
 // same NOT_FOUND whose details name where the request gave the id: a path parameter or a
 // body field. An unknown path names `path`.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { absentId, assertError, createCustomer, customerAccounts, type Auth } from './support/assertions.js';
 import { quoteBody } from './support/money.js';
 
 describe('one 404', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   it('names the field that gave the id, and says the same for a missing record and another tenant’s', async () => {
     // Records of the production environment: to the sandbox token they are another tenant's.

@@ -1,13 +1,13 @@
 // The HTTP surface every route shares (CONTRACT.md "HTTP surface", SERVICE_SPEC parts 5
 // and 7): version segment, routing, 405 with Allow, Basic authentication, media type, body
 // size, malformed JSON, error bodies and Idempotency-Key, observed as an integrator would.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestService, basicHeader, type TestService } from './support/service.js';
+import { basicHeader, serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { ManualClock } from '../src/engine/clock.js';
 import {
   absentId,
@@ -60,13 +60,7 @@ function chunkedPost(svc: TestService, path: string, body: string): Promise<{ st
 }
 
 describe('HTTP surface', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   describe('unauthenticated endpoints', () => {
     it('GET /healthz without the operator key says up and nothing more; with it, the details', async () => {

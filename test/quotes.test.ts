@@ -1,9 +1,9 @@
 // Quotes between internal accounts: create, read, execute, expiry, immediatelyExecute, and
 // every bad input refused with nothing moved (SERVICE_SPEC parts 2-4 and 8; CONTRACT.md "Money").
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HoldingClock } from './support/holding-clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer, heldActors, ID_RE, ISO_TIME, supportedCurrency } from './support/assertions.js';
 import {
   accountIn,
@@ -21,14 +21,8 @@ import {
 import { quiesce } from './support/quiesce.js';
 
 describe('quotes between internal accounts', () => {
-  let svc: TestService;
   const clock = new HoldingClock(Date.UTC(2026, 0, 1));
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   it('quotes and executes a USD transfer to another customer: both balances move, OUTGOING and INCOMING transactions, webhooks', async () => {
     const alice = await fundedCustomer(svc, 10_000, { fullName: 'Alice Sender' });

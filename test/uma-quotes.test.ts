@@ -1,24 +1,18 @@
 // Quotes to UMA addresses (SERVICE_SPEC parts 3 and 4, CONTRACT.md "Money"): through a
 // receiver lookup, to a local customer (a transfer between internal accounts) or to a
 // sandbox test address; the lookup's refusals, each with nothing moved.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { absentId, assertError, assertStatus, supportedCurrency } from './support/assertions.js';
 import { assertLedgerHolds, balanceOf, createQuote, execute, fund, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
 
 const TEST_DOMAIN = 'sandbox.uma.test';
 
 describe('quotes to UMA addresses', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 7, 1));
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   async function lookup(address: string): Promise<string> {
     const res = await svc.request('GET', `/receiver/uma/${encodeURIComponent(address)}`);

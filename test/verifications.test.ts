@@ -1,18 +1,12 @@
 // POST /verifications and GET /verifications/{id} (CONTRACT.md; SERVICE_SPEC part 3): the
 // sandbox suffix rules for KYB (registrationNumber) and beneficial-owner KYC (lastName).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer, ID_RE, ISO_TIME } from './support/assertions.js';
 
 describe('verifications', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite();
 
   const verify = async (body: unknown, auth: 'sandbox' | 'production' = 'sandbox'): Promise<any> => {
     const res = await svc.request('POST', '/verifications', { body, auth });

@@ -2,12 +2,12 @@
 // verify or on a passkey challenge makes the client's own key the session key; an
 // uncompressed one keeps the sealed-key flow. Both side by side over HTTP, with stamps made
 // by @turnkey/api-key-stamper and sealed keys opened by @turnkey/crypto.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle } from '@turnkey/crypto';
 import { ManualClock } from '../src/engine/clock.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
 
@@ -15,15 +15,9 @@ const GOOGLE_TOKEN =
   [{ alg: 'RS256', typ: 'JWT' }, { iss: 'https://accounts.google.com', sub: 'client-keys' }].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.') + '.c2lnbmF0dXJl';
 
 describe('client-held-key sessions beside sealed-key sessions', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
 
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   async function emailWallet(): Promise<{ accountId: string; credentialId: string }> {
     const customer = await createCustomer(svc, { email: `${unique('k')}@example.com` });

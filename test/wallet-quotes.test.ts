@@ -4,11 +4,11 @@
 // source wallet. Played as an integrator: @turnkey/crypto opens the session key,
 // @turnkey/api-key-stamper stamps. Every refusal leaves the quote PENDING and the balances
 // as they were. Time moves by ManualClock.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle } from '@turnkey/crypto';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer, ID_RE, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
 import { HoldingClock } from './support/holding-clock.js';
@@ -22,15 +22,9 @@ interface Wallet {
 }
 
 describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
-  let svc: TestService;
   // Holds timers back when a test needs a moment past an expiry that its timer has not reached.
   const clock = new HoldingClock(Date.UTC(2026, 0, 1));
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   /** Verifies the EMAIL_OTP credential with a fresh client key and opens the sealed session key. */
   async function login(credentialId: string): Promise<Wallet['session']> {

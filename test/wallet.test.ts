@@ -2,13 +2,13 @@
 // (SERVICE_SPEC parts 4 and 5, CONTRACT.md "Embedded-wallet API"), driven over HTTP as an
 // integrator would, with real client keys: @turnkey/crypto opens the session keys and
 // @turnkey/api-key-stamper makes the stamps. Time moves by ManualClock.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { decryptCredentialBundle, hpkeDecrypt } from '@turnkey/crypto';
 import { validateMnemonic } from '../src/crypto/wallet-secrets.js';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { ID_RE, ISO_TIME, assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
 import { HoldingClock } from './support/holding-clock.js';
@@ -26,16 +26,10 @@ interface LoggedIn {
 }
 
 describe('embedded wallet: credentials, sessions, signed retries, export (sandbox)', () => {
-  let svc: TestService;
   // Holds timers back when a test needs a moment past an expiry that its timer has not reached.
   const clock = new HoldingClock(Date.UTC(2026, 0, 1));
 
-  before(async () => {
-    svc = await startTestService({ clock });
-  });
-  after(async () => {
-    await svc.stop();
-  });
+  const svc = serviceForSuite({ clock });
 
   async function walletAccount(email = `${unique('w')}@example.com`): Promise<{ customerId: string; accountId: string }> {
     const customer = await createCustomer(svc, { email });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
 import { OPERATOR_KEY_FILE } from '../../src/data-dir.js';
@@ -92,7 +93,9 @@ export const localOnlyResolver: Resolver = async (hostname) => {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 };
 
-export async function startTestService(options: ServiceOptions & { dataDir?: string } = {}): Promise<TestService> {
+export type TestServiceOptions = ServiceOptions & { dataDir?: string };
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const lines: string[] = [];
   const service = await startService({ port: 0, report: (line) => lines.push(line), outboundResolver: localOnlyResolver, ...options, dataDir, env: options.env ?? {} });
@@ -168,6 +171,56 @@ export async function startTestService(options: ServiceOptions & { dataDir?: str
     stop: async ({ keepData = false } = {}) => {
       await service.close();
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The service of one test file or describe block: started before its tests, stopped (its
+ * data removed) after them. What it returns is the TestService for those tests, each member
+ * reaching the started service, so it is read inside hooks and tests, not while the suite
+ * is declared. `options` is a function when it needs what an earlier `before` made (a
+ * receiver's URL). A suite that restarts its service or keeps its data starts its own.
+ */
+export function serviceForSuite(options: TestServiceOptions | (() => TestServiceOptions) = {}): TestService {
+  let running: TestService | undefined;
+  before(async () => {
+    running = await startTestService(typeof options === 'function' ? options() : options);
+  });
+  after(async () => {
+    await running?.stop();
+  });
+  const started = (): TestService => {
+    if (running === undefined) throw new Error("the suite's service is not running (it starts in the suite's before hook: use it inside hooks and tests)");
+    return running;
+  };
+  return {
+    get service() {
+      return started().service;
+    },
+    get dataDir() {
+      return started().dataDir;
+    },
+    get credentials() {
+      return started().credentials;
+    },
+    get baseUrl() {
+      return started().baseUrl;
+    },
+    get reportLines() {
+      return started().reportLines;
+    },
+    get conformed() {
+      return started().conformed;
+    },
+    request: (method, path, requestOptions) => started().request(method, path, requestOptions),
+    basic: (environment) => started().basic(environment),
+    operator: () => started().operator(),
+    // Stopped by a test, it is not stopped again after the suite.
+    stop: async (stopOptions) => {
+      const stopping = started();
+      running = undefined;
+      await stopping.stop(stopOptions);
     },
   };
 }
