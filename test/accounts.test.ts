@@ -1,8 +1,8 @@
 // Internal accounts (reads), external accounts (create, list) for customers and for the
 // platform, and sandbox funding (SERVICE_SPEC parts 2, 3, 4, 8; CONTRACT.md).
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import {
   ACCOUNT_FIXTURES,
   BENEFICIARY,
@@ -42,13 +42,9 @@ async function balanceOf(svc: TestService, accountId: string, auth: 'sandbox' | 
 }
 
 describe('accounts', () => {
-  let svc: TestService;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     await setCurrencies(svc, DEFAULT_CURRENCIES);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   describe('GET /internal-accounts and /internal-accounts/{id}', () => {

@@ -1,21 +1,19 @@
 // The API's request path without a socket (src/http/requests.ts), as a simulation will
 // drive it: a request as data gets the answer HTTP would give, validation and
 // authentication included, and what it writes is what the HTTP API then reads.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiRequests, API_VERSION, type Incoming } from '../src/http/requests.js';
 import { routes } from '../src/http/routes/index.js';
 import { DomainError } from '../actors/errors.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 
 describe('the request path as data', () => {
-  let svc: TestService;
   let requests: ApiRequests;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     requests = new ApiRequests(svc.service.services, routes);
   });
-  after(() => svc.stop());
 
   const request = (method: string, path: string, body?: unknown, authorization = svc.basic('sandbox')): { incoming: Incoming; raw: Buffer | undefined } => {
     const [pathname = '', query = ''] = path.split('?');

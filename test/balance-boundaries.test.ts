@@ -7,14 +7,14 @@
 // 70) and one request takes the service down. So these tests use fee-bearing,
 // cross-currency quotes, check that the service is still serving after each refusal, and
 // reach the apply guard itself at unit level.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ManualClock } from '../src/engine/clock.js';
 import { World } from '../actors/world.js';
 import { provisionAccount } from '../actors/internal-account.js';
 import type { PaymentRecorded } from '../actors/payment-recorded.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fund, getJson, quoteBody } from './support/money.js';
 
@@ -22,18 +22,14 @@ import { accountIn, assertLedgerHolds, balanceOf, createQuote, execute, external
 const CLABE = '032180000118359719';
 
 describe('balance checks against principal plus fees', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     // A payment refused by the apply guard after its decision stops this process (exit 70,
     // the test file fails): the service's own line says which payment.
     process.once('exit', (code) => {
       if (code !== 0) for (const line of svc.reportLines) if (line.startsWith('fatal:')) process.stderr.write(`${line}\n`);
     });
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   /** The service still answers requests that write: it did not stop on the refused one. */

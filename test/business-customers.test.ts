@@ -4,9 +4,9 @@
 // PATCH sets it; PATCH keeps the type and merges a partial businessInfo; the region comes
 // from region, businessInfo.country, address.country, then US. A business holds accounts,
 // pays and is paid as a person is, is listed by type, is verified, and survives a restart.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { assertInvalid, assertStatus, read, setCurrencies, totalCount, walk, type Auth } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, createQuote, execute, fund, quoteBody } from './support/money.js';
 
@@ -27,13 +27,9 @@ const FULL_INFO = {
 };
 
 describe('BUSINESS customers', () => {
-  let svc: TestService;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     for (const auth of ['sandbox', 'production'] as const) await setCurrencies(svc, ['USD', 'MXN', 'USDC'], auth);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   async function business(businessInfo: Record<string, unknown>, more: Record<string, unknown> = {}, auth: Auth = 'sandbox'): Promise<any> {

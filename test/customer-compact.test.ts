@@ -2,7 +2,7 @@
 // (`customer.opened`), its provisioned accounts are derived from the customer until money
 // first moves through them, and every read, list and filter shows them as stored ones.
 // Older logs (`customer.created` with full records) still apply.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { decideCreateCustomer, openedCustomerId, type Customer, type CustomerInp
 import { provisionAccounts } from '../actors/internal-account.js';
 import { newPlatformEnv } from '../actors/platform.js';
 import { World } from '../actors/world.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { assertStatus, createCustomer, customerAccounts, read, setCurrencies, walk } from './support/assertions.js';
 
 const FULL_PROFILE: Omit<CustomerInput, 'customerType'> = {
@@ -187,13 +187,9 @@ describe('compact customer create', () => {
 });
 
 describe('derived accounts through the API', () => {
-  let svc: TestService;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     await setCurrencies(svc, ['USD', 'USDC', 'USDB']);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it('a funded and an unfunded account, a PATCH-added one: reads, lists, filters and cursors see them all alike', async () => {

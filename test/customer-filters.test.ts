@@ -2,17 +2,16 @@
 // and updated time bounds (inclusive), isIncludingDeleted (deleted customers are hidden
 // unless asked for) beside isDeleted; each with a paged walk, and a bad value of a known
 // parameter a 400 naming it while an unknown parameter is ignored.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertInvalid, assertStatus, createCustomer, setCurrencies, walk } from './support/assertions.js';
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 describe('GET /customers filters', () => {
-  let svc: TestService;
   const clock = new ManualClock(T0);
   /** The customers in creation order: a (US, t0, Ann@Example.com), b (MX, t0+1h), c (US, t0+2h, deleted at t0+3h), d (US, t0+2h, updated at t0+4h). */
   const made: Record<'a' | 'b' | 'c' | 'd', any> = {} as Record<'a' | 'b' | 'c' | 'd', any>;
@@ -25,8 +24,8 @@ describe('GET /customers filters', () => {
   }
   const ids = (...names: Array<keyof typeof made>): string[] => names.map((n) => made[n].id);
 
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     await setCurrencies(svc, ['USD', 'MXN', 'USDC']);
     made.a = await createCustomer(svc, { region: 'US', currencies: ['USD'], email: 'Ann@Example.com' });
     clock.advance(3_600_000);
@@ -38,9 +37,6 @@ describe('GET /customers filters', () => {
     assertStatus(await svc.request('DELETE', `/customers/${made.c.id}`), 200);
     clock.advance(3_600_000);
     assertStatus(await svc.request('PATCH', `/customers/${made.d.id}`, { body: { customerType: 'INDIVIDUAL', fullName: 'Dee' } }), 200);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it('deleted customers are hidden unless isIncludingDeleted=true; isDeleted still selects either side', async () => {

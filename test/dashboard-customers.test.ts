@@ -3,47 +3,35 @@
 // its accounts and balance, a name made of HTML shown as its characters, the transactions
 // list filtered by type, and approving a held incoming payment with the button. Controls
 // are found by role and accessible name.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
-import { launchChromium, screenshot, signedInDashboard } from './support/browser.js';
+import { dashboardForSuite } from './support/dashboard.js';
+import { screenshot, signedInDashboard } from './support/browser.js';
 import { assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, balanceOf, createQuote, execute, fund, fundedCustomer, quoteBody } from './support/money.js';
-import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { receiverForSuite } from './support/webhook-receiver.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
 const HTML_NAME = '<img src=x onerror=alert(1)>';
 
 describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let receiver: Receiver;
-  let clock: ManualClock;
-  /** localhost, not 127.0.0.1: a secure context, as the dashboard test does. */
-  let origin: string;
+  // A manual clock: a payment held for approval stays PENDING until the test decides it
+  // (with a real one it would fail after 5 s, however slow the browser is).
+  const clock = new ManualClock();
+  const dashboard = dashboardForSuite({ clock });
+  const { svc } = dashboard;
+  // The platform's webhook answers 202 to an incoming payment: the platform will decide later.
+  const receiver = receiverForSuite((json) => (json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? 202 : 200));
   before(async () => {
-    // A manual clock: a payment held for approval stays PENDING until the test decides it
-    // (with a real one it would fail after 5 s, however slow the browser is).
-    clock = new ManualClock();
-    svc = await startTestService({ clock });
-    origin = `http://localhost:${svc.service.http.port}`;
-    browser = await launchChromium();
-    // The platform's webhook answers 202 to an incoming payment: the platform will decide later.
-    receiver = await startReceiver((json) => (json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? 202 : 200));
     assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
-  });
-  after(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await svc?.stop();
   });
 
   /** Every dialog a page opened (an alert() would be injected script running); checked empty as each page closes. */
   const dialogs: string[] = [];
   async function signedIn(): Promise<Page> {
-    const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.sandbox);
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
@@ -118,7 +106,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     const second = (await svc.request<{ data: Array<{ id: string }> }>('GET', `/customers?limit=20&cursor=${encodeURIComponent(first.nextCursor)}`)).body;
     const hrefs = (page: { data: Array<{ id: string }> }): string[] => page.data.map(({ id }) => `#/customers/${encodeURIComponent(id)}`);
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.goto(`${dashboard.origin}/dashboard/#/customers`);
     const shown = (): Promise<string[]> => page.getByRole('table', { name: 'Customers' }).locator('tbody tr th a').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''));
     await eventually(shown, hrefs(first));
     assert.equal(await page.getByRole('button', { name: 'Previous page of customers' }).isDisabled(), true);
@@ -131,7 +119,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
 
   it("shows the API's field errors next to their fields", async () => {
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.goto(`${dashboard.origin}/dashboard/#/customers`);
     await page.getByLabel('Email').fill('not-an-email');
     await page.getByRole('button', { name: 'Create customer' }).click();
     const emailError = page.locator('#new-customer-email-error');
@@ -144,7 +132,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
 
   it("creates a business: its missing details named next to their fields, then created once they are filled in", async () => {
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.goto(`${dashboard.origin}/dashboard/#/customers`);
     await page.getByLabel('Customer type').selectOption('BUSINESS');
     await page.getByLabel('Legal name (business)').fill('Analytical Engines Ltd');
     await page.getByRole('button', { name: 'Create customer' }).click();
@@ -164,7 +152,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
   it('a name made of HTML is shown as those characters on the list and the page, and runs nothing', async () => {
     const customer = await createCustomer(svc, { fullName: HTML_NAME, platformCustomerId: 'dash-html' });
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.goto(`${dashboard.origin}/dashboard/#/customers`);
     await page.getByLabel('Search for').fill('dash-html');
     await page.getByRole('button', { name: 'Search customers' }).click();
     const link = page.getByRole('table', { name: 'Customers' }).getByRole('link', { name: HTML_NAME, exact: true });
@@ -209,7 +197,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     clock.advance(12 * 60 * 60 * 1000);
     const { customer } = await fundedCustomer(svc, 700);
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/transactions`);
+    await page.goto(`${dashboard.origin}/dashboard/#/transactions`);
     const table = page.getByRole('table', { name: 'Transactions' });
     const statuses = (): Promise<string[]> => table.locator('tbody tr td:nth-child(3)').allTextContents();
     await page.getByLabel('Customer ID').fill(customer.id);
@@ -227,7 +215,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
   it('finds a customer by UMA address', async () => {
     const customer = await createCustomer(svc, { fullName: 'Uma Searched' });
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/customers`);
+    await page.goto(`${dashboard.origin}/dashboard/#/customers`);
     await page.getByLabel('Search by').selectOption('umaAddress');
     await page.getByLabel('Search for').fill(customer.umaAddress);
     await page.getByRole('button', { name: 'Search customers' }).click();
@@ -246,7 +234,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     const held: { id: string; status: string } = res.body;
     assert.equal(held.status, 'PENDING');
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/transactions/${encodeURIComponent(held.id)}`);
+    await page.goto(`${dashboard.origin}/dashboard/#/transactions/${encodeURIComponent(held.id)}`);
     await page.getByRole('button', { name: 'Reject payment' }).waitFor();
     assert.equal(await detail(page, 'Transaction details', 'Status'), 'PENDING');
     await page.getByRole('button', { name: 'Approve payment' }).click();
@@ -265,7 +253,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     });
     assertStatus(res, 201);
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
+    await page.goto(`${dashboard.origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
     await page.getByRole('button', { name: 'Reject payment' }).click();
     await page.locator('dl[aria-label="Transaction details"] dt:text-is("Status") + dd').filter({ hasText: 'REJECTED' }).waitFor();
     assert.equal(await balanceOf(svc, usd.id), 0);
@@ -279,7 +267,7 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     });
     assertStatus(res, 201);
     const page = await signedIn();
-    await page.goto(`${origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
+    await page.goto(`${dashboard.origin}/dashboard/#/transactions/${encodeURIComponent(res.body.id)}`);
     await page.getByRole('button', { name: 'Approve payment' }).waitFor();
     assertStatus(await svc.request('POST', `/transactions/${res.body.id}/reject`), 200);
     await page.getByRole('button', { name: 'Approve payment' }).click();

@@ -4,13 +4,13 @@
 // persists) and Sandbox (funding an account; absent for production tokens). Controls are
 // found by role and accessible name. Time moves through a ManualClock, so an event's ten
 // tries take no wall time.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
-import { launchChromium, screenshot, signedInDashboard } from './support/browser.js';
-import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { dashboardForSuite } from './support/dashboard.js';
+import { screenshot, signedInDashboard } from './support/browser.js';
+import { receiverForSuite, startReceiver } from './support/webhook-receiver.js';
 import { assertStatus } from './support/assertions.js';
 import { balanceOf, fundedCustomer, getJson, until } from './support/money.js';
 
@@ -20,27 +20,13 @@ const DELIVERY_TRIES = 10;
 const POLL_LIMIT_MS = 15_000;
 
 describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
-  let clock: ManualClock;
-  let receiver: Receiver;
-  let browser: Browser;
-  /** localhost, as signedInDashboard requires. */
-  let origin: string;
-  before(async () => {
-    clock = new ManualClock();
-    svc = await startTestService({ clock });
-    receiver = await startReceiver();
-    origin = `http://localhost:${svc.service.http.port}`;
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await svc?.stop();
-  });
+  const clock = new ManualClock();
+  const dashboard = dashboardForSuite({ clock });
+  const { svc } = dashboard;
+  const receiver = receiverForSuite();
 
   async function openPage(name: string, environment: 'sandbox' | 'production' = 'sandbox'): Promise<Page> {
-    const page = await signedInDashboard(browser, origin, svc.credentials[environment]);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials[environment]);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name }).click();
     await page.getByRole('heading', { name, level: 2 }).waitFor();
     return page;
@@ -243,14 +229,14 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
   });
 
   it('Sandbox is in a sandbox token\'s navigation, not in a production one\'s, where its fragment shows the first page', async () => {
-    const sandboxPage = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    const sandboxPage = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.sandbox);
     await sandboxPage.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Sandbox' }).waitFor();
     await sandboxPage.close();
-    const page = await signedInDashboard(browser, origin, svc.credentials.production);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.production);
     const nav = page.getByRole('navigation', { name: 'Pages' });
     await nav.getByRole('link', { name: 'Config' }).waitFor();
     assert.equal(await nav.getByRole('link', { name: 'Sandbox' }).count(), 0);
-    await page.goto(`${origin}/dashboard/#/sandbox`);
+    await page.goto(`${dashboard.origin}/dashboard/#/sandbox`);
     await page.getByRole('heading', { name: 'Overview', level: 2 }).waitFor();
     assert.equal(await page.getByRole('heading', { name: 'Sandbox' }).count(), 0);
     await page.close();

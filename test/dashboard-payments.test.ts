@@ -5,25 +5,21 @@
 // between two customers' accounts in sandbox, executed, the transaction completed on both
 // sides. Controls are found by
 // role and accessible name, as a user (or a screen reader) finds them.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
-import { startTestService, type TestService } from './support/service.js';
-import { launchChromium, screenshot, signedInDashboard } from './support/browser.js';
+import type { Page } from 'playwright-core';
+import { dashboardForSuite } from './support/dashboard.js';
+import { screenshot, signedInDashboard } from './support/browser.js';
 import { assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { balanceOf, fundedCustomer, getJson } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
 
 describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  /** localhost, not 127.0.0.1: WebAuthn needs a secure context, and the relying party is `localhost`. */
-  let origin: string;
+  const dashboard = dashboardForSuite();
+  const { svc } = dashboard;
   before(async () => {
-    svc = await startTestService();
-    origin = `http://localhost:${svc.service.http.port}`;
-    browser = await launchChromium();
+    const { browser, origin } = dashboard;
     // Production verifies passkeys against the environment's relying party and origins: this
     // page's, set on the Config page as a platform would.
     const page = await signedInDashboard(browser, origin, svc.credentials.production);
@@ -38,14 +34,10 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     assertStatus(configured, 200);
     assert.deepEqual(configured.body.embeddedWalletConfig.webauthn, { rpId: 'localhost', rpName: 'Dashboard tests', origins: [origin] });
   });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
 
   /** A signed-in page whose browser has a platform authenticator that verifies its user without asking. */
   async function withVirtualAuthenticator(environment: 'sandbox' | 'production'): Promise<Page> {
-    const page = await signedInDashboard(browser, origin, svc.credentials[environment]);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials[environment]);
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
@@ -108,8 +100,8 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
     const customer = await createCustomer(svc, { email: 'otp-owner@example.com' }, 'production');
     const wallet = (await customerAccounts(svc, customer.id, 'production')).find((account) => account.type === 'EMBEDDED_WALLET');
     assertStatus(await svc.request('POST', '/auth/credentials', { auth: 'production', body: { type: 'EMAIL_OTP', accountId: wallet.id } }), 201);
-    const page = await signedInDashboard(browser, origin, svc.credentials.production);
-    await page.goto(`${origin}/dashboard/#/wallets/${encodeURIComponent(wallet.id)}`);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.production);
+    await page.goto(`${dashboard.origin}/dashboard/#/wallets/${encodeURIComponent(wallet.id)}`);
     await page.getByText('needs a stamp by one of its sessions').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Add passkey' }).count(), 0);
     assert.equal(await page.getByRole('button', { name: /^Sign in with passkey/ }).count(), 0);
@@ -119,7 +111,7 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
   it('sandbox: Send money quotes 12.34 USD from one customer to another (amounts, rate, fees, a countdown), executes it, and the transaction completes on both sides', async () => {
     const alice = await fundedCustomer(svc, 5_000);
     const bob = await fundedCustomer(svc, 0);
-    const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.sandbox);
     await page.getByRole('link', { name: 'Send money' }).click();
     await page.getByLabel('From account').waitFor();
     await assertControlsNamed(page);
@@ -160,7 +152,7 @@ describe('the dashboard: wallets and sending money', { timeout: SUITE_TIMEOUT_MS
   it("sandbox: Send money to an UMA address looks the receiver up, quotes 5.00 USD locked on the receiving side and pays the customer's account", async () => {
     const alice = await fundedCustomer(svc, 2_000);
     const bob = await fundedCustomer(svc, 0, { fullName: 'Bob Uma' });
-    const page = await signedInDashboard(browser, origin, svc.credentials.sandbox);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials.sandbox);
     await page.getByRole('link', { name: 'Send money' }).click();
     await page.getByLabel('From account').selectOption(alice.usd.id);
     await page.getByLabel('To', { exact: true }).selectOption('uma');

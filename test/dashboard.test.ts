@@ -2,38 +2,27 @@
 // with a platform token, the environment badge, the overview's figures, signing out, and
 // the headers that keep the page to itself. Controls are found by role and accessible name,
 // as a user (or a screen reader) finds them.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
-import { startTestService, type TestService } from './support/service.js';
-import { launchChromium, screenshot, signedInDashboard } from './support/browser.js';
+import type { Page } from 'playwright-core';
+import { dashboardForSuite } from './support/dashboard.js';
+import { screenshot, signedInDashboard } from './support/browser.js';
 import { fundedCustomer } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
 
 describe('the dashboard', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  /** localhost, not 127.0.0.1: a secure context, as passkeys will need. */
-  let origin: string;
-  before(async () => {
-    svc = await startTestService();
-    origin = `http://localhost:${svc.service.http.port}`;
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const dashboard = dashboardForSuite();
+  const { svc } = dashboard;
 
   async function signedIn(environment: 'sandbox' | 'production' = 'sandbox'): Promise<Page> {
-    const page = await signedInDashboard(browser, origin, svc.credentials[environment]);
+    const page = await signedInDashboard(dashboard.browser, dashboard.origin, svc.credentials[environment]);
     await page.getByRole('status', { name: `Environment: ${environment}` }).waitFor();
     return page;
   }
 
   it('is served at /dashboard/ with a strict CSP, no framing and no sniffing; /dashboard redirects there', async () => {
-    const res = await fetch(`${origin}/dashboard/`);
+    const res = await fetch(`${dashboard.origin}/dashboard/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     const csp = res.headers.get('content-security-policy') ?? '';
@@ -41,15 +30,15 @@ describe('the dashboard', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.ok(!csp.includes('unsafe-inline') && !csp.includes('unsafe-eval'), csp);
     assert.equal(res.headers.get('x-frame-options'), 'DENY');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
-    const redirect = await fetch(`${origin}/dashboard`, { redirect: 'manual' });
+    const redirect = await fetch(`${dashboard.origin}/dashboard`, { redirect: 'manual' });
     assert.equal(redirect.status, 308);
     assert.equal(redirect.headers.get('location'), '/dashboard/');
-    assert.equal((await fetch(`${origin}/dashboard/app.js.map`)).status, 404, 'only the page, its styles and scripts are served');
+    assert.equal((await fetch(`${dashboard.origin}/dashboard/app.js.map`)).status, 404, 'only the page, its styles and scripts are served');
   });
 
   it('a wrong secret is refused on the form and nothing is kept', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${origin}/dashboard/`);
+    const page = await dashboard.browser.newPage();
+    await page.goto(`${dashboard.origin}/dashboard/`);
     await screenshot(page, 'sign-in');
     await page.getByLabel('Token ID').fill(svc.credentials.sandbox.tokenId);
     await page.getByLabel('Client secret').fill('not-the-secret');

@@ -3,10 +3,10 @@
 // is gone from reads and lists, refused as a payment's destination or a transfer's party
 // (400 naming the field), and a payout already under way to it still plays out; all of it
 // holds after a restart, from the log and from a snapshot.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer, setCurrencies, usdAccount, walk } from './support/assertions.js';
 import { assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
@@ -24,14 +24,10 @@ async function listedIds(svc: TestService, path: string): Promise<string[]> {
 }
 
 describe('external accounts by id', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 4, 1));
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     await setCurrencies(svc, ['USD', 'USDC', 'MXN']);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it("GET reads a customer's account under /customers and the platform's under both; /platform does not reach a customer's", async () => {

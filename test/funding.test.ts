@@ -2,24 +2,20 @@
 // payment instructions and waits; the send delivers the money, which is paid to the
 // destination in the same entry. Wrong currency or amount, expiry, a second send, and the
 // refusals at quote time leave balances and the quote as they were.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, setCurrencies } from './support/assertions.js';
 import { accountIn, accountStatusesOf, assertLedgerHolds, balanceOf, createQuote, externalUsd, fundedCustomer, getJson, webhooksOf } from './support/money.js';
 
 const AMOUNT = 10_000;
 
 describe('REALTIME_FUNDING quotes and /sandbox/send', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 4, 1));
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     await setCurrencies(svc, ['USD', 'USDC', 'BTC']);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   const fundingQuote = (customerId: string | undefined, currency: string, destinationId: string, over: Record<string, unknown> = {}) => ({

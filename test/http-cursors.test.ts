@@ -1,8 +1,8 @@
 // List cursors are opaque and checked: only a cursor this service issued for the same
 // list (environment, route, filters) is accepted, and it keeps working after a restart.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type Response, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type Response, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
 
 /** What a list answers, as far as paging goes. */
@@ -34,16 +34,12 @@ async function allIds(svc: TestService, path: string): Promise<string[]> {
 }
 
 describe('list cursors', () => {
-  let svc: TestService;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     for (let i = 0; i < 3; i++) {
       await createCustomer(svc, {}, 'sandbox');
       await createCustomer(svc, {}, 'production');
     }
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it('an issued cursor reads the next page: page by page, the whole list in order, each item once', async () => {

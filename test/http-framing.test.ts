@@ -6,10 +6,10 @@
 // uWebSockets.js drops a request before the service sees it (both framing headers, no
 // Host, unknown methods), the test pins exactly what it sends back, so a uWS upgrade that
 // changes it is noticed (README.md, "HTTP framing").
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { totalCount } from './support/assertions.js';
 
 const CUSTOMERS = '/2025-10-13/customers';
@@ -85,16 +85,12 @@ function responses(bytes: Buffer): WireResponse[] {
 }
 
 describe('HTTP framing', () => {
-  let svc: TestService;
   let port: number;
   let auth: string;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     port = svc.service.http.port;
     auth = svc.basic('sandbox');
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   /** A request head with Host and the sandbox token; `headers` are CRLF-terminated lines. */

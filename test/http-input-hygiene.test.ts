@@ -7,12 +7,12 @@
 // Two halves: every string and number of every request the OpenAPI document publishes is
 // held to the rule (walked from the document, so a field added later cannot be missed),
 // and a table across the route families shows what a client sees.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { routes } from '../src/http/routes/index.js';
 import { openApiDocument } from '../src/http/openapi.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, type TestService } from './support/service.js';
 import { ACCOUNT_FIXTURES, assertInvalid, assertStatus, createCustomer, totalCount, unique } from './support/assertions.js';
 import { externalUsd, fundedCustomer, getJson, quoteBody } from './support/money.js';
 
@@ -182,16 +182,12 @@ interface Row {
 }
 
 describe('a control or bidirectional character, or too large an integer, sent to the service', () => {
-  let svc: TestService;
   let rows: Row[];
   let business: any;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     rows = await tableOf(svc);
     business = await createCustomer(svc, { customerType: 'BUSINESS', businessInfo: businessInfo() });
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it('is 400 naming the field, in every route family, and creates or changes nothing', async () => {

@@ -2,14 +2,14 @@
 // /sandbox/uma/receive records an INCOMING transaction PENDING whose INCOMING_PAYMENT
 // webhook asks a real receiver on loopback to approve; each answer ends in the state
 // CONTRACT.md names, with the balance to match and the ledger invariant intact.
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 import { quiesce } from './support/quiesce.js';
-import { startReceiver, type Answer, type Receiver } from './support/webhook-receiver.js';
+import { receiverForSuite, startReceiver, type Answer } from './support/webhook-receiver.js';
 
 /** How long the receiver may stay silent before the service gives up (shortened from 5 s). */
 const TIMEOUT_MS = 300;
@@ -27,22 +27,13 @@ async function answered(done: () => boolean): Promise<void> {
 }
 
 describe('incoming UMA payments', () => {
-  let svc: TestService;
-  let clock: ManualClock;
-  let receiver: Receiver;
+  const clock = new ManualClock();
+  const svc = serviceForSuite({ clock, webhookTimeoutMs: TIMEOUT_MS });
   /** The approval answer for a payment, by its amount (each case uses its own). */
   const answers = new Map<number, Answer>();
-  before(async () => {
-    clock = new ManualClock();
-    svc = await startTestService({ clock, webhookTimeoutMs: TIMEOUT_MS });
-    receiver = await startReceiver((json) =>
-      json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? (answers.get(json.transaction.receivedAmount.amount) ?? 200) : 200,
-    );
-  });
-  after(async () => {
-    await svc.stop();
-    await receiver.close();
-  });
+  const receiver = receiverForSuite((json) =>
+    json.type === 'INCOMING_PAYMENT' && json.transaction.status === 'PENDING' ? (answers.get(json.transaction.receivedAmount.amount) ?? 200) : 200,
+  );
 
   const receive = async (customer: any, amount: number, over: Record<string, unknown> = {}): Promise<any> => {
     const res = await svc.request('POST', '/sandbox/uma/receive', {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
 
 /** The client, typed through the generated `paths`, `operations` and `components` alone. */
@@ -131,10 +131,9 @@ function diagnosticsOf(files: readonly string[], options: ts.CompilerOptions = C
 }
 
 describe('a client generated from the served OpenAPI document', () => {
-  let svc: TestService;
   let dir: string;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     dir = mkdtempSync(join(tmpdir(), 'openapi-client-'));
     const res = await svc.request('GET', '/2025-10-13/openapi.json', { auth: 'none' });
     assertStatus(res, 200);
@@ -144,7 +143,6 @@ describe('a client generated from the served OpenAPI document', () => {
     writeFileSync(join(dir, 'wrong.ts'), WRONG);
   });
   after(async () => {
-    await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -3,10 +3,10 @@
 // responses and bodies refer to; every response declares X-Request-Id; the signed retry's
 // 202 and headers are described; webhooks publish each payload the service sends and the
 // header its signature travels in. The payloads are checked against what a receiver gets.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { schemaErrors, type JsonSchema } from './support/json-schema.js';
 import { assertStatus, createCustomer } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
@@ -70,16 +70,12 @@ function allRefs(node: unknown, out: string[] = []): string[] {
 const successSchema = (op: Json, status: number): Json | undefined => op.responses[String(status)]?.content?.['application/json']?.schema;
 
 describe('the OpenAPI document', () => {
-  let svc: TestService;
   let doc: Document;
+  const svc = serviceForSuite();
   before(async () => {
-    svc = await startTestService();
     const res = await svc.request('GET', `/${VERSION}/openapi.json`, { auth: 'none' });
     assertStatus(res, 200);
     doc = res.body as Document;
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   it('names every operation, webhooks included, with its own camelCase operationId', () => {

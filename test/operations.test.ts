@@ -1,12 +1,12 @@
 // Running it as an operator does: request ids on every answer, Prometheus metrics that move
 // with requests and log entries, JSON logs with the request's id, liveness, and readiness
 // that says "recovering" while a long log replays.
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestService, basicHeader, rawExchange, type TestService } from './support/service.js';
+import { basicHeader, rawExchange, serviceForSuite, startTestService } from './support/service.js';
 import { assertError } from './support/assertions.js';
 import { killAll, launchService, spawnService } from './support/service-process.js';
 import { openServices } from '../src/app.js';
@@ -32,11 +32,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('request ids', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(() => svc.stop());
+  const svc = serviceForSuite();
 
   it('every answer carries X-Request-Id: a new one per request, the same one in an error body', async () => {
     const ok = await svc.request('GET', '/customers');
@@ -77,17 +73,13 @@ describe('request ids', { timeout: SUITE_TIMEOUT_MS }, () => {
 });
 
 describe('GET /metrics', { timeout: SUITE_TIMEOUT_MS }, () => {
-  let svc: TestService;
   const scrape = async (): Promise<string> => {
     const res = await fetch(`http://127.0.0.1:${svc.service.http.port}/metrics`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
     return res.text();
   };
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(() => svc.stop());
+  const svc = serviceForSuite();
 
   it('counts requests by method, route pattern and status, and log entries and bytes as they become durable', async () => {
     const route = '/2025-10-13/customers';

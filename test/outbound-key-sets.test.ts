@@ -16,7 +16,7 @@ import { OutboundEgress } from '../src/outbound/egress.js';
 import { TargetPolicy } from '../src/outbound/target-policy.js';
 import { MAX_KEY_SET_BYTES, OidcVerifier } from '../src/wallet/oidc.js';
 import { WalletAuthError } from '../src/wallet/errors.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { ConnectionWatch, FakeDns, PUBLIC_LOOKING, startListener, type Listener } from './support/outbound.js';
 import { assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, read } from './support/assertions.js';
 
@@ -76,14 +76,13 @@ function inwardForms(p: number): string[] {
 
 describe('a production token cannot point the key-set fetch inward', () => {
   const dns = new FakeDns();
-  let svc: TestService;
+  const svc = serviceForSuite({ clock, outboundResolver: dns.resolver });
   let listener: Listener;
   before(async () => {
-    svc = await service({ outboundResolver: dns.resolver });
+    watch.servicePorts.add(svc.service.http.port);
     listener = await startListener();
   });
   after(async () => {
-    await svc.stop();
     await listener.close();
   });
 

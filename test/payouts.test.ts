@@ -1,11 +1,11 @@
 // Quotes to external accounts: the sandbox outcome table of CONTRACT.md "Money", played by
 // durable timers on a manual clock, with statuses, webhook events in order, balances and
 // the ledger (in transit, fees) at every step; and a restart with timers pending.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { payoutPlan } from '../actors/transaction.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService } from './support/service.js';
 import { assertStatus, clabeEndingWith, setCurrencies } from './support/assertions.js';
 import { assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 import { quiesce } from './support/quiesce.js';
@@ -14,16 +14,12 @@ const FUNDS = 100_000;
 const AMOUNT = 10_000;
 
 describe('payouts to external accounts (sandbox outcomes)', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 4, 1));
   let envId: string;
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     envId = `${svc.credentials.platformId}#sandbox`;
     await setCurrencies(svc, ['USD', 'USDC', 'USDB', 'MXN']);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   const ledger = (currency = 'USD') => svc.service.services.world.ledger.get(envId, currency);

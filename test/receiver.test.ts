@@ -1,7 +1,7 @@
 // Receiver lookup (SERVICE_SPEC parts 3 and 4, CONTRACT.md "Money"): GET /receiver/uma/{address},
 // GET /receiver/{address} and GET /receiver/external-account/{id}; the Lookup records they
 // leave (valid 5 minutes, for one quote) and decideUseLookup, which quotes call.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
 import { DomainError } from '../actors/errors.js';
@@ -16,7 +16,7 @@ import {
   type Lookup,
   type LookupCurrency,
 } from '../actors/lookup.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import {
   absentId,
   assertError,
@@ -181,14 +181,8 @@ function lookupIn(svc: TestService, id: string): Lookup | undefined {
 }
 
 describe('receiver lookup', () => {
-  let svc: TestService;
-  let clock: ManualClock;
-
-  before(async () => {
-    clock = new ManualClock();
-    svc = await startTestService({ clock });
-  });
-  after(() => svc.stop());
+  const clock = new ManualClock();
+  const svc = serviceForSuite({ clock });
 
   const lookupOf = (id: string): Lookup | undefined => lookupIn(svc, id);
 

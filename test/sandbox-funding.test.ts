@@ -3,13 +3,13 @@
 // transaction from SANDBOX_FUNDING, its INCOMING_PAYMENT event and the account's
 // ACCOUNT_STATUS, in that order; a delivery receiver gets both. A refused funding records
 // nothing.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, createCustomer, ID_RE, ISO_TIME, unique } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, getJson, webhooksOf } from './support/money.js';
-import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { receiverForSuite } from './support/webhook-receiver.js';
 
 async function fundAccount(svc: TestService, accountId: string, amount: number): Promise<any> {
   const res = await svc.request('POST', `/sandbox/internal-accounts/${accountId}/fund`, { body: { amount } });
@@ -18,18 +18,9 @@ async function fundAccount(svc: TestService, accountId: string, amount: number):
 }
 
 describe('sandbox funding records an incoming transaction', () => {
-  let svc: TestService;
-  let clock: ManualClock;
-  let receiver: Receiver;
-  before(async () => {
-    clock = new ManualClock();
-    svc = await startTestService({ clock });
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await svc.stop();
-    await receiver.close();
-  });
+  const clock = new ManualClock();
+  const svc = serviceForSuite({ clock });
+  const receiver = receiverForSuite();
 
   it('shows a COMPLETED INCOMING transaction, then INCOMING_PAYMENT and ACCOUNT_STATUS events for it', async () => {
     const platformCustomerId = unique('fund');

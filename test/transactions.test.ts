@@ -1,14 +1,13 @@
 // GET /transactions and GET /transactions/{id} (CONTRACT.md "HTTP surface" and "Money"):
 // every filter, both sort orders, paging, and bad queries named.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { absentId, assertError, assertInvalid, walk } from './support/assertions.js';
 import { createQuote, execute, fundedCustomer, getJson, quoteBody } from './support/money.js';
 
 describe('transactions', () => {
-  let svc: TestService;
   const start = Date.UTC(2026, 2, 1, 12, 0, 0);
   const clock = new ManualClock(start);
   let alice: { customer: any; usd: any };
@@ -20,8 +19,8 @@ describe('transactions', () => {
   /** The failed one: an execute refused for its balance makes no transaction at all. */
   let refusedQuote: any;
 
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     alice = await fundedCustomer(svc, 10_000, { platformCustomerId: 'alice-platform-id' });
     bob = await fundedCustomer(svc, 0, { platformCustomerId: 'bob-platform-id' });
     const funded = (await getJson(svc, `/transactions?customerId=${alice.customer.id}`)).data;
@@ -34,9 +33,6 @@ describe('transactions', () => {
     }
     refusedQuote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 1_000_000));
     assert.equal((await svc.request('POST', `/quotes/${refusedQuote.id}/execute`)).status, 400);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   const ids = async (query: string): Promise<string[]> => (await getJson(svc, `/transactions?${query}`)).data.map((t: any) => t.id);

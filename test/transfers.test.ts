@@ -1,10 +1,10 @@
 // Transfers between external bank accounts and internal accounts (CONTRACT.md "Money"):
 // every sandbox row on a manual clock, with statuses, webhook events, balances and the
 // ledger (in transit) at every step; validation, whole-balance transfer-out, idempotency.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, setCurrencies } from './support/assertions.js';
 import { accountIn, accountStatusesOf, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, until, webhooksOf } from './support/money.js';
 
@@ -12,16 +12,12 @@ const FUNDS = 100_000;
 const AMOUNT = 10_000;
 
 describe('transfers (transfer-in, transfer-out)', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 4, 1));
   let envId: string;
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     envId = `${svc.credentials.platformId}#sandbox`;
     await setCurrencies(svc, ['USD', 'USDC']);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   const inTransit = () => svc.service.services.world.ledger.get(envId, 'USD').inTransit;

@@ -4,7 +4,7 @@
 // encrypts to the target; the verificationToken is checked with jose (and with
 // @turnkey/crypto's verifyOtpVerificationToken) against the same key; the retry is stamped
 // by @turnkey/api-key-stamper with the token's key. Sandbox and production, and a restart.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { DATA_FILE } from '../src/engine/store.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
 import { openPrivateKey } from '../src/crypto/wallet-secrets.js';
 import { mailedCode } from './support/outbox.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, unique, type Auth } from './support/assertions.js';
 import { hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
 
@@ -62,17 +62,13 @@ function rawOtpBundle(targetPublic: string, plaintext: string): string {
 }
 
 describe('encrypted OTP in sandbox', () => {
-  let svc: TestService;
   // Real time: verifyOtpVerificationToken checks `exp` against Date.now().
   const clock = new ManualClock(Date.now());
   let signer: string;
 
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     signer = await signerOf(svc, 'sandbox');
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   async function emailCredential(): Promise<{ accountId: string; email: string; credentialId: string; targetBundle: string }> {
@@ -194,17 +190,13 @@ describe('encrypted OTP in sandbox', () => {
 });
 
 describe('encrypted OTP in production: the mailed code, the five tries shared with the plain otp', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.now());
   const prod = { auth: 'production' as const };
   let signer: string;
 
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     signer = await signerOf(svc, 'production');
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   function verify(credentialId: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<any> {

@@ -3,7 +3,7 @@
 // OIDC tokens are verified with jose against the environment's configured issuer (inline
 // JWKS); magic values and the sandbox signature literal are refused; the export bundle is
 // signed by the service signer and opened with @turnkey/crypto's decryptExportBundle.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle, decryptExportBundle } from '@turnkey/crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
@@ -11,7 +11,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
 import { validateMnemonic } from '../src/crypto/wallet-secrets.js';
 import { mailedCode as mailedCodeOf } from './support/outbox.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
 import { hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
 import { RP, SoftwareAuthenticator, b64u } from './support/webauthn-authenticator.js';
@@ -21,12 +21,11 @@ const ISSUER = 'https://idp.example.com';
 const AUDIENCE = 'wallet-app';
 
 describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed export', () => {
-  let svc: TestService;
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   let signingKey: CryptoKey;
 
+  const svc = serviceForSuite({ clock });
   before(async () => {
-    svc = await startTestService({ clock });
     const pair = await generateKeyPair('ES256', { extractable: true });
     signingKey = pair.privateKey;
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
@@ -35,9 +34,6 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
       body: { embeddedWalletConfig: { appName: 'Acme Pay', oidcIssuers: [{ issuer: ISSUER, jwks: { keys: [jwk] }, audience: AUDIENCE }], webauthn: { rpId: RP.rpId, rpName: 'Acme', origins: RP.origins } } },
     });
     assertStatus(res, 200);
-  });
-  after(async () => {
-    await svc.stop();
   });
 
   const prod = { auth: 'production' as const };

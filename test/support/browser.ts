@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_PACKAGE, ensureDebianPackages } from './debian.js';
+import { forSuite } from './for-suite.js';
 
 export const CHROMIUM = CHROMIUM_PACKAGE.binary;
 
@@ -23,6 +24,16 @@ export async function launchChromium(): Promise<Browser> {
   if (shared !== undefined) return chromium.connect(shared);
   ensureChromium();
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+/** The browser of one test file or describe block: launched (or connected to) before its tests, closed after them. */
+export function browserForSuite(): { readonly browser: Browser } {
+  const launched = forSuite("the suite's browser", launchChromium, (browser) => browser.close());
+  return {
+    get browser() {
+      return launched();
+    },
+  };
 }
 
 /**

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.js';
 import type { PlatformCredentials } from '../../src/platforms.js';
 import { OPERATOR_KEY_FILE } from '../../src/data-dir.js';
 import type { Resolver } from '../../src/outbound/target-policy.js';
 import { schemaErrors, type JsonSchema } from './json-schema.js';
+import { delegatingTo, forSuite } from './for-suite.js';
 
 const API_PREFIX = '/2025-10-13';
 
@@ -176,53 +176,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 }
 
 /**
- * The service of one test file or describe block: started before its tests, stopped (its
- * data removed) after them. What it returns is the TestService for those tests, each member
- * reaching the started service, so it is read inside hooks and tests, not while the suite
- * is declared. `options` is a function when it needs what an earlier `before` made (a
- * receiver's URL). A suite that restarts its service or keeps its data starts its own.
+ * The service of one test file or describe block: started with `options` before its tests,
+ * stopped (its data directory removed) after them. What it returns is the TestService of
+ * those tests, each member reaching the started service, so it is read inside hooks and
+ * tests, not while the suite is declared. A suite that stops its service itself (to keep
+ * its data, to restart it) starts its own with startTestService.
  */
-export function serviceForSuite(options: TestServiceOptions | (() => TestServiceOptions) = {}): TestService {
-  let running: TestService | undefined;
-  before(async () => {
-    running = await startTestService(typeof options === 'function' ? options() : options);
-  });
-  after(async () => {
-    await running?.stop();
-  });
-  const started = (): TestService => {
-    if (running === undefined) throw new Error("the suite's service is not running (it starts in the suite's before hook: use it inside hooks and tests)");
-    return running;
-  };
-  return {
-    get service() {
-      return started().service;
-    },
-    get dataDir() {
-      return started().dataDir;
-    },
-    get credentials() {
-      return started().credentials;
-    },
-    get baseUrl() {
-      return started().baseUrl;
-    },
-    get reportLines() {
-      return started().reportLines;
-    },
-    get conformed() {
-      return started().conformed;
-    },
-    request: (method, path, requestOptions) => started().request(method, path, requestOptions),
-    basic: (environment) => started().basic(environment),
-    operator: () => started().operator(),
-    // Stopped by a test, it is not stopped again after the suite.
-    stop: async (stopOptions) => {
-      const stopping = started();
-      running = undefined;
-      await stopping.stop(stopOptions);
-    },
-  };
+export function serviceForSuite(options: TestServiceOptions = {}): TestService {
+  return delegatingTo(forSuite("the suite's service", () => startTestService(options), (svc) => svc.stop()));
 }
 
 export interface RawResponse {

@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { verify } from 'node:crypto';
 import assert from 'node:assert/strict';
+import { delegatingTo, forSuite } from './for-suite.js';
 
 export interface Received {
   body: string;
@@ -69,6 +70,15 @@ export async function startReceiver(answer: (json: any, n: number) => Answer = (
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
+}
+
+/**
+ * The receiver of one test file or describe block: started before its tests, closed after
+ * them. What it returns is the Receiver of those tests, each member reaching the started
+ * one (setting `answer` sets the started one's), read inside hooks and tests.
+ */
+export function receiverForSuite(answer?: (json: any, n: number) => Answer): Receiver {
+  return delegatingTo(forSuite("the suite's webhook receiver", () => startReceiver(answer), (receiver) => receiver.close()));
 }
 
 /** Verifies a request's signature with the published PEM, node:crypto alone. */
