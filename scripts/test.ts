@@ -35,7 +35,7 @@ const testDir = join(distDir, 'test');
 const HEAVY = new Set(['crash-recovery', 'payout-crash', 'webhook-crash', 'cluster-service', 'simulation', 'ledger-property']);
 
 /** The longest suites (seconds on the 2-core machine), started first so none is left to run alone at the end. */
-const LONGEST_FIRST = ['cluster-service', 'crash-recovery', 'cluster-log', 'dashboard-customers', 'crypto-cli', 'dashboard-operations', 'simulation', 'dashboard-payments', 'customers'];
+const LONGEST_FIRST = ['cluster-service', 'simulation', 'crash-recovery', 'cluster-log', 'dashboard-operations', 'dashboard-customers', 'wal-tool', 'store-identity', 'store', 'operations', 'crypto-cli'];
 
 /** What a suite needs installed, told by the support module it imports. */
 const NEEDS: ReadonlyArray<{ module: string; pkg: DebianPackage }> = [
@@ -52,6 +52,7 @@ interface Suite {
 }
 
 interface Outcome {
+  name: string;
   tests: number;
   pass: number;
   fail: number;
@@ -129,7 +130,7 @@ function runSuite(suite: Suite, env: NodeJS.ProcessEnv): Promise<Outcome> {
     child.on('close', (code) => {
       const output = Buffer.concat(chunks).toString('utf8');
       const count = (label: string): number => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
-      const outcome = { tests: count('tests'), pass: count('pass'), fail: count('fail'), ms: performance.now() - started, ok: code === 0 };
+      const outcome = { name: suite.name, tests: count('tests'), pass: count('pass'), fail: count('fail'), ms: performance.now() - started, ok: code === 0 };
       const mark = outcome.ok ? '✔' : '✖';
       process.stdout.write(`${mark} ${suite.name.padEnd(32)} ${String(outcome.pass).padStart(3)}/${String(outcome.tests).padEnd(3)} ${(outcome.ms / 1000).toFixed(1).padStart(6)} s\n`);
       if (!outcome.ok) process.stdout.write(`${output}\n${mark} ${suite.name}: exit code ${code}\n`);
@@ -200,6 +201,8 @@ async function main(): Promise<void> {
   const outcomes = await runAll(chosen, concurrency);
   const sum = (key: 'tests' | 'pass' | 'fail'): number => outcomes.reduce((n, o) => n + o[key], 0);
   const failed = outcomes.filter((o) => !o.ok).length;
+  const slowest = [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 5);
+  process.stdout.write(`\nslowest: ${slowest.map((o) => `${o.name} ${(o.ms / 1000).toFixed(1)} s`).join(', ')}`);
   process.stdout.write(`\nsuites ${outcomes.length} (${failed} failed), tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   if (failed > 0) process.exitCode = 1;
 }
