@@ -246,6 +246,19 @@ export class SortedIds {
     const at = lowerBound(this.ids, id);
     if (this.ids[at] === id) this.ids.splice(at, 1);
   }
+
+  /** Removes every id of `gone` in one pass from the first of them: O(n), where one `remove` each would be O(n) each. */
+  removeAll(gone: ReadonlySet<string>): void {
+    const ids = this.ids;
+    let first = ids.length;
+    for (const id of gone) first = Math.min(first, lowerBound(ids, id));
+    let kept = first;
+    for (let i = first; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (!gone.has(id)) ids[kept++] = id;
+    }
+    ids.length = kept;
+  }
 }
 
 /** The SortedIds of `key`, created on first use. */
