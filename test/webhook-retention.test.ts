@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
 import { createPlatform } from '../src/platforms.js';
-import { WEBHOOK_RETENTION_MS } from '../actors/webhook-event.js';
 import { basicHeader, startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer, type Auth } from './support/assertions.js';
 import { accountIn, fund, fundedCustomer, getJson, until } from './support/money.js';
@@ -21,6 +20,8 @@ import { quiet } from './support/webhook-queue.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MINUTE = 60_000;
+/** The retention docs/api.md promises (not the constant: a test of the constant against itself holds nothing). */
+const RETENTION = 30 * DAY;
 /** No snapshot but the ones a test takes: what a restart replays is then the test's choice. */
 const NO_TIMED_SNAPSHOTS = 1e9;
 
@@ -110,7 +111,7 @@ describe('webhook event retention', () => {
     assert.deepEqual(deliveredPage.data.map((e: any) => e.id), [...fresh, old[5]]);
 
     // A minute short of 30 days after they settled, all are kept.
-    await advance(svc, clock, settled + WEBHOOK_RETENTION_MS - MINUTE - clock.now());
+    await advance(svc, clock, settled + RETENTION - MINUTE - clock.now());
     assert.equal((await getJson(svc, `/webhooks/events/${old[5]}`)).deliveryStatus, 'DELIVERED');
     assert.equal((await listedIds(svc)).length, 8);
 
@@ -156,10 +157,17 @@ describe('webhook event retention across a restart', () => {
         const kept = (await listedIds(first)).slice(0, 2);
         // The snapshot holds all four: recovered from the log, the pruning is replayed over it.
         await first.service.services.engine.snapshot();
-        await advance(first, clock, 15 * DAY + MINUTE);
+        // A minute past the first funding's retention.
+        await advance(first, clock, RETENTION - 15 * DAY + MINUTE);
         await until(first, () => events.get(pruned[0]!) === undefined, 'the pruning');
         assert.deepEqual(await listedIds(first), kept);
-        if (from === 'a snapshot') await first.service.services.engine.snapshot();
+        const engine = first.service.services.engine;
+        if (from === 'a snapshot') {
+          await engine.snapshot();
+          assert.equal(engine.snapshotSeq, engine.lastSeq, 'the pruning is in the snapshot');
+        } else {
+          assert.ok(engine.snapshotSeq < engine.lastSeq, 'the pruning is in the log after the snapshot');
+        }
         await first.stop({ keepData: true });
 
         const againClock = new ManualClock(clock.now());
@@ -169,7 +177,7 @@ describe('webhook event retention across a restart', () => {
           assert.deepEqual(await listedIds(again), kept);
           for (const id of kept) assert.equal((await getJson(again, `/webhooks/events/${id}`)).deliveryStatus, 'DELIVERED');
           // The kept ones settled on day 15: 30 days after that, the restarted service prunes them.
-          await advance(again, againClock, 15 * DAY - 2 * MINUTE);
+          await advance(again, againClock, 15 * DAY - 2 * MINUTE); // a minute short of day 15 + RETENTION
           assert.deepEqual(await listedIds(again), kept);
           await advance(again, againClock, MINUTE);
           await until(again, () => again.service.services.world.webhookEvents.get(kept[0]!) === undefined, 'the second pruning');
