@@ -20,9 +20,9 @@ export class SettledQueue {
   }
 
   /**
-   * An event that settled at `at`. Entries are applied in log order, whose times only
-   * rise; one that came late (an older time behind a newer) is only pruned late, never
-   * early, as the sweep stops at the first entry not yet due.
+   * An event that settled at `at`, in log order: an entry of an older time than the one
+   * before it (its decision waited on something) is pruned late, never early, as the sweep
+   * stops at the first entry not yet due.
    */
   push(id: string, at: number): void {
     this.#ids.push(id);

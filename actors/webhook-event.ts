@@ -341,8 +341,9 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
 
 /**
  * The webhook events, listed per environment in creation order (their UUIDv7 ids), and the
- * PENDING ones per environment (the delivery queue, oldest first). No payment decision
- * reads this list; the delivery worker and redelivery do.
+ * PENDING ones per environment (the delivery queue, oldest first), and the settled ones in
+ * the order they settled (the retention sweep's). No payment decision reads these lists;
+ * the delivery worker, the sweep and redelivery do.
  */
 /** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
 type OutboxEvent = { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] } | WebhookDeliveryEvent;
