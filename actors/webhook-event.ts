@@ -14,6 +14,11 @@
 // past the environment's cap the oldest events are FAILED as dropped (the delivery worker
 // decides that in entries of its own), still listed and redeliverable.
 //
+// Settled events (DELIVERED or FAILED) are kept WEBHOOK_RETENTION_MS after they settled,
+// then pruned by a decision of their own (`webhooks.pruned`, naming the ids), so a replay
+// prunes exactly what the running process pruned and a snapshot holds what is left. A
+// PENDING event (queued, retrying, or an approval waiting for its answer) is never pruned.
+//
 // The body carries the transaction (or account) as it was when the event was made: a later
 // change is a later event, and an old event keeps saying what it said. The event holds the
 // record of that moment (records are immutable, so that is a reference, not a copy) and is
@@ -25,6 +30,7 @@ import { lowerBound, newId } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
+import { SettledQueue } from './settled-queue.js';
 
 export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
@@ -37,6 +43,10 @@ export const MAX_DELIVERY_TRIES = 10;
 export function deliveryRetryDelayMs(failedTries: number): number {
   return 1000 * 2 ** (failedTries - 1);
 }
+/** How long a settled (DELIVERED or FAILED) event is kept: 30 days, as Stripe keeps its events. */
+export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/** Events one prune entry removes: bounds the actors one decision holds and the entry's size. */
+export const PRUNE_BATCH = 1_000;
 /** Attempts kept per event (the newest); a redelivered event keeps its history up to this. */
 export const MAX_KEPT_ATTEMPTS = 50;
 /** Unanswered tries in a row after which an endpoint is down. */
@@ -91,6 +101,8 @@ export interface WebhookEvent {
   readonly approval?: true;
   /** FAILED without its tries spent: why (dropped from a full backlog). */
   readonly failureReason?: string;
+  /** DELIVERED or FAILED since (the time of the entry that settled it); absent while PENDING. */
+  readonly settledAt?: number;
 }
 
 /**
@@ -227,6 +239,8 @@ export type WebhookDeliveryEvent =
   | { type: 'webhooks.dropped'; envId: string; ids: string[]; reason: string }
   /** POST /webhooks/events/{id}/redeliver: PENDING again with a fresh set of tries. */
   | { type: 'webhook.requeued'; id: string }
+  /** Settled events past WEBHOOK_RETENTION_MS: removed, as if never recorded. */
+  | { type: 'webhooks.pruned'; ids: string[] }
   /**
    * Events of a change that records no payment, in that change's entry: sandbox funding as
    * logged before it recorded a transaction; applied so that older logs still replay.
@@ -300,6 +314,26 @@ export function decideDrop(events: WebhookEvents, envId: string, candidates: rea
   return ids.length === 0 ? [] : [{ type: 'webhooks.dropped', envId, ids, reason: droppedReason(cap) }];
 }
 
+/** The events settled at least WEBHOOK_RETENTION_MS before `now`, oldest settled first, at most `batch`. */
+export function pruneCandidates(events: WebhookEvents, now: number, batch: number): string[] {
+  const ids: string[] = [];
+  events.walkSettled((id, settledAt) => {
+    if (ids.length >= batch || settledAt + WEBHOOK_RETENTION_MS > now) return false;
+    ids.push(id);
+    return true;
+  });
+  return ids;
+}
+
+/** Prunes the held `candidates` that are still settled and past their retention at `at`; a requeued one is kept. */
+export function decidePrune(events: WebhookEvents, candidates: readonly string[], at: number): WebhookDeliveryEvent[] {
+  const ids = candidates.filter((id) => {
+    const settledAt = events.get(id)?.settledAt;
+    return settledAt !== undefined && settledAt + WEBHOOK_RETENTION_MS <= at;
+  });
+  return ids.length === 0 ? [] : [{ type: 'webhooks.pruned', ids }];
+}
+
 /** Requeues a settled event; a PENDING one is queued already (nothing to log). */
 export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
   return event.deliveryStatus === 'PENDING' ? [] : [{ type: 'webhook.requeued', id: event.id }];
@@ -307,8 +341,9 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
 
 /**
  * The webhook events, listed per environment in creation order (their UUIDv7 ids), and the
- * PENDING ones per environment (the delivery queue, oldest first). No payment decision
- * reads this list; the delivery worker and redelivery do.
+ * PENDING ones per environment (the delivery queue, oldest first), and the settled ones in
+ * the order they settled (the retention sweep's). No payment decision reads these lists;
+ * the delivery worker, the sweep and redelivery do.
  */
 /** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
 type OutboxEvent = { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] } | WebhookDeliveryEvent;
@@ -318,6 +353,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   readonly #events = new RecordMap<WebhookEvent>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #pendingByEnv = new Map<string, PendingQueue>();
+  /** Settled events, oldest settled first: the retention sweep's order. */
+  readonly #settled = new SettledQueue();
   readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
@@ -331,15 +368,15 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   readonly appliers: Appliers<OutboxEvent> = {
     'payment.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhooks.recorded': (event, at) => this.#record(event.webhooks, at),
-    'webhook.attempted': (event) => {
+    'webhook.attempted': (event, at) => {
       const current = this.#events.get(event.id)!;
       const attempts = current.attempts.length < MAX_KEPT_ATTEMPTS ? [...current.attempts, event.attempt] : [...current.attempts.slice(1 - MAX_KEPT_ATTEMPTS), event.attempt];
       const next: WebhookEvent =
         event.deliveryStatus === 'PENDING'
           ? { ...current, attempts, tries: event.tries, nextAttemptAt: event.nextAttemptAt }
-          : { ...withoutQueueState(current), attempts, deliveryStatus: event.deliveryStatus };
+          : { ...withoutQueueState(current), attempts, deliveryStatus: event.deliveryStatus, settledAt: at };
       this.#events.set(next.id, next);
-      if (next.deliveryStatus !== 'PENDING') this.#unqueue(next);
+      if (next.deliveryStatus !== 'PENDING') this.#settle(next, at);
       this.onQueued?.(next.envId);
     },
     'webhook.requeued': (event) => {
@@ -347,29 +384,80 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
       const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'PENDING' };
       this.#events.set(next.id, next);
       this.#queue(next.envId).insert(next.id);
+      this.#passStaleSettled();
       this.onQueued?.(next.envId);
     },
-    'webhooks.dropped': (event) => {
+    'webhooks.dropped': (event, at) => {
       for (const id of event.ids) {
         const current = this.#events.get(id)!;
-        const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason };
+        const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason, settledAt: at };
         this.#events.set(id, next);
-        this.#unqueue(next);
+        this.#settle(next, at);
       }
       this.onQueued?.(event.envId);
     },
+    'webhooks.pruned': (event) => this.#prune(event.ids),
   };
 
   restore(event: WebhookEvent): void {
     // Snapshots taken before records were referenced hold the rendered resource.
     const legacy = typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string';
-    this.#put(legacy ? renderedOf(event) : event);
+    this.#put(legacy ? renderedOf(event) : event, true);
   }
 
-  #put(event: WebhookEvent): void {
+  #put(event: WebhookEvent, restored = false): void {
+    if (event.deliveryStatus !== 'PENDING' && event.settledAt === undefined) event = { ...event, settledAt: inferredSettledAt(event) };
     this.#events.set(event.id, event);
     bucket(this.#byEnv, event.envId).insert(event.id);
     if (event.deliveryStatus === 'PENDING') this.#queue(event.envId).insert(event.id);
+    else if (restored) this.#settled.restore(event.id, event.settledAt!);
+    else this.#settled.push(event.id, event.settledAt!);
+  }
+
+  /** A PENDING event is DELIVERED or FAILED now: off its queue, into the retention order. */
+  #settle(event: WebhookEvent, at: number): void {
+    this.#unqueue(event);
+    this.#settled.push(event.id, at);
+  }
+
+  /** Removes pruned events from the records and every index. */
+  #prune(ids: readonly string[]): void {
+    const goneByEnv = new Map<string, Set<string>>();
+    for (const id of ids) {
+      const envId = this.#events.get(id)!.envId;
+      this.#events.delete(id);
+      let gone = goneByEnv.get(envId);
+      if (gone === undefined) goneByEnv.set(envId, (gone = new Set()));
+      gone.add(id);
+    }
+    for (const [envId, gone] of goneByEnv) {
+      const listed = this.#byEnv.get(envId)!;
+      listed.removeAll(gone);
+      if (listed.ids.length === 0) this.#byEnv.delete(envId);
+    }
+    this.#passStaleSettled();
+  }
+
+  /** Drops the front entries of the retention order whose event is gone, PENDING again, or settled again later. */
+  #passStaleSettled(): void {
+    for (let head = this.#settled.head(); head !== undefined && !this.#isSettledAt(head.id, head.at); head = this.#settled.head()) this.#settled.shift();
+  }
+
+  #isSettledAt(id: string, at: number): boolean {
+    return this.#events.peek(id)?.settledAt === at;
+  }
+
+  /** Visits settled events oldest settled first (id, when it settled) while `visit` returns true. */
+  walkSettled(visit: (id: string, settledAt: number) => boolean): void {
+    this.#passStaleSettled();
+    this.#settled.walk((id, at) => !this.#isSettledAt(id, at) || visit(id, at));
+  }
+
+  /** When the oldest settled event is past its retention; undefined: none settled. */
+  retentionEndsAt(): number | undefined {
+    this.#passStaleSettled();
+    const head = this.#settled.head();
+    return head === undefined ? undefined : head.at + WEBHOOK_RETENTION_MS;
   }
 
   #queue(envId: string): PendingQueue {
@@ -387,6 +475,9 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
       for (const id of pending) {
         if (this.#events.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
       }
+    }
+    for (const event of this.#events.values()) {
+      if ((event.deliveryStatus === 'PENDING') !== (event.settledAt === undefined)) problems.push(`webhook event ${event.id} is ${event.deliveryStatus} with a settling time, or settled without one`);
     }
     return problems;
   }
@@ -573,6 +664,15 @@ function renderedOf(old: RenderedWebhook | WebhookEvent): WebhookEvent {
 }
 
 function withoutQueueState(event: WebhookEvent): WebhookEvent {
-  const { tries: _tries, nextAttemptAt: _next, failureReason: _reason, ...rest } = event;
+  const { tries: _tries, nextAttemptAt: _next, failureReason: _reason, settledAt: _settled, ...rest } = event;
   return rest;
+}
+
+/**
+ * When an event settled that was recorded before events noted it (a snapshot or a logged
+ * rendered event of then): its last try, or when it was made. A dropped event may have
+ * settled later than that, so it may be pruned early by the time it waited in the backlog.
+ */
+function inferredSettledAt(event: WebhookEvent): number {
+  return event.attempts.at(-1)?.at ?? event.timestamp;
 }

@@ -4,10 +4,12 @@
 // with their webhook events and one that took the same fundings without them, after a
 // full GC, divided by N; then the endpoint comes back and every event is delivered, oldest
 // first, through the same applier a logged try uses: the time per delivery shows that
-// taking the head off a long queue does not depend on its length.
+// taking the head off a long queue does not depend on its length. Last, 30 days on, the
+// retention sweep's decisions prune them all, PRUNE_BATCH per entry: the time per entry, and
+// the heap left beside the World that never had the events.
 //
 //   npm run build && node --expose-gc dist/bench/webhook-backlog.js [events, default 1000000]
-import { decideAttempt, type WebhookEvent } from '../actors/webhook-event.js';
+import { decideAttempt, decidePrune, pruneCandidates, PRUNE_BATCH, WEBHOOK_RETENTION_MS, type WebhookEvent } from '../actors/webhook-event.js';
 import { decideCreateCustomer } from '../actors/customer.js';
 import { decideSandboxFund } from '../actors/payment.js';
 import { samplePlatformEnv } from './support/sample-event.js';
@@ -46,7 +48,7 @@ function funded(withWebhooks: boolean): { world: World; heap: number } {
 }
 
 const baseline = heapUsed();
-const withoutBytes = funded(false).heap - baseline; // that World is garbage once measured
+const withoutBytes = funded(false).heap - baseline; // that World is garbage once measured, as this one's events are once pruned
 const backlog = funded(true);
 const withBytes = backlog.heap - baseline;
 const pending = backlog.world.webhookEvents.pendingIn(env.id);
@@ -67,3 +69,22 @@ for (let head: WebhookEvent | undefined = world.webhookEvents.queueHead(env.id);
 }
 const ms = performance.now() - began;
 console.log(`delivered ${delivered} in creation order: ${((ms * 1000) / delivered).toFixed(2)} µs of applying each (${ms.toFixed(0)} ms)`);
+
+// Their retention over: pruned, a batch per entry, as the sweep logs them.
+const later = start + fundings + delivered + WEBHOOK_RETENTION_MS;
+const pruneBegan = performance.now();
+let entries = 0;
+for (let batch = pruneCandidates(world.webhookEvents, later, PRUNE_BATCH); batch.length > 0; batch = pruneCandidates(world.webhookEvents, later, PRUNE_BATCH)) {
+  for (const event of decidePrune(world.webhookEvents, batch, later)) world.apply(event, later);
+  entries++;
+}
+const pruneMs = performance.now() - pruneBegan;
+const left = world.webhookEvents.idsIn(env.id).length;
+if (left !== 0) throw new Error(`${left} events left after pruning`);
+// The ids changed since the last snapshot are held until the next one takes them: taken here.
+world.captureChanges();
+const prunedBytes = heapUsed() - baseline;
+console.log(
+  `pruned ${delivered} in ${entries} entries: ${(pruneMs / entries).toFixed(2)} ms of deciding and applying each (${pruneMs.toFixed(0)} ms); ` +
+    `heap left beyond the fundings alone: ${((prunedBytes - withoutBytes) / events).toFixed(0)} bytes per pruned event`,
+);

@@ -14,7 +14,8 @@
 // A dead receiver never holds up money: an endpoint that stops answering is marked down
 // and probed on its own backoff (actors/webhook-event.ts decides both), and the queue is
 // bounded by dropping its oldest events, in entries of the worker's own, never by
-// refusing the writes that record events.
+// refusing the writes that record events. Settled events are pruned after their retention
+// by the outbox's retention sweep (retention.ts), which this worker starts and stops.
 //
 // Limits: at most `maxConnections` requests in flight across all endpoints (one per
 // endpoint), each cut off after `timeoutMs`; an endpoint waiting for a free connection
@@ -46,6 +47,7 @@ import type { CryptoPool } from '../crypto/pool.js';
 import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
 import { isoTime } from '../../actors/iso-time.js';
 import type { Egress, EgressOutcome } from '../outbound/egress.js';
+import { WebhookRetention } from './retention.js';
 
 /** CONTRACT.md: a 2xx within 5 s is success. */
 export const DELIVERY_TIMEOUT_MS = 5_000;
@@ -145,6 +147,7 @@ export class WebhookDelivery {
   readonly #toTrim = new Set<string>();
   #trimming = false;
   #running = false;
+  readonly #retention: WebhookRetention;
 
   constructor(deps: DeliveryDeps, options: DeliveryOptions = {}) {
     this.#deps = deps;
@@ -154,6 +157,7 @@ export class WebhookDelivery {
     this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_WEBHOOKS;
     this.#report = options.report ?? (() => undefined);
     this.#observer = options.observer;
+    this.#retention = new WebhookRetention(deps.engine, deps.world, this.#report);
   }
 
   /** Starts delivering: what recovery left PENDING, and from then on what is recorded. */
@@ -166,11 +170,14 @@ export class WebhookDelivery {
       this.#queued.add(envId);
     };
     for (const envId of this.#deps.world.webhookEvents.queuedEnvs()) this.#lookAt(envId);
+    this.#retention.start();
   }
 
   #kickQueued(): void {
     for (const envId of this.#queued) this.#lookAt(envId);
     this.#queued.clear();
+    // An event may have settled: the first one to settle arms the retention sweep.
+    this.#retention.watch();
   }
 
   /** An environment's queue has new events: trims it if it is over its bound, and sends its head. */
@@ -183,6 +190,7 @@ export class WebhookDelivery {
   stop(): void {
     this.#running = false;
     this.#deps.world.webhookEvents.onQueued = undefined;
+    this.#retention.stop();
     for (const lane of this.#lanes.values()) lane.cancelTimer?.();
     this.#lanes.clear();
     this.#waiting.clear();
