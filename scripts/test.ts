@@ -57,8 +57,29 @@ interface Outcome {
   pass: number;
   fail: number;
   ms: number;
+  /** CPU of the suite's process and the children it waited for (0 where /proc is missing). */
+  cpuMs: number;
   ok: boolean;
 }
+
+/**
+ * CPU (ms) of the runner's children reaped so far: Linux adds a child's time, and that of the
+ * children it waited for, to its parent's cutime and cstime when the parent reaps it. Read at
+ * each suite's exit, the growth since the last read is that suite's CPU.
+ */
+function reapedChildrenCpuMs(): number {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return 0;
+  }
+  // Fields after the command name (which may hold spaces) start at field 3; cutime and cstime are fields 16 and 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100;
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / ticksPerSecond;
+}
+let reapedCpuMs = reapedChildrenCpuMs();
 
 /** The dist modules `entry` loads, transitively (relative imports only). */
 function reachOf(entry: string, cache: Map<string, string[]>): Set<string> {
@@ -127,12 +148,19 @@ function runSuite(suite: Suite, env: NodeJS.ProcessEnv): Promise<Outcome> {
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
   return new Promise((done) => {
+    let cpuMs = 0;
+    child.on('exit', () => {
+      const reaped = reapedChildrenCpuMs();
+      cpuMs = reaped - reapedCpuMs;
+      reapedCpuMs = reaped;
+    });
     child.on('close', (code) => {
       const output = Buffer.concat(chunks).toString('utf8');
       const count = (label: string): number => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
-      const outcome = { name: suite.name, tests: count('tests'), pass: count('pass'), fail: count('fail'), ms: performance.now() - started, ok: code === 0 };
+      const outcome = { name: suite.name, tests: count('tests'), pass: count('pass'), fail: count('fail'), ms: performance.now() - started, cpuMs, ok: code === 0 };
       const mark = outcome.ok ? '✔' : '✖';
-      process.stdout.write(`${mark} ${suite.name.padEnd(32)} ${String(outcome.pass).padStart(3)}/${String(outcome.tests).padEnd(3)} ${(outcome.ms / 1000).toFixed(1).padStart(6)} s\n`);
+      const seconds = (ms: number): string => (ms / 1000).toFixed(1).padStart(6);
+      process.stdout.write(`${mark} ${suite.name.padEnd(32)} ${String(outcome.pass).padStart(3)}/${String(outcome.tests).padEnd(3)} ${seconds(outcome.ms)} s, cpu ${seconds(cpuMs)} s\n`);
       if (!outcome.ok) process.stdout.write(`${output}\n${mark} ${suite.name}: exit code ${code}\n`);
       done(outcome);
     });
@@ -203,7 +231,8 @@ async function main(): Promise<void> {
   const failed = outcomes.filter((o) => !o.ok).length;
   const slowest = [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 5);
   process.stdout.write(`\nslowest: ${slowest.map((o) => `${o.name} ${(o.ms / 1000).toFixed(1)} s`).join(', ')}`);
-  process.stdout.write(`\nsuites ${outcomes.length} (${failed} failed), tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  const cpu = outcomes.reduce((n, o) => n + o.cpuMs, 0);
+  process.stdout.write(`\nsuites ${outcomes.length} (${failed} failed), tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, ${((performance.now() - started) / 1000).toFixed(1)} s, cpu ${(cpu / 1000).toFixed(1)} s\n`);
   if (failed > 0) process.exitCode = 1;
 }
 
