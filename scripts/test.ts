@@ -1,8 +1,9 @@
-// The suite runner behind `npm test`: every dist/test/*.test.js file in a `node --test`
-// process of its own, several side by side. Suites use temporary directories and port 0,
+// The suite runner behind `npm test`: every dist/test/*.test.js file in a node process of
+// its own (node:test runs a file's tests in the process that loads it: one process a suite,
+// not the two of `node --test FILE`), several side by side. Suites use temporary directories and port 0,
 // so they are independent; on 2 cores most of a suite's time is fsync, timers and child
-// processes, which is why more suites than cores run at once. Two kinds of suite are held
-// apart (see HEAVY), and the system packages suites need are installed once, up front,
+// processes, which is why more suites than cores run at once. Two groups of suites run
+// one at a time within the group (see APART), and the system packages suites need are installed once, up front,
 // while the rest already run. A file's output is printed whole when it ends (a failing
 // file's in full), so side-by-side suites never interleave their lines.
 //
@@ -26,16 +27,26 @@ const repoDir = resolve(distDir, '..');
 const testDir = join(distDir, 'test');
 
 /**
- * Suites that never run beside each other, each for a reason of its own: the kill -9 rounds
- * and crash suites (a child killed under a load must find the machine as a crash test
- * expects it, not starved by another crash suite's children), the CPU-bound property and
- * simulation runs (each would slow the others' kill timing), and the cluster service suite
- * (six processes of its own). They may still run beside the light suites.
+ * Suites that never run beside another of their group, though they may run beside the light
+ * suites and beside the other group:
+ * - `processes`: the kill -9 and crash suites and the cluster service suite, which kill
+ *   children under a load and wait on leases and restarts against deadlines: two of them at
+ *   once would each starve the other's children (six of them for cluster-service) and turn
+ *   a slow machine into a failed deadline;
+ * - `cpu`: the property and simulation runs, deterministic but CPU-bound for tens of seconds
+ *   each: together they would take both cores from every suite waiting on a timer or a child.
  */
-const HEAVY = new Set(['crash-recovery', 'payout-crash', 'webhook-crash', 'cluster-service', 'simulation', 'ledger-property']);
+const APART: ReadonlyMap<string, 'processes' | 'cpu'> = new Map([
+  ['crash-recovery', 'processes'],
+  ['payout-crash', 'processes'],
+  ['webhook-crash', 'processes'],
+  ['cluster-service', 'processes'],
+  ['simulation', 'cpu'],
+  ['ledger-property', 'cpu'],
+]);
 
 /** The longest suites (seconds on the 2-core machine), started first so none is left to run alone at the end. */
-const LONGEST_FIRST = ['cluster-service', 'simulation', 'crash-recovery', 'cluster-log', 'dashboard-operations', 'dashboard-customers', 'wal-tool', 'store-identity', 'store', 'operations', 'crypto-cli'];
+const LONGEST_FIRST = ['simulation', 'cluster-service', 'crash-recovery', 'wal-tool', 'cluster-log', 'store-identity', 'store', 'dashboard-operations', 'dashboard-customers', 'operations', 'crypto-cli', 'config-env', 'platform-cli'];
 
 /** What a suite needs installed, told by the support module it imports. */
 const NEEDS: ReadonlyArray<{ module: string; pkg: DebianPackage }> = [
@@ -143,7 +154,7 @@ function installMissing(needed: readonly DebianPackage[]): Promise<void> {
 
 function runSuite(suite: Suite, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--test', '--test-reporter=spec', suite.path], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--test-reporter=spec', suite.path], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -167,7 +178,7 @@ function runSuite(suite: Suite, env: NodeJS.ProcessEnv): Promise<Outcome> {
   });
 }
 
-/** Runs `chosen` `concurrency` at a time, longest first, heavy ones one at a time, each after what it needs is installed. */
+/** Runs `chosen` `concurrency` at a time, longest first, one at a time within each APART group, each after what it needs is installed. */
 async function runAll(chosen: Suite[], concurrency: number): Promise<Outcome[]> {
   const rank = (s: Suite): number => (LONGEST_FIRST.includes(s.name) ? LONGEST_FIRST.indexOf(s.name) : LONGEST_FIRST.length);
   const queue = [...chosen].sort((a, b) => rank(a) - rank(b));
@@ -176,17 +187,17 @@ async function runAll(chosen: Suite[], concurrency: number): Promise<Outcome[]> 
   void installed.then(() => (ready = true));
   let browser: Promise<BrowserServer> | undefined;
   const outcomes: Outcome[] = [];
-  let heavyRunning = false;
+  const groupsRunning = new Set<string>();
   let running = 0;
   await new Promise<void>((allDone) => {
     const next = (): void => {
       while (running < concurrency) {
-        const at = queue.findIndex((s) => (s.needs.length === 0 || ready) && !(heavyRunning && HEAVY.has(s.name)));
+        const at = queue.findIndex((s) => (s.needs.length === 0 || ready) && !groupsRunning.has(APART.get(s.name) ?? ''));
         if (at < 0) break;
         const [suite] = queue.splice(at, 1) as [Suite];
-        const heavy = HEAVY.has(suite.name);
+        const group = APART.get(suite.name);
         running++;
-        if (heavy) heavyRunning = true;
+        if (group !== undefined) groupsRunning.add(group);
         void (async () => {
           const env = { ...process.env };
           if (suite.needs.includes(CHROMIUM_PACKAGE)) {
@@ -195,7 +206,7 @@ async function runAll(chosen: Suite[], concurrency: number): Promise<Outcome[]> 
           }
           outcomes.push(await runSuite(suite, env));
           running--;
-          if (heavy) heavyRunning = false;
+          if (group !== undefined) groupsRunning.delete(group);
           if (queue.length === 0 && running === 0) allDone();
           else next();
         })();
@@ -214,7 +225,7 @@ async function main(): Promise<void> {
     allowPositionals: true,
     options: { concurrency: { type: 'string' }, changed: { type: 'boolean' }, since: { type: 'string' } },
   });
-  const concurrency = Number(values.concurrency ?? process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() * 2));
+  const concurrency = Number(values.concurrency ?? process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() * 3));
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a positive integer, not ${values.concurrency}`);
   const all = suites();
   let chosen = all;

@@ -2,7 +2,6 @@
 // recovers the store behind /readyz; SIGTERM (or SIGINT) stops accepting, drains requests
 // in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
 import { ConfigError, configFromEnv, startService } from './app.js';
-import { startClusterNode } from './cluster/service.js';
 import { DataDirExposedError, DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
 import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
@@ -65,7 +64,9 @@ const stop = (signal: string): void => {
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 
-const starting: Promise<Running> = config.cluster === undefined ? startService({ report, signal: recovery.signal }) : startClusterNode({ report });
+// Cluster mode's modules (the NATS clients, the forwarding pool) load only for a cluster node.
+const starting: Promise<Running> =
+  config.cluster === undefined ? startService({ report, signal: recovery.signal }) : import('./cluster/service.js').then(({ startClusterNode }) => startClusterNode({ report }));
 service = await starting.catch((err: unknown) => {
   if (err instanceof RecoveryAbortedError) {
     report(err.message, { event: 'service.stopped', during: 'recovery' });
