@@ -127,15 +127,23 @@ describe('the replicated log', () => {
     assert.equal(await node.stream.trimThrough(20), 20, 'the groups holding entries 1 to 20 are removed');
     for (let n = 0; n < 20; n++) await addTo(node, 'z', 1);
     const jsm = await jetstreamManager(nats.nc);
-    const stateOf = async (): Promise<{ leader: string | undefined; first: number; messages: number }> => {
+    const stateOf = async (): Promise<{ leader: string | undefined; first: number; messages: number; current: boolean }> => {
       const info = await jsm.streams.info('TRIMMED');
-      return { leader: info.cluster?.leader, first: info.state.first_seq, messages: info.state.messages };
+      const replicas = info.cluster?.replicas ?? [];
+      return { leader: info.cluster?.leader, first: info.state.first_seq, messages: info.state.messages, current: replicas.length === 2 && replicas.every((r) => r.current) };
     };
     // A server restarted replays its log of the stream: the trim must replay as itself.
     await nats.cluster.kill(0);
     nats.cluster.start(0);
+    // Only a replica that has caught up can be elected: until the restarted one has, step-downs
+    // would only pass the lead between the other two (a slow machine's restart takes a while).
+    await waitForLeader(async () => {
+      const state = await stateOf();
+      return { ...state, leader: state.current ? state.leader : undefined };
+    });
     const leaders = new Set<string>();
-    for (let turn = 0; turn < 12 && leaders.size < 3; turn++) {
+    // Each step-down elects one of the other two at random: 30 turns miss a server about once in 10^9.
+    for (let turn = 0; turn < 30 && leaders.size < 3; turn++) {
       const state = await waitForLeader(stateOf);
       assert.deepEqual({ first: state.first, messages: state.messages }, { first: 21, messages: 40 }, `the stream as ${state.leader} leads it`);
       leaders.add(state.leader!);
