@@ -24,6 +24,8 @@ after(() => {
 async function takeShard(name: string, writer: string, holds?: () => boolean): Promise<OpenedCounters & { stream: ShardStream }> {
   const dir = tempDir();
   dirs.push(dir);
+  // A server an earlier test restarted may still be rejoining: a three-replica stream needs all three.
+  await nats.cluster.ready();
   const stream = await ShardStream.open(nats.nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
   const mirror = new LmdbStorage(openStore(dir));
   await mirrorStream(stream, mirror);

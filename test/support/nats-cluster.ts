@@ -27,6 +27,8 @@ export interface NatsCluster {
   kill(index: number, signal?: NodeJS.Signals): Promise<void>;
   /** Starts server `index` again on its ports and store. */
   start(index: number): void;
+  /** Resolves once every server takes part again: a stream with a replica on each can be created. */
+  ready(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -112,6 +114,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       await exited[index];
     },
     start,
+    ready: () => untilReplicatedStreamWorks(clientPorts.map((port) => `nats://127.0.0.1:${port}`), size),
     async stop() {
       for (const child of servers) child?.kill('SIGKILL');
       await Promise.all(exited);
