@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
+import type { Msg, NatsConnection, Payload, RequestOptions } from '@nats-io/transport-node';
 import { ManualClock } from '../src/engine/clock.js';
 import { LmdbStorage } from '../src/engine/storage.js';
 import { openStore } from '../src/engine/store.js';
@@ -21,12 +22,12 @@ after(() => {
 });
 
 /** A node taking the shard: its local log made the stream's, then an engine over it whose log is the stream. */
-async function takeShard(name: string, writer: string, holds?: () => boolean): Promise<OpenedCounters & { stream: ShardStream }> {
+async function takeShard(name: string, writer: string, holds?: () => boolean, nc: NatsConnection = nats.nc): Promise<OpenedCounters & { stream: ShardStream }> {
   const dir = tempDir();
   dirs.push(dir);
   // A server an earlier test restarted may still be rejoining: a three-replica stream needs all three.
   await nats.cluster.ready();
-  const stream = await ShardStream.open(nats.nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
+  const stream = await ShardStream.open(nc, name, { replicas: 3, writer, ...(holds === undefined ? {} : { holds }) });
   const mirror = new LmdbStorage(openStore(dir));
   await mirrorStream(stream, mirror);
   await mirror.close();
@@ -36,6 +37,30 @@ async function takeShard(name: string, writer: string, holds?: () => boolean): P
 
 const addTo = (node: OpenedCounters, id: string, n: number): Promise<number | undefined> =>
   node.engine.exec([id], () => ({ events: [add(id, n)], reply: () => node.counters.values.get(id) }));
+
+/**
+ * `nc`, except that its first `times` answers to the info of `stream` say the stream ends at
+ * `lastSeq`: as a server restarted and still behind answered once in a run here.
+ */
+function answeringFromBehind(nc: NatsConnection, stream: string, lastSeq: number, times: number): NatsConnection {
+  let left = times;
+  const request = async (subject: string, payload?: Payload, options?: RequestOptions): Promise<Pick<Msg, 'data'>> => {
+    const answer = await nc.request(subject, payload, options);
+    if (subject !== `$JS.API.STREAM.INFO.${stream}` || left === 0) return answer;
+    left--;
+    const info = answer.json<{ state: { last_seq: number; messages: number } }>();
+    info.state.last_seq = lastSeq;
+    info.state.messages = lastSeq;
+    return { data: new TextEncoder().encode(JSON.stringify(info)) };
+  };
+  return new Proxy(nc, {
+    get(target, property) {
+      if (property === 'request') return request;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 describe('the replicated log', () => {
   it('acknowledges entries a quorum holds, and a new owner replays exactly them', async () => {
@@ -123,6 +148,20 @@ describe('the replicated log', () => {
     await next.engine.close();
   });
 
+  it('a new owner told an old end of the stream (a server behind answering) still replays every acknowledged entry', async () => {
+    const node = await takeShard('BEHIND', 'a:1');
+    for (let n = 0; n < 21; n++) await addTo(node, 'v', 1);
+    // The end as a replica that got only the first owner's marker and first group would tell it.
+    const behind = node.stream.lastSeq - 20;
+    await node.engine.close();
+    // Told twice (its takeover, then its read): a new owner trusting what it is told replays one entry.
+    const next = await takeShard('BEHIND', 'b:2', undefined, answeringFromBehind(nats.nc, 'BEHIND', behind, 2));
+    assert.equal(next.counters.values.get('v'), 21, 'every acknowledged entry is replayed');
+    assert.equal(await addTo(next, 'v', 1), 22, 'and the new owner appends after them');
+    assert.deepEqual(next.fatal, []);
+    await next.engine.close();
+  });
+
   it('a trimmed stream stays trimmed exactly where it was on every server, also on one restarted since', async () => {
     const node = await takeShard('TRIMMED', 'a:1');
     for (let n = 0; n < 40; n++) await addTo(node, 'z', 1);
@@ -145,9 +184,10 @@ describe('the replicated log', () => {
     });
     const leaders = new Set<string>();
     // Each step-down elects one of the other two at random: 30 turns miss a server about once in 10^9.
+    // Sequence 1 is the owner's takeover marker, trimmed with the groups after it: the first left is entry 21's, at 22.
     for (let turn = 0; turn < 30 && leaders.size < 3; turn++) {
       const state = await waitForLeader(stateOf);
-      assert.deepEqual({ first: state.first, messages: state.messages }, { first: 21, messages: 40 }, `the stream as ${state.leader} leads it`);
+      assert.deepEqual({ first: state.first, messages: state.messages }, { first: 22, messages: 40 }, `the stream as ${state.leader} leads it`);
       leaders.add(state.leader!);
       await nats.nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.TRIMMED`, undefined, { timeout: 5_000 }).catch(() => undefined);
     }

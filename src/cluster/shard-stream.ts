@@ -4,6 +4,13 @@
 // it, so only the writer that knows the stream's end can append: a deposed owner's publish
 // is refused (FencedError) and the log never forks.
 //
+// A new owner trusts no stream state it was told until its own takeover marker lands: it
+// publishes a marker expecting the last sequence it read, and only a stream leader that a
+// quorum follows can acknowledge that. A server just restarted may answer a stream's info
+// from its own replica, still behind (nats-server 2.9.10 did, in a run here: a new owner
+// read one entry of 21 acknowledged ones); the marker's expectation fails against the real
+// leader, and the owner reads again. It reads the log up to its marker, never past it.
+//
 // Publishes go out in waves: every group appended while a wave is in flight goes in the
 // next one, pipelined. A publish that fails for a passing reason (no stream leader while
 // the servers elect one, a timeout) is sent again, with the wave's later ones, under the
@@ -24,6 +31,8 @@ const DUPLICATE_WINDOW_NS = 120e9;
 const MESSAGE_OVERHEAD_BYTES = 1_024;
 /** The header naming a message's first log entry (the local log's key for the group). */
 export const FIRST_ENTRY_HEADER = 'Log-First-Entry';
+/** The header of a takeover marker, naming the writer that took the stream over; it carries no log entry. */
+export const TAKEOVER_HEADER = 'Log-Takeover';
 
 /**
  * Every key-value bucket of cluster mode: one value per key, read through the stream's
@@ -68,6 +77,8 @@ export class ShardStream {
   #queue: Pending[] = [];
   /** [first log entry, stream sequence] of the groups held since the last trim, in order. */
   #groups: Array<[number, number]> = [];
+  /** Stream sequences of the takeover markers held since the last trim (this owner's last). */
+  #markers: number[] = [];
   #pumping = false;
   #failure: Error | undefined;
 
@@ -86,6 +97,7 @@ export class ShardStream {
     this.#subject = subjectOf(name);
     this.#writer = writer;
     this.#lastSeq = lastSeq;
+    this.#markers.push(lastSeq);
     this.#holds = holds;
   }
 
@@ -96,18 +108,11 @@ export class ShardStream {
    */
   static async open(nc: NatsConnection, name: string, options: { replicas: number; writer: string; holds?: () => boolean }): Promise<ShardStream> {
     const jsm = await retrying(name, () => jetstreamManager(nc));
-    const lastSeq = await retrying(name, async () => {
-      try {
-        return (await jsm.streams.info(name)).state.last_seq;
-      } catch (err) {
-        if (!(err instanceof JetStreamApiError) || err.code !== JetStreamApiCodes.StreamNotFound) throw err;
-        const info = await jsm.streams.add({ name, subjects: [subjectOf(name)], num_replicas: options.replicas, duplicate_window: DUPLICATE_WINDOW_NS });
-        return info.state.last_seq;
-      }
-    });
+    const holds = options.holds ?? (() => true);
+    const marker = await takeOver(jetstream(nc), jsm, name, options, holds);
     const maxPayload = nc.info?.max_payload;
     if (maxPayload === undefined) throw new Error(`${name}: the NATS server did not say its max_payload`);
-    return new ShardStream(jetstream(nc), jsm, name, options.writer, lastSeq, options.holds ?? (() => true), maxPayload - MESSAGE_OVERHEAD_BYTES);
+    return new ShardStream(jetstream(nc), jsm, name, options.writer, marker, holds, maxPayload - MESSAGE_OVERHEAD_BYTES);
   }
 
   get lastSeq(): number {
@@ -195,29 +200,79 @@ export class ShardStream {
     let keep = -1;
     for (let i = 0; i < this.#groups.length && this.#groups[i]![0] <= seq + 1; i++) keep = i;
     if (keep <= 0) return 0;
+    // Takeover markers before the first group kept go with the groups (not counted: they hold no entry).
+    const firstKept = this.#groups[keep]![1];
+    const markers = this.#markers.filter((marker) => marker < firstKept);
     const removed = await deleteMessages(this.#jsm, this.name, this.#groups.slice(0, keep).map(([, streamSeq]) => streamSeq), this.#holds);
     this.#groups = this.#groups.slice(keep);
+    await deleteMessages(this.#jsm, this.name, markers, this.#holds);
+    this.#markers = this.#markers.filter((marker) => marker >= firstKept);
     return removed;
   }
 
-  /** Every message the stream holds as of the call, in order. */
+  /** Every log group the stream holds before this owner's takeover marker, in order. */
   async *read(): AsyncGenerator<StreamMessage> {
+    const marker = this.#markers.at(-1) ?? this.#lastSeq;
     const info = await retrying(this.name, () => this.#jsm.streams.info(this.name));
-    const { first_seq: first, last_seq: last, messages: count } = info.state;
-    if (count === 0) return;
+    // Only the first sequence is taken from the info (a replica behind has fewer deletes, so a first no later than the real one).
+    const first = info.state.first_seq;
+    if (first >= marker) return;
     const consumer = await retrying(this.name, () => this.#js.consumers.get(this.name, { opt_start_seq: first, deliver_policy: DeliverPolicy.StartSequence }));
     const messages = await consumer.consume();
     try {
       for await (const message of messages) {
+        if (message.seq >= marker) break;
+        if (message.headers?.has(TAKEOVER_HEADER) === true) {
+          this.#markers.splice(this.#markers.length - 1, 0, message.seq);
+          continue;
+        }
         const firstEntry = Number(message.headers?.get(FIRST_ENTRY_HEADER));
         if (!Number.isSafeInteger(firstEntry)) throw new Error(`${this.name}: message ${message.seq} has no ${FIRST_ENTRY_HEADER} header`);
         this.#groups.push([firstEntry, message.seq]);
         yield { seq: message.seq, firstEntry, data: message.data };
-        if (message.seq >= last) break;
+        if (message.seq >= marker - 1) break;
       }
     } finally {
       await messages.close();
     }
+  }
+}
+
+/** How long a takeover waits out another writer still appending (a deposed owner's last groups) or a server answering from behind. */
+const TAKEOVER_FOR_MS = RETRY_FOR_MS;
+
+/**
+ * Creates the stream if there is none, then publishes this writer's takeover marker
+ * expecting the last sequence the stream's info gave; the marker's sequence, once a quorum
+ * holds it, is the stream's true end as this owner starts. A wrong expectation (an info
+ * from a replica behind, or another writer's late group) reads the info again.
+ */
+async function takeOver(js: JetStreamClient, jsm: JetStreamManager, name: string, options: { replicas: number; writer: string }, holds: () => boolean): Promise<number> {
+  const since = Date.now();
+  for (;;) {
+    const last = await retrying(name, () => lastSequenceOf(jsm, name, options.replicas));
+    if (!holds()) throw new FencedError(name, 'its lease ran out before it took the stream over');
+    const h = headers();
+    h.set(TAKEOVER_HEADER, options.writer);
+    try {
+      const ack = await retrying(name, () => js.publish(subjectOf(name), new Uint8Array(0), { msgID: `${options.writer}:takeover`, expect: { lastSequence: last }, headers: h, timeout: PUBLISH_TIMEOUT_MS }));
+      return ack.seq;
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      if (Date.now() - since > TAKEOVER_FOR_MS) throw new FencedError(name, `the stream kept moving for ${TAKEOVER_FOR_MS} ms while this owner took it over: ${err.message}`);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+}
+
+/** The stream's last sequence as its info says, the stream created (with `replicas` replicas) if there is none. */
+async function lastSequenceOf(jsm: JetStreamManager, name: string, replicas: number): Promise<number> {
+  try {
+    return (await jsm.streams.info(name)).state.last_seq;
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError) || err.code !== JetStreamApiCodes.StreamNotFound) throw err;
+    const info = await jsm.streams.add({ name, subjects: [subjectOf(name)], num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+    return info.state.last_seq;
   }
 }
 
