@@ -20,7 +20,7 @@ import { chromium, type BrowserServer } from 'playwright-core';
 import { parseCommandLine, UsageError } from './cli.js';
 import { specifiers } from '../test/support/imports.js';
 import { CHROMIUM_PACKAGE, NATS_SERVER_PACKAGE, type DebianPackage } from '../test/support/debian.js';
-import { BROWSER_ENDPOINT_ENV, CHROMIUM_ARGS } from '../test/support/browser.js';
+import { BROWSER_ENDPOINT_ENV, CHROMIUM_ARGS } from '../test/support/browser-launch.js';
 
 const distDir = fileURLToPath(new URL('../', import.meta.url));
 const repoDir = resolve(distDir, '..');

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_PACKAGE, ensureDebianPackages } from './debian.js';
 import { forSuite } from './for-suite.js';
+import { BROWSER_ENDPOINT_ENV, CHROMIUM_ARGS } from './browser-launch.js';
 
 export const CHROMIUM = CHROMIUM_PACKAGE.binary;
 
@@ -14,9 +15,6 @@ export function ensureChromium(): void {
   ensureDebianPackages([CHROMIUM_PACKAGE], 'the browser tests need it');
 }
 
-/** Set by the suite runner: the browser it started for every browser suite (each suite uses contexts of its own). */
-export const BROWSER_ENDPOINT_ENV = 'TEST_BROWSER_ENDPOINT';
-export const CHROMIUM_ARGS = ['--no-sandbox'];
 
 /** The runner's browser when it shares one, else a browser of the suite's own; `close` leaves the shared one running. */
 export async function launchChromium(): Promise<Browser> {
