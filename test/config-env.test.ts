@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv, ConfigError } from '../src/app.js';
+import { configFromEnv, ConfigError } from '../src/config.js';
 import { killAll, spawnRefusedService } from './support/service-process.js';
 
 describe('settings from the environment', () => {
