@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandLine, UsageError } from './cli.js';
-import { openServices, configFromEnv } from '../src/app.js';
+import { openServices } from '../src/app.js';
+import { configFromEnv } from '../src/config.js';
 import { DataDirInUseError, recordedOwner, OPERATOR_KEY_FILE, OWNER_FILE } from '../src/data-dir.js';
 import { createPlatform, type NewPlatform, type PlatformCredentials } from '../src/platforms.js';
 import type { Services } from '../src/services.js';
@@ -95,7 +96,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const { options } = invocation;
-  const { dataDir, cluster } = configFromEnv(process.env, { dataDir: invocation.dataDir });
+  const config = configFromEnv(process.env, { dataDir: invocation.dataDir });
+  const { dataDir, cluster } = config;
   if (cluster !== undefined) {
     // A cluster's platforms are in its replicated directory: only a running node can add one.
     const owner = recordedOwner(dataDir);
@@ -106,7 +108,7 @@ async function main(): Promise<number> {
   }
   let services: Services;
   try {
-    services = await openServices({ dataDir, report: (line) => process.stderr.write(`${line}\n`) });
+    services = await openServices({ config, report: (line) => process.stderr.write(`${line}\n`) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     const credentials = await createThroughService(dataDir, options, err.message);

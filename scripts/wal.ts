@@ -4,8 +4,8 @@
 // so it runs beside a running service (src/engine/inspect.ts says how). Machine output is
 // JSON on stdout and nothing else; messages and progress go to stderr.
 import { writeSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parseCommandLine, UsageError } from './cli.js';
+import { dataDirFrom } from '../src/config.js';
 import { World } from '../actors/world.js';
 import { StoreCorruptError } from '../src/engine/format.js';
 import {
@@ -120,7 +120,7 @@ function parse(args: string[]): Invocation | 'help' {
   if (from !== undefined && to !== undefined && from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
   return {
     command,
-    dataDir: resolve(values.data ?? process.env.DATA_DIR ?? './data/db'),
+    dataDir: dataDirFrom(process.env, values.data),
     from,
     to,
     until: sequenceOption('until', values.until),

@@ -1,11 +1,9 @@
 // Opening the service: the store and recovery, the default platform, then the HTTP front.
 // Tests open it in-process (port 0, a manual clock); `main.ts` opens it for real.
-import { join, resolve } from 'node:path';
-import { isIP } from 'node:net';
-import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { Engine } from './engine/engine.js';
-import { systemClock, type Clock } from './engine/clock.js';
+import { systemClock } from './engine/clock.js';
 import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
 import { notFound } from '../actors/errors.js';
 import { loadOrCreateServiceKey } from './crypto/signer-key.js';
@@ -14,59 +12,30 @@ import { registerOtpMail } from './wallet/mail.js';
 import { OidcVerifier } from './wallet/oidc.js';
 import { ensureDefaultPlatform } from './platforms.js';
 import { loadDashboard } from './http/dashboard.js';
-import { startHttpServer, API_VERSION, type Extras, type HttpObserver, type HttpServer } from './http/server.js';
+import { startHttpServer, API_VERSION, type Extras, type HttpServer } from './http/server.js';
 import { routes } from './http/routes/index.js';
 import { ApiRequests } from './http/requests.js';
 import { openApiDocument } from './http/openapi.js';
-import { composeServices, type ClusterConfig, type ServiceConfig, type Services } from './services.js';
+import { composeServices, type Services } from './services.js';
+import { configAndParts, type HostParts, type ServiceConfig, type ServiceOptions } from './config.js';
+import { optional } from './optional.js';
 import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, ensurePrivateDataDir, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
-import { createCryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from './crypto/pool.js';
+import { createCryptoPool } from './crypto/pool.js';
 import { createHash } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
-import { DEFAULT_MAX_PENDING_WEBHOOKS, type DeliveryObserver } from './webhooks/delivery.js';
+import type { DeliveryObserver } from './webhooks/delivery.js';
 import { OutboundEgress } from './outbound/egress.js';
-import { TargetPolicy, type Resolver } from './outbound/target-policy.js';
-import { Obj, Str, validator } from './http/validation.js';
-import { createPlatform } from './platforms.js';
+import { TargetPolicy } from './outbound/target-policy.js';
+import { createPlatform, NewPlatformBody } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
 import { LmdbStorage } from './engine/storage.js';
 import type { RootDatabase } from 'lmdb';
 import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity, type IdentityBeforeOpen } from './store-identity.js';
 import type { Report } from './engine/report.js';
-import { createLogger, logsRequests, LOG_LEVELS, reportTo, type LogLevel } from './ops/log.js';
-import { ServiceMetrics } from './ops/metrics.js';
+import { createLogger, logsRequests, reportTo } from './ops/log.js';
+import { httpObserverOf, ServiceMetrics } from './ops/metrics.js';
 
 /** The engine over the domain's world, as the service runs it. */
 type DomainEngine = Engine<DomainEvent, TimerMessage, World>;
-
-export const NewPlatformBody = validator(
-  Obj({
-    umaDomain: Type.Optional(Str({ minLength: 3, maxLength: 253 })),
-    isRegulatedFinancialInstitution: Type.Optional(Type.Boolean()),
-  }),
-);
-
-export interface ServiceOptions {
-  host?: string;
-  port?: number;
-  dataDir?: string;
-  clock?: Clock;
-  snapshotEveryEntries?: number;
-  snapshotEverySeconds?: number;
-  /** Where reports go (default: JSON lines on stderr at LOG_LEVEL); tests collect them. */
-  report?: Report;
-  env?: NodeJS.ProcessEnv;
-  /** Stops recovery while it replays (SIGTERM during start): startService rejects with RecoveryAbortedError. */
-  signal?: AbortSignal;
-  /** How long a webhook endpoint has to answer (default DELIVERY_TIMEOUT_MS, 5 s); tests shorten it. */
-  webhookTimeoutMs?: number;
-  /** The most PENDING webhook events per environment (default MAX_PENDING_WEBHOOKS); tests lower it. */
-  maxPendingWebhooks?: number;
-  /** OUTBOUND_ALLOW_PRIVATE_TARGETS, given directly (tests pass `env: {}`). */
-  allowPrivateTargets?: boolean;
-  /** How the host names of outbound requests (webhooks, key sets) resolve (default: the system's getaddrinfo); tests fake DNS with it. */
-  outboundResolver?: Resolver;
-}
 
 export interface RunningService {
   services: Services;
@@ -75,162 +44,6 @@ export interface RunningService {
   credentialsPath: string;
   /** Stops accepting, drains requests in flight, makes the final commit. */
   close(): Promise<void>;
-}
-
-/** A configuration value the service cannot start with; the message names the variable. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
-/** An integer setting within [min, max] (unset or empty: the default); anything else names the variable, the value and the range. */
-function integerFrom(value: string | undefined, fallback: number, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined || value === '') return fallback;
-  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
-    throw new ConfigError(`${name}=${value} is not accepted: it must be ${range}`);
-  }
-  return n;
-}
-
-/**
- * HOST: an IP address, or a host name (letters, digits, hyphens and dots). A name cannot end
- * in a number (RFC 3696 2: no top-level domain is all digits), so 999.1.1.1 is a bad
- * address, refused here rather than when listening fails.
- */
-function hostFrom(value: string | undefined): string {
-  if (value === undefined || value === '') return '127.0.0.1';
-  const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-  if (isIP(value) === 0 && (!name.test(value) || /(^|\.)\d+$/.test(value))) throw new ConfigError(`HOST=${value} is not accepted: it must be an IP address or a host name`);
-  return value;
-}
-
-/** LOG_LEVEL: one of pino's level names. */
-function logLevelFrom(value: string | undefined): LogLevel {
-  if (value === undefined || value === '') return 'info';
-  const level = LOG_LEVELS.find((name) => name === value);
-  if (level === undefined) throw new ConfigError(`LOG_LEVEL=${value} is not accepted: it must be one of ${LOG_LEVELS.join(', ')}`);
-  return level;
-}
-
-/** METRICS: `on` (the default) serves GET /metrics, `off` neither serves nor measures. */
-function metricsFrom(value: string | undefined): boolean {
-  if (value === undefined || value === '' || value === 'on') return true;
-  if (value === 'off') return false;
-  throw new ConfigError(`METRICS=${value} is not accepted: it must be on or off`);
-}
-
-/**
- * MASTER_KEY, checked for its form before anything is opened (whether it opens this store is
- * store-identity.ts's question). A secret: the line gives its length, never its value.
- */
-function checkMasterKeyForm(value: string | undefined): void {
-  if (value === undefined || value === '' || /^[0-9a-fA-F]{64}$/.test(value)) return;
-  throw new ConfigError(`MASTER_KEY (${value.length} characters, not shown) is not accepted: it must be 64 hex characters (32 bytes)`);
-}
-
-/** A boolean setting: exactly `true` or `false` (unset or empty: the default). */
-function booleanFrom(value: string | undefined, fallback: boolean, name: string): boolean {
-  if (value === undefined || value === '') return fallback;
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  throw new ConfigError(`${name} must be true or false, got ${value}`);
-}
-
-/**
- * OUTBOUND_ALLOW_PRIVATE_TARGETS, or WEBHOOK_ALLOW_PRIVATE_TARGETS (its name from when only
- * webhooks went out, still read): both given must agree, so no deployment is left unsure
- * which one counts.
- */
-function allowPrivateTargetsFrom(env: NodeJS.ProcessEnv): boolean {
-  const given = (['OUTBOUND_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS'] as const)
-    .filter((name) => env[name] !== undefined && env[name] !== '')
-    .map((name) => ({ name, allowed: booleanFrom(env[name], false, name) }));
-  const [first, second] = given;
-  if (first !== undefined && second !== undefined && first.allowed !== second.allowed) {
-    throw new ConfigError(`OUTBOUND_ALLOW_PRIVATE_TARGETS (${String(first.allowed)}) and WEBHOOK_ALLOW_PRIVATE_TARGETS (${String(second.allowed)}) disagree; set only OUTBOUND_ALLOW_PRIVATE_TARGETS`);
-  }
-  return first?.allowed ?? false;
-}
-
-/**
- * CRYPTO_ROUTES: comma-separated `operation=inline|pool` pairs moving operations off the
- * defaults (DEFAULT_ROUTES, chosen from bench/crypto.bench.ts; see docs/crypto.md).
- */
-export function cryptoRoutesFrom(value: string | undefined): Partial<Record<CryptoOp, CryptoRoute>> {
-  const routes: Partial<Record<CryptoOp, CryptoRoute>> = {};
-  if (value === undefined || value.trim() === '') return routes;
-  const ops = Object.keys(DEFAULT_ROUTES) as CryptoOp[];
-  for (const pair of value.split(',')) {
-    const [name, route, ...rest] = pair.split('=').map((part) => part.trim());
-    const op = ops.find((candidate) => candidate === name);
-    if (op === undefined || rest.length > 0 || (route !== 'inline' && route !== 'pool')) {
-      throw new ConfigError(
-        `CRYPTO_ROUTES: "${pair.trim()}" is not operation=inline|pool (operations: ${ops.join(', ')}), in ${JSON.stringify(value)}`,
-      );
-    }
-    routes[op] = route;
-  }
-  return routes;
-}
-
-export function configFromEnv(env: NodeJS.ProcessEnv, options: ServiceOptions = {}): ServiceConfig {
-  const host = options.host ?? hostFrom(env.HOST);
-  // 0 asks for any free port (the tests' way); uWebSockets.js would wrap anything past 65535.
-  const port = options.port ?? integerFrom(env.PORT, 8080, 'PORT', 0, 65_535);
-  const dataDir = resolve(options.dataDir ?? env.DATA_DIR ?? './data/db');
-  checkMasterKeyForm(env.MASTER_KEY);
-  return {
-    host,
-    port,
-    dataDir,
-    baseUrl: `http://${host}:${port}/${API_VERSION}`,
-    snapshotEveryEntries: options.snapshotEveryEntries ?? integerFrom(env.SNAPSHOT_EVERY_ENTRIES, 100_000, 'SNAPSHOT_EVERY_ENTRIES', 1),
-    snapshotEveryMs: 1000 * (options.snapshotEverySeconds ?? integerFrom(env.SNAPSHOT_EVERY_SECONDS, 300, 'SNAPSHOT_EVERY_SECONDS', 1)),
-    drainTimeoutMs: 1000 * integerFrom(env.DRAIN_TIMEOUT_SECONDS, 10, 'DRAIN_TIMEOUT_SECONDS', 0),
-    cryptoRoutes: cryptoRoutesFrom(env.CRYPTO_ROUTES),
-    smtpUrl: smtpUrlFrom(env.SMTP_URL),
-    maxPendingWebhooks: options.maxPendingWebhooks ?? integerFrom(env.MAX_PENDING_WEBHOOKS, DEFAULT_MAX_PENDING_WEBHOOKS, 'MAX_PENDING_WEBHOOKS', 1),
-    allowPrivateTargets: options.allowPrivateTargets ?? allowPrivateTargetsFrom(env),
-    logLevel: logLevelFrom(env.LOG_LEVEL),
-    metrics: metricsFrom(env.METRICS),
-    ...optional('cluster', clusterFrom(env, port)),
-  };
-}
-
-/** NATS_URL turns cluster mode on; NODE_ID, CLUSTER_REPLICAS and CLUSTER_LEASE_SECONDS tune it. */
-function clusterFrom(env: NodeJS.ProcessEnv, port: number): ClusterConfig | undefined {
-  const url = env.NATS_URL?.trim();
-  if (url === undefined || url === '') return undefined;
-  const servers = url.split(',').map((server) => server.trim());
-  for (const server of servers) {
-    if (!/^(nats|tls):\/\/[^\s,]+$|^[A-Za-z0-9.-]+:\d+$/.test(server)) throw new ConfigError(`NATS_URL: "${server}" is not a NATS server address such as nats://127.0.0.1:4222`);
-  }
-  // A node id is a key of the cluster's buckets: letters, digits, '-' and '_'.
-  const nodeId = env.NODE_ID === undefined || env.NODE_ID === '' ? `${hostname()}-${port}`.replace(/[^A-Za-z0-9_-]/g, '_') : env.NODE_ID;
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nodeId)) throw new ConfigError(`NODE_ID=${nodeId} is not accepted: it must be 1 to 64 letters, digits, '-' or '_'`);
-  return {
-    servers,
-    nodeId,
-    replicas: env.CLUSTER_REPLICAS === undefined || env.CLUSTER_REPLICAS === '' ? undefined : integerFrom(env.CLUSTER_REPLICAS, 3, 'CLUSTER_REPLICAS', 1, 5),
-    leaseMs: 1000 * integerFrom(env.CLUSTER_LEASE_SECONDS, 5, 'CLUSTER_LEASE_SECONDS', 1, 300),
-  };
-}
-
-/** SMTP_URL: smtp:// or smtps://, credentials allowed in it (so it is never echoed back). */
-export function smtpUrlFrom(value: string | undefined): string | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  let protocol: string;
-  try {
-    protocol = new URL(value.trim()).protocol;
-  } catch {
-    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:pass@relay.example.com:587');
-  }
-  if (protocol !== 'smtp:' && protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must use smtp: or smtps:, got ${protocol}`);
-  return value.trim();
 }
 
 /** Process memory and the store's size on disk, as /healthz reports them (all in bytes). */
@@ -256,7 +69,6 @@ export function resourceFigures(dataDir: string): ResourceFigures {
 /** A data directory locked and checked, not yet opened: what `openPrepared` recovers. */
 interface PreparedDataDir {
   config: ServiceConfig;
-  env: NodeJS.ProcessEnv;
   lock: DataDirLock;
   identityBeforeOpen: IdentityBeforeOpen;
 }
@@ -266,16 +78,16 @@ interface PreparedDataDir {
  * store's files are refused untouched). Rejects with DataDirInUseError when another process
  * holds the directory; nothing is left locked when it rejects.
  */
-async function prepareDataDir(config: ServiceConfig, env: NodeJS.ProcessEnv): Promise<PreparedDataDir> {
+async function prepareDataDir(config: ServiceConfig): Promise<PreparedDataDir> {
   checkLockSupported();
   ensurePrivateDataDir(config.dataDir);
   const lock = await lockDataDir(config.dataDir);
   try {
     checkStoreBeforeOpen(config.dataDir);
     // Before anything is written (service.json included).
-    const identityBeforeOpen = checkStoreIdentity(config.dataDir, env);
+    const identityBeforeOpen = checkStoreIdentity(config.dataDir, config.givenMasterKey);
     forgetOwner(config.dataDir);
-    return { config, env, lock, identityBeforeOpen };
+    return { config, lock, identityBeforeOpen };
   } catch (err) {
     await lock.release();
     throw err;
@@ -289,11 +101,11 @@ async function prepareDataDir(config: ServiceConfig, env: NodeJS.ProcessEnv): Pr
  */
 async function openPrepared(
   prepared: PreparedDataDir,
-  options: ServiceOptions,
+  parts: HostParts,
   report: Report,
   hooks: { metrics?: ServiceMetrics; opening?: (engine: DomainEngine) => void } = {},
 ): Promise<Services> {
-  const { config, env, lock, identityBeforeOpen } = prepared;
+  const { config, lock, identityBeforeOpen } = prepared;
   let engine: DomainEngine | undefined;
   try {
     const world = new World();
@@ -303,7 +115,7 @@ async function openPrepared(
     let root: RootDatabase | undefined;
     engine = new Engine<DomainEvent, TimerMessage, World>({
       dataDir: config.dataDir,
-      clock: options.clock ?? systemClock,
+      clock: parts.clock ?? systemClock,
       machine: world,
       snapshotEveryEntries: config.snapshotEveryEntries,
       snapshotEveryMs: config.snapshotEveryMs,
@@ -324,13 +136,13 @@ async function openPrepared(
       },
     });
     hooks.opening?.(engine);
-    await engine.open(options.signal);
+    await engine.open(parts.signal);
     if (root === undefined) throw new Error('the engine opened no store');
     checkRecoveredStore(config.dataDir, world.envs.size);
-    const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, env, world, before: identityBeforeOpen });
+    const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, givenMasterKey: config.givenMasterKey, world, before: identityBeforeOpen });
     masterKeyLoaded = masterKey;
     const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root, masterKey, before: identityBeforeOpen, report });
-    return servicesOver({ config, options, report, engine, world, masterKey, storeId, lock, ...optional('deliveryObserver', hooks.metrics) });
+    return servicesOver({ config, parts, report, engine, world, masterKey, storeId, lock, ...optional('deliveryObserver', hooks.metrics) });
   } catch (err) {
     try {
       await engine?.close();
@@ -347,16 +159,15 @@ async function openPrepared(
  * process holds the directory. Nothing is left open or locked when it rejects.
  */
 export async function openServices(options: ServiceOptions = {}): Promise<Services> {
-  const env = options.env ?? process.env;
-  const config = configFromEnv(env, options);
-  const report = options.report ?? reportTo(createLogger(config.logLevel));
-  return openPrepared(await prepareDataDir(config, env), options, report);
+  const { config, parts } = configAndParts(options);
+  const report = parts.report ?? reportTo(createLogger(config.logLevel));
+  return openPrepared(await prepareDataDir(config), parts, report);
 }
 
 /** The services over a recovered engine (crypto, webhook delivery, verifiers); `close` closes them all and frees the directory. */
-function servicesOver(parts: {
+function servicesOver(opened: {
   config: ServiceConfig;
-  options: ServiceOptions;
+  parts: HostParts;
   report: Report;
   engine: DomainEngine;
   world: World;
@@ -365,17 +176,17 @@ function servicesOver(parts: {
   lock: DataDirLock;
   deliveryObserver?: DeliveryObserver;
 }): Services {
-  const { config, options, report, engine, world, masterKey, lock } = parts;
+  const { config, parts, report, engine, world, masterKey, lock } = opened;
   const pool = createCryptoPool({ routes: config.cryptoRoutes });
   const outboundTargets = new TargetPolicy({
     allowPrivate: config.allowPrivateTargets,
-    ...optional('resolver', options.outboundResolver),
+    ...optional('resolver', parts.outboundResolver),
   });
   const egress = new OutboundEgress(outboundTargets);
   return composeServices(
     {
       config,
-      storeId: parts.storeId,
+      storeId: opened.storeId,
       engine,
       world,
       masterKey,
@@ -386,9 +197,9 @@ function servicesOver(parts: {
       egress,
       delivery: {
         report,
-        ...optional('observer', parts.deliveryObserver),
+        ...optional('observer', opened.deliveryObserver),
         maxPending: config.maxPendingWebhooks,
-        ...optional('timeoutMs', options.webhookTimeoutMs),
+        ...optional('timeoutMs', parts.webhookTimeoutMs),
       },
     },
     async () => {
@@ -404,33 +215,16 @@ function servicesOver(parts: {
 }
 
 /**
- * The HTTP front's observer: metrics, and at `debug` one access-log line per request
- * (method, route pattern, status, milliseconds, reqId). Undefined when neither is on, so
- * the front does not even read the clock.
- */
-export function httpObserverOf(metrics: ServiceMetrics | undefined, report: Report, accessLog: boolean): HttpObserver | undefined {
-  if (!accessLog) return metrics;
-  return {
-    answered(method, route, status, seconds, requestId) {
-      metrics?.answered(method, route, status, seconds);
-      const ms = Math.round(seconds * 10_000) / 10;
-      report(`${method} ${route} ${status} ${ms} ms`, { event: 'http.request', level: 'debug', reqId: requestId, method, route, status, ms });
-    },
-  };
-}
-
-/**
  * Listens first, then recovers the store: while the log replays, /livez answers, /readyz
  * says how far recovery is and every other route answers 503. Once recovered, the default
  * platform exists (credentials.json naming the address actually served) and the API is
  * served. `options.signal` stops a recovery in progress (RecoveryAbortedError).
  */
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
-  const env = options.env ?? process.env;
-  const config = configFromEnv(env, options);
-  const report = options.report ?? reportTo(createLogger(config.logLevel));
+  const { config, parts } = configAndParts(options);
+  const report = parts.report ?? reportTo(createLogger(config.logLevel));
   const metrics = config.metrics ? new ServiceMetrics() : undefined;
-  const prepared = await prepareDataDir(config, env);
+  const prepared = await prepareDataDir(config);
   let recovering: DomainEngine | undefined;
   let http: HttpServer;
   try {
@@ -454,7 +248,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let services: Services;
   let credentialsPath: string;
   try {
-    services = await openPrepared(prepared, options, report, {
+    services = await openPrepared(prepared, parts, report, {
       ...optional('metrics', metrics),
       opening: (engine) => (recovering = engine),
     });
@@ -492,11 +286,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       return closing;
     },
   };
-}
-
-/** `{[key]: value}` when there is a value: optional properties stay absent rather than undefined (exactOptionalPropertyTypes). */
-export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** /healthz, the OpenAPI document and the operator endpoints over the running services. */

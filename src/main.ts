@@ -1,7 +1,8 @@
 // `npm start`: the service on HOST:PORT with its store in DATA_DIR. It listens at once and
 // recovers the store behind /readyz; SIGTERM (or SIGINT) stops accepting, drains requests
 // in flight, makes the final commit and exits 0 (during recovery: stops the replay, exits 0).
-import { ConfigError, configFromEnv, startService } from './app.js';
+import { startService } from './app.js';
+import { ConfigError, configFromEnv, type ServiceConfig } from './config.js';
 import { DataDirExposedError, DataDirInUseError, LockUnsupportedError, StoreGoneError } from './data-dir.js';
 import { RecoveryAbortedError } from './engine/engine.js';
 import { StoreDamagedError } from './engine/store.js';
@@ -26,7 +27,8 @@ function cannotStart(err: unknown): never {
   process.exit(err instanceof ConfigError || err instanceof DataDirExposedError ? CONFIG_EXIT : 1);
 }
 
-let config: ReturnType<typeof configFromEnv>;
+// The settings, parsed once before anything is opened; the service is started with them.
+let config: ServiceConfig;
 try {
   config = configFromEnv(process.env);
 } catch (err) {
@@ -66,7 +68,9 @@ process.on('SIGINT', () => stop('SIGINT'));
 
 // Cluster mode's modules (the NATS clients, the forwarding pool) load only for a cluster node.
 const starting: Promise<Running> =
-  config.cluster === undefined ? startService({ report, signal: recovery.signal }) : import('./cluster/service.js').then(({ startClusterNode }) => startClusterNode({ report }));
+  config.cluster === undefined
+    ? startService({ config, report, signal: recovery.signal })
+    : import('./cluster/service.js').then(({ startClusterNode }) => startClusterNode({ config, report }));
 service = await starting.catch((err: unknown) => {
   if (err instanceof RecoveryAbortedError) {
     report(err.message, { event: 'service.stopped', during: 'recovery' });

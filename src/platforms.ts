@@ -12,6 +12,8 @@ import { issueToken, tokenIdKey } from './http/platform-auth.js';
 import { generateP256KeyPair } from './crypto/p256.js';
 import { toHex } from './crypto/bytes.js';
 import type { Services } from './services.js';
+import { Type } from '@sinclair/typebox';
+import { Obj, Str, validator } from './http/validation.js';
 
 export interface PlatformCredentials {
   platformId: string;
@@ -24,6 +26,14 @@ export interface NewPlatform {
   umaDomain?: string;
   isRegulatedFinancialInstitution?: boolean;
 }
+
+/** A new platform as the operator endpoint takes it (one node's and a cluster node's). */
+export const NewPlatformBody = validator(
+  Obj({
+    umaDomain: Type.Optional(Str({ minLength: 3, maxLength: 253 })),
+    isRegulatedFinancialInstitution: Type.Optional(Type.Boolean()),
+  }),
+);
 
 export const CREDENTIALS_FILE = 'credentials.json';
 

@@ -5,60 +5,14 @@
 import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
-import type { CryptoOp, CryptoPool, CryptoRoute } from './crypto/pool.js';
+import type { CryptoPool } from './crypto/pool.js';
 import type { P256KeyPair } from './crypto/p256.js';
 import type { OidcVerifier } from './wallet/oidc.js';
 import { OtpHasher } from './wallet/otp.js';
 import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.js';
 import type { Egress } from './outbound/egress.js';
 import type { TargetPolicy } from './outbound/target-policy.js';
-import type { LogLevel } from './ops/log.js';
-
-export interface ServiceConfig {
-  host: string;
-  port: number;
-  dataDir: string;
-  /** `http://HOST:PORT/2025-10-13` as clients should call it */
-  baseUrl: string;
-  snapshotEveryEntries: number;
-  snapshotEveryMs: number;
-  /** How long SIGTERM waits for requests in flight before closing what is left. */
-  drainTimeoutMs: number;
-  /** Operations moved off the defaults (CRYPTO_ROUTES). */
-  cryptoRoutes: Partial<Record<CryptoOp, CryptoRoute>>;
-  /** OTP mail relay (SMTP_URL); undefined writes mail to `<dataDir>/outbox/`. */
-  smtpUrl: string | undefined;
-  /**
-   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): past
-   * it the oldest are FAILED as dropped from the backlog; no write is refused for it.
-   */
-  maxPendingWebhooks: number;
-  /**
-   * OUTBOUND_ALLOW_PRIVATE_TARGETS (or WEBHOOK_ALLOW_PRIVATE_TARGETS): webhooks and key-set
-   * fetches may go to any address, for deployments whose receivers live on a private
-   * network. Otherwise production goes to public addresses only and sandbox to public and
-   * loopback ones (src/outbound/target-policy.ts).
-   */
-  allowPrivateTargets: boolean;
-  /** LOG_LEVEL: the least level logged; `debug` adds a line per request. */
-  logLevel: LogLevel;
-  /** METRICS: GET /metrics is served and the service measures itself (on by default). */
-  metrics: boolean;
-  /** Cluster mode (NATS_URL set); undefined runs one node on its embedded store. */
-  cluster?: ClusterConfig;
-}
-
-/** Cluster mode's settings (docs/cluster.md). */
-export interface ClusterConfig {
-  /** NATS_URL: the JetStream servers, comma-separated. */
-  servers: string[];
-  /** NODE_ID: this node's name in the cluster (default: host name and port). */
-  nodeId: string;
-  /** CLUSTER_REPLICAS: replicas of every stream and bucket; undefined: 3, or the number of servers when fewer. */
-  replicas: number | undefined;
-  /** CLUSTER_LEASE_SECONDS, in ms. */
-  leaseMs: number;
-}
+import type { ServiceConfig } from './config.js';
 
 export interface Services {
   config: ServiceConfig;

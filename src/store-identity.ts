@@ -122,7 +122,7 @@ function opensKeyCheck(key: MasterKey, identity: StoredIdentity): boolean {
  * disagrees with data.mdb. A store without an identity beside a credentials.json that names
  * one is refused too: data.mdb was replaced by another (or older) store.
  */
-export function checkStoreIdentity(dataDir: string, env: NodeJS.ProcessEnv): IdentityBeforeOpen {
+export function checkStoreIdentity(dataDir: string, givenMasterKey: MasterKey | undefined): IdentityBeforeOpen {
   const dataPath = join(dataDir, DATA_FILE);
   const stored = readStoredIdentity(dataDir);
   const credentials = readCredentials(dataDir);
@@ -136,8 +136,8 @@ export function checkStoreIdentity(dataDir: string, env: NodeJS.ProcessEnv): Ide
   if (credentials?.storeId !== undefined && credentials.storeId !== stored.storeId) {
     disagreements.push(`${credentials.path} belongs to store ${credentials.storeId}`);
   }
-  const key = readMasterKey(dataDir, env);
-  const source = masterKeySource(dataDir, env);
+  const key = readMasterKey(dataDir, givenMasterKey);
+  const source = masterKeySource(dataDir, givenMasterKey);
   if (key === undefined) disagreements.push(keyMissing(source));
   else if (!opensKeyCheck(key, stored)) disagreements.push(`${source} does not open it`);
   if (disagreements.length > 0) {
@@ -151,10 +151,10 @@ export function checkStoreIdentity(dataDir: string, env: NodeJS.ProcessEnv): Ide
  * store's records, then loads the master key (creating the key file only for a store with
  * no platform yet). Changes nothing when it refuses.
  */
-export function loadStoreMasterKey(options: { dataDir: string; env: NodeJS.ProcessEnv; world: World; before: IdentityBeforeOpen }): MasterKey {
-  const { dataDir, env, world, before } = options;
+export function loadStoreMasterKey(options: { dataDir: string; givenMasterKey: MasterKey | undefined; world: World; before: IdentityBeforeOpen }): MasterKey {
+  const { dataDir, givenMasterKey, world, before } = options;
   const dataPath = join(dataDir, DATA_FILE);
-  const source = masterKeySource(dataDir, env);
+  const source = masterKeySource(dataDir, givenMasterKey);
   const { credentials } = before;
   // A credentials.json written before identities names no store; its platform must be one of this store's.
   if (credentials !== undefined && credentials.storeId === undefined && world.envs.get(envIdOf(credentials.content.platformId, 'sandbox')) === undefined) {
@@ -164,7 +164,7 @@ export function loadStoreMasterKey(options: { dataDir: string; env: NodeJS.Proce
     // Adopting an identity: the key it binds must be the one the store's secrets are sealed under.
     const sealedByKey = world.envs.records.values().next().value;
     if (sealedByKey !== undefined) {
-      const key = readMasterKey(dataDir, env);
+      const key = readMasterKey(dataDir, givenMasterKey);
       if (key === undefined) {
         throw new StoreIdentityError(`${dataPath} holds platforms, but ${keyMissing(source)}`);
       }
@@ -175,7 +175,7 @@ export function loadStoreMasterKey(options: { dataDir: string; env: NodeJS.Proce
       }
     }
   }
-  return loadMasterKey(dataDir, env);
+  return loadMasterKey(dataDir, givenMasterKey);
 }
 
 /**

@@ -7,10 +7,14 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '../actors/errors.js';
 import { Directory } from '../src/cluster/directory.js';
 import { ClusterRequests } from '../src/cluster/front.js';
+import { startClusterNode } from '../src/cluster/service.js';
 import type { ClusterNode } from '../src/cluster/node.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { issueToken, tokenIdKey } from '../src/http/platform-auth.js';
@@ -99,5 +103,18 @@ describe('the platform directory', { timeout: 60_000 }, () => {
     assert.equal(await answerTo(here, issued.tokenId, issued.clientSecret), REFUSED);
     assert.equal(await answerTo(here, issued.tokenId, issued.clientSecret), REFUSED);
     assert.equal(here.reads - before, 1, 'an issued id is looked for in the bucket');
+  });
+
+  it("a node given a MASTER_KEY other than the cluster's is refused before it joins", async () => {
+    await directoryOn(0);
+    const dataDir = mkdtempSync(join(tmpdir(), 'cluster-directory-node-'));
+    try {
+      const env = { NATS_URL: nats.cluster.urls.join(','), MASTER_KEY: randomBytes(32).toString('hex') };
+      const started = await startClusterNode({ env, dataDir, port: 0, report: () => undefined }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      if (!(started instanceof Error)) await started.close();
+      assert.match(String(started), /MASTER_KEY is not the key the cluster was started with/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

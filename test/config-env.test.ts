@@ -1,13 +1,47 @@
 // Strict configuration (issue 17): every setting is checked before anything is opened or
 // written; a bad one stops the start with one line naming the variable, the value and what
-// is accepted, exit status 2 and no stack trace.
+// is accepted, exit status 2 and no stack trace. And the settings are read in one place
+// (issue 37): below the hosts nothing reads the environment; the scan uses the TypeScript
+// compiler's parser, so comments and strings do not count.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv, ConfigError } from '../src/app.js';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { configFromEnv, ConfigError } from '../src/config.js';
 import { killAll, spawnRefusedService } from './support/service-process.js';
+import { sourcesUnder } from './support/imports.js';
+
+// Compiled tests run from dist/test/, sources are two levels up.
+const repoDir = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The files that may read the environment: the settings' parser, and main.ts, which hands it the process's. scripts/ are hosts too. */
+const READS_ENVIRONMENT = ['src/config.ts', 'src/main.ts'];
+
+/** `line: what` for every read of the process's environment in a source: `process.env` in any form, an `env` taken from node:process, a `NodeJS.ProcessEnv`. */
+function environmentReads(path: string): string[] {
+  const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (node: ts.Node, what: string): number => found.push(`${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}: ${what}`);
+  const isProcess = (node: ts.Node): boolean => (ts.isIdentifier(node) && node.text === 'process') || (ts.isPropertyAccessExpression(node) && node.name.text === 'process');
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(node) && node.name.text === 'env' && isProcess(node.expression)) at(node, 'process.env');
+    if (ts.isElementAccessExpression(node) && isProcess(node.expression) && ts.isStringLiteralLike(node.argumentExpression) && node.argumentExpression.text === 'env') at(node, 'process.env');
+    if (ts.isVariableDeclaration(node) && node.initializer !== undefined && isProcess(node.initializer) && ts.isObjectBindingPattern(node.name)) {
+      if (node.name.elements.some((element) => (element.propertyName ?? element.name).getText(file) === 'env')) at(node, 'process.env');
+    }
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && ['process', 'node:process'].includes(node.moduleSpecifier.text)) {
+      const bindings = node.importClause?.namedBindings;
+      if (bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.some((element) => (element.propertyName ?? element.name).text === 'env')) at(node, 'process.env');
+    }
+    if (ts.isTypeReferenceNode(node) && node.typeName.getText(file) === 'NodeJS.ProcessEnv') at(node, 'NodeJS.ProcessEnv');
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
 
 describe('settings from the environment', () => {
   const parent = mkdtempSync(join(tmpdir(), 'config-env-'));
@@ -84,6 +118,40 @@ describe('settings from the environment', () => {
       assert.match(lines[0]!, new RegExp(`^cannot start: ${name}=${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not accepted: it must be `));
       assert.equal(existsSync(dataDir), false, `${name}: the data directory was created`);
     }
+  });
+
+  it('outside src/config.ts, src/main.ts and scripts/, nothing in src/ or actors/ reads the environment or takes a NodeJS.ProcessEnv', () => {
+    const reads = ['src', 'actors'].flatMap((dir) =>
+      sourcesUnder(join(repoDir, dir))
+        .map((file) => `${dir}/${file}`)
+        .filter((path) => !READS_ENVIRONMENT.includes(path))
+        .flatMap((path) => environmentReads(join(repoDir, path)).map((read) => `${path}:${read}`)),
+    );
+    assert.deepEqual(reads, []);
+    assert.deepEqual(
+      READS_ENVIRONMENT.map((path) => environmentReads(join(repoDir, path)).length > 0),
+      [true, true],
+      'the scan finds the reads that are there',
+    );
+  });
+
+  it('the scan finds every form of reading the environment, and not the words in comments or strings', () => {
+    const path = join(parent, 'planted.ts');
+    writeFileSync(
+      path,
+      [
+        "import { env as given } from 'node:process';",
+        '// process.env.PORT in a comment',
+        "const text = 'process.env.PORT';",
+        'export const port = process.env.PORT;',
+        "export const host = process['env'].HOST;",
+        'const { env } = process;',
+        'export const dir = globalThis.process.env.DATA_DIR;',
+        'export function settings(variables: NodeJS.ProcessEnv): string | undefined { return variables.HOST; }',
+        'export const environment = { env: { PORT: text } }.env;',
+      ].join('\n'),
+    );
+    assert.deepEqual(environmentReads(path), ['1: process.env', '4: process.env', '5: process.env', '6: process.env', '7: process.env', '8: NodeJS.ProcessEnv']);
   });
 
   it('an address the service cannot listen on is refused with one line naming it, before the store is opened', async () => {

@@ -69,10 +69,10 @@ describe('wallet secrets sealed under the MasterKey', () => {
   it('works with a key file made by loadMasterKey (mode 0600)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crypto-master-'));
     try {
-      const a = loadMasterKey(dir, {});
+      const a = loadMasterKey(dir, undefined);
       assert.equal(statSync(join(dir, 'master.key')).mode & 0o777, 0o600);
       const sealed = sealWalletMnemonic(a, 'x', mnemonicFromEntropy(new Uint8Array(32).fill(1)));
-      assert.equal(openWalletMnemonic(loadMasterKey(dir, {}), 'x', sealed), mnemonicFromEntropy(new Uint8Array(32).fill(1)));
+      assert.equal(openWalletMnemonic(loadMasterKey(dir, undefined), 'x', sealed), mnemonicFromEntropy(new Uint8Array(32).fill(1)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,8 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type Key } from 'lmdb';
-import { configFromEnv, openServices, startService } from '../src/app.js';
+import { openServices, startService } from '../src/app.js';
+import { configFromEnv } from '../src/config.js';
 import { checkLockSupported, DataDirInUseError, lockDataDir, LockUnsupportedError, OWNER_FILE } from '../src/data-dir.js';
 import { StoreDamagedError } from '../src/engine/store.js';
 import { StoreIdentityError } from '../src/store-identity.js';

@@ -13,7 +13,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { retryDelayMs } from '../src/engine/engine.js';
 import { decodeGroup } from '../src/engine/log.js';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { configFromEnv } from '../src/app.js';
+import { configFromEnv } from '../src/config.js';
 import { OTP_MAIL_EFFECT, otpMail, registerOtpMail } from '../src/wallet/mail.js';
 import { newOtp, OtpHasher } from '../src/wallet/otp.js';
 import type { EmbeddedWalletConfig } from '../actors/platform.js';

@@ -10,7 +10,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { configFromEnv, ConfigError } from '../src/app.js';
+import { configFromEnv, ConfigError } from '../src/config.js';
 import { classifyAddress, TargetPolicy } from '../src/outbound/target-policy.js';
 import { OutboundEgress } from '../src/outbound/egress.js';
 import { startTestService, type TestService } from './support/service.js';

@@ -7,21 +7,21 @@
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { configFromEnv, httpObserverOf, NewPlatformBody, optional, type ServiceOptions } from '../app.js';
+import { configAndParts, type ClusterConfig, type HostParts, type ServiceConfig, type ServiceOptions } from '../config.js';
+import { optional } from '../optional.js';
 import { createLogger, logsRequests, reportTo } from '../ops/log.js';
-import { ServiceMetrics } from '../ops/metrics.js';
+import { httpObserverOf, ServiceMetrics } from '../ops/metrics.js';
 import { startHttpServer, API_VERSION, type Extras, type HttpServer } from '../http/server.js';
 import { routes } from '../http/routes/index.js';
 import { openApiDocument } from '../http/openapi.js';
 import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported, ensurePrivateDataDir } from '../data-dir.js';
 import { createCryptoPool } from '../crypto/pool.js';
-import { MasterKey } from '../crypto/master-key.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { TargetPolicy } from '../outbound/target-policy.js';
 import { OutboundEgress } from '../outbound/egress.js';
 import { OidcVerifier } from '../wallet/oidc.js';
-import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
+import { CREDENTIALS_FILE, NewPlatformBody, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
 import { notFound } from '../../actors/errors.js';
-import type { ClusterConfig, ServiceConfig } from '../services.js';
 import type { Report } from '../engine/report.js';
 import { Directory, shardNameOf } from './directory.js';
 import { LeaseTable } from './lease.js';
@@ -48,11 +48,10 @@ function replicasOf(cluster: ClusterConfig, nc: NatsConnection): number {
 }
 
 export async function startClusterNode(options: ServiceOptions = {}): Promise<RunningNode> {
-  const env = options.env ?? process.env;
-  const config = configFromEnv(env, options);
+  const { config, parts } = configAndParts(options);
   const cluster = config.cluster;
   if (cluster === undefined) throw new Error('cluster mode needs NATS_URL');
-  const report = options.report ?? reportTo(createLogger(config.logLevel));
+  const report = parts.report ?? reportTo(createLogger(config.logLevel));
   const metrics = config.metrics ? new ServiceMetrics() : undefined;
   checkLockSupported();
   ensurePrivateDataDir(config.dataDir);
@@ -81,7 +80,7 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     // No async traces: they build an Error (a stack capture) for every request and publish, some 8% of a node's CPU under load.
     const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.close());
-    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, options, env, report, origin, closers, metrics });
+    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, parts, report, origin, closers, metrics });
     closers.push(() => node.stop());
     metrics?.watch(node.backlogs);
     await node.start();
@@ -111,29 +110,27 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
 }
 
 /** Connected: the cluster's buckets and shared secrets read, the node's shared parts made, its ownership loop not yet started. */
-async function joinCluster(parts: {
+async function joinCluster(joining: {
   config: ServiceConfig;
   cluster: ClusterConfig;
   nc: NatsConnection;
-  options: ServiceOptions;
-  env: NodeJS.ProcessEnv;
+  parts: HostParts;
   report: Report;
   origin: string;
   closers: Array<() => Promise<void> | void>;
   metrics: ServiceMetrics | undefined;
 }): Promise<{ node: ClusterNode; directory: Directory; masterKey: MasterKey; replicas: number }> {
-  const { config, cluster, nc, options, env, report, origin, closers, metrics } = parts;
+  const { config, cluster, nc, parts, report, origin, closers, metrics } = joining;
   const replicas = replicasOf(cluster, nc);
   const directory = await Directory.open(nc, { replicas });
-  const givenKey = env.MASTER_KEY === undefined || env.MASTER_KEY === '' ? undefined : new MasterKey(Buffer.from(env.MASTER_KEY, 'hex'));
-  const masterKey = await directory.masterKey(givenKey);
+  const masterKey = await directory.masterKey(config.givenMasterKey);
   await directory.followTokens(masterKey);
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
   const shelf = await SnapshotShelf.open(nc, { replicas, report });
   const crypto = createCryptoPool({ routes: config.cryptoRoutes });
   closers.push(() => crypto.close());
-  const outboundTargets = new TargetPolicy({ allowPrivate: config.allowPrivateTargets, ...optional('resolver', options.outboundResolver) });
+  const outboundTargets = new TargetPolicy({ allowPrivate: config.allowPrivateTargets, ...optional('resolver', parts.outboundResolver) });
   const egress = new OutboundEgress(outboundTargets);
   closers.push(() => egress.close());
   const node = new ClusterNode(
@@ -152,7 +149,7 @@ async function joinCluster(parts: {
       oidc: new OidcVerifier({ fetcher: egress }),
       outboundTargets,
       egress,
-      ...optional('clock', options.clock),
+      ...optional('clock', parts.clock),
       ...optional('observer', metrics),
     },
     directory,

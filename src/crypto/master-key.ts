@@ -1,8 +1,8 @@
 // The master key protects secrets at rest (wallet key material, webhook signing keys).
-// It comes from MASTER_KEY (64 hex chars) or, when unset, from a 0600 key file in the
-// data directory that is created on first start. Secrets are sealed with AES-256-GCM;
-// the additional data binds a ciphertext to the record it belongs to, so a sealed
-// value copied onto another record does not open.
+// It comes from MASTER_KEY (64 hex chars, parsed by src/config.ts) or, when unset, from a
+// 0600 key file in the data directory that is created on first start. Secrets are sealed
+// with AES-256-GCM; the additional data binds a ciphertext to the record it belongs to, so
+// a sealed value copied onto another record does not open.
 import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { drawBytes } from '../engine/entropy.js';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -50,22 +50,17 @@ export class MasterKey {
   }
 }
 
-/** Where the master key comes from, as an operator names it: `MASTER_KEY` when set, else the key file's path. */
-export function masterKeySource(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.MASTER_KEY;
-  return fromEnv !== undefined && fromEnv !== '' ? 'MASTER_KEY' : join(dataDir, MASTER_KEY_FILE);
+/** Where the master key comes from, as an operator names it: `MASTER_KEY` when given, else the key file's path. */
+export function masterKeySource(dataDir: string, given: MasterKey | undefined): string {
+  return given !== undefined ? 'MASTER_KEY' : join(dataDir, MASTER_KEY_FILE);
 }
 
 /**
- * The master key if there is one (MASTER_KEY when set, else the key file), reading only:
- * undefined when neither is there. For checks that must change nothing.
+ * The master key if there is one (the one given in MASTER_KEY, src/config.ts, else the key
+ * file), reading only: undefined when neither is there. For checks that must change nothing.
  */
-export function readMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey | undefined {
-  const fromEnv = env.MASTER_KEY;
-  if (fromEnv !== undefined && fromEnv !== '') {
-    if (!/^[0-9a-fA-F]{64}$/.test(fromEnv)) throw new Error('MASTER_KEY must be 64 hex characters (32 bytes)');
-    return new MasterKey(Buffer.from(fromEnv, 'hex'));
-  }
+export function readMasterKey(dataDir: string, given: MasterKey | undefined): MasterKey | undefined {
+  if (given !== undefined) return given;
   const path = join(dataDir, MASTER_KEY_FILE);
   if (!existsSync(path)) return undefined;
   const hex = readFileSync(path, 'utf8').trim();
@@ -74,17 +69,16 @@ export function readMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
 }
 
 /**
- * MASTER_KEY wins when set (hex, 32 bytes). Otherwise the key file in `dataDir` is read,
- * or created with mode 0600. A key file readable by others is tightened back to 0600:
- * it would leak every secret the service keeps.
+ * The key given in MASTER_KEY wins. Otherwise the key file in `dataDir` is read, or created
+ * with mode 0600. A key file readable by others is tightened back to 0600: it would leak
+ * every secret the service keeps.
  */
-export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKey {
+export function loadMasterKey(dataDir: string, given: MasterKey | undefined): MasterKey {
+  if (given !== undefined) return given;
   const path = join(dataDir, MASTER_KEY_FILE);
-  if (masterKeySource(dataDir, env) === path) {
-    if (!existsSync(path)) writeFileSync(path, drawBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-  }
-  const key = readMasterKey(dataDir, env);
+  if (!existsSync(path)) writeFileSync(path, drawBytes(KEY_BYTES).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  const key = readMasterKey(dataDir, undefined);
   if (key === undefined) throw new Error(`${path} disappeared while it was being read`);
   return key;
 }

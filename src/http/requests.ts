@@ -16,8 +16,9 @@ import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
 import { Router } from './router.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError, invalidField } from '../../actors/errors.js';
+import { API_VERSION } from './api-version.js';
 
-export const API_VERSION = '2025-10-13';
+export { API_VERSION };
 
 /** A request as the API reads it. */
 export interface Incoming {

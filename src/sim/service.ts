@@ -95,6 +95,7 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
         allowPrivateTargets: true,
         logLevel: 'info',
         metrics: false,
+        givenMasterKey: masterKey,
       },
       storeId: 'simulated',
       engine,
