@@ -8,6 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle } from '@turnkey/crypto';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
+import { executeQuote } from '../actors/commands/quotes.js';
+import { DomainError } from '../actors/errors.js';
+import { ServiceWalletPorts } from '../src/wallet/ports.js';
 import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer, ID_RE, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
@@ -373,5 +376,47 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     } finally {
       executeCheck.restore();
     }
+  });
+
+  it('a session revoked after the execute\'s stamp was verified and before its decision holds the wallet is refused by the decision', async () => {
+    const alice = await walletWithSession(2_000);
+    const bob = await walletWithSession(0);
+    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
+    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
+    const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
+    assertStatus(first, 202);
+    const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+
+    // The execute run on the engine as its route runs it, with a gate between its prepare
+    // (the stamp verified, on the wallet as it was) and its decision.
+    const { engine, world } = svc.service.services;
+    const env = world.envs.get(world.quotes.get(quote.id)!.envId)!;
+    let prepared = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: typeof executeQuote = {
+      ...executeQuote,
+      prepare: async (input, state, at) => {
+        const facts = await executeQuote.prepare!(input, state, at);
+        prepared = true;
+        await gate;
+        return facts;
+      },
+    };
+    const input = { env, quoteId: quote.id, stamp: { header: stamp, ports: new ServiceWalletPorts(svc.service.services) } };
+    const executed = engine.run(gated, input, (q) => q);
+    await turnUntil(() => prepared);
+    assertStatus(await svc.request('DELETE', `/auth/sessions/${alice.session.id}`, { headers: revokeHeaders }), 204);
+    release();
+    await assert.rejects(executed, (err: unknown) => {
+      assert.ok(err instanceof DomainError);
+      assert.equal(err.code, 'UNAUTHORIZED');
+      assert.equal(err.reason, 'Session revoked');
+      return true;
+    });
+    const after = await getJson(svc, `/quotes/${quote.id}`);
+    assert.equal(after.status, 'PENDING');
+    assert.equal(await balanceOf(svc, alice.accountId), 2_000);
+    assert.equal(await balanceOf(svc, bob.accountId), 0);
   });
 });
