@@ -17,9 +17,9 @@
 // The one thing decided with them is the intake bound (docs/money.md "The intake bound"):
 // a decision that adds to what an environment has taken in reads the total (its `inflow`
 // is part of it) and refuses past Number.MAX_SAFE_INTEGER. Reading without holding an
-// actor is sound because the engine applies a decision in the same synchronous run that
-// makes its last step (Engine.exec, LastStep), so no other entry lands between the check
-// and the apply; entries of other actors come wholly before it or after it.
+// actor is sound because a decision is synchronous and the engine applies it in the run
+// that makes it (Engine.exec), so no other entry lands between the check and the apply;
+// entries of other actors come wholly before it or after it.
 import { invalidField } from './errors.js';
 import { RecordMap, type Appliers, type RecordKind } from './registry.js';
 
@@ -48,7 +48,7 @@ export interface IntakeCredit {
  * Number.MAX_SAFE_INTEGER: 400 INVALID_INPUT naming `field`, the request's (or its
  * quote's) amount. Credits of one currency add up: a same-currency direct pull takes in
  * the pulled total (ledger inflow) and credits the received amount (account inflow).
- * Called in a decision's synchronous last step (see the module comment).
+ * Called in a decision, which is synchronous (see the module comment).
  */
 export function assertIntakeRoom(intake: Intake, envId: string, credits: readonly IntakeCredit[], field: string): void {
   const adding = new Map<string, number>();
@@ -98,7 +98,7 @@ export class Ledger implements RecordKind<LedgerTotals, LedgerEvent> {
   /**
    * Any decision adds to an environment's totals without holding the environment: each
    * entry's deltas are additions, which commute, and the one check against them (intake)
-   * runs in a decision's last step, in the same run as its apply.
+   * runs in a decision, in the same run as its apply.
    */
   actorOf(): undefined {
     return undefined;

@@ -32,7 +32,7 @@ export type DomainEvent =
   | VerificationEvent;
 
 /** An operation of this domain (actors/commands/): the Command of the engine contract over World. */
-export type DomainCommand<I, R> = Command<World, I, R, DomainEvent>;
+export type DomainCommand<I, R, F = undefined> = Command<World, I, R, DomainEvent, F>;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;

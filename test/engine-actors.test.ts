@@ -1,11 +1,12 @@
-// Actor exclusion and ordering with async decisions, and what happens when a decision
-// fails after its events were applied.
+// Actor exclusion and ordering, commands that prepare before they hold anything, and what
+// happens when a decision fails after its events were applied.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { ManualClock } from '../src/engine/clock.js';
-import { EngineClosedError } from '../src/engine/engine.js';
-import { add, openCounterEngine, tempDir } from './support/counter-machine.js';
+import { COMMAND_TRIES, EngineClosedError } from '../src/engine/engine.js';
+import { FactsOutdatedError, type Command } from '../src/engine/state-machine.js';
+import { add, openCounterEngine, tempDir, type CounterEvent, type Counters } from './support/counter-machine.js';
 
 function gate(): { open: () => void; opened: Promise<void> } {
   let open!: () => void;
@@ -13,15 +14,35 @@ function gate(): { open: () => void; opened: Promise<void> } {
   return { open, opened };
 }
 
+/** A command on `actor` whose prepare awaits `gate` and yields `n`; its decision adds n to the actor. */
+function slowAdd(counters: Counters, actor: string, gate: Promise<void>, n: number, started?: string[]): Command<Counters, undefined, number | undefined, CounterEvent, number> {
+  return {
+    name: `slow add to ${actor}`,
+    prepare: async () => {
+      await gate;
+      return n;
+    },
+    actors: () => [actor],
+    decide: (_input, _state, _at, prepared) => {
+      started?.push(`${actor}${n}`);
+      return { events: [add(actor, prepared)], reply: () => counters.values.get(actor) };
+    },
+  };
+}
+
+const asIs = <R>(result: R): R => result;
+
 describe('engine actors', () => {
-  it('keeps an actor held while its slow async decision awaits; later messages run after it, in order', async () => {
+  it('holds no actor while a command prepares; messages that wait for an actor run after its holder, in order', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
     const started: string[] = [];
     const slow = gate();
-    const first = engine.exec(['a'], async () => {
+    const prepared = engine.run(slowAdd(counters, 'a', slow.opened, 1000, started), undefined, asIs);
+    // Naming two actors, the first takes both in this run and decides after a hop: the
+    // others come meanwhile and wait for a, in the order they came.
+    const first = engine.exec(['a', 'c'], () => {
       started.push('a1');
-      await slow.opened;
       return { events: [add('a', 1)], reply: () => counters.values.get('a') };
     });
     const second = engine.exec(['a'], () => {
@@ -32,74 +53,116 @@ describe('engine actors', () => {
       started.push('ab3');
       return { events: [add('a', 100), add('b', 1)], reply: () => counters.values.get('a') };
     });
-    // Many turns pass (disk writes complete meanwhile): nobody else enters actor a.
-    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-    assert.deepEqual(started, ['a1']);
+    assert.deepEqual(started, []);
     assert.equal(counters.values.get('a'), undefined);
-    slow.open();
     assert.deepEqual(await Promise.all([first, second, third]), [1, 11, 111]);
+    // Many turns pass (disk writes complete meanwhile): the prepare holds a up for nobody.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
     assert.deepEqual(started, ['a1', 'a2', 'ab3']);
+    slow.open();
+    assert.equal(await prepared, 1111);
+    assert.deepEqual(started, ['a1', 'a2', 'ab3', 'a1000']);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('does not delay a message on actor B while an async decision on actor A awaits', async () => {
+  it('does not delay a message on actor B, nor on actor A, while a command on A prepares', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
     const slow = gate();
-    const onA = engine.exec(['A'], async () => {
-      await slow.opened;
-      return { events: [add('A', 1)], reply: () => counters.values.get('A') };
-    });
-    // B's message is decided, applied, made durable and answered while A still awaits.
+    const onA = engine.run(slowAdd(counters, 'A', slow.opened, 1), undefined, asIs);
+    // B's message is decided, applied, made durable and answered while A's command prepares; so is one on A.
     const onB = await engine.exec(['B'], () => ({ events: [add('B', 2)], reply: () => counters.values.get('B') }));
     assert.equal(onB, 2);
     assert.equal(engine.durableSeq, 1);
     assert.equal(counters.values.get('A'), undefined);
+    assert.equal(await engine.exec(['A'], () => ({ events: [add('A', 5)], reply: () => counters.values.get('A') })), 5);
     slow.open();
-    assert.equal(await onA, 1);
+    assert.equal(await onA, 6);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('applies an awaiting decision\'s last step in the run that makes it, so a check against state other actors change is not overtaken', async () => {
+  it('decides a prepared command in the run that applies it, so its check against state other actors change is not overtaken', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
     // At most one unit in `total`, which decisions on actors A and B both add to (as an
-    // environment's intake is added to by decisions on different accounts).
-    const bounded = (total: string, actor: string) => () => {
-      const room = (counters.values.get(total) ?? 0) < 1;
-      return { events: room ? [add(total, 1), add(actor, 1)] : [], reply: () => room };
-    };
-    // A decision returned after an await reaches the engine one promise hop later: the
-    // other decision checks in that hop, before the first is applied, and both pass.
-    const hop = gate();
-    const returned = ['A', 'B'].map((actor) =>
-      engine.exec([actor], async () => {
-        await hop.opened;
-        return bounded('returned', actor)();
-      }),
-    );
-    hop.open();
-    assert.deepEqual(await Promise.all(returned), [true, true]);
-    assert.equal(counters.values.get('returned'), 2, 'the hazard LastStep exists for');
-    // Returned as the last step, each check runs in the same run as its apply.
-    const last = gate();
-    const stepped = ['A', 'B'].map((actor) =>
-      engine.exec([actor], async () => {
-        await last.opened;
-        return bounded('stepped', actor);
-      }),
-    );
-    last.open();
-    assert.deepEqual(await Promise.all(stepped), [true, false]);
-    assert.equal(counters.values.get('stepped'), 1);
-    // A last step that throws refuses the message like any decision and lets its actors go.
-    const refused = engine.exec(['A'], async () => () => {
-      throw new Error('refused');
+    // environment's intake is added to by decisions on different accounts). The prepare
+    // checks the room on the state unheld, as a fact; the decision may trust it or check again.
+    const room = (total: string) => (counters.values.get(total) ?? 0) < 1;
+    const bounded = (total: string, actor: string, hop: Promise<void>, checksAgain: boolean): Command<Counters, undefined, boolean, CounterEvent, boolean> => ({
+      name: `bounded ${actor}`,
+      prepare: async () => {
+        const roomThen = room(total);
+        await hop;
+        return roomThen;
+      },
+      actors: () => [actor],
+      decide: (_input, _state, _at, roomThen) => {
+        const fits = checksAgain ? room(total) : roomThen;
+        return { events: fits ? [add(total, 1), add(actor, 1)] : [], reply: () => fits };
+      },
     });
-    await assert.rejects(refused, /refused/);
+    // A fact about state other decisions change is stale by the time the decision holds its actor: both pass.
+    const hop = gate();
+    const trusted = ['A', 'B'].map((actor) => engine.run(bounded('trusted', actor, hop.opened, false), undefined, asIs));
+    hop.open();
+    assert.deepEqual(await Promise.all(trusted), [true, true]);
+    assert.equal(counters.values.get('trusted'), 2, 'the hazard a decision checks its facts again for');
+    // Checked again as it decides, each check runs in the same run as its apply.
+    const last = gate();
+    const checked = ['A', 'B'].map((actor) => engine.run(bounded('checked', actor, last.opened, true), undefined, asIs));
+    last.open();
+    assert.deepEqual(await Promise.all(checked), [true, false]);
+    assert.equal(counters.values.get('checked'), 1);
+    // A decision that throws after its prepare refuses the message like any decision and lets its actors go.
+    const refusing: Command<Counters, undefined, never, CounterEvent, undefined> = {
+      name: 'refusing',
+      prepare: async () => undefined,
+      actors: () => ['A'],
+      decide: () => {
+        throw new Error('refused');
+      },
+    };
+    await assert.rejects(engine.run(refusing, undefined, asIs), /refused/);
     assert.equal(await engine.exec(['A'], () => ({ events: [add('A', 1)], reply: () => counters.values.get('A') })), 3);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prepares a command again when its decision finds the facts outdated, a few times at most', async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openCounterEngine(dir, new ManualClock());
+    let prepared = 0;
+    // The fact is the value of `v` when prepared; `v` moves once between the first prepare and its decision.
+    const current: Command<Counters, undefined, number, CounterEvent, number> = {
+      name: 'current',
+      prepare: async () => {
+        prepared++;
+        const seen = counters.values.get('v') ?? 0;
+        if (prepared === 1) await engine.exec(['v'], () => ({ events: [add('v', 1)], reply: () => undefined }));
+        return seen;
+      },
+      actors: () => ['v'],
+      decide: (_input, _state, _at, seen) => {
+        if (seen !== (counters.values.get('v') ?? 0)) throw new FactsOutdatedError('current');
+        return { events: [add('v', 10)], reply: () => seen };
+      },
+    };
+    assert.equal(await engine.run(current, undefined, asIs), 1);
+    assert.equal(prepared, 2);
+    assert.equal(counters.values.get('v'), 11);
+    const never: Command<Counters, undefined, number, CounterEvent, undefined> = {
+      name: 'never current',
+      prepare: async () => (prepared++, undefined),
+      actors: () => ['v'],
+      decide: () => {
+        throw new FactsOutdatedError('never current');
+      },
+    };
+    prepared = 0;
+    await assert.rejects(engine.run(never, undefined, asIs), FactsOutdatedError);
+    assert.equal(prepared, COMMAND_TRIES);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -108,20 +171,16 @@ describe('engine actors', () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const { engine } = await openCounterEngine(dir, clock);
-    const slow = gate();
-    const holder = engine.exec(['b'], async () => {
-      await slow.opened;
-      return { events: [add('b', 1)], reply: () => undefined };
-    });
+    // Naming two actors, it holds b from this run until it decides after a hop.
+    const holder = engine.exec(['b', 'c'], () => ({ events: [add('b', 1)], reply: () => undefined }));
     const readings: number[] = [];
     const waiting = engine.exec(['a', 'b'], (at) => {
       readings.push(at);
       return { events: [add('a', 1)], reply: () => undefined };
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    // The waiting message came, and took a, before time moved; it decides after.
     clock.advance(5_000);
     const expected = clock.now();
-    slow.open();
     await Promise.all([holder, waiting]);
     assert.deepEqual(readings, [expected]);
     await engine.close();
@@ -191,7 +250,8 @@ describe('engine actors', () => {
   it('refuses the messages that were waiting for their actor when a fatal failure happened', async () => {
     const dir = tempDir();
     const { engine, counters, fatal } = await openCounterEngine(dir, new ManualClock());
-    const failing = engine.exec(['x'], async () => ({
+    // Naming two actors, the failing message decides after a hop; the waiting one comes meanwhile.
+    const failing = engine.exec(['x', 'y'], () => ({
       events: [add('x', 1)],
       reply: () => {
         throw new Error('reply rendering failed');

@@ -6,9 +6,9 @@ import { rmSync } from 'node:fs';
 import { MailboxFullError } from '../src/engine/engine.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
-import { add, openCounterEngine, tempDir, waitFor, type OpenedCounters } from './support/counter-machine.js';
+import { add, openCounterEngine, tempDir, waitFor, type CounterEvent, type Counters, type OpenedCounters } from './support/counter-machine.js';
 import { quiesce } from './support/quiesce.js';
-import { setTimer } from '../src/engine/state-machine.js';
+import { setTimer, type Command } from '../src/engine/state-machine.js';
 
 async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<OpenedCounters> {
   return openCounterEngine(dataDir, clock, { snapshotEveryEntries });
@@ -59,15 +59,30 @@ describe('engine', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('handles one message at a time per actor, in arrival order, also across awaits', async () => {
+  it('handles one message at a time per actor, in arrival order, while a slow prepare holds none of them', async () => {
     const dir = tempDir();
     const { engine, counters } = await openEngine(dir, new ManualClock());
     const seen: number[] = [];
     let releaseFirst!: () => void;
     const firstMayFinish = new Promise<void>((resolve) => (releaseFirst = resolve));
-    const first = engine.exec(['hot'], async () => {
+    // The slow part of a command is its prepare, which the engine awaits before it holds anything.
+    const slow: Command<Counters, undefined, number | undefined, CounterEvent, number> = {
+      name: 'slow',
+      prepare: async () => {
+        await firstMayFinish;
+        return 10;
+      },
+      actors: () => ['hot'],
+      decide: (_input, _state, _at, n) => {
+        seen.push(3);
+        return { events: [add('hot', n)], reply: () => counters.values.get('hot') };
+      },
+    };
+    const prepared = engine.run(slow, undefined, (hot) => hot);
+    // Naming two actors, it takes both in this run and decides in the next microtask: the
+    // messages for hot that come meanwhile wait for it, in the order they came.
+    const first = engine.exec(['hot', 'warm'], () => {
       seen.push(1);
-      await firstMayFinish;
       return { events: [add('hot', 1)], reply: () => counters.values.get('hot') };
     });
     const second = engine.exec(['hot'], () => {
@@ -77,10 +92,11 @@ describe('engine', () => {
     // Another actor is not held up by the hot one.
     const other = await engine.exec(['cold'], () => ({ events: [add('cold', 7)], reply: () => counters.values.get('cold') }));
     assert.equal(other, 7);
-    assert.deepEqual(seen, [1]);
-    releaseFirst();
     assert.deepEqual(await Promise.all([first, second]), [1, 2]);
     assert.deepEqual(seen, [1, 2]);
+    releaseFirst();
+    assert.equal(await prepared, 12);
+    assert.deepEqual(seen, [1, 2, 3]);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -103,17 +119,12 @@ describe('engine', () => {
   it('refuses at once when an actor mailbox is full', async () => {
     const dir = tempDir();
     const { engine } = await openEngine(dir, new ManualClock());
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const held = engine.exec(['hot'], async () => {
-      await gate;
-      return { events: [add('hot', 1)], reply: () => undefined };
-    });
+    // Naming two actors, it holds hot from this run until it decides in the next microtask.
+    const held = engine.exec(['hot', 'warm'], () => ({ events: [add('hot', 1)], reply: () => undefined }));
     const queued = Array.from({ length: MAILBOX_CAPACITY }, () =>
       engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })),
     );
     await assert.rejects(engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })), MailboxFullError);
-    release();
     await Promise.all([held, ...queued]);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });

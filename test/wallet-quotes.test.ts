@@ -8,6 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decryptCredentialBundle } from '@turnkey/crypto';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
+import { executeQuote } from '../actors/commands/quotes.js';
+import { DomainError } from '../actors/errors.js';
+import { ServiceWalletPorts } from '../src/wallet/ports.js';
 import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer, ID_RE, unique } from './support/assertions.js';
 import { hex, newKeyPairHex, turnkeyStamp } from './support/crypto-fixtures.js';
@@ -289,7 +292,39 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     assert.equal((await getJson(svc, `/quotes/${quote.id}`, 'production')).status, 'PENDING');
   });
 
-  it('the stamp check holds the wallet account: a revocation landing during it waits, and then the session is gone', async () => {
+  /**
+   * Replaces the service's stamp verifier: the `n`-th call (from 1) waits for the returned
+   * `release` before it verifies (`before`) or before it answers (`after`); `entered` turns
+   * true when it reaches the gate. `restore` puts the verifier back.
+   */
+  function gateStampCheck(n: number, where: 'before' | 'after'): { entered: () => boolean; release: () => void; restore: () => void } {
+    const crypto = svc.service.services.crypto;
+    const verifyStamp = crypto.verifyStamp;
+    let calls = 0;
+    let entered = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    crypto.verifyStamp = async (input) => {
+      const gated = ++calls === n;
+      if (gated && where === 'before') {
+        entered = true;
+        await gate;
+      }
+      const result = await verifyStamp.call(crypto, input);
+      if (gated && where === 'after') {
+        entered = true;
+        await gate;
+      }
+      return result;
+    };
+    return { entered: () => entered, release, restore: () => (crypto.verifyStamp = verifyStamp) };
+  }
+
+  async function turnUntil(done: () => boolean): Promise<void> {
+    while (!done()) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  it('a revocation and an execute whose stamps are checked at once: the revocation decided first, the session is gone', async () => {
     const alice = await walletWithSession(2_000);
     const bob = await walletWithSession(0);
     const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
@@ -298,28 +333,90 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     assertStatus(first, 202);
     const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
 
-    const crypto = svc.service.services.crypto;
-    const verifyStamp = crypto.verifyStamp;
-    let entered = false;
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    // The revocation's stamp check waits at the gate inside its decision, holding the wallet account.
-    crypto.verifyStamp = async (input) => {
-      if (!entered) {
-        entered = true;
-        await gate;
-      }
-      return verifyStamp.call(crypto, input);
-    };
+    // Neither holds the wallet account while its stamp is checked: the one decided first is
+    // ordered first. Both checks wait at a gate; the revocation's goes on first.
+    const revocationCheck = gateStampCheck(1, 'before');
     try {
       const revoked = svc.request('DELETE', `/auth/sessions/${alice.session.id}`, { headers: revokeHeaders });
-      while (!entered) await new Promise((resolve) => setImmediate(resolve));
+      await turnUntil(revocationCheck.entered);
+      const executeCheck = gateStampCheck(1, 'before');
+      try {
+        const executed = execute(quote.id, stamp);
+        await turnUntil(executeCheck.entered);
+        revocationCheck.release();
+        assertStatus(await revoked, 204);
+        executeCheck.release();
+        await refused(await executed, 'Session revoked', quote.id, [[alice.accountId, 2_000], [bob.accountId, 0]]);
+      } finally {
+        executeCheck.restore();
+      }
+    } finally {
+      revocationCheck.restore();
+    }
+  });
+
+  it('a session revoked while the execute\'s stamp is verified: the stamp verifies, and the decision, holding the wallet, refuses it', async () => {
+    const alice = await walletWithSession(2_000);
+    const bob = await walletWithSession(0);
+    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
+    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
+    const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
+    assertStatus(first, 202);
+    const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+
+    // The execute's stamp is verified (a live session's key made it) and its answer waits at the gate.
+    const executeCheck = gateStampCheck(1, 'after');
+    try {
       const executed = execute(quote.id, stamp);
-      release();
-      assertStatus(await revoked, 204);
+      await turnUntil(executeCheck.entered);
+      executeCheck.restore();
+      assertStatus(await svc.request('DELETE', `/auth/sessions/${alice.session.id}`, { headers: revokeHeaders }), 204);
+      executeCheck.release();
       await refused(await executed, 'Session revoked', quote.id, [[alice.accountId, 2_000], [bob.accountId, 0]]);
     } finally {
-      crypto.verifyStamp = verifyStamp;
+      executeCheck.restore();
     }
+  });
+
+  it('a session revoked after the execute\'s stamp was verified and before its decision holds the wallet is refused by the decision', async () => {
+    const alice = await walletWithSession(2_000);
+    const bob = await walletWithSession(0);
+    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
+    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
+    const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
+    assertStatus(first, 202);
+    const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+
+    // The execute run on the engine as its route runs it, with a gate between its prepare
+    // (the stamp verified, on the wallet as it was) and its decision.
+    const { engine, world } = svc.service.services;
+    const env = world.envs.get(world.quotes.get(quote.id)!.envId)!;
+    let prepared = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: typeof executeQuote = {
+      ...executeQuote,
+      prepare: async (input, state, at) => {
+        const facts = await executeQuote.prepare!(input, state, at);
+        prepared = true;
+        await gate;
+        return facts;
+      },
+    };
+    const input = { env, quoteId: quote.id, stamp: { header: stamp, ports: new ServiceWalletPorts(svc.service.services) } };
+    const executed = engine.run(gated, input, (q) => q);
+    await turnUntil(() => prepared);
+    assertStatus(await svc.request('DELETE', `/auth/sessions/${alice.session.id}`, { headers: revokeHeaders }), 204);
+    release();
+    await assert.rejects(executed, (err: unknown) => {
+      assert.ok(err instanceof DomainError);
+      assert.equal(err.code, 'UNAUTHORIZED');
+      assert.equal(err.reason, 'Session revoked');
+      return true;
+    });
+    const after = await getJson(svc, `/quotes/${quote.id}`);
+    assert.equal(after.status, 'PENDING');
+    assert.equal(await balanceOf(svc, alice.accountId), 2_000);
+    assert.equal(await balanceOf(svc, bob.accountId), 0);
   });
 });

@@ -6,9 +6,10 @@
 //
 // Sandbox takes the magic values of actors/wallet.ts and sends no mail. Production mails
 // OTP codes, verifies OIDC tokens against the environment's issuers and WebAuthn
-// registrations for its relying party, all through the WalletPorts.
+// registrations for its relying party, all through the WalletPorts; the verifying, and a
+// signed retry's stamp, are each command's prepare, done before the wallet is held.
 import { newId, uuidv7 } from '../../src/engine/ids.js';
-import { cancelTimer, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
+import { cancelTimer, preparedFact, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
 import { assertActive } from '../customer.js';
 import { invalidField, rateLimited, unauthorized } from '../errors.js';
 import { isoTime } from '../iso-time.js';
@@ -31,11 +32,23 @@ import {
   type CredentialType,
   type OtpState,
   type PasskeyChallenge,
+  type PasskeyKey,
   type Wallet,
 } from '../wallet.js';
-import type { DomainCommand, DomainEvent } from '../world.js';
-import { requireSessionClientKey, walletAccountIn, walletHolding, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
-import { acceptSignedRequest, isRetry, openSignedRequest, type Signed, type SignedRequestSpec, type SignedRetryHeaders } from './wallet-signed-request.js';
+import type { DomainCommand, DomainEvent, World } from '../world.js';
+import { requireSessionClientKey, walletAccountIn, walletHolding, type OidcIdentity, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
+import {
+  acceptSignedRetry,
+  isRetry,
+  openSignedRequest,
+  prepareSignedStep,
+  verifySignedRetry,
+  type Signed,
+  type SignedRequestSpec,
+  type SignedRetryFact,
+  type SignedRetryHeaders,
+  type SignedStep,
+} from './wallet-signed-request.js';
 
 /** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
 export function issueOtp(input: WalletCommandInput, accountId: string, email: string, at: number): { otp: OtpState; mail: EngineEvent<unknown> } {
@@ -81,14 +94,33 @@ function newCredentialRequest(body: NewCredentialBody): NewCredentialRequest {
   }
 }
 
+/** What production's verifiers found in a new credential before anything was held: who its token names, its passkey's key. */
+interface VerifiedCredential {
+  oidc?: OidcIdentity;
+  passkey?: PasskeyKey;
+}
+
+/** Production's slow checks of a new credential (its OIDC token, its passkey registration); sandbox has none. */
+async function verifyNewCredential(input: WalletCommandInput, request: NewCredentialRequest, at: number): Promise<VerifiedCredential> {
+  const { ports, env } = input;
+  if (env.environment !== 'production') return {};
+  if (request.type === 'OAUTH') return { oidc: await ports.verifyOidcToken(request.oidcToken, env.config.oidcIssuers, at) };
+  if (request.type === 'PASSKEY') {
+    const { challenge, attestation } = request;
+    return { passkey: await ports.verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: env.config.webauthn }) };
+  }
+  return {};
+}
+
 /** The new credential, checked for its type, the effects it causes (the OTP mail) and an EMAIL_OTP's target bundle. */
-async function newCredential(
+function newCredential(
   input: WalletCommandInput,
   accountId: string,
   request: NewCredentialRequest,
   customerEmail: string | undefined,
+  verified: VerifiedCredential,
   at: number,
-): Promise<{ credential: Credential; effects: Array<EngineEvent<unknown>>; otpEncryptionTargetBundle?: string }> {
+): { credential: Credential; effects: Array<EngineEvent<unknown>>; otpEncryptionTargetBundle?: string } {
   const { ports, env } = input;
   const base = { id: newId('AuthMethod', at), type: request.type, createdAt: at, updatedAt: at };
   const production = env.environment === 'production';
@@ -104,19 +136,14 @@ async function newCredential(
       return { credential: { ...credential, otp: issued.otp }, effects: [issued.mail], otpEncryptionTargetBundle: target.bundle };
     }
     case 'OAUTH': {
-      const issuers = env.config.oidcIssuers;
-      const claims = production
-        ? await ports.verifyOidcToken(request.oidcToken, issuers, at)
-        : ports.readSandboxOidcToken(request.oidcToken, issuers.map((i) => i.issuer));
+      const claims = production ? preparedFact(verified.oidc, 'wallet.credential.add') : ports.readSandboxOidcToken(request.oidcToken, env.config.oidcIssuers.map((i) => i.issuer));
       const subject = claims.subject ?? '';
       return { credential: { ...base, nickname: claims.email ?? (subject || claims.issuer), oauth: { issuer: claims.issuer, subject } }, effects: [] };
     }
     case 'PASSKEY': {
-      const { nickname, challenge, attestation } = request;
+      const { nickname, attestation } = request;
       // Sandbox stores the attestation as given: nothing in sandbox verifies with its key.
-      const passkey = production
-        ? await ports.verifyPasskeyRegistration({ attestation, expectedChallenge: challenge, webauthn: env.config.webauthn })
-        : { credentialId: attestation.credentialId, publicKey: '', counter: 0, transports: attestation.transports ?? [] };
+      const passkey = production ? preparedFact(verified.passkey, 'wallet.credential.add') : { credentialId: attestation.credentialId, publicKey: '', counter: 0, transports: attestation.transports ?? [] };
       return { credential: { ...base, nickname, passkey }, effects: [] };
     }
   }
@@ -131,45 +158,57 @@ export interface AddCredentialInput extends WalletCommandInput {
 
 type AddDecision = Decision<DomainEvent, Signed<IssuedAuthMethod>>;
 
-async function addToWallet(
-  input: AddCredentialInput,
-  wallet: Wallet,
-  request: NewCredentialRequest,
-  customerEmail: string | undefined,
-  at: number,
-): Promise<AddDecision> {
-  const { credential, effects, otpEncryptionTargetBundle } = await newCredential(input, wallet.accountId, request, customerEmail, at);
+function addToWallet(input: AddCredentialInput, wallet: Wallet, request: NewCredentialRequest, customerEmail: string | undefined, verified: VerifiedCredential, at: number): AddDecision {
+  const { credential, effects, otpEncryptionTargetBundle } = newCredential(input, wallet.accountId, request, customerEmail, verified, at);
   const next = withCredential(wallet, credential);
   const view: IssuedAuthMethod = renderAuthMethod(next, credential);
   if (otpEncryptionTargetBundle !== undefined) view.otpEncryptionTargetBundle = otpEncryptionTargetBundle;
   return { events: [changed(next, at), ...effects], reply: () => ({ done: view }) };
 }
 
-async function addOnceSigned(input: AddCredentialInput, wallet: Wallet, spec: SignedRequestSpec, request: NewCredentialRequest, customerEmail: string | undefined, at: number): Promise<AddDecision> {
-  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
-  return addToWallet(input, accepted.wallet, request, customerEmail, at);
+/** An add's facts: the new credential verified when it is added now (the first, or on the signed retry), and that retry's stamp. */
+interface AddFacts {
+  credential?: VerifiedCredential;
+  retry?: SignedRetryFact;
+}
+
+/** The request, the wallet (made on first need) and the customer's email an add names; the customer must be active. */
+function adding(input: AddCredentialInput, world: World, at: number): { request: NewCredentialRequest; wallet: Wallet; customerEmail: string | undefined } {
+  const request = newCredentialRequest(input.body);
+  const account = walletAccountIn(world, input.env.id, input.body.accountId);
+  const customer = world.customers.get(account.customerId)!;
+  assertActive(customer);
+  return { request, wallet: walletOf(world.wallets.ofAccount(account.id), account, at), customerEmail: customer.email };
+}
+
+function addSpec(input: AddCredentialInput): SignedRequestSpec {
+  return { action: 'ADD_CREDENTIAL', method: 'POST', path: input.path, body: input.body, credentialType: input.body.type };
 }
 
 /** POST /auth/credentials: the account's first credential at once (201); any other on a signed retry (202, then 201). */
-export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<IssuedAuthMethod>> = {
+export const addWalletCredential: DomainCommand<AddCredentialInput, Signed<IssuedAuthMethod>, AddFacts> = {
   name: 'wallet.credential.add',
+  prepare: async (input, world, at) => {
+    const { request, wallet } = adding(input, world, at);
+    if (wallet.credentials.length === 0) return { credential: await verifyNewCredential(input, request, at) };
+    if (!isRetry(input.retry)) return {};
+    const retry = await verifySignedRetry(input.ports, input.env.environment, wallet, input.retry, addSpec(input), at);
+    return { retry, credential: await verifyNewCredential(input, request, at) };
+  },
   // The customer too: a credential is added only while it is active, and its email is the OTP's address.
   actors: ({ env, body }, world) => {
     const account = walletAccountIn(world, env.id, body.accountId);
     return [account.customerId, account.id];
   },
-  decide: (input, world, at) => {
-    const { ports, env, body } = input;
-    const request = newCredentialRequest(body);
-    const account = walletAccountIn(world, env.id, body.accountId);
-    const customer = world.customers.get(account.customerId)!;
-    assertActive(customer);
-    const wallet = walletOf(world.wallets.ofAccount(account.id), account, at);
-    if (wallet.credentials.length === 0) return addToWallet(input, wallet, request, customer.email, at);
-    const spec: SignedRequestSpec = { action: 'ADD_CREDENTIAL', method: 'POST', path: input.path, body, credentialType: body.type };
-    if (isRetry(input.retry)) return addOnceSigned(input, wallet, spec, request, customer.email, at);
-    assertTypeFree(wallet, body.type);
-    return openSignedRequest(ports, wallet, spec, at);
+  decide: (input, world, at, facts) => {
+    const { request, wallet, customerEmail } = adding(input, world, at);
+    if (wallet.credentials.length === 0) return addToWallet(input, wallet, request, customerEmail, preparedFact(facts.credential, 'wallet.credential.add'), at);
+    if (isRetry(input.retry)) {
+      const accepted = acceptSignedRetry(input.ports, wallet, input.retry, addSpec(input), preparedFact(facts.retry, 'wallet.credential.add'), at);
+      return addToWallet(input, accepted.wallet, request, customerEmail, preparedFact(facts.credential, 'wallet.credential.add'), at);
+    }
+    assertTypeFree(wallet, input.body.type);
+    return openSignedRequest(input.ports, wallet, addSpec(input), at);
   },
 };
 
@@ -252,34 +291,40 @@ export interface RevokeCredentialInput extends WalletCommandInput {
   retry: SignedRetryHeaders;
 }
 
-async function revokeCredentialOnceSigned(input: RevokeCredentialInput, wallet: Wallet, spec: SignedRequestSpec, at: number): Promise<Decision<DomainEvent, Signed<undefined>>> {
+/** The credential a revoke names (never the wallet's last), and the signed request that authorises it. */
+function revoking(input: RevokeCredentialInput, world: World): { wallet: Wallet; spec: SignedRequestSpec } {
   const id = input.credentialId;
-  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
-  if (accepted.signer.credentialId === id) {
-    throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
-  }
-  const ending = wallet.sessions.filter((s) => s.credentialId === id);
-  return { events: [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => cancelTimer(s.id))], reply: () => ({ done: undefined }) };
+  const wallet = walletHolding(world, input.env.id, id, 'credential');
+  const credential = credentialOf(wallet, id)!;
+  assertNotLast(wallet, id);
+  const spec: SignedRequestSpec = {
+    action: 'REVOKE_CREDENTIAL',
+    method: 'DELETE',
+    path: input.path,
+    body: {},
+    credentialType: credential.type,
+    binds: { credentialId: id },
+  };
+  return { wallet, spec };
 }
 
 /** DELETE /auth/credentials/{id}: signed by a session of another credential (202, then 204); never the last one. */
-export const revokeWalletCredential: DomainCommand<RevokeCredentialInput, Signed<undefined>> = {
+export const revokeWalletCredential: DomainCommand<RevokeCredentialInput, Signed<undefined>, SignedStep> = {
   name: 'wallet.credential.revoke',
+  prepare: (input, world, at) => {
+    const { wallet, spec } = revoking(input, world);
+    return prepareSignedStep(input.ports, input.env.environment, wallet, input.retry, spec, at);
+  },
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
-  decide: (input, world, at) => {
+  decide: (input, world, at, prepared) => {
     const id = input.credentialId;
-    const wallet = walletHolding(world, input.env.id, id, 'credential');
-    const credential = credentialOf(wallet, id)!;
-    assertNotLast(wallet, id);
-    const spec: SignedRequestSpec = {
-      action: 'REVOKE_CREDENTIAL',
-      method: 'DELETE',
-      path: input.path,
-      body: {},
-      credentialType: credential.type,
-      binds: { credentialId: id },
-    };
-    if (isRetry(input.retry)) return revokeCredentialOnceSigned(input, wallet, spec, at);
-    return openSignedRequest(input.ports, wallet, spec, at);
+    const { wallet, spec } = revoking(input, world);
+    if (prepared.step === 'open') return openSignedRequest(input.ports, wallet, spec, at);
+    const accepted = acceptSignedRetry(input.ports, wallet, input.retry, spec, prepared.verified, at);
+    if (accepted.signer.credentialId === id) {
+      throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
+    }
+    const ending = wallet.sessions.filter((s) => s.credentialId === id);
+    return { events: [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => cancelTimer(s.id))], reply: () => ({ done: undefined }) };
   },
 };

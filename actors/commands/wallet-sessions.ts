@@ -13,8 +13,14 @@
 // EMAIL_OTP code may come encrypted (encryptedOtpBundle) to the credential's OTP target:
 // a right one answers 202 with a verification token to sign, and the retry stamped by the
 // token's key opens the session for that key.
+//
+// What is slow (a production verifier, sealing a session key, signing a verification
+// token) is each command's prepare, on the wallet as it was before anything was held; the
+// decision, holding the wallet's account, proves the credential again on the held wallet
+// from what the verifiers found: the challenge or code still the pending one, the session
+// room still there. A session key is made only for a proof that held when prepared.
 import { newId } from '../../src/engine/ids.js';
-import { cancelTimer, setTimer, type Decision } from '../../src/engine/state-machine.js';
+import { cancelTimer, FactsOutdatedError, preparedFact, setTimer, type Decision } from '../../src/engine/state-machine.js';
 import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
 import {
   assertKeyUnbound,
@@ -30,30 +36,38 @@ import {
   sessionRetryAfter,
   withSession,
   type Credential,
+  type OtpTarget,
+  type PasskeyChallenge,
+  type PendingRequest,
   type SessionView,
   type Wallet,
   type WalletSession,
   type WalletTimerMessage,
 } from '../wallet.js';
-import type { DomainCommand, DomainEvent } from '../world.js';
+import type { DomainCommand, DomainEvent, World } from '../world.js';
 import {
   heldByClient,
   requireSessionClientKey,
   walletHolding,
   type EncryptedOtp,
+  type OidcIdentity,
   type OtpVerificationClaims,
   type PasskeyAssertion,
   type WalletCommandInput,
   type WalletPorts,
 } from './wallet.js';
 import {
-  acceptSignedRequest,
+  acceptSignedRetry,
   isRetry,
   openSignedRequest,
+  prepareSignedStep,
   signedRequestExpiry,
+  verifySignedRetry,
   type Signed,
   type SignedRequestSpec,
+  type SignedRetryFact,
   type SignedRetryHeaders,
+  type SignedStep,
 } from './wallet-signed-request.js';
 
 /** What a verify presents: the proof its credential's type asks for, and the key the session goes to. */
@@ -84,20 +98,28 @@ function proveOtp(input: WalletCommandInput, credential: Credential, presented: 
   return { wrongOtp: otp.triesLeft > 1 ? { ...credential, otp: { ...otp, triesLeft: otp.triesLeft - 1 } } : rest };
 }
 
-async function proveOidc(input: WalletCommandInput, credential: Credential, token: string | undefined, at: number): Promise<Credential> {
+/** What production verifiers found before the decision held the wallet: who a token names, a passkey assertion's counter. */
+interface VerifiedProof {
+  oidc?: OidcIdentity;
+  /** The assertion verified over the challenge the verify's Request-Id names: its authenticator's counter. */
+  passkey?: { counter: number };
+}
+
+function proveOidc(input: WalletCommandInput, credential: Credential, token: string | undefined, verified: VerifiedProof): Credential {
   if (token === undefined) throw invalidField('oidcToken', 'required for OAUTH');
   if (input.env.environment !== 'production') {
     if (token !== SANDBOX_OIDC_TOKEN) throw unauthorized('Invalid OIDC token');
     return credential;
   }
-  const claims = await input.ports.verifyOidcToken(token, input.env.config.oidcIssuers, at);
+  const claims = preparedFact(verified.oidc, 'wallet.credential.verify');
   if (claims.issuer !== credential.oauth?.issuer || claims.subject !== credential.oauth.subject) {
     throw unauthorized('Invalid OIDC token', 'Invalid OIDC token: it names another user than the credential');
   }
   return credential;
 }
 
-async function provePasskey(input: WalletCommandInput, credential: Credential, proof: CredentialProof, requestId: string | undefined, clientPublicKey: string, at: number): Promise<Credential> {
+/** The passkey challenge a verify answers: issued to this credential under `requestId`, in time, for `clientPublicKey`; else 401. */
+function answeredChallenge(credential: Credential, proof: CredentialProof, requestId: string | undefined, clientPublicKey: string, at: number): { assertion: PasskeyAssertion; issued: PasskeyChallenge } {
   const assertion = proof.assertion;
   if (assertion === undefined) throw invalidField('assertion', 'required for PASSKEY');
   const issued = credential.passkeyChallenge;
@@ -105,6 +127,11 @@ async function provePasskey(input: WalletCommandInput, credential: Credential, p
   if (issued === undefined || issued.requestId !== requestId) throw unauthorized('Invalid passkey challenge', 'Request-Id names no challenge issued for this credential');
   if (issued.expiresAt <= at) throw unauthorized('Passkey challenge expired');
   if (issued.clientPublicKey !== clientPublicKey.toLowerCase()) throw unauthorized('clientPublicKey differs from the one bound into the challenge');
+  return { assertion, issued };
+}
+
+function provePasskey(input: WalletCommandInput, credential: Credential, proof: CredentialProof, requestId: string | undefined, clientPublicKey: string, at: number, verified: VerifiedProof): Credential {
+  const { assertion } = answeredChallenge(credential, proof, requestId, clientPublicKey, at);
   // A challenge answers one verify.
   const { passkeyChallenge: _answered, ...rest } = credential;
   if (input.env.environment !== 'production') {
@@ -112,23 +139,37 @@ async function provePasskey(input: WalletCommandInput, credential: Credential, p
     return rest;
   }
   const passkey = credential.passkey!;
-  const counter = await input.ports.verifyPasskeyAssertion({ assertion, expectedChallenge: issued.challenge, webauthn: input.env.config.webauthn, passkey });
+  // The request id names one challenge, which answers one verify: the verified counter
+  // still moves forward from the held one unless the authenticator keeps none (both 0).
+  const { counter } = preparedFact(verified.passkey, 'wallet.credential.verify');
+  if ((counter !== 0 || passkey.counter !== 0) && counter <= passkey.counter) throw unauthorized('Invalid passkey signature', 'the signature counter did not move forward');
   return { ...rest, passkey: { ...passkey, counter }, updatedAt: at };
 }
 
 /**
- * Proof of possession of a credential. Returns the credential as it is after use (an OTP
- * or passkey challenge answers once; a passkey's counter moves).
+ * Proof of possession of a credential, from the verifiers' findings. Returns the credential
+ * as it is after use (an OTP or passkey challenge answers once; a passkey's counter moves).
  */
-async function prove(input: VerifyCredentialInput, credential: Credential, clientPublicKey: string, at: number): Promise<Credential | WrongOtp> {
+function prove(input: VerifyCredentialInput, credential: Credential, clientPublicKey: string, at: number, verified: VerifiedProof): Credential | WrongOtp {
   switch (credential.type) {
     case 'EMAIL_OTP':
       return proveOtp(input, credential, input.proof.otp, at);
     case 'OAUTH':
-      return proveOidc(input, credential, input.proof.oidcToken, at);
+      return proveOidc(input, credential, input.proof.oidcToken, verified);
     case 'PASSKEY':
-      return provePasskey(input, credential, input.proof, input.headers.requestId, clientPublicKey, at);
+      return provePasskey(input, credential, input.proof, input.headers.requestId, clientPublicKey, at, verified);
   }
+}
+
+/** Production's slow checks of a proof, on the unheld credential; `prove` checks the rest when the wallet is held. */
+async function verifyProof(input: VerifyCredentialInput, credential: Credential, clientPublicKey: string, at: number): Promise<VerifiedProof> {
+  if (input.env.environment !== 'production') return {};
+  const { ports, env, proof, headers } = input;
+  if (credential.type === 'OAUTH' && proof.oidcToken !== undefined) return { oidc: await ports.verifyOidcToken(proof.oidcToken, env.config.oidcIssuers, at) };
+  if (credential.type !== 'PASSKEY') return {};
+  const { assertion, issued } = answeredChallenge(credential, proof, headers.requestId, clientPublicKey, at);
+  const counter = await ports.verifyPasskeyAssertion({ assertion, expectedChallenge: issued.challenge, webauthn: env.config.webauthn, passkey: credential.passkey! });
+  return { passkey: { counter } };
 }
 
 export interface VerifyCredentialInput extends WalletCommandInput {
@@ -168,17 +209,22 @@ function assertSessionOpens(wallet: Wallet, clientPublicKey: string, field: stri
   if (heldByClient(clientPublicKey)) assertKeyUnbound(wallet, clientPublicKey.toLowerCase(), at, field);
 }
 
+/** The session's key: the client's own (compressed), or a fresh one whose private key was sealed to the client's. */
+interface SessionKey {
+  publicKey: string;
+  encryptedSessionSigningKey?: string;
+}
+
 /** The client's own key when compressed; else a fresh session key, its private key sealed to the client's. */
-async function sessionKeyFor(ports: WalletPorts, clientPublicKey: string): Promise<{ publicKey: string; encryptedSessionSigningKey?: string }> {
+async function sessionKeyFor(ports: WalletPorts, clientPublicKey: string): Promise<SessionKey> {
   if (heldByClient(clientPublicKey)) return { publicKey: clientPublicKey.toLowerCase() };
   const issued = await ports.issueSessionKey(clientPublicKey);
   return { publicKey: issued.sessionPublicKey, encryptedSessionSigningKey: issued.encryptedSessionSigningKey };
 }
 
-/** A session of the verified credential for `clientPublicKey`, once `assertSessionOpens` passed; its expiry timer. */
-async function startSession(input: VerifyCredentialInput, wallet: Wallet, clientPublicKey: string, at: number): Promise<VerifyDecision> {
+/** A session of the verified credential for the client's key, once `assertSessionOpens` passed; its expiry timer. */
+function startSession(input: VerifyCredentialInput, wallet: Wallet, key: SessionKey, at: number): VerifyDecision {
   const accountId = wallet.accountId;
-  const key = await sessionKeyFor(input.ports, clientPublicKey);
   const session: WalletSession = {
     id: newId('Session', at),
     credentialId: input.credentialId,
@@ -194,10 +240,26 @@ async function startSession(input: VerifyCredentialInput, wallet: Wallet, client
   };
 }
 
-async function openSession(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, clientPublicKey: string, at: number): Promise<VerifyDecision> {
-  const proven = await prove(input, credential, clientPublicKey, at);
+/** A plain verify's facts: what the verifiers found, and the session key, made only for a proof that held when prepared. */
+interface ProvenFacts {
+  verified: VerifiedProof;
+  key?: SessionKey;
+}
+
+/** The proof checked on the unheld wallet, and a session key made for it unless it failed (a wrong OTP makes none). */
+async function prepareSession(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, clientPublicKey: string, at: number): Promise<ProvenFacts> {
+  assertSessionOpens(wallet, clientPublicKey, 'clientPublicKey', at);
+  const verified = await verifyProof(input, credential, clientPublicKey, at);
+  if ('wrongOtp' in prove(input, credential, clientPublicKey, at, verified)) return { verified };
+  return { verified, key: await sessionKeyFor(input.ports, clientPublicKey) };
+}
+
+function openSession(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, clientPublicKey: string, facts: ProvenFacts, at: number): VerifyDecision {
+  assertSessionOpens(wallet, clientPublicKey, 'clientPublicKey', at);
+  const proven = prove(input, credential, clientPublicKey, at, facts.verified);
   if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
-  return startSession(input, replaceCredential(wallet, proven), clientPublicKey, at);
+  // Right now though wrong when prepared: the live code changed meanwhile.
+  return startSession(input, replaceCredential(wallet, proven), preparedFact(facts.key, 'wallet.credential.verify'), at);
 }
 
 /** The signed request of an encrypted code: its retry repeats this verify. */
@@ -218,53 +280,109 @@ function openEncryptedOtp(input: VerifyCredentialInput, credential: Credential, 
   return opened;
 }
 
-/**
- * Step 1 of an encrypted code: a wrong code spends a try as a plain one does; a right one
- * is spent and answers 202 with the verification token to sign, its `id` the Request-Id.
- */
-async function answerEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, bundle: string, at: number): Promise<VerifyDecision> {
+/** An encrypted code's step 1, prepared: the bundle opened with the target it names, and a verification token for a right code. */
+interface EncryptedOtpFacts {
+  target: OtpTarget;
+  sent: EncryptedOtp;
+  token?: { requestId: string; payloadToSign: string; expiresAt: number };
+}
+
+async function prepareEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, bundle: string, at: number): Promise<EncryptedOtpFacts> {
   const sent = openEncryptedOtp(input, credential, bundle);
+  const target = credential.otpTarget!;
   assertSessionOpens(wallet, sent.publicKey, 'encryptedOtpBundle', at);
-  const proven = proveOtp(input, credential, sent.otpCode, at);
-  if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
+  if ('wrongOtp' in proveOtp(input, credential, sent.otpCode, at)) return { target, sent };
   const requestId = newId('Request', at);
+  const expiresAt = signedRequestExpiry(at);
   const claims: OtpVerificationClaims = {
     id: requestId,
     verification_type: 'OTP_TYPE_EMAIL',
     contact: credential.email!,
     organization_id: wallet.accountId,
     public_key: sent.publicKey,
-    exp: String(signedRequestExpiry(at)),
+    exp: String(expiresAt),
   };
-  const token = await input.ports.signOtpVerificationToken(claims);
-  const spec: SignedRequestSpec = { ...otpLoginSpec(input), token: { requestId, payloadToSign: token }, loginPublicKey: sent.publicKey };
+  return { target, sent, token: { requestId, payloadToSign: await input.ports.signOtpVerificationToken(claims), expiresAt } };
+}
+
+/**
+ * Step 1 of an encrypted code: a wrong code spends a try as a plain one does; a right one
+ * is spent and answers 202 with the verification token to sign, its `id` the Request-Id.
+ * A bundle opened with a target replaced since (a new /challenge) is opened again.
+ */
+function answerEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, credential: Credential, facts: EncryptedOtpFacts, at: number): VerifyDecision {
+  if (credential.otpTarget !== facts.target) throw new FactsOutdatedError('wallet.credential.verify');
+  assertSessionOpens(wallet, facts.sent.publicKey, 'encryptedOtpBundle', at);
+  const proven = proveOtp(input, credential, facts.sent.otpCode, at);
+  if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
+  const token = preparedFact(facts.token, 'wallet.credential.verify');
+  const spec: SignedRequestSpec = { ...otpLoginSpec(input), token, loginPublicKey: facts.sent.publicKey };
   return openSignedRequest(input.ports, replaceCredential(wallet, proven), spec, at);
 }
 
+/** An encrypted code's step 2, prepared: the retry's stamp by the token's key, and the session key for that key. */
+interface LoginFacts {
+  verified: SignedRetryFact;
+  key: SessionKey;
+}
+
+/** The key the token names, which the retry's request was opened for; 401 for a request of another kind. */
+function loginKeyOf(request: PendingRequest): string {
+  if (request.loginPublicKey === undefined) throw unauthorized('Request-Id was issued for another request', `${request.id} answers no encrypted OTP code`);
+  return request.loginPublicKey;
+}
+
+async function prepareLogin(input: VerifyCredentialInput, wallet: Wallet, at: number): Promise<LoginFacts> {
+  const spec = otpLoginSpec(input);
+  const verified = await verifySignedRetry(input.ports, input.env.environment, wallet, input.headers, spec, at);
+  const loginPublicKey = loginKeyOf(acceptSignedRetry(input.ports, wallet, input.headers, spec, verified, at).request);
+  assertSessionOpens(wallet, loginPublicKey, 'encryptedOtpBundle', at);
+  return { verified, key: await sessionKeyFor(input.ports, loginPublicKey) };
+}
+
 /** Step 2: the same verify again, stamped by the token's key with its Request-Id; the session is for that key. */
-async function finishEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, at: number): Promise<VerifyDecision> {
-  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.headers, otpLoginSpec(input), at);
-  const loginPublicKey = accepted.request.loginPublicKey;
-  if (loginPublicKey === undefined) throw unauthorized('Request-Id was issued for another request', `${accepted.request.id} answers no encrypted OTP code`);
-  assertSessionOpens(accepted.wallet, loginPublicKey, 'encryptedOtpBundle', at);
-  return startSession(input, accepted.wallet, loginPublicKey, at);
+function finishEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, facts: LoginFacts, at: number): VerifyDecision {
+  const accepted = acceptSignedRetry(input.ports, wallet, input.headers, otpLoginSpec(input), facts.verified, at);
+  assertSessionOpens(accepted.wallet, loginKeyOf(accepted.request), 'encryptedOtpBundle', at);
+  return startSession(input, accepted.wallet, facts.key, at);
+}
+
+/** What a verify prepares, by the way it proves the credential. */
+type VerifyFacts = { way: 'proof'; facts: ProvenFacts } | { way: 'encrypted otp'; facts: EncryptedOtpFacts } | { way: 'login'; facts: LoginFacts };
+
+/** The credential a verify names, and an encryptedOtpBundle it carries (checked not to come with `otp`). */
+function verifying(input: VerifyCredentialInput, world: World): { wallet: Wallet; credential: Credential; bundle?: string } {
+  const wallet = walletHolding(world, input.env.id, input.credentialId, 'credential');
+  const credential = credentialOf(wallet, input.credentialId)!;
+  const bundle = input.proof.encryptedOtpBundle;
+  if (credential.type !== 'EMAIL_OTP' || bundle === undefined) return { wallet, credential };
+  if (input.proof.otp !== undefined) throw invalidField('encryptedOtpBundle', 'send otp or encryptedOtpBundle, not both');
+  return { wallet, credential, bundle };
 }
 
 /** POST /auth/credentials/{id}/verify: a session for the client's key, at most MAX_ACTIVE_SESSIONS live per wallet. */
-export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, VerifyOutcome> = {
+export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, VerifyOutcome, VerifyFacts> = {
   name: 'wallet.credential.verify',
-  actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
-  decide: (input, world, at) => {
-    const wallet = walletHolding(world, input.env.id, input.credentialId, 'credential');
-    const credential = credentialOf(wallet, input.credentialId)!;
-    const bundle = input.proof.encryptedOtpBundle;
-    if (credential.type === 'EMAIL_OTP' && bundle !== undefined) {
-      if (input.proof.otp !== undefined) throw invalidField('encryptedOtpBundle', 'send otp or encryptedOtpBundle, not both');
-      return isRetry(input.headers) ? finishEncryptedOtp(input, wallet, at) : answerEncryptedOtp(input, wallet, credential, bundle, at);
+  prepare: async (input, world, at) => {
+    const { wallet, credential, bundle } = verifying(input, world);
+    if (bundle !== undefined) {
+      if (isRetry(input.headers)) return { way: 'login', facts: await prepareLogin(input, wallet, at) };
+      return { way: 'encrypted otp', facts: await prepareEncryptedOtp(input, wallet, credential, bundle, at) };
     }
     const clientPublicKey = requireSessionClientKey(input.ports, input.proof.clientPublicKey);
-    assertSessionOpens(wallet, clientPublicKey, 'clientPublicKey', at);
-    return openSession(input, wallet, credential, clientPublicKey, at);
+    return { way: 'proof', facts: await prepareSession(input, wallet, credential, clientPublicKey, at) };
+  },
+  actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
+  decide: (input, world, at, prepared) => {
+    const { wallet, credential } = verifying(input, world);
+    switch (prepared.way) {
+      case 'login':
+        return finishEncryptedOtp(input, wallet, prepared.facts, at);
+      case 'encrypted otp':
+        return answerEncryptedOtp(input, wallet, credential, prepared.facts, at);
+      case 'proof':
+        return openSession(input, wallet, credential, requireSessionClientKey(input.ports, input.proof.clientPublicKey), prepared.facts, at);
+    }
   },
 };
 
@@ -274,29 +392,34 @@ export interface RevokeSessionInput extends WalletCommandInput {
   retry: SignedRetryHeaders;
 }
 
-/** The signing session may be this one (self-logout). */
-async function revokeSessionOnceSigned(input: RevokeSessionInput, wallet: Wallet, spec: SignedRequestSpec, at: number): Promise<Decision<DomainEvent, Signed<undefined>>> {
-  const accepted = await acceptSignedRequest(input.ports, input.env.environment, wallet, input.retry, spec, at);
-  return { events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)], reply: () => ({ done: undefined }) };
+/** The session a revoke names, and the signed request that authorises it. */
+function revoking(input: RevokeSessionInput, world: World): { wallet: Wallet; spec: SignedRequestSpec } {
+  const id = input.sessionId;
+  const wallet = walletHolding(world, input.env.id, id, 'session');
+  const session = sessionOf(wallet, id)!;
+  const spec: SignedRequestSpec = {
+    action: 'REVOKE_SESSION',
+    method: 'DELETE',
+    path: input.path,
+    body: {},
+    credentialType: credentialOf(wallet, session.credentialId)!.type,
+    binds: { sessionId: id },
+  };
+  return { wallet, spec };
 }
 
-/** DELETE /auth/sessions/{id}: signed by any live session of the wallet (202, then 204). */
-export const revokeWalletSession: DomainCommand<RevokeSessionInput, Signed<undefined>> = {
+/** DELETE /auth/sessions/{id}: signed by any live session of the wallet (202, then 204); the signing session may be this one (self-logout). */
+export const revokeWalletSession: DomainCommand<RevokeSessionInput, Signed<undefined>, SignedStep> = {
   name: 'wallet.session.revoke',
+  prepare: (input, world, at) => {
+    const { wallet, spec } = revoking(input, world);
+    return prepareSignedStep(input.ports, input.env.environment, wallet, input.retry, spec, at);
+  },
   actors: ({ env, sessionId }, world) => [walletHolding(world, env.id, sessionId, 'session').accountId],
-  decide: (input, world, at) => {
-    const id = input.sessionId;
-    const wallet = walletHolding(world, input.env.id, id, 'session');
-    const session = sessionOf(wallet, id)!;
-    const spec: SignedRequestSpec = {
-      action: 'REVOKE_SESSION',
-      method: 'DELETE',
-      path: input.path,
-      body: {},
-      credentialType: credentialOf(wallet, session.credentialId)!.type,
-      binds: { sessionId: id },
-    };
-    if (isRetry(input.retry)) return revokeSessionOnceSigned(input, wallet, spec, at);
-    return openSignedRequest(input.ports, wallet, spec, at);
+  decide: (input, world, at, prepared) => {
+    const { wallet, spec } = revoking(input, world);
+    if (prepared.step === 'open') return openSignedRequest(input.ports, wallet, spec, at);
+    const accepted = acceptSignedRetry(input.ports, wallet, input.retry, spec, prepared.verified, at);
+    return { events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)], reply: () => ({ done: undefined }) };
   },
 };

@@ -1,9 +1,10 @@
 // The signed-retry protocol (SERVICE_SPEC 5.5, CONTRACT.md "Embedded-wallet API") and the
-// stamp check every wallet-authorised action shares (quote execution included, through
-// src/wallet/signed-request.ts). Step 1 answers 202 with a payload to sign and keeps it as a
-// pending request; step 2 repeats the request with the Request-Id and a stamp over that
-// payload. Both run inside a decision that holds the wallet's account, so the sessions they
-// check cannot be revoked or expire underneath them.
+// stamp check every wallet-authorised action shares (quote execution included). Step 1
+// answers 202 with a payload to sign and keeps it as a pending request; step 2 repeats the
+// request with the Request-Id and a stamp over that payload. The stamp is verified before the
+// decision holds anything (a command's prepare); the decision, holding the wallet's account,
+// checks again that the request is still pending and the stamp's session still live, so a
+// session revoked or a retry answered meanwhile is refused.
 import { newId } from '../../src/engine/ids.js';
 import { setTimer, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
 import { rateLimited, unauthorized } from '../errors.js';
@@ -33,24 +34,32 @@ export interface WalletSigner {
   credentialId?: string;
 }
 
+/** A verified stamp: `publicKey` signed `payload`; no key: the sandbox literal, which names none. */
+export interface StampFact {
+  payload: string;
+  publicKey?: string;
+}
+
 /**
- * Verifies a `Service-Wallet-Signature` over `payload` (the service's own copy) against the
- * live sessions of `wallet` at `at`; throws 401 with the failed check as `reason`. The
- * caller reads `wallet` in its decision's synchronous start, holding the wallet's account,
- * so no revocation or expiry can slip in between.
+ * Verifies a `Service-Wallet-Signature` over `payload` (the service's own copy), before the
+ * decision holds anything; throws 401 with the failed check as `reason`. Whose key made it
+ * is the decision's to check (`signerOf`), on the wallet it holds.
  */
-export async function checkWalletStamp(
-  ports: WalletPorts,
-  environment: Environment,
-  wallet: Wallet | undefined,
-  header: string | undefined,
-  payload: string,
-  at: number,
-): Promise<WalletSigner> {
+export async function verifyStampOver(ports: WalletPorts, environment: Environment, header: string | undefined, payload: string): Promise<StampFact> {
   if (header === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'the Service-Wallet-Signature header is missing');
-  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return {};
+  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return { payload };
   const stamp = await ports.verifyStamp(header, payload);
   if (!stamp.ok) throw unauthorized('Invalid Service-Wallet-Signature', `Invalid Service-Wallet-Signature: ${stamp.reason}`);
+  return { payload, publicKey: stamp.publicKey };
+}
+
+/**
+ * The live session of the held `wallet` whose key made `stamp` at `at`, else 401: a session
+ * revoked or expired since the stamp was verified is refused here, as it would have been
+ * had it ended before.
+ */
+export function signerOf(wallet: Wallet | undefined, stamp: StampFact, at: number): WalletSigner {
+  if (stamp.publicKey === undefined) return {};
   if (wallet === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'the wallet has no sessions');
   const session = sessionForKey(wallet, stamp.publicKey, at);
   return { sessionId: session.id, credentialId: session.credentialId };
@@ -70,11 +79,11 @@ export interface SignedRequestSpec {
   /** Named targets (credentialId, sessionId) put into the payload as they are. */
   binds?: Readonly<Record<string, string>>;
   /**
-   * OTP_LOGIN: what the client signs is a token the decision made (the verification
-   * token, which names `requestId`), not the service's JSON of the request; its own
-   * expiry is the request's.
+   * OTP_LOGIN: what the client signs is a token prepared for the decision (the
+   * verification token, which names `requestId`), not the service's JSON of the request;
+   * its own expiry is the request's.
    */
-  token?: { requestId: string; payloadToSign: string };
+  token?: { requestId: string; payloadToSign: string; expiresAt: number };
   /** OTP_LOGIN: the key whose stamp the retry needs (PendingRequest.loginPublicKey). */
   loginPublicKey?: string;
 }
@@ -114,7 +123,7 @@ export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: Sign
   const retryAfter = requestRetryAfter(wallet, at);
   if (retryAfter !== undefined) throw rateLimited(`account ${wallet.accountId} has too many signed requests pending`, retryAfter);
   const requestId = spec.token?.requestId ?? newId('Request', at);
-  const expiresAt = signedRequestExpiry(at);
+  const expiresAt = spec.token?.expiresAt ?? signedRequestExpiry(at);
   const bodyHash = ports.requestHash(spec.body);
   // Key order is fixed here; the client signs these exact bytes and the service keeps them.
   const payloadToSign =
@@ -157,38 +166,86 @@ export function openSignedRequest(ports: WalletPorts, wallet: Wallet, spec: Sign
  * An OTP_LOGIN retry is stamped by the key the verification token names: no session of the
  * wallet exists for it yet. Sandbox takes the literal here too, as on every signed retry.
  */
-async function checkLoginStamp(ports: WalletPorts, environment: Environment, header: string, payload: string, loginPublicKey: string): Promise<void> {
-  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return;
+async function verifyLoginStamp(ports: WalletPorts, environment: Environment, header: string, payload: string, loginPublicKey: string): Promise<StampFact> {
+  if (environment === 'sandbox' && header === SANDBOX_SIGNATURE) return { payload };
   const stamp = await ports.verifyStamp(header, payload, loginPublicKey);
   if (!stamp.ok) throw unauthorized('Invalid Service-Wallet-Signature', `Invalid Service-Wallet-Signature: ${stamp.reason} (the retry must be stamped by the public_key of the verification token)`);
+  return { payload, publicKey: loginPublicKey };
 }
 
 /**
- * Step 2: the pending request the retry names (known, unused, in time, the same method,
- * path and body), the stamp over its payloadToSign verified (by a live session, or for
- * OTP_LOGIN by the token's key), and the wallet with the request marked used. Throws 401
- * naming the failed check; nothing changes then. The checks before the stamp's run
- * synchronously, in the caller's synchronous start.
+ * The pending request a retry names (known, unused, in time, the same method, path and
+ * body) in `wallet`, with its stamp header; throws 401 naming the failed check.
  */
-export async function acceptSignedRequest(
+function pendingRetry(
+  ports: WalletPorts,
+  wallet: Wallet | undefined,
+  headers: SignedRetryHeaders,
+  spec: SignedRequestSpec,
+  at: number,
+): { wallet: Wallet; request: PendingRequest; stamp: string } {
+  const requestId = headers.requestId;
+  if (requestId === undefined) throw unauthorized('Request-Id missing', 'a signed retry needs the Request-Id header with Service-Wallet-Signature');
+  if (headers.walletSignature === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'a signed retry needs the Service-Wallet-Signature header with Request-Id');
+  if (wallet === undefined) throw unauthorized('Request-Id unknown', `Request-Id ${requestId} was not issued for this request's account`);
+  const presented = { requestId, method: spec.method, path: spec.path, bodyHash: ports.requestHash(spec.body), ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}) };
+  return { wallet, request: pendingRequest(wallet, presented, at), stamp: headers.walletSignature };
+}
+
+/** A step 2 verified before anything is held: the stamp over the payloadToSign of the request its Request-Id names. */
+export interface SignedRetryFact {
+  stamp: StampFact;
+}
+
+/**
+ * Step 2, the slow part: the pending request the retry names, as the unheld `wallet` has
+ * it, and the stamp over its payloadToSign verified (for OTP_LOGIN, by the token's key).
+ * Throws 401 naming the failed check.
+ */
+export async function verifySignedRetry(
   ports: WalletPorts,
   environment: Environment,
   wallet: Wallet | undefined,
   headers: SignedRetryHeaders,
   spec: SignedRequestSpec,
   at: number,
-): Promise<{ signer: WalletSigner; wallet: Wallet; request: PendingRequest }> {
-  const requestId = headers.requestId;
-  if (requestId === undefined) throw unauthorized('Request-Id missing', 'a signed retry needs the Request-Id header with Service-Wallet-Signature');
-  if (headers.walletSignature === undefined) throw unauthorized('Invalid Service-Wallet-Signature', 'a signed retry needs the Service-Wallet-Signature header with Request-Id');
-  if (wallet === undefined) throw unauthorized('Request-Id unknown', `Request-Id ${requestId} was not issued for this request's account`);
-  const request = pendingRequest(
-    wallet,
-    { requestId, method: spec.method, path: spec.path, bodyHash: ports.requestHash(spec.body), ...(spec.clientPublicKey !== undefined ? { clientPublicKey: spec.clientPublicKey } : {}) },
-    at,
-  );
-  let signer: WalletSigner = {};
-  if (request.loginPublicKey !== undefined) await checkLoginStamp(ports, environment, headers.walletSignature, request.payloadToSign, request.loginPublicKey);
-  else signer = await checkWalletStamp(ports, environment, wallet, headers.walletSignature, request.payloadToSign, at);
-  return { signer, wallet: markUsed(wallet, request.id), request };
+): Promise<SignedRetryFact> {
+  const { request, stamp } = pendingRetry(ports, wallet, headers, spec, at);
+  if (request.loginPublicKey !== undefined) return { stamp: await verifyLoginStamp(ports, environment, stamp, request.payloadToSign, request.loginPublicKey) };
+  return { stamp: await verifyStampOver(ports, environment, stamp, request.payloadToSign) };
+}
+
+/**
+ * Step 2, decided on the held `wallet`: the request is still pending (a retry answered
+ * meanwhile is now used, one expired is gone) and the stamp's session still live; the
+ * wallet with the request marked used. A Request-Id names one payloadToSign, so the
+ * verified stamp is over this request's. Throws 401 naming the failed check.
+ */
+export function acceptSignedRetry(
+  ports: WalletPorts,
+  wallet: Wallet | undefined,
+  headers: SignedRetryHeaders,
+  spec: SignedRequestSpec,
+  verified: SignedRetryFact,
+  at: number,
+): { signer: WalletSigner; wallet: Wallet; request: PendingRequest } {
+  const pending = pendingRetry(ports, wallet, headers, spec, at);
+  const signer = pending.request.loginPublicKey !== undefined ? {} : signerOf(pending.wallet, verified.stamp, at);
+  return { signer, wallet: markUsed(pending.wallet, pending.request.id), request: pending.request };
+}
+
+/** A signed action's facts: none at step 1 (it opens the request); the verified retry at step 2. */
+export type SignedStep = { step: 'open' } | { step: 'retry'; verified: SignedRetryFact };
+
+/** Prepares a signed action on the unheld `wallet`: step 1 needs nothing slow; step 2 verifies its stamp. */
+export async function prepareSignedStep(
+  ports: WalletPorts,
+  environment: Environment,
+  wallet: Wallet | undefined,
+  headers: SignedRetryHeaders,
+  spec: SignedRequestSpec,
+  at: number,
+): Promise<SignedStep> {
+  if (!isRetry(headers)) return { step: 'open' };
+  return { step: 'retry', verified: await verifySignedRetry(ports, environment, wallet, headers, spec, at) };
 }

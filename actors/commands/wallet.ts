@@ -1,6 +1,6 @@
 // What the embedded-wallet commands share (SERVICE_SPEC parts 4 and 5, CONTRACT.md
-// "Embedded-wallet API"): the ports through which their decisions reach cryptography and the
-// production verifiers (implemented in src/wallet/ports.ts), the environment as the request
+// "Embedded-wallet API"): the ports through which their prepare steps (and a decision's cheap
+// checks) reach cryptography and the production verifiers (implemented in src/wallet/ports.ts), the environment as the request
 // found it, and the finders of a wallet's account, credential or session. Every wallet
 // decision holds the wallet's internal account, the actor that owns the wallet record.
 //
@@ -109,8 +109,9 @@ export interface WalletPorts {
 
 /**
  * The environment as the request found it. The wallet's decisions do not hold the
- * environment's actor: they await crypto (and production OIDC key fetches) while holding
- * theirs, which would hold up every other decision of the environment.
+ * environment's actor, which would order every wallet decision of the environment behind
+ * every other, and their prepare steps, which reach crypto and production OIDC key sets,
+ * read its configuration before anything is held.
  */
 export interface WalletEnv {
   id: string;

@@ -3,9 +3,9 @@
 //
 // A message is handled by `exec`: the engine holds the mailboxes of the actors the message
 // names (in id order, so two messages that need the same actors cannot deadlock), reads the
-// clock once, asks the handler to decide (it may await; its actors stay held meanwhile and
-// other actors go on), applies the resulting events to memory, appends them as ONE log
-// entry, lets the next message in, and answers once the entry is durable. A handler that
+// clock once, asks the handler to decide (synchronously: what is slow a command prepares
+// before it holds anything), applies the resulting events to memory, appends them as ONE
+// log entry, lets the next message in, and answers once the entry is durable. A handler that
 // throws changes nothing; a throw after the first event is applied stops the process.
 import { mkdirSync } from 'node:fs';
 import type { Clock } from './clock.js';
@@ -27,15 +27,15 @@ import {
   type DomainEvent,
   type Effect,
   type EngineEvent,
+  FactsOutdatedError,
   type IdempotencyRecord,
-  type LastStep,
   type StateMachine,
   type Timer,
 } from './state-machine.js';
 
 export { EffectsFullError, LogFullError, MailboxFullError, StoreCorruptError };
 export type { EffectRunner };
-export type { Decide, Decision, LastStep };
+export type { Decide, Decision };
 
 export class EngineClosedError extends Error {
   constructor() {
@@ -147,10 +147,8 @@ function idsOf(held: readonly Mailbox[]): Set<string> {
 }
 
 /** A command's decision with its reply rendered. */
-function rendered<E, R, V>(decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>, render: (result: R) => V): Decision<E, V> | Promise<Decision<E, V> | LastStep<E, V>> {
-  const renderDecision = (d: Decision<E, R>): Decision<E, V> => ({ events: d.events, reply: () => render(d.reply()) });
-  if (!(decided instanceof Promise)) return renderDecision(decided);
-  return decided.then((d) => (typeof d === 'function' ? () => renderDecision(d()) : renderDecision(d)));
+function rendered<E, R, V>(decided: Decision<E, R>, render: (result: R) => V): Decision<E, V> {
+  return { events: decided.events, reply: () => render(decided.reply()) };
 }
 
 type Entry<E> = LogEntry<E | EngineEvent<unknown>>;
@@ -405,24 +403,53 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   }
 
   /**
-   * Runs a command: holds the actors it names and, if it had to wait for them, asks it again
-   * once they are held; if it now needs others too (a record changed while it waited), lets
-   * them go and tries again holding both, at most COMMAND_TRIES times. Then decides as `exec` does, the reply being
-   * `render` of the command's result.
+   * Runs a command: prepares its facts (before anything is held), holds the actors it names
+   * and, if it had to wait for them, asks it again once they are held; if it now needs others
+   * too (a record changed while it waited), lets them go and tries again holding both, at
+   * most COMMAND_TRIES times. Then decides as `exec` does, the reply being `render` of the
+   * command's result. A decision that finds its facts outdated is prepared again, as often.
    */
-  run<I, R, V>(command: Command<S, I, R, E>, input: I, render: (result: R) => V, extra?: (reply: V, at: number) => EngineEvent<unknown>[]): Promise<V> {
+  run<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, render: (result: R) => V, extra?: (reply: V, at: number) => EngineEvent<unknown>[]): Promise<V> {
+    return this.#runPrepared(command, input, render, extra, 1);
+  }
+
+  #runPrepared<I, R, V, F>(
+    command: Command<S, I, R, E, F>,
+    input: I,
+    render: (result: R) => V,
+    extra: ((reply: V, at: number) => EngineEvent<unknown>[]) | undefined,
+    tries: number,
+  ): Promise<V> {
+    // Command's facts default to undefined: a command without a prepare step decides on none.
+    if (command.prepare === undefined) return this.#runNamed(command, input, undefined as F, render, extra);
+    let prepared: Promise<F>;
+    try {
+      prepared = command.prepare(input, this.#machine, this.clock.now());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return prepared.then((facts) =>
+      this.#runNamed(command, input, facts, render, extra).catch((err: unknown) => {
+        if (!(err instanceof FactsOutdatedError) || tries >= COMMAND_TRIES) throw err;
+        return this.#runPrepared(command, input, render, extra, tries + 1);
+      }),
+    );
+  }
+
+  #runNamed<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, facts: F, render: (result: R) => V, extra: ((reply: V, at: number) => EngineEvent<unknown>[]) | undefined): Promise<V> {
     let actors: readonly string[];
     try {
       actors = command.actors(input, this.#machine);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.#runHolding(command, input, render, extra, actors, 1);
+    return this.#runHolding(command, input, facts, render, extra, actors, 1);
   }
 
-  #runHolding<I, R, V>(
-    command: Command<S, I, R, E>,
+  #runHolding<I, R, V, F>(
+    command: Command<S, I, R, E, F>,
     input: I,
+    facts: F,
     render: (result: R) => V,
     extra: ((reply: V, at: number) => EngineEvent<unknown>[]) | undefined,
     actors: readonly string[],
@@ -441,25 +468,29 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name, tries);
         this.#machine.hold?.(held);
       }
-      return rendered(command.decide(input, this.#machine, at), render);
+      return rendered(command.decide(input, this.#machine, at, facts), render);
     };
     const replied = this.exec(actors, decide, extra);
     namedInThisRun = false;
     return replied.catch((err: unknown) => {
       if (!(err instanceof ActorsChangedError) || tries >= COMMAND_TRIES) throw err;
-      return this.#runHolding(command, input, render, extra, [...held, ...needed], tries + 1);
+      return this.#runHolding(command, input, facts, render, extra, [...held, ...needed], tries + 1);
     });
   }
 
-  /** Decides with `held` taken; lets them go once the entry is appended (or nothing was decided). */
+  /**
+   * Decides with `held` taken and applies the decision in the same run, so checks against
+   * shared indexes (unique addresses, references, an environment's totals) cannot be
+   * overtaken in between; lets the actors go once the entry is appended (or nothing was decided).
+   */
   #decide<R>(
     held: Mailbox[],
     decide: Decide<E, R>,
     extra: ((reply: R, at: number) => EngineEvent<unknown>[]) | undefined,
   ): Promise<R> {
-    let decided: Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+    let decided: Decision<E, R>;
     let at: number;
-    // The held actors' ids, for the holding check of every phase of this decision.
+    // The held actors' ids, for the holding check while it decides and while it applies.
     const actors = idsOf(held);
     try {
       // The engine may have closed (or failed) while this message waited for its actors.
@@ -474,34 +505,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     } finally {
       this.#machine.hold?.(undefined);
     }
-    // A synchronous decision is applied in the same turn it was made, so checks against
-    // shared indexes (unique addresses, references) cannot be overtaken in between.
-    if (!(decided instanceof Promise)) return this.#commit(held, actors, decided, at, extra);
-    return decided.then(
-      (decision) => {
-        if (this.#closed) {
-          this.#leaveAll(held);
-          throw new EngineClosedError();
-        }
-        if (typeof decision !== 'function') return this.#commit(held, actors, decision, at, extra);
-        // The last step and the apply in one synchronous run, like a synchronous decision.
-        let last: Decision<E, R>;
-        try {
-          this.#machine.hold?.(actors);
-          last = decision();
-        } catch (err) {
-          this.#leaveAll(held);
-          throw err;
-        } finally {
-          this.#machine.hold?.(undefined);
-        }
-        return this.#commit(held, actors, last, at, extra);
-      },
-      (err: unknown) => {
-        this.#leaveAll(held);
-        throw err;
-      },
-    );
+    return this.#commit(held, actors, decided, at, extra);
   }
 
   /** Applies and appends the decision as one entry, releases the actors, answers once durable. */
@@ -800,11 +804,10 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
   #fireTimer(timer: Timer<T>): void {
     if (this.#closed) return;
-    this.exec(timer.actors, async (at) => {
+    this.exec(timer.actors, (at) => {
       // Cancelled, replaced or done by another path in the meantime: nothing to do.
       if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
-      const produced = await this.#machine.onTimer(timer.message, at);
-      if (this.#timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
+      const produced = this.#machine.onTimer(timer.message, at);
       const events: Array<AnyEvent<E>> = [{ type: '$timer.done', id: timer.id }];
       for (const event of produced) events.push(event);
       return { events, reply: () => undefined };

@@ -1,5 +1,5 @@
 // A mailbox admits one message at a time to its actor, in arrival order, and keeps the
-// actor held while a handler awaits (crypto work does). Waiting messages are bounded:
+// actor held while that message waits for the other actors it names. Waiting messages are bounded:
 // a full mailbox refuses at once, so overload becomes a 429 instead of unbounded memory.
 
 export class MailboxFullError extends Error {

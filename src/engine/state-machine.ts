@@ -80,32 +80,53 @@ export interface Decision<E, R> {
   reply: () => R;
 }
 
-/**
- * What a decision that awaits may resolve to instead of its decision: its synchronous last
- * step, which the engine runs in the same run as it applies the result. A decision that
- * checks state other actors also change (an environment's totals) must check there: an
- * awaiting decision's own result reaches the engine one promise hop after it returns, and
- * in that hop other decisions may check the same state and be applied first. It is also
- * where an awaiting decision reads state: the engine checks which records a decision
- * touches in its synchronous parts (see `hold`), not between its awaits.
- */
-export type LastStep<E, R> = () => Decision<E, R>;
-
-/** A decision made at clock reading `at`, synchronously or after awaiting (crypto). */
-export type Decide<E, R> = (at: number) => Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+/** A decision made at clock reading `at`: synchronous, so nothing else runs between it and its apply. */
+export type Decide<E, R> = (at: number) => Decision<E, R>;
 
 /**
  * One operation of the domain. It names the actors it needs from its input and the state
  * (`actors`); the engine holds them, asks again if it had to wait for them (state may have
  * changed meanwhile) and, once the answer is among the held ones, lets it `decide`.
+ *
+ * What is slow (crypto, key sets fetched over the network) is its `prepare`, which the
+ * engine runs before it holds anything: it reads the state unheld, and what it yields are
+ * verified facts (this key signed this payload; this token names this subject), which
+ * `decide` checks again against the held state. `decide` returns its decision, never a
+ * promise: while it runs its actors are held, and nothing can change what it read before
+ * its events are applied.
  */
-export interface Command<S, I, R, E extends DomainEvent = DomainEvent> {
+export interface Command<S, I, R, E extends DomainEvent = DomainEvent, F = undefined> {
   /** What the operation is, for reports and tests. */
   readonly name: string;
+  /**
+   * Optional: the slow part, run at clock reading `at` before anything is held; a throw
+   * (the API's 4xx) refuses and changes nothing. Without it `decide` gets undefined.
+   */
+  prepare?(input: I, state: S, at: number): Promise<F>;
   /** Every actor whose records the decision reads or writes. May throw (a 404) before anything is held. */
   actors(input: I, state: S): readonly string[];
-  /** Decides with the actors held; a throw refuses and changes nothing. */
-  decide(input: I, state: S, at: number): Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
+  /**
+   * Decides with the actors held, from the input, the held state and the prepared facts;
+   * a throw refuses and changes nothing (FactsOutdatedError: prepare again).
+   */
+  decide(input: I, state: S, at: number, facts: F): Decision<E, R>;
+}
+
+/**
+ * Thrown by a decision whose prepared facts the held state has harmlessly moved past (a
+ * mnemonic another export made first, say): the engine runs the command again from
+ * `prepare`, at most COMMAND_TRIES times in all.
+ */
+export class FactsOutdatedError extends Error {
+  constructor(what: string) {
+    super(`${what}: the state moved past the facts prepared for it`);
+  }
+}
+
+/** A fact a decision needs, which its prepare did not make on the state it read then: prepare again. */
+export function preparedFact<T>(fact: T | undefined, command: string): T {
+  if (fact === undefined) throw new FactsOutdatedError(command);
+  return fact;
 }
 
 /** A decision read or wrote a record of an actor it does not hold: its command names too few actors. */
@@ -194,11 +215,11 @@ export interface StateMachine<E extends DomainEvent, T> {
    * Optional, the check behind the engine contract: from `hold(actors)` until
    * `hold(undefined)`, touching a record whose actor is not in `actors` (and that the
    * decision did not create) throws ActorNotHeldError. The engine checks reads and writes
-   * in the synchronous parts of each decision, and writes while it applies the events:
+   * while a decision decides (a prepare reads unheld, and is not checked), and writes while it applies the events:
    * applying, and rendering the reply, run in one synchronous run, which nothing else can
    * interleave with, so what they read is not checked.
    */
   hold?(actors: ReadonlySet<string> | undefined, checked?: 'reads and writes' | 'writes'): void;
-  /** Decides what a due timer's message does now; a throw (or rejection) is retried with backoff. */
-  onTimer(message: T, at: number): E[] | Promise<E[]>;
+  /** Decides what a due timer's message does now, synchronously (its actors are held); a throw is retried with backoff. */
+  onTimer(message: T, at: number): E[];
 }

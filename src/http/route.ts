@@ -27,7 +27,7 @@ export interface RouteContext<B, Q> {
   headers: RequestHeaders;
   services: Services;
   /** Runs a command from actors/ on the engine, its result rendered as the reply (on idempotent routes remembered with it). */
-  run<I, R>(command: DomainCommand<I, R>, input: I, render: (result: R) => Reply): Promise<Reply>;
+  run<I, R, F>(command: DomainCommand<I, R, F>, input: I, render: (result: R) => Reply): Promise<Reply>;
 }
 
 export interface Route<B = unknown, Q = unknown> {

@@ -1,13 +1,13 @@
 // Quotes (SERVICE_SPEC part 4, CONTRACT.md "Money"): create (optionally executing at once),
 // read, execute (from an EMBEDDED_WALLET: with a stamp over the quote's payloadToSign).
 // The commands, who pays and who is paid and what each decision holds, are in
-// actors/commands/quotes.ts; the stamp check is the wallet module's (src/wallet).
+// actors/commands/quotes.ts, the stamp check among them (through the wallet's ports, src/wallet).
 import { Type, type Static } from '@sinclair/typebox';
-import { createQuote, executeQuote, quoteIn, type StampCheck } from '../../../actors/commands/quotes.js';
+import { createQuote, executeQuote, quoteIn } from '../../../actors/commands/quotes.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, renderQuote, type Quote } from '../../../actors/quote.js';
-import { verifyWalletStamp } from '../../wallet/signed-request.js';
-import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { ServiceWalletPorts } from '../../wallet/ports.js';
+import { route, type Reply, type Route } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
 import { Obj, Str, StringEnum, Text, TextRecord, validator } from '../validation.js';
@@ -48,12 +48,6 @@ const QuoteIdParam = validator(Obj({ quoteId: IdOf('Quote') }));
 const created = (quote: Quote): Reply => ({ status: 201, body: renderQuote(quote) });
 const executed = (quote: Quote): Reply => ({ status: 200, body: renderQuote(quote) });
 
-/** An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign: the request's Service-Wallet-Signature. */
-function stampCheck(ctx: RouteContext<undefined, undefined>): StampCheck {
-  const { services, env, headers } = ctx;
-  return (accountId, payload, at) => verifyWalletStamp(services, env.environment, accountId, headers.walletSignature, payload, at);
-}
-
 export const quoteRoutes: Route[] = [
   route<CreateQuoteBody>({
     method: 'POST',
@@ -93,7 +87,9 @@ export const quoteRoutes: Route[] = [
     walletStamp: 'stamp',
     handle: (ctx) => {
       const { quoteId } = QuoteIdParam.parse(ctx.params);
-      return ctx.run(executeQuote, { env: ctx.env, quoteId, checkStamp: stampCheck(ctx) }, executed);
+      // An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign: the request's Service-Wallet-Signature.
+      const stamp = { header: ctx.headers.walletSignature, ports: new ServiceWalletPorts(ctx.services) };
+      return ctx.run(executeQuote, { env: ctx.env, quoteId, stamp }, executed);
     },
   }),
 ];
