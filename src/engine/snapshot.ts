@@ -27,7 +27,10 @@
 // full and removes it. Every value is versioned and checksummed (format.ts).
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import type { Key, Storage, StorageTable } from './storage.js';
-import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
+
+export type { SnapshotImage, SnapshotStats, SnapshotWrite };
 
 /** Key spaces: domain records, pending timers, pending effects, idempotency records by insertion number. */
 type Space = 'r' | 't' | 'e' | 'i';
@@ -44,42 +47,6 @@ export const WRITER_SHARE = 0.2;
 export const COMPACT_AFTER = 2;
 /** Keys removed per lmdb batch. */
 const REMOVE_CHUNK = 1_000;
-
-/** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
-export interface SnapshotWrite<T> {
-  seq: number;
-  at: number;
-  full: boolean;
-  /** Columns when the machine captures everything that way. */
-  records: DomainChanges | DomainColumns;
-  timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
-  effects: ReadonlyArray<readonly [string, Effect | undefined]>;
-  idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
-  /** Items pending after this snapshot, checked at load. */
-  counts: { timers: number; effects: number; idempotency: number };
-}
-
-export interface SnapshotImage<T> {
-  seq: number;
-  at: number;
-  records: DomainImage;
-  timers: Timer<T>[];
-  effects: Effect[];
-  /** In insertion order, with their insertion numbers. */
-  idempotency: Array<[number, IdempotencyRecord]>;
-  /** Loaded from an older layout: the next snapshot must write everything. */
-  legacy: boolean;
-}
-
-export interface SnapshotStats {
-  /** Items written (removals included). */
-  written: number;
-  /** Chunk values put. */
-  chunks: number;
-  bytes: number;
-  /** Values removed after the manifest switch: older generations after a full snapshot, and older layouts once. */
-  removed: number;
-}
 
 /** What the manifest of the current layout says of the latest complete snapshot. */
 export type SnapshotManifest = Readonly<Manifest>;
