@@ -93,7 +93,7 @@ export class SnapshotPolicy<T> {
     this.#parts.store.hurry();
   }
 
-  /** Resolves once the snapshot in progress, if any, is done (a failure was reported where it was started). */
+  /** Resolves once the snapshot in progress, if any, is done (its failure is its starter's: reported, or rejected to the caller). */
   async idle(): Promise<void> {
     if (this.#running !== undefined) await this.#running.catch(() => undefined);
   }
