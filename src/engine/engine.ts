@@ -210,7 +210,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       log: this.#log,
       lifecycle: this.#lifecycle,
       apply: (event, at) => this.#applyEvent(event, at),
-      checkRoom: (events) => this.#scheduler.effects.checkRoom(events),
+      effects: this.#scheduler.effects,
       fatal: (what, err) => this.#fatal(what, err),
       committed: () => this.#snapshots.committed(),
     });

@@ -7,6 +7,7 @@
 // entry, lets the next message in, and answers once the entry is durable. A handler that
 // throws changes nothing; a throw after the first event is applied stops the process.
 import type { Clock } from './clock.js';
+import type { EffectTable } from './effects.js';
 import { EngineClosedError, asError, type Lifecycle } from './lifecycle.js';
 import { LogFullError, type LogEntry, type WriteAheadLog } from './log.js';
 import { Mailbox } from './mailbox.js';
@@ -36,8 +37,8 @@ export interface ExecutorParts<E extends DomainEvent, S> {
   lifecycle: Lifecycle;
   /** Applies one event to memory (the machine's state, or the engine's own tables). */
   apply: (event: LoggedEvent<E>, at: number) => void;
-  /** Refuses a decision whose events would pass a limit (pending effects). */
-  checkRoom: (events: ReadonlyArray<LoggedEvent<E>>) => void;
+  /** The pending effects, which refuse a decision whose new effects would pass their limit. */
+  effects: Pick<EffectTable<E>, 'checkRoom'>;
   /** Memory may be ahead of the log: stops everything; returns the error to throw. */
   fatal: (what: string, err: Error) => Error;
   /** An entry of this process is durable (the snapshot policy counts them). */
@@ -198,7 +199,7 @@ export class Executor<E extends DomainEvent, T, S extends StateMachine<E, T>> {
     let reply: R;
     try {
       const events = decision.events;
-      this.#parts.checkRoom(events);
+      this.#parts.effects.checkRoom(events);
       let applied = false;
       try {
         // From the first apply until the append, memory is ahead of the log: a throw in
