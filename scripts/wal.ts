@@ -8,18 +8,9 @@ import { parseCommandLine, UsageError } from './cli.js';
 import { dataDirFrom } from '../src/config.js';
 import { World } from '../actors/world.js';
 import { StoreCorruptError } from '../src/engine/format.js';
-import {
-  BeforeSnapshotError,
-  NoStoreError,
-  PastEndError,
-  replayStore,
-  selectedEntries,
-  storeStats,
-  toJsonValue,
-  verifyStore,
-  withStore,
-  type Progress,
-} from '../src/engine/inspect.js';
+import { BeforeSnapshotError, PastEndError, replayStore, selectedEntries, storeStats, verifyStore, type Progress } from '../src/engine/inspect.js';
+import { toJsonValue } from '../src/engine/state-digest.js';
+import { NoStoreError, withStore } from '../src/engine/store-reader.js';
 import { StoreDamagedError } from '../src/engine/store.js';
 
 const USAGE = `Usage: payments-wal <command> [--data DIR] [options]

@@ -1,12 +1,20 @@
 // The domain (actors/) stands alone: it may use the engine's ids and StateMachine types,
 // and nothing else of src/. The HTTP front maps the domain's errors to statuses, never the
-// other way round, so no domain file imports from src/http.
+// other way round, so no domain file imports from src/http. The engine (src/engine) stands
+// below everything else of src/: it imports nothing outside itself, knows nothing of how a
+// host stores or replicates its log (cluster mode is a storage it is given), and stays in
+// files a reader can hold.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { sourcesUnder, specifiers } from './support/imports.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+/** Lines a file of src/engine may have at most. */
+const ENGINE_FILE_MAX_LINES = 450;
+/** Words of cluster mode that no file of src/engine says, in code or in comments. */
+const CLUSTER_WORDS = /\b(cluster|shards?|nats|jetstream)\b/i;
 
 /** What a file under actors/ may import from src/: these two modules, nothing else. */
 const ALLOWED_FROM_SRC = ['src/engine/ids.js', 'src/engine/state-machine.js'];
@@ -15,6 +23,24 @@ const ALLOWED_FROM_SRC = ['src/engine/ids.js', 'src/engine/state-machine.js'];
 const actorsDir = fileURLToPath(new URL('../../actors/', import.meta.url));
 const walletDir = fileURLToPath(new URL('../../src/wallet/', import.meta.url));
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
+const engineDir = fileURLToPath(new URL('../../src/engine/', import.meta.url));
+
+/** What in `source` (the file `file` of src/engine) breaks the engine's boundary: imports from outside it, cluster words, length. */
+function engineOffences(file: string, source: string): string[] {
+  const offending: string[] = [];
+  for (const spec of specifiers(source)) {
+    if (!spec.startsWith('.') && !spec.startsWith('/')) continue;
+    const target = relative(repoDir, resolve(dirname(join(engineDir, file)), spec));
+    if (!target.startsWith('src/engine/')) offending.push(`src/engine/${file} imports ${spec}`);
+  }
+  source.split('\n').forEach((line, i) => {
+    const word = CLUSTER_WORDS.exec(line);
+    if (word !== null) offending.push(`src/engine/${file}:${i + 1} says ${word[0]}`);
+  });
+  const lines = source.endsWith('\n') ? source.split('\n').length - 1 : source.split('\n').length;
+  if (lines > ENGINE_FILE_MAX_LINES) offending.push(`src/engine/${file} has ${lines} lines`);
+  return offending;
+}
 
 describe('domain boundary', () => {
   it('files under actors/ (commands included) import from src/ only the engine ids and StateMachine types', () => {
@@ -41,6 +67,26 @@ describe('domain boundary', () => {
         .map((spec) => `src/wallet/${file} imports ${spec}`),
     );
     assert.deepEqual(offending, []);
+  });
+
+  it(`src/engine imports nothing outside src/engine, says nothing of cluster mode, and no file of it is over ${ENGINE_FILE_MAX_LINES} lines`, () => {
+    const files = sourcesUnder(engineDir);
+    assert.ok(files.length >= 20, `found only ${files.length} engine files in ${engineDir}`);
+    assert.deepEqual(
+      files.flatMap((file) => engineOffences(file, readFileSync(join(engineDir, file), 'utf8'))),
+      [],
+    );
+  });
+
+  it('the engine check finds an import from outside, a cluster word and a long file', () => {
+    const long = Array.from({ length: ENGINE_FILE_MAX_LINES + 1 }, (_, i) => `const v${i} = ${i};`).join('\n') + '\n';
+    assert.deepEqual(engineOffences('a.ts', "import { x } from '../cluster/shard.js';\nimport { y } from './log.js';\n"), [
+      "src/engine/a.ts imports ../cluster/shard.js",
+      'src/engine/a.ts:1 says cluster',
+    ]);
+    assert.deepEqual(engineOffences('b.ts', '// published to the JetStream stream\n'), ['src/engine/b.ts:1 says JetStream']);
+    assert.deepEqual(engineOffences('c.ts', long), [`src/engine/c.ts has ${ENGINE_FILE_MAX_LINES + 1} lines`]);
+    assert.deepEqual(engineOffences('d.ts', long.split('\n').slice(1).join('\n')), []);
   });
 
   it('the import scan sees every form of import', () => {

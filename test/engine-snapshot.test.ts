@@ -12,7 +12,8 @@ import type { Engine } from '../src/engine/engine.js';
 import type { SnapshotImage } from '../src/engine/snapshot.js';
 import { encodeStored } from '../src/engine/format.js';
 import { CHUNK_ITEMS, COMPACT_AFTER } from '../src/engine/snapshot.js';
-import type { Storage } from '../src/engine/storage.js';
+import { LmdbStorage, type Storage } from '../src/engine/storage.js';
+import { openStore } from '../src/engine/store.js';
 import { storeWithPuts } from './support/log-store.js';
 import type { EngineEvent, IdempotencyRecord } from '../src/engine/state-machine.js';
 import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
@@ -266,7 +267,7 @@ describe('incremental snapshots', () => {
     await c.engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  it('recovers from a base image newer than its own snapshot (a shard taken over), and its next snapshot is full', async () => {
+  it('recovers from an image its storage offers when it is newer than its own snapshot (another owner of the log wrote it), and its next snapshot is full', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const a = await openCounterEngine(dir, clock, BY_ITEMS);
@@ -278,19 +279,19 @@ describe('incremental snapshots', () => {
     cpSync(dir, behind, { recursive: true });
 
     const published: Array<SnapshotImage<CounterTimer>> = [];
-    const b = await openCounterEngine(dir, clock, { ...BY_ITEMS, snapshotWritten: (_seq, image) => published.push(image()) });
+    const b = await openCounterEngine(dir, clock, { ...BY_ITEMS, openStorage: lmdbStorageWith({ snapshotWritten: (_seq, image) => published.push(image() as SnapshotImage<CounterTimer>) }) });
     await addAll(b.engine, names(50).slice(0, 5), 2);
     await addAll(b.engine, ['new']);
     await b.engine.snapshot();
     assert.deepEqual(
       published.map((image) => image.seq),
       [3],
-      'told of the snapshot, with its image',
+      'the storage is told of the snapshot, with its image',
     );
     const expected = [...b.counters.values].sort();
     await b.engine.close();
 
-    const c = await openCounterEngine(behind, clock, { ...BY_ITEMS, baseImage: published[0]! });
+    const c = await openCounterEngine(behind, clock, { ...BY_ITEMS, openStorage: lmdbStorageWith({ offeredImage: published[0]! }) });
     assert.deepEqual([...c.counters.values].sort(), expected, 'the state of the base image, not of its own older snapshot');
     await addAll(c.engine, ['later']);
     assert.equal(c.engine.lastSeq, 4, 'the log goes on after the base image');
@@ -299,13 +300,21 @@ describe('incremental snapshots', () => {
     await c.engine.close();
 
     // A base older than its own snapshot is not used.
-    const d = await openCounterEngine(behind, clock, { ...BY_ITEMS, baseImage: published[0]! });
+    const d = await openCounterEngine(behind, clock, { ...BY_ITEMS, openStorage: lmdbStorageWith({ offeredImage: published[0]! }) });
     assert.equal(d.counters.values.get('later'), 1);
     await d.engine.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(behind, { recursive: true, force: true });
   });
 });
+
+/** The LMDB store of a data directory, offering an image from outside it or told of each snapshot written. */
+function lmdbStorageWith(hooks: Pick<Storage, 'offeredImage' | 'snapshotWritten'>): (dataDir: string) => Storage {
+  return (dataDir) => {
+    const lmdb = new LmdbStorage(openStore(dataDir));
+    return { table: (name) => lmdb.table(name), close: () => lmdb.close(), ...hooks };
+  };
+}
 
 /** A store whose snapshot chunk writes can be made to fail (as a crash would end them there). */
 function failingImageStore(): { open: (dataDir: string) => Storage; failTransaction: (nth: number) => void } {

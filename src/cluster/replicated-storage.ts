@@ -4,6 +4,8 @@
 // a mirror the engine reads synchronously at start, not the record. Before the engine opens
 // a shard, `mirrorStream` makes the local log exactly the stream's messages, so a group the
 // stream never acknowledged is not replayed, and a new owner replays what the old one wrote.
+// The engine recovers from the shard's newest published snapshot when it is newer than the
+// local store's own, and each snapshot it writes is offered for publication.
 import type { Key, KeyRange, Storage, StorageTable, Written } from '../engine/storage.js';
 import { logTable } from '../engine/log.js';
 import type { ShardStream } from './shard-stream.js';
@@ -63,8 +65,11 @@ class ReplicatedLogTable implements StorageTable<number> {
   readonly maxPutsInFlight = 1;
 }
 
-/** `local` with its log table replicated through `stream`. */
-export function replicatedStorage(local: Storage, stream: ShardStream): Storage {
+/** What a shard's storage adds to the store: the shard's newest published snapshot, and a hook that publishes those written. */
+export type PublishedSnapshots = Pick<Storage, 'offeredImage' | 'snapshotWritten'>;
+
+/** `local` with its log table replicated through `stream`, offering and publishing snapshots through `published`. */
+export function replicatedStorage(local: Storage, stream: ShardStream, published: PublishedSnapshots = {}): Storage {
   return {
     table<K extends Key>(name: string): StorageTable<K> {
       const table = local.table<K>(name);
@@ -72,6 +77,7 @@ export function replicatedStorage(local: Storage, stream: ShardStream): Storage 
       return new ReplicatedLogTable(table as StorageTable<number>, stream) as unknown as StorageTable<K>;
     },
     close: () => local.close(),
+    ...published,
   };
 }
 

@@ -22,9 +22,9 @@ import type { Route } from '../http/route.js';
 import { registerOtpMail } from '../wallet/mail.js';
 import { genesisEvents, type EnvGenesis } from '../platforms.js';
 import { ShardStream } from './shard-stream.js';
-import { mirrorStream, replicatedStorage } from './replicated-storage.js';
+import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
-import type { SnapshotShelf } from './snapshot-shelf.js';
+import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
 
 /** What every shard of a node shares: the node's settings, secrets, crypto, verifiers and webhook egress. */
 export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'world' | 'storeId' | 'delivery'> {
@@ -72,23 +72,16 @@ export class Shard {
     const world = new World();
     const config: ServiceConfig = { ...node.config, dataDir };
     const report: Report = (message, fields) => node.report(`${name}: ${message}`, { ...fields, shard: name });
-    const engine = new Engine<DomainEvent, TimerMessage, World>({
-      dataDir,
-      clock: node.clock ?? systemClock,
-      machine: world,
-      snapshotEveryEntries: config.snapshotEveryEntries,
-      snapshotEveryMs: config.snapshotEveryMs,
-      report,
-      ...(node.observer === undefined ? {} : { observer: node.observer }),
-      openStorage: () => replicatedStorage(local, stream),
-      ...(base === undefined ? {} : { baseImage: base }),
-      // Published, then the stream trimmed below it; one publication at a time (the next snapshot covers a skipped one).
+    // Published, then the stream trimmed below it; one publication at a time (the next snapshot covers a skipped one).
+    const published: PublishedSnapshots = {
+      ...(base === undefined ? {} : { offeredImage: base }),
       snapshotWritten: (seq, image) => {
         if (publishing || !node.leases.holds(lease)) return;
         publishing = true;
         void (async () => {
           try {
-            if (await node.shelf.publish(name, image())) {
+            // This shard's engine wrote it: its timers carry the world's messages.
+            if (await node.shelf.publish(name, image() as ShardImage)) {
               const trimmed = await stream.trimThrough(seq);
               report(`snapshot at ${seq} published; ${trimmed} stream messages trimmed`, { event: 'cluster.snapshot.published', seq, trimmed });
             }
@@ -99,6 +92,16 @@ export class Shard {
           }
         })();
       },
+    };
+    const engine = new Engine<DomainEvent, TimerMessage, World>({
+      dataDir,
+      clock: node.clock ?? systemClock,
+      machine: world,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      snapshotEveryMs: config.snapshotEveryMs,
+      report,
+      ...(node.observer === undefined ? {} : { observer: node.observer }),
+      openStorage: () => replicatedStorage(local, stream, published),
       onFatal: (_what, err) => {
         failure ??= err;
         if (shard !== undefined) shard.#lose(err, onLost);

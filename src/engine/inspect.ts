@@ -1,4 +1,4 @@
-// Reading a store without changing it: what the log tool (scripts/wal.ts) reports of the
+// Reading a store without changing it (store-reader.ts): what the log tool (scripts/wal.ts) reports of the
 // write-ahead log and the snapshot, for people testing crash recovery and for operators.
 //
 // The store is opened read-only (lmdb's `readOnly`: LMDB's MDB_RDONLY, and lmdb-js then has no
@@ -14,26 +14,17 @@
 // Values are verified as recovery verifies them (format.ts: version and checksum;
 // log.ts: the group's shape), and replay applies entries through the engine's own recovery
 // path (Engine.rebuild), so what is reported here is what a restart would see.
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
 import { ManualClock } from './clock.js';
 import { Engine } from './engine.js';
 import { StoreCorruptError } from './format.js';
-import { decodeGroup, logTable, type LogEntry } from './log.js';
-import { LmdbStorage, type Storage, type StorageTable } from './storage.js';
-import { SnapshotStore, type SnapshotImage } from './snapshot.js';
-import { DATA_FILE, inspectStore, STORE_MAP_BYTES, StoreDamagedError } from './store.js';
-import type { DomainEvent, Effect, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
-
-/** There is no store to read in the directory. */
-export class NoStoreError extends Error {
-  constructor(dataDir: string, state: string) {
-    super(`${join(dataDir, DATA_FILE)} ${state}: there is no store to read`);
-    this.name = 'NoStoreError';
-  }
-}
+import { decodeGroup, type LogEntry } from './log.js';
+import type { SnapshotImage } from './snapshot.js';
+import { stateDigests, type StateDigests } from './state-digest.js';
+import { DATA_FILE, StoreDamagedError } from './store.js';
+import { continuityError, withStore, type StoreReader } from './store-reader.js';
+import type { DomainEvent, EngineEvent, StateMachine } from './state-machine.js';
 
 /** The state at a sequence cannot be rebuilt: the log before the snapshot was removed when it was taken. */
 export class BeforeSnapshotError extends Error {
@@ -55,119 +46,6 @@ export class PastEndError extends Error {
     super(`the store ends at sequence ${last}; there is no state at ${seq}`);
     this.name = 'PastEndError';
   }
-}
-
-/**
- * The LMDB environment of `dataDir`, read-only, after the checks of `inspectStore` (a
- * truncated data.mdb is refused with StoreDamagedError before LMDB maps it). The map size is
- * the service's, so a store the service grows while this reads stays within the map.
- */
-export function openStoreReadOnly(dataDir: string): RootDatabase {
-  const contents = inspectStore(dataDir);
-  if (contents.kind === 'missing') throw new NoStoreError(dataDir, 'does not exist');
-  if (contents.kind === 'zero-length') throw new NoStoreError(dataDir, 'is empty (0 bytes)');
-  return open({ path: dataDir, noSubdir: false, readOnly: true, mapSize: STORE_MAP_BYTES });
-}
-
-/** Runs `read` on the store of `dataDir` opened read-only, and closes it again. */
-export async function withStore<R>(dataDir: string, read: (store: StoreReader) => R): Promise<R> {
-  const storage = new LmdbStorage(openStoreReadOnly(dataDir));
-  try {
-    return read(new StoreReader(storage));
-  } finally {
-    await storage.close();
-  }
-}
-
-/** One stored log value: a commit group (format version 2), or one entry (version 1). */
-interface LogValue {
-  key: number;
-  bytes: Buffer;
-}
-
-/** What one opened store holds: its log values and its snapshot layouts. */
-export class StoreReader {
-  readonly log: StorageTable<number>;
-  readonly #storage: Storage;
-  #snapshots: SnapshotStore<unknown> | undefined;
-  /** The loaded snapshot: undefined until loaded, null when there is none. */
-  #image: SnapshotImage<unknown> | null | undefined;
-
-  constructor(storage: Storage) {
-    this.#storage = storage;
-    this.log = logTable(storage);
-  }
-
-  /** The snapshot layouts; opening them reads and verifies the manifest (StoreCorruptError when damaged). */
-  get snapshots(): SnapshotStore<unknown> {
-    this.#snapshots ??= new SnapshotStore<unknown>(this.#storage);
-    return this.#snapshots;
-  }
-
-  /** The latest complete snapshot, loaded and verified as recovery loads it (once); undefined when there is none. */
-  snapshot(): SnapshotImage<unknown> | undefined {
-    this.#image ??= this.snapshots.load() ?? null;
-    return this.#image ?? undefined;
-  }
-
-  /** The latest snapshot's sequence: from the manifest when the current layout has one, else by loading an older layout. */
-  snapshotSeq(): number | undefined {
-    return this.snapshots.manifest?.seq ?? this.snapshot()?.seq;
-  }
-
-  /** The stored log values in sequence order, undecoded. */
-  *values(): Generator<LogValue> {
-    for (const { key, value } of this.log.getRange()) yield { key, bytes: value };
-  }
-
-  /** The first sequence in the log, undefined when it is empty: a value's key is its first entry's. */
-  firstSeq(): number | undefined {
-    for (const key of this.log.getKeys({ limit: 1 })) return key;
-    return undefined;
-  }
-
-  /** The key of the last log value (the first sequence it holds), undefined when the log is empty. */
-  lastKey(): number | undefined {
-    for (const key of this.log.getKeys({ reverse: true, limit: 1 })) return key;
-    return undefined;
-  }
-
-  /** The last sequence in the log (its last value decoded and verified), undefined when it is empty. */
-  lastSeq(): number | undefined {
-    for (const { key, value } of this.log.getRange({ reverse: true, limit: 1 })) return decodeGroup(key, value).at(-1)!.seq;
-    return undefined;
-  }
-
-  /**
-   * The verified entries with sequences from `from` through `to`, in order, each following the
-   * one before (StoreCorruptError names the first that does not). `complete`: the first must
-   * be `from` and the last `to`; otherwise the range is what the log holds of it.
-   */
-  *entries<E>(from: number, to: number, complete: boolean): Generator<LogEntry<E>> {
-    // The value holding `from` may start before it: a group holds many entries.
-    let start = from;
-    for (const key of this.log.getKeys({ start: from, reverse: true, limit: 1 })) start = key;
-    let expected: number | undefined = complete ? from : undefined;
-    for (const { key, value } of this.log.getRange({ start })) {
-      if (key > to) break;
-      for (const entry of decodeGroup<E>(key, value)) {
-        if (entry.seq < from) continue;
-        if (entry.seq > to) break;
-        if (expected !== undefined && entry.seq !== expected) throw continuityError(expected, entry.seq);
-        expected = entry.seq + 1;
-        yield entry;
-      }
-    }
-    const next = expected ?? from;
-    if (complete && next <= to) throw new StoreCorruptError(`log entry ${next}`, `missing (the log ends at ${next - 1})`);
-  }
-}
-
-/** The entry after `expected - 1` is not `expected`. */
-function continuityError(expected: number, found: number): StoreCorruptError {
-  return found > expected
-    ? new StoreCorruptError(`log entry ${expected}`, `missing (the log goes on at ${found})`)
-    : new StoreCorruptError(`log entry ${found}`, `stored twice (the log had reached ${expected - 1})`);
 }
 
 /** Counts per key, in a JSON object with its keys sorted (so the same store prints the same). */
@@ -408,91 +286,6 @@ export function* selectedEntries(store: StoreReader, filter: DumpFilter): Genera
   for (const entry of store.entries<{ type?: unknown }>(filter.from, filter.to, false)) {
     if (filter.types.size === 0 || entry.events.some((event) => typeof event?.type === 'string' && filter.types.has(event.type))) yield entry;
   }
-}
-
-/** A value that JSON can carry without loss. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-
-/**
- * `value` as JSON can carry it, the one encoding of the tool's output and of state digests:
- * bytes (Buffer, Uint8Array) as {"$binary": base64}, bigints as {"$bigint": decimal},
- * non-finite numbers as {"$number": "NaN" | "Infinity" | "-Infinity"}, dates as ISO strings;
- * properties whose value is undefined are left out (as JSON.stringify does), undefined in an
- * array is null. With `sortKeys` every object's keys are in sorted order, so equal values
- * encode to equal text whatever order their properties were set in. Anything else (a Map, a
- * class instance) is refused rather than encoded lossily.
- */
-export function toJsonValue(value: unknown, sortKeys: boolean): JsonValue {
-  if (value === null || value === undefined) return null;
-  switch (typeof value) {
-    case 'boolean':
-    case 'string':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? value : { $number: String(value) };
-    case 'bigint':
-      return { $bigint: value.toString() };
-    case 'object':
-      break;
-    default:
-      throw new TypeError(`cannot encode a ${typeof value} as JSON`);
-  }
-  if (value instanceof Uint8Array) return { $binary: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map((item: unknown) => toJsonValue(item, sortKeys));
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) throw new TypeError(`cannot encode a ${value.constructor.name} as JSON`);
-  const out: { [key: string]: JsonValue } = {};
-  const keys = Object.keys(value);
-  if (sortKeys) keys.sort();
-  for (const key of keys) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item !== undefined) out[key] = toJsonValue(item, sortKeys);
-  }
-  return out;
-}
-
-/** The state a replay rebuilt: the domain's records and the engine's pending items. */
-export interface RebuiltState<T> {
-  records: ReadonlyArray<readonly [string, unknown]>;
-  timers: ReadonlyArray<Timer<T>>;
-  effects: readonly Effect[];
-  /** In insertion order. */
-  idempotency: readonly IdempotencyRecord[];
-}
-
-export interface StateDigests {
-  /** sha256 of the lines `records <hex>`, `timers <hex>`, `effects <hex>`, `idempotency <hex>`, each ending in a newline. */
-  state: string;
-  /** Per section, sha256 of its items' canonical JSON (toJsonValue with sorted keys), one line each. */
-  records: string;
-  timers: string;
-  effects: string;
-  idempotency: string;
-}
-
-function digestOfLines(items: Iterable<unknown>): string {
-  const hash = createHash('sha256');
-  for (const item of items) hash.update(JSON.stringify(toJsonValue(item, true)) + '\n');
-  return hash.digest('hex');
-}
-
-function byId<V extends { id: string }>(items: readonly V[]): V[] {
-  return [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/**
- * A digest of a state that depends on nothing but the state: records as [id, record] sorted
- * by id, timers and effects sorted by id, idempotency records in insertion order (which
- * decides which go first), each item canonically encoded (toJsonValue with sorted keys).
- */
-export function stateDigests<T>(state: RebuiltState<T>): StateDigests {
-  const records = digestOfLines([...state.records].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
-  const timers = digestOfLines(byId(state.timers));
-  const effects = digestOfLines(byId(state.effects));
-  const idempotency = digestOfLines(state.idempotency);
-  const whole = createHash('sha256').update(`records ${records}\ntimers ${timers}\neffects ${effects}\nidempotency ${idempotency}\n`).digest('hex');
-  return { state: whole, records, timers, effects, idempotency };
 }
 
 export interface ReplayReport {

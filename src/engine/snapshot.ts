@@ -21,18 +21,18 @@
 // each chunk for the rest, so a snapshot costs requests a bounded share of the time however
 // much it writes. Closing the engine lifts the pause (`hurry`).
 //
-// Stores written before keep recovering: the per-item layout (one value per item under
-// [space, id, generation] in `image`) and, before it, whole images in chunks under
-// [generation, section, chunk] in `snapshot`. The first snapshot taken after either is
-// full and removes it. Every value is versioned and checksummed (format.ts).
+// Stores written before keep recovering (snapshot-legacy.ts): the per-item layout (one
+// value per item under [space, id, generation] in `image`) and, before it, whole images in
+// chunks under [generation, section, chunk] in `snapshot`. The first snapshot taken after
+// either is full and removes it. Every value is versioned and checksummed (format.ts).
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
+import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable } from './storage.js';
-import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 
-/** Key spaces: domain records, pending timers, pending effects, idempotency records by insertion number. */
-type Space = 'r' | 't' | 'e' | 'i';
-const SPACE_NAMES: Record<Space, string> = { r: 'record', t: 'timer', e: 'effect', i: 'idempotency record' };
-const MANIFEST_KEY = 'manifest';
+export type { SnapshotImage, SnapshotStats, SnapshotWrite };
 
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
@@ -42,44 +42,6 @@ const SLICE_MS = 2;
 export const WRITER_SHARE = 0.2;
 /** Items written by incremental snapshots, as a multiple of what the base holds, after which the next one is full. */
 export const COMPACT_AFTER = 2;
-/** Keys removed per lmdb batch. */
-const REMOVE_CHUNK = 1_000;
-
-/** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
-export interface SnapshotWrite<T> {
-  seq: number;
-  at: number;
-  full: boolean;
-  /** Columns when the machine captures everything that way. */
-  records: DomainChanges | DomainColumns;
-  timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
-  effects: ReadonlyArray<readonly [string, Effect | undefined]>;
-  idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
-  /** Items pending after this snapshot, checked at load. */
-  counts: { timers: number; effects: number; idempotency: number };
-}
-
-export interface SnapshotImage<T> {
-  seq: number;
-  at: number;
-  records: DomainImage;
-  timers: Timer<T>[];
-  effects: Effect[];
-  /** In insertion order, with their insertion numbers. */
-  idempotency: Array<[number, IdempotencyRecord]>;
-  /** Loaded from an older layout: the next snapshot must write everything. */
-  legacy: boolean;
-}
-
-export interface SnapshotStats {
-  /** Items written (removals included). */
-  written: number;
-  /** Chunk values put. */
-  chunks: number;
-  bytes: number;
-  /** Values removed after the manifest switch: older generations after a full snapshot, and older layouts once. */
-  removed: number;
-}
 
 /** What the manifest of the current layout says of the latest complete snapshot. */
 export type SnapshotManifest = Readonly<Manifest>;
@@ -97,54 +59,6 @@ interface Manifest {
 
 type ChunkKey = [generation: number, chunk: number];
 type Item = [Space, string | number, unknown];
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** A layout's manifest, or undefined when it has none; one `valid` refuses is a damaged store. */
-function readManifest<M>(db: StorageTable<Key>, valid: (manifest: M) => boolean): M | undefined {
-  const bytes = db.get(MANIFEST_KEY);
-  if (bytes === undefined) return undefined;
-  const manifest = decodeStored(bytes, 'snapshot manifest') as M;
-  if (manifest === null || typeof manifest !== 'object' || !valid(manifest)) throw new StoreCorruptError('snapshot manifest', 'not a manifest');
-  return manifest;
-}
-
-/** The manifest of a layout of generations from a base (chunks, and the per-item layout). */
-function isGenerationsManifest(m: { generation?: unknown; base?: unknown; seq?: unknown; counts?: unknown }): boolean {
-  return typeof m.generation === 'number' && typeof m.base === 'number' && typeof m.seq === 'number' && m.counts !== undefined;
-}
-
-/** Refuses an image whose pending timers, effects or idempotency records are not the manifest's counts. */
-function checkCounts(where: string, image: Pick<SnapshotImage<unknown>, 'timers' | 'effects' | 'idempotency'>, counts: SnapshotWrite<unknown>['counts']): void {
-  const check = (what: string, found: number, expected: number): void => {
-    if (found !== expected) throw new StoreCorruptError(where, `${found} ${what}, manifest says ${expected}`);
-  };
-  check('timers', image.timers.length, counts.timers);
-  check('effects', image.effects.length, counts.effects);
-  check('idempotency records', image.idempotency.length, counts.idempotency);
-}
-
-/** Removes `keys` in batches of `perBatch`, in order, a batch per event-loop turn. */
-async function removeInBatches<K extends Key>(db: StorageTable<K>, keys: readonly K[], perBatch: number): Promise<number> {
-  for (let i = 0; i < keys.length; i += perBatch) {
-    const slice = keys.slice(i, i + perBatch);
-    await db.batch(() => {
-      for (const key of slice) db.remove(key);
-    });
-    await nextTurn();
-  }
-  return keys.length;
-}
-
-/** Removes a whole older layout, its manifest first (without it nothing there counts). */
-function removeLayout<K extends Key>(db: StorageTable<K | typeof MANIFEST_KEY>, perBatch: number): Promise<number> {
-  const keys: Array<K | typeof MANIFEST_KEY> = [];
-  if (db.get(MANIFEST_KEY) !== undefined) keys.push(MANIFEST_KEY);
-  for (const key of db.getKeys()) if (Array.isArray(key)) keys.push(key);
-  return removeInBatches(db, keys, perBatch);
-}
 
 export class SnapshotStore<T> {
   readonly #db: StorageTable<ChunkKey | typeof MANIFEST_KEY>;
@@ -400,154 +314,4 @@ function byKind(records: Array<readonly [string, unknown]>): Array<readonly [str
   const out: Array<readonly [string, unknown]> = [];
   for (const prefix of [...kinds.keys()].sort()) for (const record of kinds.get(prefix)!) out.push(record);
   return out;
-}
-
-// The per-item layout (before chunks): one value per item under [space, id, generation] in
-// `image`, and a manifest {generation, base, seq}; per item the highest generation in
-// [base, generation] counts. Kept to recover a store written by an older version.
-
-type ValueKey = [Space, string | number, number];
-type ImageKey = ValueKey | typeof MANIFEST_KEY;
-
-interface ItemManifest {
-  generation: number;
-  base: number;
-  seq: number;
-  at: number;
-  counts: SnapshotWrite<unknown>['counts'];
-}
-
-class ItemSnapshotStore<T> {
-  readonly #db: StorageTable<ImageKey>;
-
-  constructor(storage: Storage) {
-    this.#db = storage.table<ImageKey>('image');
-  }
-
-  #manifest(): ItemManifest | undefined {
-    return readManifest<ItemManifest>(this.#db as StorageTable<Key>, isGenerationsManifest);
-  }
-
-  load(): Omit<SnapshotImage<T>, 'legacy'> | undefined {
-    const manifest = this.#manifest();
-    if (manifest === undefined) return undefined;
-    const { generation, base } = manifest;
-    const records: Array<readonly [string, unknown]> = [];
-    const timers: Timer<T>[] = [];
-    const effects: Effect[] = [];
-    const idempotency: Array<[number, IdempotencyRecord]> = [];
-    // Keys sort by space, id, then generation: an item's versions are adjacent, oldest first.
-    let space: Space | undefined;
-    let id: string | number | undefined;
-    let value: unknown = null;
-    const emit = (): void => {
-      if (value !== null) {
-        if (space === 'r') records.push([id as string, value]);
-        else if (space === 't') timers.push(value as Timer<T>);
-        else if (space === 'e') effects.push(value as Effect);
-        else idempotency.push([id as number, value as IdempotencyRecord]);
-      }
-      value = null;
-    };
-    for (const { key, value: bytes } of this.#db.getRange()) {
-      if (!Array.isArray(key)) continue;
-      const [keySpace, keyId, keyGeneration] = key;
-      if (keySpace !== space || keyId !== id) {
-        emit();
-        space = keySpace;
-        id = keyId;
-      }
-      // Older than the base, or of an abandoned snapshot: never counts.
-      if (keyGeneration < base || keyGeneration > generation) continue;
-      value = decodeStored(bytes, `snapshot at ${manifest.seq} (generation ${keyGeneration}), ${SPACE_NAMES[keySpace]} ${keyId}`);
-    }
-    emit();
-    checkCounts(`snapshot at ${manifest.seq} (generation ${generation})`, { timers, effects, idempotency }, manifest.counts);
-    return { seq: manifest.seq, at: manifest.at, records, timers, effects, idempotency };
-  }
-
-  /** Without a manifest nothing here counts: what a first snapshot left without one goes. */
-  async removeLeftovers(): Promise<number> {
-    return this.#manifest() === undefined ? this.removeAll() : 0;
-  }
-
-  /** Removes the whole layout. */
-  removeAll(): Promise<number> {
-    return removeLayout(this.#db, REMOVE_CHUNK);
-  }
-}
-
-// The old layout (before per-item values): an image in chunks of 2,000 items per section
-// under [generation, section, chunk], and a manifest. Kept to recover a store written by an
-// older version; the first snapshot taken since writes the new layout in full and removes it.
-
-const LEGACY_SECTIONS = ['records', 'timers', 'effects', 'idempotency'] as const;
-type LegacySection = (typeof LEGACY_SECTIONS)[number];
-type LegacyKey = string | [number, LegacySection, number];
-/** Old chunks hold 2,000 items each: a few keys per batch. */
-const LEGACY_REMOVE_CHUNK = 100;
-
-interface LegacyManifest {
-  generation: number;
-  seq: number;
-  at: number;
-  sections: Record<LegacySection, { chunks: number; items: number }>;
-}
-
-class LegacySnapshotStore<T> {
-  readonly #db: StorageTable<LegacyKey>;
-
-  constructor(storage: Storage) {
-    this.#db = storage.table<LegacyKey>('snapshot');
-  }
-
-  #manifest(): LegacyManifest | undefined {
-    return readManifest<LegacyManifest>(this.#db as StorageTable<Key>, (m) => typeof m.generation === 'number' && typeof m.seq === 'number' && m.sections !== undefined);
-  }
-
-
-  load(): Omit<SnapshotImage<T>, 'legacy'> | undefined {
-    const manifest = this.#manifest();
-    if (manifest === undefined) return undefined;
-    const read = <V>(section: LegacySection): V[] => {
-      const { chunks, items } = manifest.sections[section];
-      const out: V[] = [];
-      for (let i = 0; i < chunks; i++) {
-        const where = `snapshot at ${manifest.seq} (generation ${manifest.generation}), ${section} chunk ${i}`;
-        const bytes = this.#db.get([manifest.generation, section, i]);
-        if (bytes === undefined) throw new StoreCorruptError(where, 'missing');
-        const chunk = decodeStored(bytes, where);
-        if (!Array.isArray(chunk)) throw new StoreCorruptError(where, 'not a chunk');
-        for (const item of chunk as V[]) out.push(item);
-      }
-      if (out.length !== items) {
-        throw new StoreCorruptError(`snapshot at ${manifest.seq}, ${section}`, `${out.length} items, manifest says ${items}`);
-      }
-      return out;
-    };
-    return {
-      seq: manifest.seq,
-      at: manifest.at,
-      records: read<readonly [string, unknown]>('records'),
-      timers: read<Timer<T>>('timers'),
-      effects: read<Effect>('effects'),
-      // Stored in insertion order.
-      idempotency: read<IdempotencyRecord>('idempotency').map((record, order): [number, IdempotencyRecord] => [order, record]),
-    };
-  }
-
-  /** Removes chunks of any generation but the manifest's (a snapshot a crash left behind). */
-  async removeLeftovers(): Promise<number> {
-    const current = this.#manifest()?.generation;
-    const stale: LegacyKey[] = [];
-    for (const key of this.#db.getKeys()) {
-      if (Array.isArray(key) && key[0] !== current) stale.push(key);
-    }
-    return removeInBatches(this.#db, stale, LEGACY_REMOVE_CHUNK);
-  }
-
-  /** Removes the whole old layout, once a snapshot in the new one counts. */
-  removeAll(): Promise<number> {
-    return removeLayout(this.#db, LEGACY_REMOVE_CHUNK);
-  }
 }

@@ -3,7 +3,12 @@
 // made. The service runs on LMDB (`lmdbStorage`, over `openStore` of store.ts); a
 // deterministic simulation runs the same log and snapshot code on simulated storage
 // (src/sim/storage.ts) that loses what was not durable when it "crashes".
+//
+// A storage may also keep snapshots outside its tables, where other processes over the same
+// log read and write them: it then offers the newest such image at open (recovery starts from
+// it when it is newer than the store's own) and is told of each snapshot the engine writes.
 import type { Database, Key, RootDatabase } from 'lmdb';
+import type { SnapshotImage } from './snapshot-image.js';
 
 export type { Key };
 
@@ -44,6 +49,14 @@ export interface Storage {
   table<K extends Key>(name: string): StorageTable<K>;
   /** Waits for what was written, then closes. */
   close(): Promise<void>;
+  /**
+   * A snapshot of this log kept outside the store, which may be newer than the store's own:
+   * recovery starts from it when it is, and the next snapshot written is full (the store's
+   * own increments do not build on it).
+   */
+  readonly offeredImage?: SnapshotImage<unknown>;
+  /** Told after each snapshot is written and the log trimmed through `seq`, with a reader of its image. */
+  snapshotWritten?(seq: number, image: () => SnapshotImage<unknown>): void;
 }
 
 /** lmdb's put also takes put flags in an options object (here MDB_APPEND); its typings list only versions. */

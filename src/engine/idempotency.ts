@@ -1,0 +1,66 @@
+// The idempotency records the engine keeps for the HTTP front (an Idempotency-Key's answer):
+// each is logged as a `$idempotency` event in the entry of the decision it answers, honoured
+// for IDEMPOTENCY_TTL_MS, and at most `max` are kept. Expiry and eviction are driven by entry
+// time and count, never by the clock, so a replay drops the same records the live process did.
+import { IdempotencyTable } from './idempotency-table.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { Report } from './report.js';
+import type { IdempotencyRecord } from './state-machine.js';
+
+/** How long idempotency records are honoured (CONTRACT.md: 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Idempotency records kept at most; past it the oldest go first. */
+export const IDEMPOTENCY_MAX_RECORDS = 250_000;
+
+export class IdempotencyRecords {
+  /** Insertion-ordered by time, so expiry and eviction trim from the front. */
+  readonly table = new IdempotencyTable();
+  readonly #max: number;
+  readonly #lifecycle: Lifecycle;
+  readonly #report: Report;
+  /** Evicting records before their 24 hours is reported once per process. */
+  #evictionReported = false;
+
+  constructor(max: number, lifecycle: Lifecycle, report: Report) {
+    this.#max = max;
+    this.#lifecycle = lifecycle;
+    this.#report = report;
+  }
+
+  get size(): number {
+    return this.table.size;
+  }
+
+  /** The record under `key` if it is still honoured at `now`. */
+  find(key: string, now: number): IdempotencyRecord | undefined {
+    const record = this.table.get(key);
+    if (record === undefined || record.at + IDEMPOTENCY_TTL_MS <= now) return undefined;
+    return record;
+  }
+
+  /** Applies a `$idempotency` event of an entry at `at`: the record goes last, then expired and excess ones go. */
+  apply(record: IdempotencyRecord, at: number): void {
+    this.table.delete(record.key);
+    this.table.set(record.key, record);
+    this.#trim(at);
+  }
+
+  /**
+   * Deterministic expiry and eviction: driven by entry time and count, so replay drops the
+   * same records (given the same limit).
+   */
+  #trim(at: number): void {
+    for (const [key, record] of this.table) {
+      if (record.at + IDEMPOTENCY_TTL_MS > at && this.table.size <= this.#max) break;
+      this.table.delete(key);
+      if (record.at + IDEMPOTENCY_TTL_MS > at && !this.#evictionReported && this.#lifecycle.live) {
+        this.#evictionReported = true;
+        this.#report(`idempotency records at their limit of ${this.#max}: the oldest are forgotten before 24 hours`, {
+          event: 'idempotency.evicting',
+          level: 'warn',
+          limit: this.#max,
+        });
+      }
+    }
+  }
+}

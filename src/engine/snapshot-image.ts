@@ -1,0 +1,40 @@
+// What a snapshot holds, apart from how it is stored (snapshot.ts): what the engine hands the
+// snapshot store to write, and what recovery reads back. A storage may offer an image of its
+// own (storage.ts), so these types sit below both.
+import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+
+/** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
+export interface SnapshotWrite<T> {
+  seq: number;
+  at: number;
+  full: boolean;
+  /** Columns when the machine captures everything that way. */
+  records: DomainChanges | DomainColumns;
+  timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
+  effects: ReadonlyArray<readonly [string, Effect | undefined]>;
+  idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
+  /** Items pending after this snapshot, checked at load. */
+  counts: { timers: number; effects: number; idempotency: number };
+}
+
+export interface SnapshotImage<T> {
+  seq: number;
+  at: number;
+  records: DomainImage;
+  timers: Timer<T>[];
+  effects: Effect[];
+  /** In insertion order, with their insertion numbers. */
+  idempotency: Array<[number, IdempotencyRecord]>;
+  /** Loaded from an older layout: the next snapshot must write everything. */
+  legacy: boolean;
+}
+
+export interface SnapshotStats {
+  /** Items written (removals included). */
+  written: number;
+  /** Chunk values put. */
+  chunks: number;
+  bytes: number;
+  /** Values removed after the manifest switch: older generations after a full snapshot, and older layouts once. */
+  removed: number;
+}
