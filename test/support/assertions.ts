@@ -2,6 +2,7 @@
 // list envelope, and valid request bodies that individual tests vary one field at a time.
 import assert from 'node:assert/strict';
 import type { RequestOptions, Response, TestService } from './service.js';
+import { World } from '../../actors/world.js';
 
 export type Auth = NonNullable<RequestOptions['auth']>;
 
@@ -286,22 +287,21 @@ export function clabeEndingWith(suffix: string): string {
 // --- what the engine is asked to hold --------------------------------------------------
 
 /**
- * Records the actors of every `engine.exec` while `during` runs: a decision must hold
- * every actor whose state it reads or writes.
+ * The actors each decision taken during `during` held, as the world is told when it applies
+ * the decision (the holding check's own hook, so it sees every path into the engine: exec,
+ * run, timers; once per decision, also one that waited for its actors and named them again).
  */
 export async function heldActors(svc: TestService, during: () => Promise<unknown>): Promise<string[][]> {
-  const engine = svc.service.services.engine;
-  const original = engine.exec;
+  const world = svc.service.services.world;
   const calls: string[][] = [];
-  const recording = (...args: Parameters<typeof original>) => {
-    calls.push([...args[0]]);
-    return original.apply(engine, args);
+  world.hold = (actors, checked) => {
+    if (actors !== undefined && checked === 'writes') calls.push([...actors]);
+    World.prototype.hold.call(world, actors, checked);
   };
-  engine.exec = recording as typeof original;
   try {
     await during();
   } finally {
-    engine.exec = original;
+    delete (world as Partial<Pick<World, 'hold'>>).hold;
   }
   return calls;
 }
