@@ -29,6 +29,7 @@ import {
   type EngineEvent,
   type IdempotencyRecord,
   type LastStep,
+  type Query,
   type StateMachine,
   type Timer,
 } from './state-machine.js';
@@ -545,6 +546,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
       this.#maybeSnapshot();
       return reply;
     });
+  }
+
+  /** Answers `query` once everything applied before it is durable: a read never shows what a crash could take back. */
+  read<I, R>(query: Query<S, I, R>, input: I): Promise<R> {
+    return this.settled().then(() => query(input, this.#machine, this.clock.now()));
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */

@@ -108,6 +108,12 @@ export interface Command<S, I, R, E extends DomainEvent = DomainEvent> {
   decide(input: I, state: S, at: number): Decision<E, R> | Promise<Decision<E, R> | LastStep<E, R>>;
 }
 
+/**
+ * A question to the domain: a pure function of its input, the state and the clock reading
+ * `at`, changing nothing. `Engine.read` answers it once what came before it is durable.
+ */
+export type Query<S, I, R> = (input: I, state: S, at: number) => R;
+
 /** A decision read or wrote a record of an actor it does not hold: its command names too few actors. */
 export class ActorNotHeldError extends Error {
   constructor(
