@@ -3,14 +3,14 @@
 // The commands, who pays and who is paid and what each decision holds, are in
 // actors/commands/quotes.ts; the stamp check is the wallet module's (src/wallet).
 import { Type, type Static } from '@sinclair/typebox';
-import { createQuote, executeQuote, quoteIn, type StampCheck } from '../../../actors/commands/quotes.js';
+import { createQuote, executeQuote, type StampCheck } from '../../../actors/commands/quotes.js';
+import { quote } from '../../../actors/queries/records.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, renderQuote, type Quote } from '../../../actors/quote.js';
-import { verifyWalletStamp } from '../../wallet/signed-request.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
-import { Obj, Str, StringEnum, Text, TextRecord, validator } from '../validation.js';
+import { Obj, Str, StringEnum, Text, TextRecord, validator, type Parsed } from '../validation.js';
 
 const AccountRef = Text({ minLength: 1, maxLength: 64, description: 'InternalAccount:<id> or ExternalAccount:<id>' });
 
@@ -49,9 +49,9 @@ const created = (quote: Quote): Reply => ({ status: 201, body: renderQuote(quote
 const executed = (quote: Quote): Reply => ({ status: 200, body: renderQuote(quote) });
 
 /** An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign: the request's Service-Wallet-Signature. */
-function stampCheck(ctx: RouteContext<undefined, undefined>): StampCheck {
-  const { services, env, headers } = ctx;
-  return (accountId, payload, at) => verifyWalletStamp(services, env.environment, accountId, headers.walletSignature, payload, at);
+function stampCheck(ctx: RouteContext<undefined, undefined, Parsed<typeof QuoteIdParam>>): StampCheck {
+  const { ports, env, headers } = ctx;
+  return (accountId, payload, at) => ports.verifyWalletStamp(env.environment, accountId, headers.walletSignature, payload, at);
 }
 
 export const quoteRoutes: Route[] = [
@@ -73,13 +73,10 @@ export const quoteRoutes: Route[] = [
     operationId: 'getQuote',
     summary: 'Read a quote',
     tag: 'Quotes',
+    params: QuoteIdParam,
     response: QuoteView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { quoteId } = QuoteIdParam.parse(params);
-      await services.engine.settled();
-      return { status: 200, body: renderQuote(quoteIn(services.world, env.id, quoteId)) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderQuote(await read(quote, { envId: env.id, quoteId: params.quoteId })) }),
   }),
   route({
     method: 'POST',
@@ -87,14 +84,12 @@ export const quoteRoutes: Route[] = [
     operationId: 'executeQuote',
     summary: 'Execute a quote: moves the money and creates its transaction (an EMBEDDED_WALLET source needs Service-Wallet-Signature over its payloadToSign)',
     tag: 'Quotes',
+    params: QuoteIdParam,
     response: QuoteView,
     status: 200,
     idempotent: true,
     walletStamp: 'stamp',
-    handle: (ctx) => {
-      const { quoteId } = QuoteIdParam.parse(ctx.params);
-      return ctx.run(executeQuote, { env: ctx.env, quoteId, checkStamp: stampCheck(ctx) }, executed);
-    },
+    handle: (ctx) => ctx.run(executeQuote, { env: ctx.env, quoteId: ctx.params.quoteId, checkStamp: stampCheck(ctx) }, executed),
   }),
 ];
 
