@@ -8,6 +8,7 @@
 // account of the currency, and reported COMPLETED by a second INCOMING_PAYMENT. The
 // transaction belongs to that internal account; its actor decides each step.
 import { newId } from '../src/engine/ids.js';
+import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError } from './errors.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
@@ -39,7 +40,7 @@ export type IncomingOutcome = { kind: 'APPROVE' } | { kind: 'REJECT' } | { kind:
 /** What the platform's answer to the approval webhook means; AWAIT: it will call approve or reject. */
 export type ApprovalAnswer = IncomingOutcome | { kind: 'AWAIT' };
 
-export function approvalAnswer(statusCode: number): ApprovalAnswer {
+function approvalAnswer(statusCode: number): ApprovalAnswer {
   switch (statusCode) {
     case 200:
       return { kind: 'APPROVE' };
@@ -50,6 +51,25 @@ export function approvalAnswer(statusCode: number): ApprovalAnswer {
     default:
       return { kind: 'FAIL', reason: 'PAYMENT_APPROVAL_WEBHOOK_ERROR' };
   }
+}
+
+/**
+ * What the answer to a pending payment's approval webhook decides, in the entry that logs
+ * the answer: approve, reject or fail it, or (202) give the platform APPROVAL_WINDOW_MS to
+ * call approve or reject, after which its timer fails it. A payment settled meanwhile
+ * (approve raced the answer) is left as it is.
+ */
+export function decideApprovalAnswer(
+  tx: Transaction | undefined,
+  account: InternalAccount | undefined,
+  statusCode: number,
+  at: number,
+): Array<PaymentRecorded | EngineEvent<ApprovalTimer>> {
+  if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
+  const answer = approvalAnswer(statusCode);
+  if (answer.kind !== 'AWAIT') return decideSettleIncoming(tx, account, answer, at);
+  const message: ApprovalTimer = { type: 'incoming.approval-timeout', transactionId: tx.id };
+  return [setTimer(at + APPROVAL_WINDOW_MS, [tx.accountId], message, at, approvalTimerKey(tx.id))];
 }
 
 /**

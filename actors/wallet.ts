@@ -204,9 +204,17 @@ export function challengeRetryAfter(credential: Credential, at: number): number 
   return wait > 0 ? Math.ceil(wait / 1000) : undefined;
 }
 
+/**
+ * A session signs until its expiresAt, whether or not its expiry timer has fired yet: the
+ * one rule for what may stamp, what counts against MAX_ACTIVE_SESSIONS and what is listed.
+ */
+export function isSessionLive(session: WalletSession, at: number): boolean {
+  return session.expiresAt > at;
+}
+
 /** Seconds until a new session fits (the oldest live one expires), or undefined when it fits now. */
 export function sessionRetryAfter(wallet: Wallet, at: number): number | undefined {
-  const live = wallet.sessions.filter((s) => s.expiresAt > at);
+  const live = wallet.sessions.filter((s) => isSessionLive(s, at));
   if (live.length < MAX_ACTIVE_SESSIONS) return undefined;
   const soonest = Math.min(...live.map((s) => s.expiresAt));
   return Math.max(1, Math.ceil((soonest - at) / 1000));
@@ -214,7 +222,7 @@ export function sessionRetryAfter(wallet: Wallet, at: number): number | undefine
 
 /** Adds a session, dropping sessions already past expiry whose timer has not fired yet. */
 export function withSession(wallet: Wallet, session: WalletSession, at: number): Wallet {
-  const expired = wallet.sessions.filter((s) => s.expiresAt <= at);
+  const expired = wallet.sessions.filter((s) => !isSessionLive(s, at));
   const ended = endSessions(wallet, expired, 'expired', at);
   return { ...ended, sessions: [...ended.sessions, session] };
 }
@@ -236,7 +244,7 @@ function endSessions(wallet: Wallet, sessions: readonly WalletSession[], why: En
  * is already a live session's.
  */
 export function assertKeyUnbound(wallet: Wallet, publicKey: string, at: number, field: string): void {
-  const bound = wallet.sessions.find((s) => s.publicKey === publicKey && s.expiresAt > at);
+  const bound = wallet.sessions.find((s) => s.publicKey === publicKey && isSessionLive(s, at));
   if (bound !== undefined) throw invalidField(field, `the key is already that of live session ${bound.id}; use a fresh key for each verification`);
 }
 
@@ -320,7 +328,7 @@ export function markUsed(wallet: Wallet, requestId: string): Wallet {
  */
 export function sessionForKey(wallet: Wallet, publicKey: string, at: number): WalletSession {
   const session = wallet.sessions.find((s) => s.publicKey === publicKey);
-  if (session !== undefined && session.expiresAt > at) return session;
+  if (session !== undefined && isSessionLive(session, at)) return session;
   if (session !== undefined) throw unauthorized('Session expired');
   // Newest last: a key is one session's, but read from the end to be sure of the latest outcome.
   const ended = [...wallet.ended].reverse().find((s) => s.publicKey === publicKey);
@@ -333,7 +341,7 @@ export function sessionForKey(wallet: Wallet, publicKey: string, at: number): Wa
 export function decideTimer(wallet: Wallet | undefined, message: WalletTimerMessage, at: number): WalletEvent[] {
   if (wallet === undefined) return [];
   if (message.type === 'wallet.session.expire') {
-    const due = wallet.sessions.filter((s) => s.id === message.sessionId && s.expiresAt <= at);
+    const due = wallet.sessions.filter((s) => s.id === message.sessionId && !isSessionLive(s, at));
     return due.length === 0 ? [] : [changed(endSessions(wallet, due, 'expired', at), at)];
   }
   if (!wallet.requests.some((r) => r.id === message.requestId && r.expiresAt <= at)) return [];

@@ -13,7 +13,7 @@ import { decidePayoutOutcome } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
-import type { Command } from '../src/engine/state-machine.js';
+import type { Command, Query } from '../src/engine/state-machine.js';
 import type { MoneyEvent } from './payment-recorded.js';
 import { Transactions, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
@@ -33,6 +33,9 @@ export type DomainEvent =
 
 /** An operation of this domain (actors/commands/): the Command of the engine contract over World. */
 export type DomainCommand<I, R, F = undefined> = Command<World, I, R, DomainEvent, F>;
+
+/** A read of this domain (actors/queries/): the Query of the engine contract over World. */
+export type DomainQuery<I, R> = Query<World, I, R>;
 
 /** Messages that durable timers deliver. */
 export type TimerMessage = PaymentTimer | ApprovalTimer | WalletTimerMessage;

@@ -9,6 +9,7 @@ import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor, type CounterEvent, type Counters, type OpenedCounters } from './support/counter-machine.js';
 import { quiesce } from './support/quiesce.js';
 import { setTimer, type Command } from '../src/engine/state-machine.js';
+import { storeWithLogPuts, type Written } from './support/log-store.js';
 
 async function openEngine(dataDir: string, clock: ManualClock, snapshotEveryEntries = 1_000_000): Promise<OpenedCounters> {
   return openCounterEngine(dataDir, clock, { snapshotEveryEntries });
@@ -27,6 +28,33 @@ describe('engine', () => {
     assert.equal(b.counters.values.get('c1'), 5);
     assert.equal(b.engine.lastSeq, 1);
     await b.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a query only once the entries before it are durable, and with their state', async () => {
+    const dir = tempDir();
+    let holding = true;
+    const held: Array<() => void> = [];
+    // While `holding`, a log put's commit and fsync wait for the test to let them go.
+    const openStorage = storeWithLogPuts((written) => {
+      if (!holding) return written;
+      const gate = new Promise<void>((resolve) => held.push(resolve));
+      const gated: Written = gate.then(() => written);
+      gated.flushed = gate.then(() => written.flushed ?? written);
+      return gated;
+    });
+    const { engine, counters } = await openCounterEngine(dir, new ManualClock(), { openStorage });
+    const written = engine.exec(['c1'], () => ({ events: [add('c1', 5)], reply: () => undefined }));
+    let answer: number | undefined;
+    const read = engine.read((id: string) => counters.values.get(id), 'c1').then((value) => (answer = value));
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(held.length > 0, 'the entry is written and its commit held');
+    assert.equal(answer, undefined, 'no answer while the entry before the query is not durable');
+    holding = false;
+    for (const release of held.splice(0)) release();
+    await Promise.all([written, read]);
+    assert.equal(answer, 5);
+    await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

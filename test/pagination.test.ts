@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { paginate, paginateAll } from '../src/http/pagination.js';
+import { paginate, paginateAll } from '../actors/page.js';
 
 /** Sorted, distinct ids of a few digits, so a cursor often falls between two of them. */
 const sortedIds = fc.uniqueArray(fc.integer({ min: 0, max: 999 }), { maxLength: 60 }).map((ns) => ns.sort((a, b) => a - b).map(idOf));

@@ -418,6 +418,21 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
   });
 
+  it('a session past expiresAt is listed no more, before its expiry timer has run', async () => {
+    const { accountId, session } = await walletWithSession();
+    const expiresAt = Date.parse((await sessions(accountId)).find((s) => s.id === session.id).expiresAt);
+    const onWallet = (): boolean => svc.service.services.world.wallets.ofAccount(accountId)!.sessions.some((s) => s.id === session.id);
+    clock.hold();
+    try {
+      clock.advance(expiresAt - clock.now());
+      await svc.service.services.engine.settled();
+      assert.ok(clock.heldCount > 0 && onWallet(), 'the expiry timer fell due and is held: the session is still on the wallet');
+      assert.deepEqual((await sessions(accountId)).map((s) => s.id), []);
+    } finally {
+      clock.release();
+    }
+  });
+
   it('export: 202 binds clientPublicKey; 200 bundle opens with hpkeDecrypt to a BIP-39 mnemonic, the same each time', async () => {
     const { accountId, session } = await walletWithSession();
     const client = newKeyPairHex();

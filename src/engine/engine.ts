@@ -30,7 +30,7 @@ import { IDEMPOTENCY_MAX_RECORDS, IdempotencyRecords } from './idempotency.js';
 import { recover, type RecoveryProgress, type RecoveryReport } from './recovery.js';
 import { MAX_PENDING_EFFECTS, Scheduler } from './scheduling.js';
 import { SnapshotPolicy } from './snapshot-policy.js';
-import type { Command, Decide, Decision, DomainEvent, Effect, EngineEvent, IdempotencyRecord, StateMachine, Timer } from './state-machine.js';
+import type { Command, Decide, Decision, DomainEvent, Effect, EngineEvent, IdempotencyRecord, Query, StateMachine, Timer } from './state-machine.js';
 
 export { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, StoreCorruptError };
 export type { EffectRunner, RecoveryProgress, RecoveryReport };
@@ -288,6 +288,11 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
    */
   run<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, render: (result: R) => V, extra?: ExtraEvents<V>): Promise<V> {
     return this.#executor.run(command, input, render, extra);
+  }
+
+  /** Answers `query` once everything applied before it is durable: a read never shows what a crash could take back. */
+  read<I, R>(query: Query<S, I, R>, input: I): Promise<R> {
+    return this.settled().then(() => query(input, this.#machine, this.clock.now()));
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */

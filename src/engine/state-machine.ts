@@ -129,6 +129,12 @@ export function preparedFact<T>(fact: T | undefined, command: string): T {
   return fact;
 }
 
+/**
+ * A question to the domain: a pure function of its input, the state and the clock reading
+ * `at`, changing nothing. `Engine.read` answers it once what came before it is durable.
+ */
+export type Query<S, I, R> = (input: I, state: S, at: number) => R;
+
 /** A decision read or wrote a record of an actor it does not hold: its command names too few actors. */
 export class ActorNotHeldError extends Error {
   constructor(

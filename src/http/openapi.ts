@@ -155,9 +155,18 @@ function headerParameters(r: Route): Json[] {
   return headers;
 }
 
+/** The path's `{name}` parameters, each with the schema the route reads it with: a path and its params schema that name different parameters fail the document. */
+function pathParameters(r: Route, components: SchemaComponents): Json[] {
+  const schemas = (r.params?.schema.properties ?? {}) as Record<string, TSchema>;
+  const names = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const unread = names.filter((name) => schemas[name] === undefined);
+  const absent = Object.keys(schemas).filter((name) => !names.includes(name));
+  if (unread.length > 0 || absent.length > 0) throw new Error(`${r.method} ${r.path}: the params schema must name exactly the path's parameters (${names.join(', ')})`);
+  return names.map((name) => ({ name, in: 'path', required: true, schema: components.publish(schemas[name]!) }));
+}
+
 function operationOf(r: Route, components: SchemaComponents, error: unknown): Json {
-  const parameters: unknown[] = [];
-  for (const m of r.path.matchAll(/\{(\w+)\}/g)) parameters.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+  const parameters: unknown[] = pathParameters(r, components);
   const queryProps = (r.query?.schema.properties ?? {}) as Record<string, TSchema>;
   const required = new Set<string>((r.query?.schema.required as string[] | undefined) ?? []);
   for (const [name, schema] of Object.entries(queryProps)) parameters.push({ name, in: 'query', required: required.has(name), schema: components.publish(schema) });

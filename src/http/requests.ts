@@ -12,7 +12,9 @@ import { Authenticator } from './platform-auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
 import { CursorCodec } from './pagination.js';
-import type { Reply, Route, RouteContext, RequestHeaders } from './route.js';
+import type { Reply, Route, RouteContext, RoutePorts, RequestHeaders } from './route.js';
+import { toHex } from '../crypto/bytes.js';
+import { ServiceWalletPorts } from '../wallet/ports.js';
 import { Router } from './router.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError, invalidField } from '../../actors/errors.js';
@@ -57,6 +59,7 @@ export interface RequestDispatcher {
  */
 export class ApiRequests implements RequestDispatcher {
   readonly #services: Services;
+  readonly #ports: RoutePorts;
   readonly #router: Router;
   readonly #auth: Authenticator;
   readonly #idempotency: IdempotencyKeys;
@@ -64,6 +67,7 @@ export class ApiRequests implements RequestDispatcher {
 
   constructor(services: Services, routes: readonly Route[]) {
     this.#services = services;
+    this.#ports = routePorts(services);
     this.#router = new Router(routes);
     this.#auth = new Authenticator(services.world.envs);
     this.#idempotency = new IdempotencyKeys(services);
@@ -82,8 +86,26 @@ export class ApiRequests implements RequestDispatcher {
 
   /** The answer to a prepared request with its body. */
   handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
-    return handle(this.#services, this.#idempotency, this.#cursors, prepared, incoming, raw, requestId);
+    return handle({ services: this.#services, ports: this.#ports, idempotency: this.#idempotency, cursors: this.#cursors }, prepared, incoming, raw, requestId);
   }
+}
+
+/** The ports a route reaches (route.ts says why each is one), over the services. */
+function routePorts(services: Services): RoutePorts {
+  return {
+    signerPublicKey: toHex(services.walletSigner.publicKey),
+    outboundTargets: services.outboundTargets,
+    webhooks: services.webhooks,
+    wallet: new ServiceWalletPorts(services),
+  };
+}
+
+/** What answering a request uses, made once with its ApiRequests. */
+interface Answering {
+  services: Services;
+  ports: RoutePorts;
+  idempotency: IdempotencyKeys;
+  cursors: CursorCodec;
 }
 
 export interface Prepared {
@@ -139,15 +161,7 @@ function isJson(contentType: string): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
-async function handle(
-  services: Services,
-  idempotency: IdempotencyKeys,
-  cursors: CursorCodec,
-  prepared: Prepared,
-  incoming: Incoming,
-  raw: Buffer | undefined,
-  requestId: string,
-): Promise<Answer> {
+async function handle({ services, ports, idempotency, cursors }: Answering, prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
   const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
@@ -159,22 +173,26 @@ async function handle(
   const list = pagedList(env.id, route, params, parsedQuery);
   const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
 
-  const base: Omit<RouteContext<unknown, unknown>, 'run'> = { env, params, query, body, headers: incoming.headers, services };
+  const { engine } = services;
+  // The path parameters are read as the handler is called, after the idempotency checks, as they always were.
+  const invoke = (run: RouteContext<unknown, unknown>['run']): Promise<Reply> =>
+    route.handle({
+      env,
+      params: route.params === undefined ? params : route.params.parse(params),
+      query,
+      body,
+      headers: incoming.headers,
+      ports,
+      run,
+      read: (question, input) => engine.read(question, input),
+    });
   if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
-    const outcome = await idempotency.run(scoped, hash, (remember) =>
-      route.handle({
-        ...base,
-        run: (command, input, render) => services.engine.run(command, input, render, remember),
-      }),
-    );
+    const outcome = await idempotency.run(scoped, hash, (remember) => invoke((command, input, render) => engine.run(command, input, render, remember)));
     if (outcome.replayed) return { status: outcome.status, body: withRequestId(outcome.status, outcome.body, requestId), headers: [['Idempotent-Replayed', 'true']] };
     return serialise(outcome.reply, requestId);
   }
-  const reply = await route.handle({
-    ...base,
-    run: (command, input, render) => services.engine.run(command, input, render),
-  });
+  const reply = await invoke((command, input, render) => engine.run(command, input, render));
   return serialise(list === undefined ? reply : sealNextCursor(cursors, list, reply), requestId);
 }
 

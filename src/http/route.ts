@@ -1,9 +1,13 @@
-// What a route is: method, path, schemas, and a handler that decides through the engine.
-// The same definition drives dispatch, validation and the OpenAPI document.
+// What a route is: method, path, schemas, and a handler that parses the request, runs a
+// command or reads a query of actors/, and renders the reply. The same definition drives
+// dispatch, validation and the OpenAPI document. A handler reaches nothing else of the
+// service but the few ports of RoutePorts, each for what the domain cannot answer.
 import type { TSchema } from '@sinclair/typebox';
-import type { DomainCommand } from '../../actors/world.js';
+import type { DomainCommand, DomainQuery } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
-import type { Services } from '../services.js';
+import type { WalletPorts } from '../../actors/commands/wallet.js';
+import type { TargetPolicy } from '../outbound/target-policy.js';
+import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -19,18 +23,41 @@ export interface RequestHeaders {
   walletSignature?: string;
 }
 
-export interface RouteContext<B, Q> {
+/** A route's path parameters as matched, before its `params` schema (if any) has read them. */
+export type PathParams = Readonly<Record<string, string>>;
+
+/**
+ * What a route reaches besides commands and queries: each is outside the world, or slower
+ * than a decision may wait for (decisions hold their actors while they decide).
+ */
+export interface RoutePorts {
+  /** The service signer's public key (hex), which the configuration publishes: a key the service keeps, not a record. */
+  signerPublicKey: string;
+  /** Where a URL a client gives may lead: a DNS lookup, checked before the command (PATCH /config) or the send (POST /webhooks/test). */
+  outboundTargets: Pick<TargetPolicy, 'check'>;
+  /**
+   * The delivery worker: the endpoint's state as its tries left it (in memory, not logged),
+   * a signed test send (outside the outbox), and a look at the queue once a new endpoint is set.
+   */
+  webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick'>;
+  /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
+  wallet: WalletPorts;
+}
+
+export interface RouteContext<B, Q, P = PathParams> {
   env: PlatformEnv;
-  params: Readonly<Record<string, string>>;
+  params: P;
   query: Q;
   body: B;
   headers: RequestHeaders;
-  services: Services;
+  ports: RoutePorts;
   /** Runs a command from actors/ on the engine, its result rendered as the reply (on idempotent routes remembered with it). */
   run<I, R, F>(command: DomainCommand<I, R, F>, input: I, render: (result: R) => Reply): Promise<Reply>;
+  /** Answers a query of actors/ once what came before it is durable. */
+  read<I, R>(query: DomainQuery<I, R>, input: I): Promise<R>;
 }
 
-export interface Route<B = unknown, Q = unknown> {
+export interface Route<B = unknown, Q = unknown, P = PathParams> {
   method: Method;
   /** Relative to the version segment, with `{name}` parameters. */
   path: string;
@@ -44,6 +71,8 @@ export interface Route<B = unknown, Q = unknown> {
   tag: string;
   body?: Validator<B>;
   query?: Validator<Q>;
+  /** Reads the path's `{name}` parameters; published as the path parameters' schemas. */
+  params?: Validator<P>;
   /** The success body's schema, for the OpenAPI document. */
   response?: TSchema;
   status: number;
@@ -58,10 +87,10 @@ export interface Route<B = unknown, Q = unknown> {
    * same request again with Request-Id and the stamp. Published as header parameters.
    */
   walletStamp?: 'stamp' | 'signed retry';
-  handle(ctx: RouteContext<B, Q>): Promise<Reply>;
+  handle(ctx: RouteContext<B, Q, P>): Promise<Reply>;
 }
 
-/** Keeps each route's body and query types while collecting routes in one list. */
-export function route<B = undefined, Q = undefined>(definition: Route<B, Q>): Route {
+/** Keeps each route's body, query and path parameter types while collecting routes in one list. */
+export function route<B = undefined, Q = undefined, P = PathParams>(definition: Route<B, Q, P>): Route {
   return definition as unknown as Route;
 }

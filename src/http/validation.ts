@@ -88,6 +88,9 @@ export interface Validator<T> {
   parse(value: unknown): T;
 }
 
+/** The type a validator's `parse` gives. */
+export type Parsed<V> = V extends Validator<infer T> ? T : never;
+
 export function validator<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Validator<Static<S>> {
   const check: TypeCheck<S> = TypeCompiler.Compile(schema);
   return {

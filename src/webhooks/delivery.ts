@@ -40,8 +40,8 @@ import {
   type WebhookEvent,
 } from '../../actors/webhook-event.js';
 import type { DomainEvent, TimerMessage, World } from '../../actors/world.js';
-import { APPROVAL_WINDOW_MS, approvalAnswer, approvalTimerKey, decideSettleIncoming } from '../../actors/incoming.js';
-import { setTimer, type EngineEvent } from '../engine/state-machine.js';
+import { decideApprovalAnswer } from '../../actors/incoming.js';
+import type { EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
 import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
@@ -329,7 +329,10 @@ export class WebhookDelivery {
       await engine.exec(actors, (decidedAt) => {
         const recorded = decideAttempt(world.webhookEvents.get(head.id), world.webhookEndpoints.get(envId), endpoint, attempt);
         const events: Array<DomainEvent | EngineEvent<unknown>> = recorded === undefined ? [] : [recorded];
-        if (recorded !== undefined && approvalOf !== undefined) events.push(...this.#approval(approvalOf, attempt.statusCode, decidedAt));
+        if (recorded !== undefined && approvalOf !== undefined) {
+          const tx = world.transactions.get(approvalOf);
+          events.push(...decideApprovalAnswer(tx, tx === undefined ? undefined : world.internalAccounts.get(tx.accountId), attempt.statusCode, decidedAt));
+        }
         return { events, reply: () => undefined };
       });
     } catch (err) {
@@ -378,24 +381,6 @@ export class WebhookDelivery {
       this.#trimming = false;
       this.#toTrim.clear();
     }
-  }
-
-  /**
-   * What the answer to a pending payment's approval webhook does: approve, reject or fail
-   * it, or (202) give the platform APPROVAL_WINDOW_MS to call approve or reject. A payment
-   * settled meanwhile (approve raced the answer) is left as it is.
-   */
-  #approval(transactionId: string, statusCode: number, at: number): Array<DomainEvent | EngineEvent<unknown>> {
-    const { world } = this.#deps;
-    const tx = world.transactions.get(transactionId);
-    const account = tx === undefined ? undefined : world.internalAccounts.get(tx.accountId);
-    if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
-    const answer = approvalAnswer(statusCode);
-    if (answer.kind === 'AWAIT') {
-      const message: TimerMessage = { type: 'incoming.approval-timeout', transactionId };
-      return [setTimer(at + APPROVAL_WINDOW_MS, [tx.accountId], message, at, approvalTimerKey(transactionId))];
-    }
-    return decideSettleIncoming(tx, account, answer, at);
   }
 
   /**

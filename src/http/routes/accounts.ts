@@ -2,32 +2,25 @@
 // and for the platform, and sandbox funding.
 import { Type, type Static } from '@sinclair/typebox';
 import { renderExternalAccount, type ExternalAccount } from '../../../actors/external-account.js';
-import {
-  INTERNAL_ACCOUNT_TYPES,
-  MAX_FUND_AMOUNT,
-  renderInternalAccount,
-  type AccountSummary,
-  type InternalAccount,
-} from '../../../actors/internal-account.js';
+import { INTERNAL_ACCOUNT_TYPES, MAX_FUND_AMOUNT, renderInternalAccount, type InternalAccount } from '../../../actors/internal-account.js';
 import { CRYPTO_NETWORKS } from '../../../actors/identifiers.js';
-import type { PlatformEnv } from '../../../actors/platform.js';
+import { createExternalAccount, deleteExternalAccount, fundSandboxAccount, type ExternalAccountScope } from '../../../actors/commands/accounts.js';
 import {
-  createExternalAccount,
-  deleteExternalAccount,
-  externalAccountIn,
-  fundSandboxAccount,
-  internalAccountIn,
-  type ExternalAccountScope,
-} from '../../../actors/commands/accounts.js';
-import { customerIn } from '../../../actors/commands/customers.js';
-import type { Services } from '../../services.js';
+  externalAccount,
+  externalAccountPage,
+  internalAccount,
+  internalAccountPage,
+  type ExternalAccountFilter,
+  type InternalAccountFilter,
+} from '../../../actors/queries/accounts.js';
+import type { Page, PageRequest } from '../../../actors/page.js';
 import { invalidInput } from '../../../actors/errors.js';
-import { paginate, PageQuery } from '../pagination.js';
+import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AccountInfoSchema, checkAccountInfo } from '../schemas/account-info.js';
 import { componentRef } from '../schemas/named.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
-import { checkKnownCurrency, Obj, StringEnum, Text, validator } from '../validation.js';
+import { checkKnownCurrency, Obj, StringEnum, Text, validator, type Parsed } from '../validation.js';
 
 const AccountType = StringEnum(INTERNAL_ACCOUNT_TYPES);
 /**
@@ -73,31 +66,15 @@ const Fund = Obj({ amount: Type.Integer({ minimum: 1, maximum: MAX_FUND_AMOUNT }
 const AccountIdParam = validator(Obj({ accountId: IdOf('InternalAccount') }));
 const IdParam = validator(Obj({ id: IdOf('InternalAccount') }));
 const ExternalIdParam = validator(Obj({ id: IdOf('ExternalAccount') }));
+type IdParams = Parsed<typeof ExternalIdParam>;
 
-interface InternalFilter {
-  owner: 'any' | 'customers' | 'platform';
-  customerId?: string;
-  currency?: string;
-  type?: string;
+/** A page of records as the API shows it. */
+function pageReply<R, V>(page: Page<R>, render: (record: R) => V): Reply {
+  return { status: 200, body: { ...page, data: page.data.map(render) } };
 }
 
-async function listInternal(services: Services, env: PlatformEnv, filter: InternalFilter, page: { limit?: number; cursor?: string }): Promise<Reply> {
-  await services.engine.settled();
-  if (filter.customerId !== undefined) customerIn(services.world, env.id, filter.customerId);
-  const accounts = services.world.internalAccounts;
-  const matches = (a: AccountSummary): boolean =>
-    !(filter.owner === 'customers' && a.customerId === '') &&
-    !(filter.owner === 'platform' && a.customerId !== '') &&
-    (filter.currency === undefined || a.currency === filter.currency) &&
-    (filter.type === undefined || a.type === filter.type);
-  // Filtered on summaries; only the page's accounts are built in full (a customer's
-  // provisioned accounts are derived from it, see InternalAccounts).
-  const render = (id: string): ReturnType<typeof renderInternalAccount> => renderInternalAccount(accounts.get(id)!);
-  const body =
-    filter.customerId !== undefined
-      ? paginate(accounts.idsOwnedBy(filter.customerId), page, (id) => (matches(accounts.summary(id)!) ? id : undefined), render)
-      : paginate(accounts.idsIn(env.id), page, (id, summary) => (matches(summary) ? id : undefined), render);
-  return { status: 200, body };
+async function listInternal(ctx: RouteContext<undefined, PageRequest>, filter: InternalAccountFilter): Promise<Reply> {
+  return pageReply(await ctx.read(internalAccountPage, { envId: ctx.env.id, filter, page: ctx.query }), renderInternalAccount);
 }
 
 const createdExternal = (account: ExternalAccount): Reply => ({ status: 201, body: renderExternalAccount(account) });
@@ -115,32 +92,16 @@ function createExternal(
   return ctx.run(createExternalAccount, { envId: env.id, environment: env.environment, account }, createdExternal);
 }
 
-async function listExternal(services: Services, env: PlatformEnv, filter: { platformOnly: boolean; customerId?: string; currency?: string }, page: { limit?: number; cursor?: string }): Promise<Reply> {
-  await services.engine.settled();
-  if (filter.customerId !== undefined) customerIn(services.world, env.id, filter.customerId);
-  const body = paginate(
-    services.world.externalAccounts.idsIn(env.id, filter.customerId),
-    page,
-    (id) => {
-      const a = services.world.externalAccounts.get(id)!;
-      if (filter.platformOnly && a.customerId !== null) return undefined;
-      if (filter.currency !== undefined && a.currency !== filter.currency) return undefined;
-      return a;
-    },
-    renderExternalAccount,
-  );
-  return { status: 200, body };
+async function listExternal(ctx: RouteContext<undefined, PageRequest>, filter: ExternalAccountFilter): Promise<Reply> {
+  return pageReply(await ctx.read(externalAccountPage, { envId: ctx.env.id, filter, page: ctx.query }), renderExternalAccount);
 }
 
-async function readExternal(ctx: RouteContext<unknown, unknown>, scope: ExternalAccountScope): Promise<Reply> {
-  const { id } = ExternalIdParam.parse(ctx.params);
-  await ctx.services.engine.settled();
-  return { status: 200, body: renderExternalAccount(externalAccountIn(ctx.services.world, ctx.env.id, id, scope, 'id')) };
+async function readExternal(ctx: RouteContext<undefined, undefined, IdParams>, scope: ExternalAccountScope): Promise<Reply> {
+  return { status: 200, body: renderExternalAccount(await ctx.read(externalAccount, { envId: ctx.env.id, accountId: ctx.params.id, scope })) };
 }
 
-function deleteExternal(ctx: RouteContext<unknown, unknown>, scope: ExternalAccountScope): Promise<Reply> {
-  const { id } = ExternalIdParam.parse(ctx.params);
-  return ctx.run(deleteExternalAccount, { envId: ctx.env.id, accountId: id, scope }, () => ({ status: 204, body: undefined }));
+function deleteExternal(ctx: RouteContext<undefined, undefined, IdParams>, scope: ExternalAccountScope): Promise<Reply> {
+  return ctx.run(deleteExternalAccount, { envId: ctx.env.id, accountId: ctx.params.id, scope }, () => ({ status: 204, body: undefined }));
 }
 
 /**
@@ -160,6 +121,7 @@ function externalAccountByIdRoutes(
       operationId: operationIds.get,
       summary: `Read ${whose}; a deleted one is 404`,
       tag: 'External accounts',
+      params: ExternalIdParam,
       response: ExternalAccountView,
       status: 200,
       handle: (ctx) => readExternal(ctx, scope),
@@ -170,6 +132,7 @@ function externalAccountByIdRoutes(
       operationId: operationIds.delete,
       summary: `Delete ${whose}: gone from reads and lists, refused as a payment's destination; payouts under way finish`,
       tag: 'External accounts',
+      params: ExternalIdParam,
       status: 204,
       idempotent: true,
       handle: (ctx) => deleteExternal(ctx, scope),
@@ -187,7 +150,7 @@ export const accountRoutes: Route[] = [
     query: validator(ListInternal, { coerce: true }),
     response: ListOf(InternalAccountView),
     status: 200,
-    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'any', ...query }, query),
+    handle: (ctx) => listInternal(ctx, { owner: 'any', ...ctx.query }),
   }),
   route({
     method: 'GET',
@@ -195,13 +158,10 @@ export const accountRoutes: Route[] = [
     operationId: 'getInternalAccount',
     summary: 'Read an internal account',
     tag: 'Internal accounts',
+    params: IdParam,
     response: InternalAccountView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { id } = IdParam.parse(params);
-      await services.engine.settled();
-      return { status: 200, body: renderInternalAccount(internalAccountIn(services.world, env.id, id, 'id')) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderInternalAccount(await read(internalAccount, { envId: env.id, accountId: params.id })) }),
   }),
   route<undefined, Static<typeof ListCustomerInternal>>({
     method: 'GET',
@@ -212,7 +172,7 @@ export const accountRoutes: Route[] = [
     query: validator(ListCustomerInternal, { coerce: true }),
     response: ListOf(InternalAccountView),
     status: 200,
-    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'customers', ...query }, query),
+    handle: (ctx) => listInternal(ctx, { owner: 'customers', ...ctx.query }),
   }),
   route<undefined, Static<typeof ListPlatformInternal>>({
     method: 'GET',
@@ -223,7 +183,7 @@ export const accountRoutes: Route[] = [
     query: validator(ListPlatformInternal, { coerce: true }),
     response: ListOf(InternalAccountView),
     status: 200,
-    handle: ({ services, env, query }) => listInternal(services, env, { owner: 'platform', ...query }, query),
+    handle: (ctx) => listInternal(ctx, { owner: 'platform', ...ctx.query }),
   }),
   route<Static<typeof CreateExternal>>({
     method: 'POST',
@@ -246,7 +206,7 @@ export const accountRoutes: Route[] = [
     query: validator(ListExternal, { coerce: true }),
     response: ListOf(ExternalAccountView),
     status: 200,
-    handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: false, ...query }, query),
+    handle: (ctx) => listExternal(ctx, { platformOnly: false, ...ctx.query }),
   }),
   ...externalAccountByIdRoutes('/customers', 'environment', { get: 'getExternalAccount', delete: 'deleteExternalAccount' }),
   route<Static<typeof CreatePlatformExternal>>({
@@ -270,10 +230,10 @@ export const accountRoutes: Route[] = [
     query: validator(ListPlatformExternal, { coerce: true }),
     response: ListOf(ExternalAccountView),
     status: 200,
-    handle: ({ services, env, query }) => listExternal(services, env, { platformOnly: true, ...query }, query),
+    handle: (ctx) => listExternal(ctx, { platformOnly: true, ...ctx.query }),
   }),
   ...externalAccountByIdRoutes('/platform', 'platform', { get: 'getPlatformExternalAccount', delete: 'deletePlatformExternalAccount' }),
-  route<Static<typeof Fund>>({
+  route<Static<typeof Fund>, undefined, Parsed<typeof AccountIdParam>>({
     method: 'POST',
     path: '/sandbox/internal-accounts/{accountId}/fund',
     operationId: 'fundSandboxInternalAccount',
@@ -282,11 +242,9 @@ export const accountRoutes: Route[] = [
     body: validator(Fund),
     response: InternalAccountView,
     status: 200,
+    params: AccountIdParam,
     sandboxOnly: true,
     idempotent: true,
-    handle: (ctx) => {
-      const { accountId } = AccountIdParam.parse(ctx.params);
-      return ctx.run(fundSandboxAccount, { envId: ctx.env.id, accountId, amount: ctx.body.amount }, fundedAccount);
-    },
+    handle: (ctx) => ctx.run(fundSandboxAccount, { envId: ctx.env.id, accountId: ctx.params.accountId, amount: ctx.body.amount }, fundedAccount),
   }),
 ];

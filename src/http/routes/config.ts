@@ -2,9 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { renderConfig, type PlatformEnv } from '../../../actors/platform.js';
 import { updateConfig } from '../../../actors/commands/config.js';
-import { toHex } from '../../crypto/bytes.js';
-import type { Services } from '../../services.js';
-import { route, type Reply, type Route } from '../route.js';
+import { platformEnv } from '../../../actors/queries/records.js';
+import { route, type Reply, type Route, type RoutePorts } from '../route.js';
 import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
 import { List, Obj, Str, Text, validator } from '../validation.js';
 
@@ -32,7 +31,7 @@ function outboundUrlsOf(body: Static<typeof PatchConfig>): Array<[field: string,
 }
 
 /** The configuration as read, with the signer clients check OTP targets and tokens against. */
-const configReply = (services: Services, current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current, toHex(services.walletSigner.publicKey)) });
+const configReply = (ports: RoutePorts, current: PlatformEnv): Reply => ({ status: 200, body: renderConfig(current, ports.signerPublicKey) });
 
 export const configRoutes: Route[] = [
   route({
@@ -43,10 +42,7 @@ export const configRoutes: Route[] = [
     tag: 'Configuration',
     response: PlatformConfigView,
     status: 200,
-    handle: async ({ services, env }) => {
-      await services.engine.settled();
-      return configReply(services, services.world.envs.get(env.id)!);
-    },
+    handle: async ({ read, ports, env }) => configReply(ports, await read(platformEnv, { envId: env.id })),
   }),
   route<Static<typeof PatchConfig>>({
     method: 'PATCH',
@@ -58,14 +54,14 @@ export const configRoutes: Route[] = [
     response: PlatformConfigView,
     status: 200,
     handle: async (ctx) => {
-      const { services, env, body } = ctx;
+      const { ports, env, body } = ctx;
       // Where the URLs the service will fetch lead needs DNS, so it is checked here rather
       // than in the decision (which would hold the environment's mailbox for the lookup).
       // Nothing it reads can change meanwhile: an environment's kind is fixed at creation.
-      for (const [field, url] of outboundUrlsOf(body)) await services.outboundTargets.check(env.environment, field, url);
-      const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, (current) => configReply(services, current));
+      for (const [field, url] of outboundUrlsOf(body)) await ports.outboundTargets.check(env.environment, field, url);
+      const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, (current) => configReply(ports, current));
       // A new endpoint gets the events that waited for one.
-      services.webhooks.kick(env.id);
+      ports.webhooks.kick(env.id);
       return reply;
     },
   }),

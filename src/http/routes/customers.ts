@@ -2,13 +2,12 @@
 // and POST /users, the older name for create.
 import { Type, type Static } from '@sinclair/typebox';
 import { CUSTOMER_TYPES, KYB_STATUSES, KYC_STATUSES, renderCustomer, type Customer, type CustomerInput } from '../../../actors/customer.js';
-import { createCustomer, customerIn, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
-import type { PlatformEnv } from '../../../actors/platform.js';
-import type { Services } from '../../services.js';
-import { paginate, PageQuery } from '../pagination.js';
+import { createCustomer, deleteCustomer, updateCustomer } from '../../../actors/commands/customers.js';
+import { customer, customerPage, type CustomerFilter } from '../../../actors/queries/customers.js';
+import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { AddressSchema, BusinessInfoSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
-import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, StringEnum, Text, validator } from '../validation.js';
+import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, StringEnum, Text, validator, type Parsed } from '../validation.js';
 
 const Profile = {
   email: Type.Optional(Email),
@@ -84,39 +83,27 @@ function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): P
   return ctx.run(createCustomer, { envId: ctx.env.id, customer }, created);
 }
 
-/** Which customers a list query selects; a bad time bound or an unknown currency is a 400 naming its parameter. */
-function customerFilter(query: CustomerListQuery): (c: Customer) => boolean {
-  const uma = query.umaAddress?.toLowerCase();
-  const email = query.email?.toLowerCase();
+/** The filter a list query gives; a bad time bound or an unknown currency is a 400 naming its parameter. */
+function customerFilter(query: CustomerListQuery): CustomerFilter {
   if (query.currency !== undefined) checkKnownCurrency(query.currency);
-  const createdFrom = instant('createdAfter', query.createdAfter) ?? -Infinity;
-  const createdTo = instant('createdBefore', query.createdBefore) ?? Infinity;
-  const updatedFrom = instant('updatedAfter', query.updatedAfter) ?? -Infinity;
-  const updatedTo = instant('updatedBefore', query.updatedBefore) ?? Infinity;
-  const deleted = query.isDeleted ?? (query.isIncludingDeleted === true ? undefined : false);
-  return (c) =>
-    (query.platformCustomerId === undefined || c.platformCustomerId === query.platformCustomerId) &&
-    (uma === undefined || c.umaAddress === uma) &&
-    (email === undefined || c.email?.toLowerCase() === email) &&
-    (query.region === undefined || c.region === query.region) &&
-    (query.customerType === undefined || c.customerType === query.customerType) &&
-    (query.currency === undefined || c.currencies.includes(query.currency)) &&
-    c.createdAt >= createdFrom &&
-    c.createdAt <= createdTo &&
-    c.updatedAt >= updatedFrom &&
-    c.updatedAt <= updatedTo &&
-    (deleted === undefined || c.isDeleted === deleted);
+  return {
+    platformCustomerId: query.platformCustomerId,
+    umaAddress: query.umaAddress?.toLowerCase(),
+    email: query.email,
+    region: query.region,
+    customerType: query.customerType,
+    currency: query.currency,
+    createdFrom: instant('createdAfter', query.createdAfter) ?? -Infinity,
+    createdTo: instant('createdBefore', query.createdBefore) ?? Infinity,
+    updatedFrom: instant('updatedAfter', query.updatedAfter) ?? -Infinity,
+    updatedTo: instant('updatedBefore', query.updatedBefore) ?? Infinity,
+    deleted: query.isDeleted ?? (query.isIncludingDeleted === true ? undefined : false),
+  };
 }
 
-async function listCustomers(services: Services, env: PlatformEnv, query: CustomerListQuery): Promise<Reply> {
-  const selected = customerFilter(query);
-  await services.engine.settled();
-  const customers = services.world.customers;
-  const page = paginate(customers.idsIn(env.id), query, (id) => {
-    const c = customers.get(id)!;
-    return selected(c) ? c : undefined;
-  }, renderCustomer);
-  return { status: 200, body: page };
+async function listCustomers(ctx: RouteContext<undefined, CustomerListQuery>): Promise<Reply> {
+  const page = await ctx.read(customerPage, { envId: ctx.env.id, filter: customerFilter(ctx.query), page: ctx.query });
+  return { status: 200, body: { ...page, data: page.data.map(renderCustomer) } };
 }
 
 export const customerRoutes: Route[] = [
@@ -158,7 +145,7 @@ export const customerRoutes: Route[] = [
     query: validator(ListCustomers, { coerce: true }),
     response: ListOf(CustomerView),
     status: 200,
-    handle: ({ services, env, query }) => listCustomers(services, env, query),
+    handle: listCustomers,
   }),
   route({
     method: 'GET',
@@ -166,27 +153,22 @@ export const customerRoutes: Route[] = [
     operationId: 'getCustomer',
     summary: 'Read a customer (deleted customers stay readable)',
     tag: 'Customers',
+    params: CustomerIdParam,
     response: CustomerView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { customerId } = CustomerIdParam.parse(params);
-      await services.engine.settled();
-      return { status: 200, body: renderCustomer(customerIn(services.world, env.id, customerId)) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderCustomer(await read(customer, { envId: env.id, customerId: params.customerId })) }),
   }),
-  route<Static<typeof UpdateCustomer>>({
+  route<Static<typeof UpdateCustomer>, undefined, Parsed<typeof CustomerIdParam>>({
     method: 'PATCH',
     path: '/customers/{customerId}',
     operationId: 'updateCustomer',
     summary: 'Update a customer; currencies replace the list and new ones get accounts; region is immutable',
     tag: 'Customers',
     body: validator(UpdateCustomer),
+    params: CustomerIdParam,
     response: CustomerView,
     status: 200,
-    handle: (ctx) => {
-      const { customerId } = CustomerIdParam.parse(ctx.params);
-      return ctx.run(updateCustomer, { envId: ctx.env.id, customerId, patch: ctx.body }, current);
-    },
+    handle: (ctx) => ctx.run(updateCustomer, { envId: ctx.env.id, customerId: ctx.params.customerId, patch: ctx.body }, current),
   }),
   route({
     method: 'DELETE',
@@ -194,11 +176,9 @@ export const customerRoutes: Route[] = [
     operationId: 'deleteCustomer',
     summary: 'Soft-delete a customer: it stays readable with isDeleted true',
     tag: 'Customers',
+    params: CustomerIdParam,
     response: CustomerView,
     status: 200,
-    handle: (ctx) => {
-      const { customerId } = CustomerIdParam.parse(ctx.params);
-      return ctx.run(deleteCustomer, { envId: ctx.env.id, customerId }, current);
-    },
+    handle: (ctx) => ctx.run(deleteCustomer, { envId: ctx.env.id, customerId: ctx.params.customerId }, current),
   }),
 ];

@@ -8,7 +8,7 @@ import { renderTransaction, type Transaction } from '../../../actors/transaction
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
-import { Obj, validator } from '../validation.js';
+import { Obj, validator, type Parsed } from '../validation.js';
 
 const Receive = Obj(
   {
@@ -26,10 +26,8 @@ const TransactionIdParam = validator(Obj({ transactionId: IdOf('Transaction') })
 const settled = (tx: Transaction): Reply => ({ status: 200, body: renderTransaction(tx) });
 
 function settle(outcome: IncomingOutcome) {
-  return (ctx: RouteContext<undefined, undefined>): Promise<Reply> => {
-    const { transactionId } = TransactionIdParam.parse(ctx.params);
-    return ctx.run(settleIncomingPayment, { envId: ctx.env.id, transactionId, outcome }, settled);
-  };
+  return (ctx: RouteContext<undefined, undefined, Parsed<typeof TransactionIdParam>>): Promise<Reply> =>
+    ctx.run(settleIncomingPayment, { envId: ctx.env.id, transactionId: ctx.params.transactionId, outcome }, settled);
 }
 
 export const incomingRoutes: Route[] = [
@@ -52,6 +50,7 @@ export const incomingRoutes: Route[] = [
     operationId: 'approveTransaction',
     summary: 'Approve a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
+    params: TransactionIdParam,
     response: TransactionView,
     status: 200,
     idempotent: true,
@@ -63,6 +62,7 @@ export const incomingRoutes: Route[] = [
     operationId: 'rejectTransaction',
     summary: 'Reject a pending incoming payment (after answering its webhook 202)',
     tag: 'Transactions',
+    params: TransactionIdParam,
     response: TransactionView,
     status: 200,
     idempotent: true,

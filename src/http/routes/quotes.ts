@@ -3,10 +3,10 @@
 // The commands, who pays and who is paid and what each decision holds, are in
 // actors/commands/quotes.ts, the stamp check among them (through the wallet's ports, src/wallet).
 import { Type, type Static } from '@sinclair/typebox';
-import { createQuote, executeQuote, quoteIn } from '../../../actors/commands/quotes.js';
+import { createQuote, executeQuote } from '../../../actors/commands/quotes.js';
+import { quote } from '../../../actors/queries/records.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, renderQuote, type Quote } from '../../../actors/quote.js';
-import { ServiceWalletPorts } from '../../wallet/ports.js';
 import { route, type Reply, type Route } from '../route.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
@@ -67,13 +67,10 @@ export const quoteRoutes: Route[] = [
     operationId: 'getQuote',
     summary: 'Read a quote',
     tag: 'Quotes',
+    params: QuoteIdParam,
     response: QuoteView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { quoteId } = QuoteIdParam.parse(params);
-      await services.engine.settled();
-      return { status: 200, body: renderQuote(quoteIn(services.world, env.id, quoteId)) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderQuote(await read(quote, { envId: env.id, quoteId: params.quoteId })) }),
   }),
   route({
     method: 'POST',
@@ -81,16 +78,13 @@ export const quoteRoutes: Route[] = [
     operationId: 'executeQuote',
     summary: 'Execute a quote: moves the money and creates its transaction (an EMBEDDED_WALLET source needs Service-Wallet-Signature over its payloadToSign)',
     tag: 'Quotes',
+    params: QuoteIdParam,
     response: QuoteView,
     status: 200,
     idempotent: true,
     walletStamp: 'stamp',
-    handle: (ctx) => {
-      const { quoteId } = QuoteIdParam.parse(ctx.params);
-      // An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign: the request's Service-Wallet-Signature.
-      const stamp = { header: ctx.headers.walletSignature, ports: new ServiceWalletPorts(ctx.services) };
-      return ctx.run(executeQuote, { env: ctx.env, quoteId, stamp }, executed);
-    },
+    // An EMBEDDED_WALLET pays only on a stamp over the quote's payloadToSign: the request's Service-Wallet-Signature.
+    handle: (ctx) => ctx.run(executeQuote, { env: ctx.env, quoteId: ctx.params.quoteId, stamp: { header: ctx.headers.walletSignature, ports: ctx.ports.wallet } }, executed),
   }),
 ];
 

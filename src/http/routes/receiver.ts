@@ -8,7 +8,7 @@ import { lookUpReceiver, type LookupTarget } from '../../../actors/commands/rece
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { CurrencyView, IdOf, UmaAddress } from '../schemas/resources.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
-import { List, Obj, Str, validator } from '../validation.js';
+import { List, Obj, Str, validator, type Parsed } from '../validation.js';
 
 const LookupQuery = Obj({
   customerId: Type.Optional(IdOf('Customer')),
@@ -42,7 +42,7 @@ const AccountLookupView = Obj({ ...lookupProperties, accountId: IdOf('ExternalAc
 const lookupReply = (lookup: Lookup): Reply => ({ status: 200, body: renderLookup(lookup) });
 
 /** Records a lookup of `target` for the sender the query names (actors/commands/receiver.ts). */
-function lookUp(ctx: RouteContext<undefined, LookupQueryValue>, target: LookupTarget): Promise<Reply> {
+function lookUp(ctx: RouteContext<undefined, LookupQueryValue, unknown>, target: LookupTarget): Promise<Reply> {
   const { customerId, senderUmaAddress } = ctx.query;
   const input = {
     envId: ctx.env.id,
@@ -53,19 +53,19 @@ function lookUp(ctx: RouteContext<undefined, LookupQueryValue>, target: LookupTa
   return ctx.run(lookUpReceiver, input, lookupReply);
 }
 
-function umaLookup(ctx: RouteContext<undefined, LookupQueryValue>): Promise<Reply> {
-  const { receiverUmaAddress } = UmaParam.parse(ctx.params);
-  return lookUp(ctx, { umaAddress: receiverUmaAddress });
+function umaLookup(ctx: RouteContext<undefined, LookupQueryValue, Parsed<typeof UmaParam>>): Promise<Reply> {
+  return lookUp(ctx, { umaAddress: ctx.params.receiverUmaAddress });
 }
 
 const umaRoute = (path: string, operationId: string, summary: string) =>
-  route<undefined, LookupQueryValue>({
+  route<undefined, LookupQueryValue, Parsed<typeof UmaParam>>({
     method: 'GET',
     path,
     operationId,
     summary,
     tag: 'Receiver lookup',
     query: validator(LookupQuery, { coerce: true }),
+    params: UmaParam,
     response: UmaLookupView,
     status: 200,
     handle: umaLookup,
@@ -78,16 +78,17 @@ export const receiverRoutes: Route[] = [
     'Look up an UMA receiver: a customer of this environment or, in the sandbox, a test address; valid for one quote within 5 minutes',
   ),
   umaRoute('/receiver/{receiverUmaAddress}', 'lookUpUmaReceiverByOlderPath', 'Look up an UMA receiver (the older path of GET /receiver/uma/{receiverUmaAddress})'),
-  route<undefined, LookupQueryValue>({
+  route<undefined, LookupQueryValue, Parsed<typeof AccountParam>>({
     method: 'GET',
     path: '/receiver/external-account/{accountId}',
     operationId: 'lookUpExternalAccountReceiver',
     summary: 'Look up an external account of this environment as a receiver',
     tag: 'Receiver lookup',
     query: validator(LookupQuery, { coerce: true }),
+    params: AccountParam,
     response: AccountLookupView,
     status: 200,
-    handle: (ctx) => lookUp(ctx, { accountId: AccountParam.parse(ctx.params).accountId }),
+    handle: (ctx) => lookUp(ctx, { accountId: ctx.params.accountId }),
   }),
 ];
 

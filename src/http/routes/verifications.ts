@@ -4,8 +4,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CHECK_STATUSES, renderVerification, VERIFICATION_STATUSES, type Verification, type VerificationView as VerificationViewType } from '../../../actors/verification.js';
 import { createVerification } from '../../../actors/commands/verifications.js';
+import { verification } from '../../../actors/queries/records.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
-import { notFound } from '../../../actors/errors.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
@@ -80,15 +80,10 @@ export const verificationRoutes: Route[] = [
     operationId: 'getVerification',
     summary: 'Read a verification',
     tag: 'Verifications',
+    params: VerificationIdParam,
     response: VerificationView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { id } = VerificationIdParam.parse(params);
-      await services.engine.settled();
-      const verification = services.world.verifications.inEnv(env.id, id);
-      if (verification === undefined) throw notFound('id', 'verification', id);
-      return { status: 200, body: renderVerification(verification) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderVerification(await read(verification, { envId: env.id, verificationId: params.id })) }),
   }),
 ];
 

@@ -1,21 +1,22 @@
 // Embedded-wallet credentials and sessions (SERVICE_SPEC part 4 "Credentials and sessions",
 // part 5; CONTRACT.md "Embedded-wallet API") and the wallet export, over HTTP: the schemas,
 // and each route parsing its request and running the wallet's command
-// (actors/commands/wallet-*.ts) with the service's WalletPorts (src/wallet/ports.ts).
+// (actors/commands/wallet-*.ts) with the service's WalletPorts (src/wallet/ports.ts), or
+// reading its queries (actors/queries/wallet.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import type { Holds, Same } from '../schemas/same-shape.js';
 import { embeddedWalletConfigOf } from '../../../actors/platform.js';
-import { CHALLENGE_INTERVAL_MS, CREDENTIAL_TYPES, renderAuthMethod, renderSession } from '../../../actors/wallet.js';
-import { walletAccountIn, type WalletCommandInput } from '../../../actors/commands/wallet.js';
+import { CHALLENGE_INTERVAL_MS, CREDENTIAL_TYPES } from '../../../actors/wallet.js';
+import type { WalletCommandInput } from '../../../actors/commands/wallet.js';
+import { liveWalletSessions, walletCredentials } from '../../../actors/queries/wallet.js';
 import { addWalletCredential, challengeWalletCredential, revokeWalletCredential, type ChallengedCredential, type IssuedAuthMethod } from '../../../actors/commands/wallet-credentials.js';
 import { exportWallet, type ExportedWallet } from '../../../actors/commands/wallet-export.js';
 import { revokeWalletSession, verifyWalletCredential, type OpenedSession } from '../../../actors/commands/wallet-sessions.js';
 import type { Signed, SignedRequestChallenge } from '../../../actors/commands/wallet-signed-request.js';
-import { ServiceWalletPorts } from '../../wallet/ports.js';
 import { errorBody, statusOf } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { Email, IdOf } from '../schemas/resources.js';
-import { List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
+import { List, Obj, Str, StringEnum, Text, validator, type Parsed } from '../validation.js';
 import { API_VERSION } from '../server.js';
 
 const Timestamp = Str({ format: 'date-time' });
@@ -160,11 +161,12 @@ const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
 const CredentialIdParam = validator(Obj({ id: IdOf('AuthMethod') }));
 const SessionIdParam = validator(Obj({ id: IdOf('Session') }));
 const AccountIdParam = validator(Obj({ id: IdOf('InternalAccount') }));
+type IdParams = Parsed<typeof CredentialIdParam>;
 
 /** What every wallet command gets: the ports to src/, and the environment as the request found it. */
-function walletInput(ctx: RouteContext<unknown, unknown>): WalletCommandInput {
-  const { services, env } = ctx;
-  return { ports: new ServiceWalletPorts(services), env: { id: env.id, environment: env.environment, config: embeddedWalletConfigOf(env.config) } };
+function walletInput(ctx: RouteContext<unknown, unknown, unknown>): WalletCommandInput {
+  const { ports, env } = ctx;
+  return { ports: ports.wallet, env: { id: env.id, environment: env.environment, config: embeddedWalletConfigOf(env.config) } };
 }
 
 function versioned(path: string): string {
@@ -188,13 +190,13 @@ function createCredential(ctx: RouteContext<CreateInput, undefined>): Promise<Re
   return ctx.run(addWalletCredential, input, signedReply(201));
 }
 
-function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined>): Promise<Reply> {
-  const { id } = CredentialIdParam.parse(ctx.params);
+function challenge(ctx: RouteContext<Static<typeof ChallengeBody>, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
   return ctx.run(challengeWalletCredential, { ...walletInput(ctx), credentialId: id, clientPublicKey: ctx.body.clientPublicKey }, ok);
 }
 
-function verify(ctx: RouteContext<VerifyInput, undefined>): Promise<Reply> {
-  const { id } = CredentialIdParam.parse(ctx.params);
+function verify(ctx: RouteContext<VerifyInput, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
   const input = { ...walletInput(ctx), credentialId: id, proof: ctx.body, path: versioned(`/auth/credentials/${id}/verify`), headers: ctx.headers };
   const signed = signedReply<OpenedSession>(200);
   return ctx.run(verifyWalletCredential, input, (outcome) =>
@@ -203,20 +205,20 @@ function verify(ctx: RouteContext<VerifyInput, undefined>): Promise<Reply> {
   );
 }
 
-function revokeCredentialRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
-  const { id } = CredentialIdParam.parse(ctx.params);
+function revokeCredentialRoute(ctx: RouteContext<undefined, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
   const input = { ...walletInput(ctx), credentialId: id, path: versioned(`/auth/credentials/${id}`), retry: ctx.headers };
   return ctx.run(revokeWalletCredential, input, signedReply(204));
 }
 
-function revokeSessionRoute(ctx: RouteContext<undefined, undefined>): Promise<Reply> {
-  const { id } = SessionIdParam.parse(ctx.params);
+function revokeSessionRoute(ctx: RouteContext<undefined, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
   const input = { ...walletInput(ctx), sessionId: id, path: versioned(`/auth/sessions/${id}`), retry: ctx.headers };
   return ctx.run(revokeWalletSession, input, signedReply(204));
 }
 
-function exportWalletRoute(ctx: RouteContext<Static<typeof ExportBody>, undefined>): Promise<Reply> {
-  const { id } = AccountIdParam.parse(ctx.params);
+function exportWalletRoute(ctx: RouteContext<Static<typeof ExportBody>, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
   const input = { ...walletInput(ctx), accountId: id, body: ctx.body, path: versioned(`/internal-accounts/${id}/export`), retry: ctx.headers };
   return ctx.run(exportWallet, input, signedReply(200));
 }
@@ -244,25 +246,21 @@ export const authRoutes: Route[] = [
     query: validator(AccountQuery, { coerce: true }),
     response: Obj({ data: List(AuthMethodView) }, { $id: 'AuthMethodList' }),
     status: 200,
-    handle: async ({ services, env, query }) => {
-      const account = walletAccountIn(services.world, env.id, query.accountId);
-      await services.engine.settled();
-      const wallet = services.world.wallets.ofAccount(account.id);
-      return { status: 200, body: { data: wallet === undefined ? [] : wallet.credentials.map((c) => renderAuthMethod(wallet, c)) } };
-    },
+    handle: async ({ read, env, query }) => ({ status: 200, body: { data: await read(walletCredentials, { envId: env.id, accountId: query.accountId }) } }),
   }),
-  route<Static<typeof ChallengeBody>>({
+  route<Static<typeof ChallengeBody>, undefined, IdParams>({
     method: 'POST',
     path: '/auth/credentials/{id}/challenge',
     operationId: 'challengeCredential',
     summary: `Re-issue a challenge: a new OTP and the otpEncryptionTargetBundle to encrypt it to (EMAIL_OTP), or a PasskeyAuthChallenge bound to clientPublicKey; one per ${CHALLENGE_INTERVAL_MS / 1000} s`,
     tag: 'Credentials and sessions',
     body: validator(ChallengeBody),
+    params: CredentialIdParam,
     response: ChallengeView,
     status: 200,
     handle: challenge,
   }),
-  route<VerifyInput>({
+  route<VerifyInput, undefined, IdParams>({
     method: 'POST',
     path: '/auth/credentials/{id}/verify',
     operationId: 'verifyCredential',
@@ -271,6 +269,7 @@ export const authRoutes: Route[] = [
       'An encryptedOtpBundle answers 202, then 200 on the retry stamped by its public_key',
     tag: 'Credentials and sessions',
     body: validator(VerifyBody),
+    params: CredentialIdParam,
     response: SessionView,
     status: 200,
     alsoAnswers: [
@@ -292,6 +291,7 @@ export const authRoutes: Route[] = [
     operationId: 'revokeCredential',
     summary: "Revoke a credential and its sessions (signed retry by another credential's session: 202, then 204)",
     tag: 'Credentials and sessions',
+    params: CredentialIdParam,
     status: 204,
     alsoAnswers: [signedRetryChallenge('Step 1: the revocation needs a stamp by a session of another credential of the account')],
     walletStamp: 'signed retry',
@@ -306,14 +306,7 @@ export const authRoutes: Route[] = [
     query: validator(AccountQuery, { coerce: true }),
     response: Obj({ data: List(SessionListItem) }, { $id: 'SessionList' }),
     status: 200,
-    handle: async ({ services, env, query }) => {
-      const account = walletAccountIn(services.world, env.id, query.accountId);
-      await services.engine.settled();
-      const now = services.engine.clock.now();
-      const wallet = services.world.wallets.ofAccount(account.id);
-      const live = wallet === undefined ? [] : wallet.sessions.filter((s) => s.expiresAt > now);
-      return { status: 200, body: { data: live.map((s) => renderSession(wallet!, s)) } };
-    },
+    handle: async ({ read, env, query }) => ({ status: 200, body: { data: await read(liveWalletSessions, { envId: env.id, accountId: query.accountId }) } }),
   }),
   route({
     method: 'DELETE',
@@ -321,18 +314,20 @@ export const authRoutes: Route[] = [
     operationId: 'revokeSession',
     summary: 'Revoke a session (signed retry, self-logout allowed: 202, then 204)',
     tag: 'Credentials and sessions',
+    params: SessionIdParam,
     status: 204,
     alsoAnswers: [signedRetryChallenge('Step 1: the revocation needs a stamp by a live session of the account (the session itself may sign)')],
     walletStamp: 'signed retry',
     handle: revokeSessionRoute,
   }),
-  route<Static<typeof ExportBody>>({
+  route<Static<typeof ExportBody>, undefined, IdParams>({
     method: 'POST',
     path: '/internal-accounts/{id}/export',
     operationId: 'exportWallet',
     summary: "Export an embedded wallet's mnemonic sealed to clientPublicKey (signed retry: 202, then 200)",
     tag: 'Internal accounts',
     body: validator(ExportBody),
+    params: AccountIdParam,
     response: ExportView,
     status: 200,
     alsoAnswers: [signedRetryChallenge('Step 1: the export needs a stamp by a session of the account; the retry must carry the same clientPublicKey')],

@@ -3,9 +3,11 @@
 // TEST event. Delivery itself is src/webhooks/delivery.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
-import { redeliverWebhookEvent, webhookEventIn } from '../../../actors/commands/webhooks.js';
+import { redeliverWebhookEvent } from '../../../actors/commands/webhooks.js';
+import { webhookEvent, webhookEventPage } from '../../../actors/queries/webhooks.js';
+import { platformEnv } from '../../../actors/queries/records.js';
 import { invalidField } from '../../../actors/errors.js';
-import { paginate, paginateAll, PageQuery } from '../pagination.js';
+import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
 import { RECORDED_WEBHOOKS } from '../schemas/webhooks.js';
@@ -70,19 +72,10 @@ export const webhookRoutes: Route[] = [
     query: validator(ListEvents, { coerce: true }),
     response: EventList,
     status: 200,
-    handle: async ({ services, env, query }) => {
-      await services.engine.settled();
-      const events = services.world.webhookEvents;
-      const ids = events.idsIn(env.id);
-      const select = (id: string): WebhookEvent | undefined => {
-        const e = events.get(id)!;
-        if (query.type !== undefined && e.type !== query.type) return undefined;
-        if (query.deliveryStatus !== undefined && e.deliveryStatus !== query.deliveryStatus) return undefined;
-        return e;
-      };
-      const filtered = query.type !== undefined || query.deliveryStatus !== undefined;
-      const body = filtered ? paginate(ids, query, select, renderEvent) : paginateAll(ids, query, (id) => events.get(id)!, renderEvent);
-      return { status: 200, body: { ...body, endpoint: services.webhooks.endpointState(env.id) } };
+    handle: async ({ read, ports, env, query }) => {
+      const { type, deliveryStatus } = query;
+      const page = await read(webhookEventPage, { envId: env.id, filter: { type, deliveryStatus }, page: query });
+      return { status: 200, body: { ...page, data: page.data.map(renderEvent), endpoint: ports.webhooks.endpointState(env.id) } };
     },
   }),
   route({
@@ -91,13 +84,10 @@ export const webhookRoutes: Route[] = [
     operationId: 'getWebhookEvent',
     summary: 'Read one webhook event',
     tag: 'Webhooks',
+    params: EventIdParam,
     response: WebhookEventView,
     status: 200,
-    handle: async ({ services, env, params }) => {
-      const { id } = EventIdParam.parse(params);
-      await services.engine.settled();
-      return { status: 200, body: renderEvent(webhookEventIn(services.world, env.id, id)) };
-    },
+    handle: async ({ read, env, params }) => ({ status: 200, body: renderEvent(await read(webhookEvent, { envId: env.id, eventId: params.id })) }),
   }),
   route({
     method: 'POST',
@@ -105,9 +95,10 @@ export const webhookRoutes: Route[] = [
     operationId: 'redeliverWebhookEvent',
     summary: 'Queue a delivered or failed event again (a pending one is queued already)',
     tag: 'Webhooks',
+    params: EventIdParam,
     response: WebhookEventView,
     status: 200,
-    handle: (ctx) => ctx.run(redeliverWebhookEvent, { envId: ctx.env.id, eventId: EventIdParam.parse(ctx.params).id }, eventReply),
+    handle: (ctx) => ctx.run(redeliverWebhookEvent, { envId: ctx.env.id, eventId: ctx.params.id }, eventReply),
   }),
   route<Static<typeof TestBody>>({
     method: 'POST',
@@ -118,13 +109,13 @@ export const webhookRoutes: Route[] = [
     body: validator(TestBody),
     response: TestResult,
     status: 200,
-    handle: async ({ services, env, body }) => {
-      await services.engine.settled();
-      const url = body.url ?? services.world.envs.get(env.id)!.config.webhookEndpoint;
+    handle: async ({ read, ports, env, body }) => {
+      const configured = (await read(platformEnv, { envId: env.id })).config.webhookEndpoint;
+      const url = body.url ?? configured;
       if (url === '') throw invalidField('url', 'is required when no webhookEndpoint is configured');
       // The same rule as a configured endpoint (a stored one is checked again: it may predate it).
-      await services.outboundTargets.check(env.environment, 'url', url);
-      return { status: 200, body: await services.webhooks.sendTest(env.id, url) };
+      await ports.outboundTargets.check(env.environment, 'url', url);
+      return { status: 200, body: await ports.webhooks.sendTest(env.id, url) };
     },
   }),
 ];
