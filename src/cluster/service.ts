@@ -85,8 +85,7 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     metrics?.watch(node.backlogs);
     await node.start();
     const platforms = { config, directory, node, masterKey, leaseMs: cluster.leaseMs };
-    const requests = new ClusterRequests(node, directory, routes, 2 * cluster.leaseMs);
-    closers.push(() => requests.close());
+    const requests = new ClusterRequests(node, directory, nc, routes, 2 * cluster.leaseMs);
     http.serve({ requests, routes, extras: clusterExtras(platforms) });
     const credentialsPath = join(config.dataDir, CREDENTIALS_FILE);
     if (await directory.claimDefaultPlatform(cluster.nodeId)) {

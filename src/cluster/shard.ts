@@ -1,13 +1,14 @@
 // One platform environment served by this node: an engine and world of its own over the
 // node's LMDB (under DATA_DIR/shards/<name>) with its log replicated through the shard's
-// stream, its webhook delivery, and its API requests. Opened under a lease: the local log is
+// stream, its webhook delivery, and its API requests, answered on the shard's subject while
+// it is served here (shard-requests.ts). Opened under a lease: the local log is
 // made the stream's, the engine recovers (snapshot plus tail), and a shard whose stream is
 // empty logs its environment's first entry from the directory. A shard whose log fails
 // (another owner appended, the lease ran out, no quorum for too long) is lost: memory may be
 // ahead of the log, so the node drops it and may open it afresh later.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Engine } from '../engine/engine.js';
 import { systemClock, type Clock } from '../engine/clock.js';
 import { LmdbStorage } from '../engine/storage.js';
@@ -22,6 +23,7 @@ import type { Route } from '../http/route.js';
 import { registerOtpMail } from '../wallet/mail.js';
 import { genesisEvents, type EnvGenesis } from '../platforms.js';
 import { ShardStream } from './shard-stream.js';
+import { serveShardRequests } from './shard-requests.js';
 import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
 import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
@@ -43,6 +45,8 @@ export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'wor
 
 export class Shard {
   #lost = false;
+  /** The shard's subject, answered from open until it is closed or lost. */
+  #subscription: Subscription | undefined;
 
   private constructor(
     readonly name: string,
@@ -132,6 +136,7 @@ export class Shard {
       throw failure;
     }
     services.webhooks.start();
+    shard.#subscription = serveShardRequests(node.nc, shard, node.routes, report);
     return shard;
   }
 
@@ -143,11 +148,21 @@ export class Shard {
   #lose(err: Error, onLost: (shard: Shard, err: Error) => void): void {
     if (this.#lost) return;
     this.#lost = true;
+    // Requests still coming are answered 503 (lost) until the subject is left.
+    void this.#leaveSubject();
     onLost(this, err);
   }
 
-  /** Stops delivery and makes the final commit (while the lease still holds). */
-  close(): Promise<void> {
-    return this.services.close();
+  /** Leaves the subject (the requests taken answered first), stops delivery and makes the final commit (while the lease still holds). */
+  async close(): Promise<void> {
+    await this.#leaveSubject();
+    await this.services.close();
+  }
+
+  async #leaveSubject(): Promise<void> {
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    // A closed connection has left every subject already.
+    await subscription?.drain().catch(() => undefined);
   }
 }
