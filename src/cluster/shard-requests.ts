@@ -84,15 +84,22 @@ export async function answerOnShard(shard: ServedShard, envId: string, request: 
   }
 }
 
-/** Answers the shard's subject while it is served here; the subscription's drain ends it. */
-export function serveShardRequests(nc: NatsConnection, shard: ServedShard, routes: readonly Route[], report: Report): Subscription {
+/**
+ * Answers the shard's subject while it is served here; the subscription's drain ends it.
+ * `holds` says whether the shard's lease still holds: a node stopped past its lease (and
+ * still subscribed: NATS learns of it only when its pings go unanswered) reads what
+ * arrived meanwhile when it runs again, and must refuse it rather than answer from a
+ * memory the new owner has moved past.
+ */
+export function serveShardRequests(nc: NatsConnection, shard: ServedShard, routes: readonly Route[], report: Report, holds: () => boolean): Subscription {
   const byOperation = new Map(routes.map((route) => [route.operationId, route]));
   const subject = requestSubject(shard.name);
   return nc.subscribe(subject, {
     queue: subject,
     callback: (err, msg) => {
       if (err !== null) return;
-      void replyTo(msg.data, shard, byOperation, report, nc.info?.max_payload ?? Infinity).then((reply) => msg.respond(reply));
+      const reply = holds() ? replyTo(msg.data, shard, byOperation, report, nc.info?.max_payload ?? Infinity) : Promise.resolve(pack({ error: sentError(unowned(shard.name), report, '') } satisfies SentAnswer));
+      void reply.then((bytes) => msg.respond(bytes));
     },
   });
 }

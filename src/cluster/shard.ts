@@ -136,7 +136,7 @@ export class Shard {
       throw failure;
     }
     services.webhooks.start();
-    shard.#subscription = serveShardRequests(node.nc, shard, node.routes, report);
+    shard.#subscription = serveShardRequests(node.nc, shard, node.routes, report, () => node.leases.holds(lease));
     return shard;
   }
 
