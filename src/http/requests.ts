@@ -83,8 +83,8 @@ export class ApiRequests implements RequestDispatcher {
     return { expectsBody: prepared.expectsBody, process: (raw, requestId) => this.handle(prepared, incoming, raw, requestId) };
   }
 
-  /** The answer to a prepared request with its body. */
-  handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
+  /** The answer to a prepared request with its body (a refusal of the body rejects, never throws). */
+  async handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
     return this.answer(readRequest(prepared, incoming, raw), requestId);
   }
 
