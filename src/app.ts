@@ -1,41 +1,28 @@
-// Opening the service: the store and recovery, the default platform, then the HTTP front.
-// Tests open it in-process (port 0, a manual clock); `main.ts` opens it for real.
+// One node, the host of a single shard over its LMDB store: the data directory locked and
+// checked, the HTTP front listening (host.ts), the shard recovered (shard.ts) with the keys
+// its store holds, the default platform, then the API served. Tests open it in-process
+// (port 0, a manual clock); `main.ts` opens it for real.
 import { join } from 'node:path';
 import { statSync } from 'node:fs';
-import { Engine } from './engine/engine.js';
+import type { RootDatabase } from 'lmdb';
 import { systemClock } from './engine/clock.js';
-import { World, type DomainEvent, type TimerMessage } from '../actors/world.js';
-import { notFound } from '../actors/errors.js';
-import { loadOrCreateServiceKey } from './crypto/signer-key.js';
-import type { MasterKey } from './crypto/master-key.js';
-import { registerOtpMail } from './wallet/mail.js';
-import { OidcVerifier } from './wallet/oidc.js';
-import { ensureDefaultPlatform } from './platforms.js';
-import { loadDashboard } from './http/dashboard.js';
-import { startHttpServer, API_VERSION, type Extras, type HttpServer } from './http/server.js';
-import { routes } from './http/routes/index.js';
-import { ApiRequests } from './http/requests.js';
-import { openApiDocument } from './http/openapi.js';
-import { composeServices, type Services } from './services.js';
-import { configAndParts, type HostParts, type ServiceConfig, type ServiceOptions } from './config.js';
-import { optional } from './optional.js';
-import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, ensurePrivateDataDir, forgetOwner, lockDataDir, operatorKey, recordOwner, type DataDirLock } from './data-dir.js';
-import { createCryptoPool } from './crypto/pool.js';
-import { createHash } from 'node:crypto';
-import type { DeliveryObserver } from './webhooks/delivery.js';
-import { OutboundEgress } from './outbound/egress.js';
-import { TargetPolicy } from './outbound/target-policy.js';
-import { createPlatform, NewPlatformBody } from './platforms.js';
 import { DATA_FILE, openStore } from './engine/store.js';
 import { LmdbStorage } from './engine/storage.js';
-import type { RootDatabase } from 'lmdb';
-import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity, type IdentityBeforeOpen } from './store-identity.js';
 import type { Report } from './engine/report.js';
-import { createLogger, logsRequests, reportTo } from './ops/log.js';
-import { httpObserverOf, ServiceMetrics } from './ops/metrics.js';
-
-/** The engine over the domain's world, as the service runs it. */
-type DomainEngine = Engine<DomainEvent, TimerMessage, World>;
+import { loadOrCreateServiceKey } from './crypto/signer-key.js';
+import { createPlatform, ensureDefaultPlatform } from './platforms.js';
+import { loadDashboard } from './http/dashboard.js';
+import type { Extras, HttpServer } from './http/server.js';
+import { routes } from './http/routes/index.js';
+import type { Services } from './services.js';
+import { Shard } from './shard.js';
+import { hostExtras, listen, sharedParts } from './host.js';
+import { configAndParts, type HostParts, type ServiceConfig, type ServiceOptions } from './config.js';
+import { optional } from './optional.js';
+import { checkLockSupported, checkRecoveredStore, checkStoreBeforeOpen, ensurePrivateDataDir, forgetOwner, lockDataDir, recordOwner, type DataDirLock } from './data-dir.js';
+import { checkStoreIdentity, loadStoreMasterKey, recordStoreIdentity, type IdentityBeforeOpen } from './store-identity.js';
+import { createLogger, reportTo } from './ops/log.js';
+import { ServiceMetrics } from './ops/metrics.js';
 
 export interface RunningService {
   services: Services;
@@ -46,24 +33,17 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Process memory and the store's size on disk, as /healthz reports them (all in bytes). */
-export interface ResourceFigures {
-  memory: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+/** The store's size on disk, as /healthz reports it (bytes). */
+export interface StoreFigures {
   /** data.mdb: its length, and the disk blocks it holds (smaller while LMDB's map has holes). */
-  store: { dataFileBytes: number; allocatedBytes: number };
+  dataFileBytes: number;
+  allocatedBytes: number;
 }
 
-/**
- * Read on every /healthz (it is polled): process.memoryUsage() reads /proc/self/statm and the
- * heap's counters, and one stat() of data.mdb; no LMDB transaction, nothing walked.
- */
-export function resourceFigures(dataDir: string): ResourceFigures {
-  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+/** Read on every /healthz (it is polled): one stat() of data.mdb; no LMDB transaction, nothing walked. */
+export function storeFigures(dataDir: string): StoreFigures {
   const data = statSync(join(dataDir, DATA_FILE));
-  return {
-    memory: { rss, heapUsed, heapTotal, external, arrayBuffers },
-    store: { dataFileBytes: data.size, allocatedBytes: data.blocks * 512 },
-  };
+  return { dataFileBytes: data.size, allocatedBytes: data.blocks * 512 };
 }
 
 /** A data directory locked and checked, not yet opened: what `openPrepared` recovers. */
@@ -95,62 +75,43 @@ async function prepareDataDir(config: ServiceConfig): Promise<PreparedDataDir> {
 }
 
 /**
- * Opens and recovers the prepared store and returns the services over it. `opening` is told
- * of the engine before it recovers (readiness reads its progress). Nothing is left open or
- * locked when it rejects.
+ * The shard over the prepared store: LMDB in the data directory, the keys read from it once
+ * recovered (store-identity.ts), the shared parts made here. Closing it (final commit) frees
+ * them and the directory's lock. Not yet open.
  */
-async function openPrepared(
-  prepared: PreparedDataDir,
-  parts: HostParts,
-  report: Report,
-  hooks: { metrics?: ServiceMetrics; opening?: (engine: DomainEngine) => void } = {},
-): Promise<Services> {
+function shardOver(prepared: PreparedDataDir, parts: HostParts, report: Report, metrics?: ServiceMetrics): Shard {
   const { config, lock, identityBeforeOpen } = prepared;
-  let engine: DomainEngine | undefined;
-  try {
-    const world = new World();
-    // The master key is loaded once the store is known to be this service's (below); an
-    // OTP mail resumed by recovery runs only after open, by which time it is there.
-    let masterKeyLoaded: MasterKey | undefined;
-    let root: RootDatabase | undefined;
-    engine = new Engine<DomainEvent, TimerMessage, World>({
-      dataDir: config.dataDir,
-      clock: parts.clock ?? systemClock,
-      machine: world,
-      snapshotEveryEntries: config.snapshotEveryEntries,
-      snapshotEveryMs: config.snapshotEveryMs,
-      report,
-      ...optional('observer', hooks.metrics),
-      openStorage: (dataDir) => {
-        const storage = new LmdbStorage(openStore(dataDir));
-        root = storage.root;
-        return storage;
-      },
-    });
-    registerOtpMail(engine, {
-      dataDir: config.dataDir,
-      smtpUrl: config.smtpUrl,
-      masterKey: () => {
-        if (masterKeyLoaded === undefined) throw new Error('the master key is not loaded yet');
-        return masterKeyLoaded;
-      },
-    });
-    hooks.opening?.(engine);
-    await engine.open(parts.signal);
-    if (root === undefined) throw new Error('the engine opened no store');
-    checkRecoveredStore(config.dataDir, world.envs.size);
-    const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, givenMasterKey: config.givenMasterKey, world, before: identityBeforeOpen });
-    masterKeyLoaded = masterKey;
-    const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root, masterKey, before: identityBeforeOpen, report });
-    return servicesOver({ config, parts, report, engine, world, masterKey, storeId, lock, ...optional('deliveryObserver', hooks.metrics) });
-  } catch (err) {
-    try {
-      await engine?.close();
-    } finally {
-      await lock.release();
-    }
-    throw err;
-  }
+  const shared = sharedParts(config, parts);
+  let root: RootDatabase | undefined;
+  return new Shard({
+    ...shared,
+    settings: config,
+    openStorage: (dataDir) => {
+      const storage = new LmdbStorage(openStore(dataDir));
+      root = storage.root;
+      return storage;
+    },
+    clock: parts.clock ?? systemClock,
+    report,
+    ...optional('observer', metrics),
+    routes,
+    keys: async (world) => {
+      if (root === undefined) throw new Error('the engine opened no store');
+      checkRecoveredStore(config.dataDir, world.envs.size);
+      const masterKey = loadStoreMasterKey({ dataDir: config.dataDir, givenMasterKey: config.givenMasterKey, world, before: identityBeforeOpen });
+      const storeId = await recordStoreIdentity({ dataDir: config.dataDir, root, masterKey, before: identityBeforeOpen, report });
+      return { masterKey, storeId, walletSigner: loadOrCreateServiceKey(config.dataDir, masterKey) };
+    },
+    ...optional('webhookTimeoutMs', parts.webhookTimeoutMs),
+    release: async () => {
+      try {
+        await shared.close();
+      } finally {
+        forgetOwner(config.dataDir);
+        await lock.release();
+      }
+    },
+  });
 }
 
 /**
@@ -161,57 +122,9 @@ async function openPrepared(
 export async function openServices(options: ServiceOptions = {}): Promise<Services> {
   const { config, parts } = configAndParts(options);
   const report = parts.report ?? reportTo(createLogger(config.logLevel));
-  return openPrepared(await prepareDataDir(config), parts, report);
-}
-
-/** The services over a recovered engine (crypto, webhook delivery, verifiers); `close` closes them all and frees the directory. */
-function servicesOver(opened: {
-  config: ServiceConfig;
-  parts: HostParts;
-  report: Report;
-  engine: DomainEngine;
-  world: World;
-  masterKey: MasterKey;
-  storeId: string;
-  lock: DataDirLock;
-  deliveryObserver?: DeliveryObserver;
-}): Services {
-  const { config, parts, report, engine, world, masterKey, lock } = opened;
-  const pool = createCryptoPool({ routes: config.cryptoRoutes });
-  const outboundTargets = new TargetPolicy({
-    allowPrivate: config.allowPrivateTargets,
-    ...optional('resolver', parts.outboundResolver),
-  });
-  const egress = new OutboundEgress(outboundTargets);
-  return composeServices(
-    {
-      config,
-      storeId: opened.storeId,
-      engine,
-      world,
-      masterKey,
-      crypto: pool,
-      walletSigner: loadOrCreateServiceKey(config.dataDir, masterKey),
-      oidc: new OidcVerifier({ fetcher: egress }),
-      outboundTargets,
-      egress,
-      delivery: {
-        report,
-        ...optional('observer', opened.deliveryObserver),
-        maxPending: config.maxPendingWebhooks,
-        ...optional('timeoutMs', parts.webhookTimeoutMs),
-      },
-    },
-    async () => {
-      try {
-        egress.close();
-        await pool.close();
-      } finally {
-        forgetOwner(config.dataDir);
-        await lock.release();
-      }
-    },
-  );
+  const shard = shardOver(await prepareDataDir(config), parts, report);
+  await shard.open(parts.signal);
+  return shard.services;
 }
 
 /**
@@ -225,50 +138,38 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const report = parts.report ?? reportTo(createLogger(config.logLevel));
   const metrics = config.metrics ? new ServiceMetrics() : undefined;
   const prepared = await prepareDataDir(config);
-  let recovering: DomainEngine | undefined;
+  let recovering: Shard | undefined;
   let http: HttpServer;
   try {
-    http = await startHttpServer({
-      host: config.host,
-      port: config.port,
-      report,
-      ...optional('observer', httpObserverOf(metrics, report, logsRequests(config.logLevel))),
-      ...optional('metrics', metrics),
-      recovery: () => recovering?.recovery,
-      dashboard: loadDashboard(),
-    });
+    http = await listen(config, { report, metrics, recovery: () => recovering?.engine.recovery, dashboard: loadDashboard() });
   } catch (err) {
     await prepared.lock.release();
     throw err;
   }
-  // With port 0 the OS picked one: the base URL (and credentials.json) name the real port.
-  config.port = http.port;
-  config.baseUrl = `http://${config.host}:${http.port}/${API_VERSION}`;
   report(`listening on ${config.baseUrl} (recovering the store)`, { event: 'http.listening', baseUrl: config.baseUrl });
-  let services: Services;
+  let shard: Shard;
   let credentialsPath: string;
   try {
-    services = await openPrepared(prepared, parts, report, {
-      ...optional('metrics', metrics),
-      opening: (engine) => (recovering = engine),
-    });
+    shard = recovering = shardOver(prepared, parts, report, metrics);
+    await shard.open(parts.signal);
     try {
-      credentialsPath = (await ensureDefaultPlatform(services)).path;
+      credentialsPath = (await ensureDefaultPlatform(shard.services)).path;
     } catch (err) {
-      await services.close();
+      await shard.close();
       throw err;
     }
   } catch (err) {
     await http.drain(0);
     throw err;
   }
+  const { services } = shard;
   metrics?.watch({
     webhookEventsPending: () => services.webhooks.stats().pending,
     effectsPending: () => services.engine.pendingEffects,
     timersPending: () => services.engine.pendingTimers,
   });
-  http.serve({ requests: new ApiRequests(services, routes), routes, extras: extrasOf(services) });
-  services.webhooks.start();
+  http.serve({ requests: shard.requests, routes, extras: extrasOf(services) });
+  shard.start();
   recordOwner(config.dataDir, `http://${config.host}:${http.port}`);
   report(`ready: serving ${config.baseUrl}`, { event: 'service.ready', baseUrl: config.baseUrl, lastSeq: services.engine.lastSeq });
   let closing: Promise<void> | undefined;
@@ -280,7 +181,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     close: () => {
       closing ??= (async () => {
         await http.drain(config.drainTimeoutMs);
-        await services.close();
+        await shard.close();
         report('stopped: the final commit is made', { event: 'service.stopped', lastSeq: services.engine.lastSeq });
       })();
       return closing;
@@ -288,24 +189,17 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   };
 }
 
-/** /healthz, the OpenAPI document and the operator endpoints over the running services. */
+/** /healthz with the log's and the store's figures and the webhook queue, the OpenAPI document, and platforms made in this store. */
 function extrasOf(services: Services): Extras {
-  return {
-    healthz: () => ({
-      status: 'ok',
+  return hostExtras({
+    config: services.config,
+    routes,
+    figures: () => ({
       lastSeq: services.engine.lastSeq,
       durableSeq: services.engine.durableSeq,
       webhooks: services.webhooks.stats(),
-      ...resourceFigures(services.config.dataDir),
+      store: storeFigures(services.config.dataDir),
     }),
-    openapi: () => openApiDocument(routes, services.config.baseUrl),
-    operator: {
-      keyHash: createHash('sha256').update(operatorKey(services.config.dataDir)).digest(),
-      handle: async (path, body) => {
-        if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
-        const input = NewPlatformBody.parse(body);
-        return { status: 201, body: await createPlatform(services, input) };
-      },
-    },
-  };
+    createPlatform: (input) => createPlatform(services, input),
+  });
 }

@@ -1,7 +1,6 @@
 // What routes can reach: the engine (to decide and log), the world (to read), the
 // clock, the secrets the service keeps and the crypto pool. Put together by
-// `composeServices`: once per process in single-node mode (app.ts), once per life in the
-// simulation, once per shard in cluster mode.
+// `composeServices` for each shard, by the shard itself (shard.ts) once it is recovered.
 import type { Engine } from './engine/engine.js';
 import type { DomainEvent, TimerMessage, World } from '../actors/world.js';
 import type { MasterKey } from './crypto/master-key.js';
@@ -37,26 +36,21 @@ export interface Services {
   webhooks: WebhookDelivery;
   /** Where outbound requests (webhooks, key sets) may go: checked when a URL is given, and again on every connection. */
   outboundTargets: TargetPolicy;
-  /** Final commit, then stops the crypto workers and frees the data directory's lock. */
+  /** The shard's close: final commit, then what its host frees (one node: the crypto workers and the data directory's lock). */
   close(): Promise<void>;
 }
 
-/** What one engine's services are made of; the crypto pool, signer, verifiers and egress may be shared by several. */
+/** What one shard's services are made of; the crypto pool, signer, verifiers and egress may be shared by several. */
 export interface ServiceParts extends Omit<Services, 'otpHasher' | 'webhooks' | 'close'> {
   /** Where this engine's webhooks are sent. */
   egress: Egress;
   delivery: DeliveryOptions;
 }
 
-/**
- * The services over a recovered engine, with its webhook delivery (not started). `close`
- * stops delivery, makes the engine's final commit, then runs `closeRest` (what the caller
- * owns besides); calling it again returns the same promise.
- */
-export function composeServices(parts: ServiceParts, closeRest: () => Promise<void> = () => Promise.resolve()): Services {
+/** The services over a recovered engine, with its webhook delivery (not started); `close` is the shard's. */
+export function composeServices(parts: ServiceParts, close: () => Promise<void>): Services {
   const { engine, world, masterKey, crypto, egress } = parts;
   const webhooks = new WebhookDelivery({ engine, world, masterKey, crypto, egress }, parts.delivery);
-  let closing: Promise<void> | undefined;
   return {
     config: parts.config,
     storeId: parts.storeId,
@@ -69,16 +63,6 @@ export function composeServices(parts: ServiceParts, closeRest: () => Promise<vo
     oidc: parts.oidc,
     webhooks,
     outboundTargets: parts.outboundTargets,
-    close: () => {
-      closing ??= (async () => {
-        webhooks.stop();
-        try {
-          await engine.close();
-        } finally {
-          await closeRest();
-        }
-      })();
-      return closing;
-    },
+    close,
   };
 }

@@ -5,6 +5,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
+import { DELIVERY_TIMEOUT_MS } from '../src/webhooks/delivery.js';
 import { serviceForSuite, startTestService } from './support/service.js';
 import { absentId, assertError, assertInvalid, assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, assertLedgerHolds, balanceOf, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
@@ -133,6 +134,8 @@ describe('incoming UMA payments', () => {
       assert.equal(await balanceOf(svc, usd.id), c.credited ? c.amount : 0, `answer ${c.answer} ${c.then ?? ''}`);
       const event = approvalEvent(pending.id)!;
       assert.equal(event.attempts.length, 1, 'the approval webhook is not retried');
+      // The service's webhookTimeoutMs reaches delivery: a silent receiver is given up after it, not after the default.
+      if (c.answer === 'hang') assert.ok(event.attempts[0]!.ms >= TIMEOUT_MS && event.attempts[0]!.ms < DELIVERY_TIMEOUT_MS, `gave up after ${event.attempts[0]!.ms} ms`);
       assert.equal(event.deliveryStatus, c.answer === 200 || c.answer === 202 ? 'DELIVERED' : 'FAILED');
       assert.deepEqual(webhooksOf(svc, pending.id), [
         ['INCOMING_PAYMENT', 'PENDING'],

@@ -10,7 +10,7 @@ import type { Report } from '../engine/report.js';
 import type { Directory } from './directory.js';
 import type { Lease, LeaseTable } from './lease.js';
 import { assignShards, type Membership, type NodeInfo } from './membership.js';
-import { Shard, type NodeParts } from './shard.js';
+import { ClusterShard, type NodeParts } from './shard.js';
 import type { Backlogs } from '../ops/metrics.js';
 
 export class ClusterNode {
@@ -23,7 +23,7 @@ export class ClusterNode {
   /** Leases held, opening or serving. */
   readonly #held = new Map<string, Lease>();
   /** Shards open and serving. */
-  readonly #serving = new Map<string, Shard>();
+  readonly #serving = new Map<string, ClusterShard>();
   /** Shards being opened or closed (never touched twice at once). */
   readonly #busy = new Set<string>();
   #assignment = new Map<string, string>();
@@ -55,7 +55,7 @@ export class ClusterNode {
 
   /** The backlogs of the shards open here, added up (the node's metrics read them when scraped). */
   get backlogs(): Backlogs {
-    const sum = (read: (shard: Shard) => number) => (): number => [...this.#serving.values()].reduce((total, shard) => total + read(shard), 0);
+    const sum = (read: (shard: ClusterShard) => number) => (): number => [...this.#serving.values()].reduce((total, shard) => total + read(shard), 0);
     return {
       webhookEventsPending: sum((shard) => shard.services.webhooks.stats().pending),
       effectsPending: sum((shard) => shard.services.engine.pendingEffects),
@@ -118,7 +118,7 @@ export class ClusterNode {
   }
 
   /** The shard open here while its lease holds; undefined when its requests are for another node. */
-  serving(shard: string): Shard | undefined {
+  serving(shard: string): ClusterShard | undefined {
     const open = this.#serving.get(shard);
     if (open !== undefined && !open.lost && this.#leases.holds(open.lease)) return open;
     if (open !== undefined) void this.poke();
@@ -173,7 +173,7 @@ export class ClusterNode {
       try {
         const genesis = await this.#directory.genesis(name);
         if (genesis === undefined) throw new Error('the directory has no such shard');
-        const shard = await Shard.open(this.#parts, name, lease, genesis, (lost, err) => this.#drop(lost.name, err));
+        const shard = await ClusterShard.open(this.#parts, name, lease, genesis, (lost, err) => this.#drop(lost.name, err));
         if (this.#held.get(name) !== lease || this.#stopped) {
           await shard.close();
           return;
@@ -193,7 +193,7 @@ export class ClusterNode {
   }
 
   /** Gives a shard to the node it is now dealt to: final commit, then the lease released. */
-  async #handOver(shard: Shard): Promise<void> {
+  async #handOver(shard: ClusterShard): Promise<void> {
     this.#busy.add(shard.name);
     this.#serving.delete(shard.name);
     try {

@@ -5,24 +5,18 @@
 // into its DATA_DIR, as one node does. Nothing of the node's own is replicated: its data
 // directory holds the shards' local mirrors and snapshots, its lock and its operator key.
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { configAndParts, type ClusterConfig, type HostParts, type ServiceConfig, type ServiceOptions } from '../config.js';
 import { optional } from '../optional.js';
-import { createLogger, logsRequests, reportTo } from '../ops/log.js';
-import { httpObserverOf, ServiceMetrics } from '../ops/metrics.js';
-import { startHttpServer, API_VERSION, type Extras, type HttpServer } from '../http/server.js';
+import { createLogger, reportTo } from '../ops/log.js';
+import { ServiceMetrics } from '../ops/metrics.js';
+import type { Extras, HttpServer } from '../http/server.js';
 import { routes } from '../http/routes/index.js';
-import { openApiDocument } from '../http/openapi.js';
-import { forgetOwner, lockDataDir, operatorKey, recordOwner, checkLockSupported, ensurePrivateDataDir } from '../data-dir.js';
-import { createCryptoPool } from '../crypto/pool.js';
+import { forgetOwner, lockDataDir, recordOwner, checkLockSupported, ensurePrivateDataDir } from '../data-dir.js';
 import type { MasterKey } from '../crypto/master-key.js';
-import { TargetPolicy } from '../outbound/target-policy.js';
-import { OutboundEgress } from '../outbound/egress.js';
-import { OidcVerifier } from '../wallet/oidc.js';
-import { CREDENTIALS_FILE, NewPlatformBody, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
-import { notFound } from '../../actors/errors.js';
+import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
 import type { Report } from '../engine/report.js';
+import { hostExtras, listen, sharedParts } from '../host.js';
 import { Directory, shardNameOf } from './directory.js';
 import { LeaseTable } from './lease.js';
 import { Membership } from './membership.js';
@@ -65,17 +59,8 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
   };
   try {
     forgetOwner(config.dataDir);
-    const http = await startHttpServer({
-      host: config.host,
-      port: config.port,
-      report,
-      ...optional('observer', httpObserverOf(metrics, report, logsRequests(config.logLevel))),
-      ...optional('metrics', metrics),
-      recovery: () => undefined,
-    });
+    const http = await listen(config, { report, metrics, recovery: () => undefined });
     closers.push(() => http.drain(config.drainTimeoutMs));
-    config.port = http.port;
-    config.baseUrl = `http://${config.host}:${http.port}/${API_VERSION}`;
     const origin = `http://${config.host}:${http.port}`;
     // No async traces: they build an Error (a stack capture) for every request and publish, some 8% of a node's CPU under load.
     const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1, noAsyncTraces: true });
@@ -127,27 +112,20 @@ async function joinCluster(joining: {
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
   const shelf = await SnapshotShelf.open(nc, { replicas, report });
-  const crypto = createCryptoPool({ routes: config.cryptoRoutes });
-  closers.push(() => crypto.close());
-  const outboundTargets = new TargetPolicy({ allowPrivate: config.allowPrivateTargets, ...optional('resolver', parts.outboundResolver) });
-  const egress = new OutboundEgress(outboundTargets);
-  closers.push(() => egress.close());
+  const shared = sharedParts(config, parts);
+  closers.push(() => shared.close());
   const node = new ClusterNode(
     {
+      ...shared,
       nodeId: cluster.nodeId,
       config,
+      keys: { masterKey, walletSigner: await directory.exportSigner(masterKey) },
       nc,
       leases,
       replicas,
       shelf,
       routes,
       report,
-      masterKey,
-      crypto,
-      walletSigner: await directory.exportSigner(masterKey),
-      oidc: new OidcVerifier({ fetcher: egress }),
-      outboundTargets,
-      egress,
       ...optional('clock', parts.clock),
       ...optional('observer', metrics),
     },
@@ -181,20 +159,13 @@ async function createClusterPlatform(platforms: ClusterPlatforms, options: NewPl
   return { ...prepared.credentials, baseUrl: platforms.config.baseUrl };
 }
 
+/** /healthz with this node's view of the cluster, the OpenAPI document, and platforms made in the cluster's directory. */
 function clusterExtras(platforms: ClusterPlatforms): Extras {
-  const { config, node } = platforms;
-  return {
-    healthz: () => {
-      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
-      return { status: 'ok', cluster: { nodeId: node.nodeId, owned: node.owned, nodes: node.nodes }, memory: { rss, heapUsed, heapTotal, external, arrayBuffers } };
-    },
-    openapi: () => openApiDocument(routes, config.baseUrl),
-    operator: {
-      keyHash: createHash('sha256').update(operatorKey(config.dataDir)).digest(),
-      handle: async (path, body) => {
-        if (path !== '/_operator/platforms') throw notFound('path', 'operator endpoint', path);
-        return { status: 201, body: await createClusterPlatform(platforms, NewPlatformBody.parse(body)) };
-      },
-    },
-  };
+  const { node } = platforms;
+  return hostExtras({
+    config: platforms.config,
+    routes,
+    figures: () => ({ cluster: { nodeId: node.nodeId, owned: node.owned, nodes: node.nodes } }),
+    createPlatform: (input) => createClusterPlatform(platforms, input),
+  });
 }

@@ -9,19 +9,18 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { Engine } from '../engine/engine.js';
 import { systemClock, type Clock } from '../engine/clock.js';
 import { LmdbStorage } from '../engine/storage.js';
 import { openStore } from '../engine/store.js';
 import type { EngineObserver, Report } from '../engine/report.js';
 import type { DeliveryObserver } from '../webhooks/delivery.js';
-import { World, type DomainEvent, type TimerMessage } from '../../actors/world.js';
-import { composeServices, type ServiceParts, type Services } from '../services.js';
+import type { Services } from '../services.js';
 import type { ServiceConfig } from '../config.js';
-import { ApiRequests } from '../http/requests.js';
+import type { ApiRequests } from '../http/requests.js';
 import type { Route } from '../http/route.js';
-import { registerOtpMail } from '../wallet/mail.js';
+import { Shard, type EngineHooks, type ShardKeys, type SharedParts } from '../shard.js';
 import { genesisEvents, type EnvGenesis } from '../platforms.js';
+import { optional } from '../optional.js';
 import { ShardStream } from './shard-stream.js';
 import { serveShardRequests } from './shard-requests.js';
 import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
@@ -29,9 +28,11 @@ import type { Lease, LeaseTable } from './lease.js';
 import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
 
 /** What every shard of a node shares: the node's settings, secrets, crypto, verifiers and webhook egress. */
-export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'world' | 'storeId' | 'delivery'> {
+export interface NodeParts extends SharedParts {
   nodeId: string;
   config: ServiceConfig;
+  /** The cluster's master key and export signer (its directory holds them). */
+  keys: Omit<ShardKeys, 'storeId'>;
   nc: NatsConnection;
   leases: LeaseTable;
   replicas: number;
@@ -43,7 +44,7 @@ export interface NodeParts extends Omit<ServiceParts, 'config' | 'engine' | 'wor
   observer?: EngineObserver & DeliveryObserver;
 }
 
-export class Shard {
+export class ClusterShard {
   #lost = false;
   /** The shard's subject, answered from open until it is closed or lost. */
   #subscription: Subscription | undefined;
@@ -51,16 +52,23 @@ export class Shard {
   private constructor(
     readonly name: string,
     readonly lease: Lease,
-    readonly services: Services,
-    readonly requests: ApiRequests,
+    readonly shard: Shard,
   ) {}
+
+  get services(): Services {
+    return this.shard.services;
+  }
+
+  get requests(): ApiRequests {
+    return this.shard.requests;
+  }
 
   /**
    * Opens `name` under `lease`: the stream's log mirrored, the engine recovered, the
    * environment's first entry logged if the stream had none, webhook delivery started.
    * `onLost` is told once if the shard's log fails later.
    */
-  static async open(node: NodeParts, name: string, lease: Lease, genesis: EnvGenesis, onLost: (shard: Shard, err: Error) => void): Promise<Shard> {
+  static async open(node: NodeParts, name: string, lease: Lease, genesis: EnvGenesis, onLost: (shard: ClusterShard, err: Error) => void): Promise<ClusterShard> {
     const dataDir = join(node.config.dataDir, 'shards', name);
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const stream = await ShardStream.open(node.nc, name, {
@@ -70,74 +78,52 @@ export class Shard {
     });
     const base = await node.shelf.latest(name);
     const local = new LmdbStorage(openStore(dataDir));
-    let publishing = false;
-    let shard: Shard | undefined;
+    let opened: ClusterShard | undefined;
     let failure: Error | undefined;
-    const world = new World();
-    const config: ServiceConfig = { ...node.config, dataDir };
     const report: Report = (message, fields) => node.report(`${name}: ${message}`, { ...fields, shard: name });
-    // Published, then the stream trimmed below it; one publication at a time (the next snapshot covers a skipped one).
+    // Published, then the stream trimmed below it (the storage seam: the engine knows no cluster).
     const published: PublishedSnapshots = {
-      ...(base === undefined ? {} : { offeredImage: base }),
-      snapshotWritten: (seq, image) => {
-        if (publishing || !node.leases.holds(lease)) return;
-        publishing = true;
-        void (async () => {
-          try {
-            // This shard's engine wrote it: its timers carry the world's messages.
-            if (await node.shelf.publish(name, image() as ShardImage)) {
-              const trimmed = await stream.trimThrough(seq);
-              report(`snapshot at ${seq} published; ${trimmed} stream messages trimmed`, { event: 'cluster.snapshot.published', seq, trimmed });
-            }
-          } catch (err) {
-            report(`snapshot at ${seq} not published: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.snapshot.publish-failed', level: 'warn', seq });
-          } finally {
-            publishing = false;
-          }
-        })();
-      },
+      ...optional('offeredImage', base),
+      snapshotWritten: publishing(node, name, lease, stream, report),
     };
-    const engine = new Engine<DomainEvent, TimerMessage, World>({
-      dataDir,
-      clock: node.clock ?? systemClock,
-      machine: world,
-      snapshotEveryEntries: config.snapshotEveryEntries,
-      snapshotEveryMs: config.snapshotEveryMs,
-      report,
-      ...(node.observer === undefined ? {} : { observer: node.observer }),
-      openStorage: () => replicatedStorage(local, stream, published),
+    const hooks: EngineHooks = {
       onFatal: (_what, err) => {
         failure ??= err;
-        if (shard !== undefined) shard.#lose(err, onLost);
+        if (opened !== undefined) opened.#lose(err, onLost);
       },
-    });
+    };
     try {
       await mirrorStream(stream, local);
-      registerOtpMail(engine, { dataDir, smtpUrl: config.smtpUrl, masterKey: () => node.masterKey });
-      await engine.open();
-      if (world.envs.get(genesis.env.id) === undefined) {
-        await engine.exec([genesis.env.id], () => ({ events: genesisEvents([genesis]), reply: () => undefined }));
-      }
     } catch (err) {
-      await engine.close().catch(() => undefined);
+      await local.close().catch(() => undefined);
       throw err;
     }
-    const services = composeServices({
+    const shard = new Shard({
       ...node,
-      config,
-      storeId: name,
-      engine,
-      world,
-      delivery: { report, maxPending: config.maxPendingWebhooks, ...(node.observer === undefined ? {} : { observer: node.observer }) },
+      settings: { ...node.config, dataDir },
+      openStorage: () => replicatedStorage(local, stream, published),
+      clock: node.clock ?? systemClock,
+      report,
+      keys: { ...node.keys, storeId: name },
+      engineHooks: hooks,
     });
-    shard = new Shard(name, lease, services, new ApiRequests(services, node.routes));
+    await shard.open();
+    try {
+      if (shard.world.envs.get(genesis.env.id) === undefined) {
+        await shard.engine.exec([genesis.env.id], () => ({ events: genesisEvents([genesis]), reply: () => undefined }));
+      }
+    } catch (err) {
+      await shard.close().catch(() => undefined);
+      throw err;
+    }
+    opened = new ClusterShard(name, lease, shard);
     if (failure !== undefined) {
-      shard.#lose(failure, onLost);
+      opened.#lose(failure, onLost);
       throw failure;
     }
-    services.webhooks.start();
-    shard.#subscription = serveShardRequests(node.nc, shard, node.routes, report, () => node.leases.holds(lease));
-    return shard;
+    shard.start();
+    opened.#subscription = serveShardRequests(node.nc, opened, node.routes, report, () => node.leases.holds(lease));
+    return opened;
   }
 
   /** The log failed: nothing more is served from this memory. */
@@ -145,7 +131,7 @@ export class Shard {
     return this.#lost;
   }
 
-  #lose(err: Error, onLost: (shard: Shard, err: Error) => void): void {
+  #lose(err: Error, onLost: (shard: ClusterShard, err: Error) => void): void {
     if (this.#lost) return;
     this.#lost = true;
     // Requests still coming are answered 503 (lost) until the subject is left.
@@ -156,7 +142,7 @@ export class Shard {
   /** Leaves the subject (the requests taken answered first), stops delivery and makes the final commit (while the lease still holds). */
   async close(): Promise<void> {
     await this.#leaveSubject();
-    await this.services.close();
+    await this.shard.close();
   }
 
   async #leaveSubject(): Promise<void> {
@@ -165,4 +151,29 @@ export class Shard {
     // A closed connection has left every subject already.
     await subscription?.drain().catch(() => undefined);
   }
+}
+
+/**
+ * Each snapshot written is published, then the stream trimmed below it; one publication at a
+ * time (the next snapshot covers a skipped one), and none once the lease is gone.
+ */
+function publishing(node: NodeParts, name: string, lease: Lease, stream: ShardStream, report: Report): PublishedSnapshots['snapshotWritten'] {
+  let publishing = false;
+  return (seq, image) => {
+    if (publishing || !node.leases.holds(lease)) return;
+    publishing = true;
+    void (async () => {
+      try {
+        // This shard's engine wrote it: its timers carry the world's messages.
+        if (await node.shelf.publish(name, image() as ShardImage)) {
+          const trimmed = await stream.trimThrough(seq);
+          report(`snapshot at ${seq} published; ${trimmed} stream messages trimmed`, { event: 'cluster.snapshot.published', seq, trimmed });
+        }
+      } catch (err) {
+        report(`snapshot at ${seq} not published: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.snapshot.publish-failed', level: 'warn', seq });
+      } finally {
+        publishing = false;
+      }
+    })();
+  };
 }

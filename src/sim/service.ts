@@ -1,11 +1,9 @@
-// The service as the simulation runs it: the same engine, world, routes, request path,
-// webhook delivery and crypto as `startService`, put together over simulated storage, a
+// The service as the simulation runs it: the same shard as one node's (shard.ts: engine,
+// world, routes, request path, webhook delivery and crypto), built over simulated storage, a
 // manual clock and a simulated platform endpoint, with no socket, file or thread. Crypto
 // runs inline (a worker's answer would arrive at a time no seed decides).
-import { Engine } from '../engine/engine.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { Report } from '../engine/report.js';
-import { World, type DomainEvent, type TimerMessage } from '../../actors/world.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { keyPairFromPrivateKey } from '../crypto/p256.js';
 import { createHash } from 'node:crypto';
@@ -15,7 +13,9 @@ import type { DocumentFetcher, Egress } from '../outbound/egress.js';
 import { TargetPolicy } from '../outbound/target-policy.js';
 import { ApiRequests, API_VERSION } from '../http/requests.js';
 import type { Route } from '../http/route.js';
-import { composeServices, type Services } from '../services.js';
+import type { Services } from '../services.js';
+import { Shard, type DomainEngine } from '../shard.js';
+import { DEFAULT_MAX_PENDING_WEBHOOKS } from '../webhooks/delivery.js';
 import type { SimulatedDisk } from './storage.js';
 
 /** The simulation has no network to fetch a document from. */
@@ -40,8 +40,11 @@ export interface SimulatedServiceOptions {
 
 /** One life of the simulated service, until it is stopped or crashes. */
 export interface SimulatedService {
-  services: Services;
-  requests: ApiRequests;
+  /** Its services and request handler, once `open` has resolved. */
+  readonly services: Services;
+  readonly requests: ApiRequests;
+  /** There from the start (the simulator reads how far the log is even of a life that did not recover). */
+  engine: DomainEngine;
   /** Recovers the store; the simulator drives the storage while it runs. */
   open(): Promise<void>;
   /** Starts webhook delivery (after `open`). */
@@ -64,65 +67,64 @@ class SimulatedCrypto extends CryptoPool {
 const INLINE: Record<CryptoOp, CryptoRoute> = Object.fromEntries(Object.keys(DEFAULT_ROUTES).map((op) => [op, 'inline'])) as Record<CryptoOp, CryptoRoute>;
 
 export function simulatedService(options: SimulatedServiceOptions): SimulatedService {
-  const world = new World();
-  const engine = new Engine<DomainEvent, TimerMessage, World>({
-    dataDir: '(simulated)',
-    clock: options.clock,
-    machine: world,
-    snapshotEveryEntries: options.snapshotEveryEntries,
-    snapshotEveryMs: options.snapshotEveryMs,
-    report: options.report,
-    openStorage: () => options.disk.open(),
-    // Pacing by wall time would cut snapshots and replays at points no seed decides.
-    workMeter: () => 0,
-    onFatal: options.onFatal,
-  });
   const masterKey = new MasterKey(options.masterKey);
   const crypto = new SimulatedCrypto({ routes: INLINE });
-  const services = composeServices(
-    {
-      config: {
-        host: 'simulated.invalid',
-        port: 0,
-        dataDir: '(simulated)',
-        baseUrl: `http://simulated.invalid/${API_VERSION}`,
-        snapshotEveryEntries: options.snapshotEveryEntries,
-        snapshotEveryMs: options.snapshotEveryMs,
-        drainTimeoutMs: 0,
-        cryptoRoutes: INLINE,
-        smtpUrl: undefined,
-        maxPendingWebhooks: 1_000_000,
-        allowPrivateTargets: true,
-        logLevel: 'info',
-        metrics: false,
-        givenMasterKey: masterKey,
-      },
-      storeId: 'simulated',
-      engine,
-      world,
-      masterKey,
-      crypto,
-      walletSigner: keyPairFromPrivateKey(options.signerKey),
-      // The simulated platforms use sandbox, which verifies no token and fetches no key set.
-      oidc: new OidcVerifier({ fetcher: NO_DOCUMENTS }),
-      // Any target is allowed, and nothing is looked up: the simulation has no network.
-      outboundTargets: new TargetPolicy({
-        allowPrivate: true,
-        resolver: () => Promise.reject(new Error('the simulation resolves no names')),
-      }),
-      egress: options.endpoint,
-      delivery: { report: options.report },
+  const shard = new Shard({
+    settings: {
+      host: 'simulated.invalid',
+      port: 0,
+      dataDir: '(simulated)',
+      baseUrl: `http://simulated.invalid/${API_VERSION}`,
+      snapshotEveryEntries: options.snapshotEveryEntries,
+      snapshotEveryMs: options.snapshotEveryMs,
+      drainTimeoutMs: 0,
+      cryptoRoutes: INLINE,
+      // Sandbox mails no code: the simulated platforms never reach the OTP mail runner.
+      smtpUrl: undefined,
+      maxPendingWebhooks: DEFAULT_MAX_PENDING_WEBHOOKS,
+      allowPrivateTargets: true,
+      logLevel: 'info',
+      metrics: false,
+      givenMasterKey: masterKey,
     },
-    () => crypto.close(),
-  );
-  const { webhooks } = services;
+    openStorage: () => options.disk.open(),
+    clock: options.clock,
+    report: options.report,
+    routes: options.routes,
+    keys: { masterKey, walletSigner: keyPairFromPrivateKey(options.signerKey), storeId: 'simulated' },
+    crypto,
+    // The simulated platforms use sandbox, which verifies no token and fetches no key set.
+    oidc: new OidcVerifier({ fetcher: NO_DOCUMENTS }),
+    // Any target is allowed, and nothing is looked up: the simulation has no network.
+    outboundTargets: new TargetPolicy({
+      allowPrivate: true,
+      resolver: () => Promise.reject(new Error('the simulation resolves no names')),
+    }),
+    egress: options.endpoint,
+    engineHooks: {
+      // Pacing by wall time would cut snapshots and replays at points no seed decides.
+      workMeter: () => 0,
+      onFatal: options.onFatal,
+    },
+    release: () => crypto.close(),
+  });
+  let opened = false;
   return {
-    services,
-    requests: new ApiRequests(services, options.routes),
-    open: async () => {
-      await engine.open();
+    get services() {
+      return shard.services;
     },
-    start: () => webhooks.start(),
-    halt: () => webhooks.stop(),
+    get requests() {
+      return shard.requests;
+    },
+    engine: shard.engine,
+    open: async () => {
+      await shard.open();
+      opened = true;
+    },
+    start: () => shard.start(),
+    // A life that never recovered has no delivery to stop.
+    halt: () => {
+      if (opened) shard.services.webhooks.stop();
+    },
   };
 }

@@ -154,7 +154,7 @@ class Simulation {
       digest: this.#digest.digest('hex'),
       ...(violation !== undefined ? { violation } : {}),
       stats: {
-        entries: this.#life?.services.engine.lastSeq ?? 0,
+        entries: this.#life?.engine.lastSeq ?? 0,
         transactions: this.#model.transactions.size,
         snapshots: this.#snapshots,
         simulatedMs: this.#clock.now() - START,
