@@ -41,12 +41,12 @@ async function directoryOn(server: number): Promise<Directory> {
   return directory;
 }
 
-/** No node serves any shard here: an authenticated request is answered 503, a refused one 401. */
-const noShardServed = { route: () => ({ kind: 'none' }) } as unknown as ClusterNode;
+/** No node serves any shard here: an authenticated request is answered 503 (no node answers its shard's subject), a refused one 401. */
+const noShardServed: Pick<ClusterNode, 'serving' | 'poke'> = { serving: () => undefined, poke: async () => undefined };
 
 /** The code a node's front answers `GET /config` with under these credentials. */
 async function answerTo(directory: Directory, tokenId: string, secret: string): Promise<string> {
-  const front = new ClusterRequests(noShardServed, directory, routes, 1_000);
+  const front = new ClusterRequests(noShardServed, directory, nats.nc, routes, 1_000);
   const incoming: Incoming = {
     method: 'GET',
     path: `/${API_VERSION}/config`,

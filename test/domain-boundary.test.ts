@@ -3,7 +3,8 @@
 // other way round, so no domain file imports from src/http. The engine (src/engine) stands
 // below everything else of src/: it imports nothing outside itself, knows nothing of how a
 // host stores or replicates its log (cluster mode is a storage it is given), and stays in
-// files a reader can hold.
+// files a reader can hold. The HTTP front (src/http) knows nothing of the cluster: a host
+// that serves environments on other nodes carries prepared requests there itself.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +17,9 @@ const ENGINE_FILE_MAX_LINES = 450;
 /** Words of cluster mode that no file of src/engine says, in code or in comments. */
 const CLUSTER_WORDS = /\b(cluster|shards?|nats|jetstream)\b/i;
 
+/** Words of cluster mode and of sending requests on that no file of src/http says, in code or in comments. */
+const HTTP_CLUSTER_WORDS = /\b(cluster\w*|shards?|nats|jetstream|forward\w*)\b/i;
+
 /** What a file under actors/ may import from src/: these two modules, nothing else. */
 const ALLOWED_FROM_SRC = ['src/engine/ids.js', 'src/engine/state-machine.js'];
 
@@ -24,6 +28,7 @@ const actorsDir = fileURLToPath(new URL('../../actors/', import.meta.url));
 const walletDir = fileURLToPath(new URL('../../src/wallet/', import.meta.url));
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 const engineDir = fileURLToPath(new URL('../../src/engine/', import.meta.url));
+const httpDir = fileURLToPath(new URL('../../src/http/', import.meta.url));
 
 /** What in `source` (the file `file` of src/engine) breaks the engine's boundary: imports from outside it, cluster words, length. */
 function engineOffences(file: string, source: string): string[] {
@@ -39,6 +44,20 @@ function engineOffences(file: string, source: string): string[] {
   });
   const lines = source.endsWith('\n') ? source.split('\n').length - 1 : source.split('\n').length;
   if (lines > ENGINE_FILE_MAX_LINES) offending.push(`src/engine/${file} has ${lines} lines`);
+  return offending;
+}
+
+/** What in `source` (the file `file` of src/http) shows knowledge of the cluster: an import from src/cluster, a cluster word. */
+function httpOffences(file: string, source: string): string[] {
+  const offending: string[] = [];
+  for (const spec of specifiers(source)) {
+    const target = relative(repoDir, resolve(dirname(join(httpDir, file)), spec));
+    if (target.startsWith('src/cluster/')) offending.push(`src/http/${file} imports ${spec}`);
+  }
+  source.split('\n').forEach((line, i) => {
+    const word = HTTP_CLUSTER_WORDS.exec(line);
+    if (word !== null) offending.push(`src/http/${file}:${i + 1} says ${word[0]}`);
+  });
   return offending;
 }
 
@@ -87,6 +106,23 @@ describe('domain boundary', () => {
     assert.deepEqual(engineOffences('b.ts', '// published to the JetStream stream\n'), ['src/engine/b.ts:1 says JetStream']);
     assert.deepEqual(engineOffences('c.ts', long), [`src/engine/c.ts has ${ENGINE_FILE_MAX_LINES + 1} lines`]);
     assert.deepEqual(engineOffences('d.ts', long.split('\n').slice(1).join('\n')), []);
+  });
+
+  it('src/http knows nothing of the cluster: no file imports src/cluster or says cluster, shard, NATS, JetStream or forwarding', () => {
+    const files = sourcesUnder(httpDir);
+    assert.ok(files.length >= 30 && files.some((file) => file.startsWith('routes/')), `found only ${files.length} HTTP files in ${httpDir}`);
+    assert.deepEqual(
+      files.flatMap((file) => httpOffences(file, readFileSync(join(httpDir, file), 'utf8'))),
+      [],
+    );
+  });
+
+  it('the HTTP check finds an import of src/cluster and a cluster word', () => {
+    assert.deepEqual(httpOffences('routes/a.ts', "import { d } from '../../cluster/directory.js';\n"), [
+      'src/http/routes/a.ts imports ../../cluster/directory.js',
+      'src/http/routes/a.ts:1 says cluster',
+    ]);
+    assert.deepEqual(httpOffences('b.ts', "case 'cluster-forwarded':\n// sent on to the owner\n/** Forwarded by another node */\n"), ['src/http/b.ts:1 says cluster', 'src/http/b.ts:3 says Forwarded']);
   });
 
   it('the import scan sees every form of import', () => {

@@ -1,6 +1,6 @@
 // Which nodes are alive, and which node should own each shard. Every node writes a
-// heartbeat into a JetStream key-value bucket (its id, the address other nodes forward to,
-// when it was last seen); a node unseen for a lease period is gone. The assignment is a
+// heartbeat into a JetStream key-value bucket (its id and when it was last seen); a node
+// unseen for a lease period is gone. The assignment is a
 // pure function of the shard names and the live node ids, so every node that sees the same
 // members computes the same owners; leases (lease.ts) make it safe when they briefly do not.
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -12,8 +12,6 @@ export const NODES_BUCKET = 'cluster-nodes';
 
 export interface NodeInfo {
   nodeId: string;
-  /** `http://HOST:PORT` of its HTTP front, where other nodes forward requests for its shards. */
-  url: string;
   seenAt: number;
 }
 
@@ -46,10 +44,10 @@ export class Membership {
 
   static async open(
     nc: NatsConnection,
-    options: { nodeId: string; url: string; leaseMs: number; replicas: number; now?: () => number },
+    options: { nodeId: string; leaseMs: number; replicas: number; now?: () => number },
   ): Promise<Membership> {
     const kv = await retrying(NODES_BUCKET, () => new Kvm(nc).create(NODES_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
-    return new Membership(kv, await retrying(NODES_BUCKET, () => jetstreamManager(nc)), { nodeId: options.nodeId, url: options.url }, options.leaseMs, options.now ?? Date.now);
+    return new Membership(kv, await retrying(NODES_BUCKET, () => jetstreamManager(nc)), { nodeId: options.nodeId }, options.leaseMs, options.now ?? Date.now);
   }
 
   /** Says this node is alive (every third of a lease keeps it so). */

@@ -3,8 +3,8 @@
 // live nodes and the shards and deals the shards over the nodes (assignShards). A turn hands
 // over the shards dealt to another node (final commit, then the lease released), and takes
 // the leases of the ones dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
-// whose log fails, is dropped at once. Requests go where the dealing says: to a shard open
-// here while its lease holds, else to the node it is dealt to, else nowhere (503).
+// whose log fails, is dropped at once. A request runs on a shard open here while its lease
+// holds; any other is sent on the shard's subject, which its owner answers (front.ts).
 import { retrying } from './shard-stream.js';
 import type { Report } from '../engine/report.js';
 import type { Directory } from './directory.js';
@@ -12,9 +12,6 @@ import type { Lease, LeaseTable } from './lease.js';
 import { assignShards, type Membership, type NodeInfo } from './membership.js';
 import { ClusterShard, type NodeParts } from './shard.js';
 import type { Backlogs } from '../ops/metrics.js';
-
-/** Where a shard's requests go from this node. */
-export type ShardRoute = { kind: 'local'; shard: ClusterShard } | { kind: 'remote'; url: string } | { kind: 'none' };
 
 export class ClusterNode {
   readonly #parts: NodeParts;
@@ -120,13 +117,12 @@ export class ClusterNode {
     return this.#ticking;
   }
 
-  route(shard: string): ShardRoute {
+  /** The shard open here while its lease holds; undefined when its requests are for another node. */
+  serving(shard: string): ClusterShard | undefined {
     const open = this.#serving.get(shard);
-    if (open !== undefined && !open.lost && this.#leases.holds(open.lease)) return { kind: 'local', shard: open };
+    if (open !== undefined && !open.lost && this.#leases.holds(open.lease)) return open;
     if (open !== undefined) void this.poke();
-    const nodeId = this.#assignment.get(shard);
-    const node = nodeId === undefined || nodeId === this.nodeId ? undefined : this.#nodes.get(nodeId);
-    return node === undefined ? { kind: 'none' } : { kind: 'remote', url: node.url };
+    return undefined;
   }
 
   /** Whether some node holds a lease on each of `shards` (a new platform is served once they do). */

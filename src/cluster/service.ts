@@ -65,13 +65,12 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
     // No async traces: they build an Error (a stack capture) for every request and publish, some 8% of a node's CPU under load.
     const nc = await connect({ servers: cluster.servers, name: cluster.nodeId, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.close());
-    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, parts, report, origin, closers, metrics });
+    const { node, directory, masterKey, replicas } = await joinCluster({ config, cluster, nc, parts, report, closers, metrics });
     closers.push(() => node.stop());
     metrics?.watch(node.backlogs);
     await node.start();
     const platforms = { config, directory, node, masterKey, leaseMs: cluster.leaseMs };
-    const requests = new ClusterRequests(node, directory, routes, 2 * cluster.leaseMs);
-    closers.push(() => requests.close());
+    const requests = new ClusterRequests(node, directory, nc, routes, 2 * cluster.leaseMs);
     http.serve({ requests, routes, extras: clusterExtras(platforms) });
     const credentialsPath = join(config.dataDir, CREDENTIALS_FILE);
     if (await directory.claimDefaultPlatform(cluster.nodeId)) {
@@ -101,17 +100,16 @@ async function joinCluster(joining: {
   nc: NatsConnection;
   parts: HostParts;
   report: Report;
-  origin: string;
   closers: Array<() => Promise<void> | void>;
   metrics: ServiceMetrics | undefined;
 }): Promise<{ node: ClusterNode; directory: Directory; masterKey: MasterKey; replicas: number }> {
-  const { config, cluster, nc, parts, report, origin, closers, metrics } = joining;
+  const { config, cluster, nc, parts, report, closers, metrics } = joining;
   const replicas = replicasOf(cluster, nc);
   const directory = await Directory.open(nc, { replicas });
   const masterKey = await directory.masterKey(config.givenMasterKey);
   await directory.followTokens(masterKey);
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
-  const membership = await Membership.open(nc, { nodeId: cluster.nodeId, url: origin, leaseMs: cluster.leaseMs, replicas });
+  const membership = await Membership.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const shelf = await SnapshotShelf.open(nc, { replicas, report });
   const shared = sharedParts(config, parts);
   closers.push(() => shared.close());

@@ -108,11 +108,12 @@ export class ShardStream {
    */
   static async open(nc: NatsConnection, name: string, options: { replicas: number; writer: string; holds?: () => boolean }): Promise<ShardStream> {
     const jsm = await retrying(name, () => jetstreamManager(nc));
+    const js = jetstream(nc);
     const holds = options.holds ?? (() => true);
-    const marker = await takeOver(jetstream(nc), jsm, name, options, holds);
+    const marker = await takeOver(js, jsm, name, options, holds);
     const maxPayload = nc.info?.max_payload;
     if (maxPayload === undefined) throw new Error(`${name}: the NATS server did not say its max_payload`);
-    return new ShardStream(jetstream(nc), jsm, name, options.writer, marker, holds, maxPayload - MESSAGE_OVERHEAD_BYTES);
+    return new ShardStream(js, jsm, name, options.writer, marker, holds, maxPayload - MESSAGE_OVERHEAD_BYTES);
   }
 
   get lastSeq(): number {

@@ -1,13 +1,14 @@
 // One platform environment served by this node: an engine and world of its own over the
 // node's LMDB (under DATA_DIR/shards/<name>) with its log replicated through the shard's
-// stream, its webhook delivery, and its API requests. Opened under a lease: the local log is
+// stream, its webhook delivery, and its API requests, answered on the shard's subject while
+// it is served here (shard-requests.ts). Opened under a lease: the local log is
 // made the stream's, the engine recovers (snapshot plus tail), and a shard whose stream is
 // empty logs its environment's first entry from the directory. A shard whose log fails
 // (another owner appended, the lease ran out, no quorum for too long) is lost: memory may be
 // ahead of the log, so the node drops it and may open it afresh later.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { systemClock, type Clock } from '../engine/clock.js';
 import { LmdbStorage } from '../engine/storage.js';
 import { openStore } from '../engine/store.js';
@@ -21,6 +22,7 @@ import { Shard, type EngineHooks, type ShardKeys, type SharedParts } from '../sh
 import { genesisEvents, type EnvGenesis } from '../platforms.js';
 import { optional } from '../optional.js';
 import { ShardStream } from './shard-stream.js';
+import { serveShardRequests } from './shard-requests.js';
 import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
 import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
@@ -44,6 +46,8 @@ export interface NodeParts extends SharedParts {
 
 export class ClusterShard {
   #lost = false;
+  /** The shard's subject, answered from open until it is closed or lost. */
+  #subscription: Subscription | undefined;
 
   private constructor(
     readonly name: string,
@@ -118,6 +122,7 @@ export class ClusterShard {
       throw failure;
     }
     shard.start();
+    opened.#subscription = serveShardRequests(node.nc, opened, node.routes, report, () => node.leases.holds(lease));
     return opened;
   }
 
@@ -129,12 +134,22 @@ export class ClusterShard {
   #lose(err: Error, onLost: (shard: ClusterShard, err: Error) => void): void {
     if (this.#lost) return;
     this.#lost = true;
+    // Requests still coming are answered 503 (lost) until the subject is left.
+    void this.#leaveSubject();
     onLost(this, err);
   }
 
-  /** Stops delivery and makes the final commit (while the lease still holds). */
-  close(): Promise<void> {
-    return this.shard.close();
+  /** Leaves the subject (the requests taken answered first), stops delivery and makes the final commit (while the lease still holds). */
+  async close(): Promise<void> {
+    await this.#leaveSubject();
+    await this.shard.close();
+  }
+
+  async #leaveSubject(): Promise<void> {
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    // A closed connection has left every subject already.
+    await subscription?.drain().catch(() => undefined);
   }
 }
 
@@ -142,7 +157,6 @@ export class ClusterShard {
  * Each snapshot written is published, then the stream trimmed below it; one publication at a
  * time (the next snapshot covers a skipped one), and none once the lease is gone.
  */
-/** Publishes each snapshot written, then trims the stream below it; one publication at a time (the next snapshot covers a skipped one). */
 function publishing(node: NodeParts, name: string, lease: Lease, stream: ShardStream, report: Report): PublishedSnapshots['snapshotWritten'] {
   let publishing = false;
   return (seq, image) => {

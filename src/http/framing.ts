@@ -33,8 +33,6 @@ export class HeaderScan {
   walletSignature = '';
   /** `Grid-Wallet-Signature`, the name today's clients send the same stamp under (CONTRACT.md, "Real clients"). */
   gridWalletSignature = '';
-  /** `Cluster-Forwarded`: another node of the cluster sent this request on (it is never sent on again). */
-  forwarded = false;
   contentLengths = 0;
   contentLengthsDiffer = false;
   transferEncodings = 0;
@@ -74,9 +72,6 @@ export class HeaderScan {
       case 'grid-wallet-signature':
         if (this.gridWalletSignature === '') this.gridWalletSignature = value;
         break;
-      case 'cluster-forwarded':
-        this.forwarded = true;
-        break;
     }
   };
 
@@ -91,7 +86,6 @@ export class HeaderScan {
     this.xRequestId = '';
     this.walletSignature = '';
     this.gridWalletSignature = '';
-    this.forwarded = false;
     this.contentLengths = 0;
     this.contentLengthsDiffer = false;
     this.transferEncodings = 0;

@@ -22,7 +22,7 @@ const TAGGED_TOKEN_ID = /^(tok_(?:sbx|prd)_[0-9a-f]{24})([0-9a-f]{16})$/;
 /** 64 bits: a made-up id passes the check with odds of 2^-64. */
 const TOKEN_ID_TAG_BYTES = 8;
 
-/** The key that tags token ids: derived from the master key, so every node of a cluster holds the same. */
+/** The key that tags token ids: derived from the master key, so every process that holds the key holds the same. */
 export function tokenIdKey(masterKey: MasterKey): Buffer {
   return masterKey.derive('api token id tag');
 }
@@ -33,7 +33,7 @@ function tokenIdTag(idKey: Buffer, untagged: string): Buffer {
 
 /**
  * Whether the service issued `tokenId` (its tag checks under `idKey`), told without looking
- * the token up: a cluster node reads the directory only for such ids (cluster/directory.ts).
+ * the token up: a token source kept elsewhere is asked only about such ids.
  * Ids issued before tags were added do not pass.
  */
 export function isIssuedTokenId(idKey: Buffer, tokenId: string): boolean {
@@ -64,7 +64,7 @@ export function credentialsOf(authorization: string): { tokenId: string; secret:
   return { tokenId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
-/** Where tokens and their environments are looked up: the world's index, or in cluster mode the replicated directory. */
+/** Where tokens and their environments are looked up: the world's index, or a host's copy of every token. */
 export interface TokenSource {
   token(tokenId: string): { envId: string; secretHash: string } | undefined;
   get(envId: string): PlatformEnv | undefined;

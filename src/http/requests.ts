@@ -31,8 +31,6 @@ export interface Incoming {
   contentType: string;
   contentLength: string;
   headers: RequestHeaders;
-  /** Sent on by another cluster node: answered here or refused, never sent on again. */
-  forwarded?: true;
 }
 
 /** An answer as it goes out: status, JSON text, extra headers. */
@@ -45,9 +43,9 @@ export interface Dispatched {
 }
 
 /**
- * What the HTTP front hands the versioned API to: one node's ApiRequests, or in cluster mode
- * the front that finds the node owning the request's environment. Throws what the head alone
- * refuses; `matched` learns the route as soon as it is known.
+ * What the HTTP front hands the versioned API to: ApiRequests, or a host's dispatcher that
+ * prepares and reads requests with the functions below and answers them elsewhere. Throws
+ * what the head alone refuses; `matched` learns the route as soon as it is known.
  */
 export interface RequestDispatcher {
   dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched;
@@ -55,7 +53,8 @@ export interface RequestDispatcher {
 
 /**
  * The API over recovered services: its router, authenticator, idempotency records and list
- * cursors, made once. `prepare` decides what the head alone decides, `handle` the rest.
+ * cursors, made once. `prepare` decides what the head alone decides, `readRequest` what the
+ * body adds, and `answer` runs the request read.
  */
 export class ApiRequests implements RequestDispatcher {
   readonly #services: Services;
@@ -84,9 +83,14 @@ export class ApiRequests implements RequestDispatcher {
     return { expectsBody: prepared.expectsBody, process: (raw, requestId) => this.handle(prepared, incoming, raw, requestId) };
   }
 
-  /** The answer to a prepared request with its body. */
-  handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
-    return handle({ services: this.#services, ports: this.#ports, idempotency: this.#idempotency, cursors: this.#cursors }, prepared, incoming, raw, requestId);
+  /** The answer to a prepared request with its body (a refusal of the body rejects, never throws). */
+  async handle(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
+    return this.answer(readRequest(prepared, incoming, raw), requestId);
+  }
+
+  /** The answer to a request read in full (here, or by whoever prepared it), without routing or authenticating it again. */
+  answer(request: ReadRequest, requestId: string): Promise<Answer> {
+    return answer({ services: this.#services, ports: this.#ports, idempotency: this.#idempotency, cursors: this.#cursors }, request, requestId);
   }
 }
 
@@ -117,8 +121,8 @@ export interface Prepared {
 
 /**
  * Everything that can be decided from the request line and headers alone; `matched` learns
- * the route as soon as it is known. Exported for the cluster's front, which asks the same
- * questions in the same order against the replicated directory before it picks a node.
+ * the route as soon as it is known. Exported for a dispatcher that authenticates against
+ * another token source than one world's.
  */
 export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
   const parts = incoming.path.split('/').filter((p) => p !== '');
@@ -161,17 +165,41 @@ function isJson(contentType: string): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
-async function handle({ services, ports, idempotency, cursors }: Answering, prepared: Prepared, incoming: Incoming, raw: Buffer | undefined, requestId: string): Promise<Answer> {
+/**
+ * A request read in full, as its route's schemas say: what the route handler and the
+ * idempotency records need, with nothing of the transport. Plain data (JSON values), so a
+ * host may carry it to where the request's environment is served.
+ */
+export interface ReadRequest {
+  route: Route;
+  env: PlatformEnv;
+  /** The path parameters as matched (the route's `params` schema reads them as the handler is called). */
+  params: Record<string, string>;
+  query: unknown;
+  body: unknown;
+  headers: RequestHeaders;
+  /** The Idempotency-Key's request hash ('' when the route or the request has no key). */
+  requestHash: string;
+}
+
+/** A prepared request with its body: JSON parsed and checked, hashed for its Idempotency-Key, body and query validated. */
+export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
   const { route, env, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
-  const key = route.idempotent === true ? incoming.headers.idempotencyKey : undefined;
+  const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
   // Hashed before validation, which drops unknown properties in place. A route without a
   // body ignores whatever was sent, so that is not part of the request either.
-  const hash = key === undefined ? '' : requestHash(route.body === undefined ? {} : json);
+  const hash = keyed ? requestHash(route.body === undefined ? {} : json) : '';
   const body = route.body === undefined ? undefined : route.body.parse(json);
-  const parsedQuery = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
-  const list = pagedList(env.id, route, params, parsedQuery);
-  const query = list === undefined ? parsedQuery : openCursor(cursors, list, parsedQuery as PageRequest);
+  const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
+  return { route, env, params, query, body, headers: incoming.headers, requestHash: hash };
+}
+
+async function answer({ services, ports, idempotency, cursors }: Answering, request: ReadRequest, requestId: string): Promise<Answer> {
+  const { route, env, params, headers } = request;
+  const list = pagedList(env.id, route, params, request.query);
+  const query = list === undefined ? request.query : openCursor(cursors, list, request.query as PageRequest);
+  const key = route.idempotent === true ? headers.idempotencyKey : undefined;
 
   const { engine } = services;
   // The path parameters are read as the handler is called, after the idempotency checks, as they always were.
@@ -180,15 +208,15 @@ async function handle({ services, ports, idempotency, cursors }: Answering, prep
       env,
       params: route.params === undefined ? params : route.params.parse(params),
       query,
-      body,
-      headers: incoming.headers,
+      body: request.body,
+      headers,
       ports,
       run,
       read: (question, input) => engine.read(question, input),
     });
   if (key !== undefined) {
     const scoped = idempotency.scope(env.id, route.method, scopePath(route, params), key);
-    const outcome = await idempotency.run(scoped, hash, (remember) => invoke((command, input, render) => engine.run(command, input, render, remember)));
+    const outcome = await idempotency.run(scoped, request.requestHash, (remember) => invoke((command, input, render) => engine.run(command, input, render, remember)));
     if (outcome.replayed) return { status: outcome.status, body: withRequestId(outcome.status, outcome.body, requestId), headers: [['Idempotent-Replayed', 'true']] };
     return serialise(outcome.reply, requestId);
   }

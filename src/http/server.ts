@@ -61,7 +61,7 @@ export interface Extras {
 
 /** What the front serves once the store is recovered. */
 export interface Api {
-  /** The versioned API: one node's ApiRequests, or the cluster's front. */
+  /** The versioned API: ApiRequests, or a host's dispatcher over them. */
   requests: RequestDispatcher;
   /** For the labels metrics and the access log give routes. */
   routes: readonly Route[];
@@ -286,7 +286,6 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
   if (h.requestId !== '') incoming.headers.requestId = h.requestId;
   const signature = walletSignatureOf(h);
   if (signature !== '') incoming.headers.walletSignature = signature;
-  if (h.forwarded) incoming.forwarded = true;
   return incoming;
 }
 
@@ -540,7 +539,7 @@ function payloadTooLarge(): DomainError {
 }
 
 /** What a failed request answers: its own error, or for the engine's refusals and bugs the API's (a bug is logged under the request's id). */
-function errorAnswer(err: unknown, report: Report, requestId: string): DomainError {
+export function errorAnswer(err: unknown, report: Report, requestId: string): DomainError {
   if (err instanceof DomainError) return err;
   if (err instanceof EngineClosedError) return shuttingDown();
   if (err instanceof LogFullError || err instanceof MailboxFullError || err instanceof EffectsFullError) {

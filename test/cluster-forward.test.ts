@@ -1,0 +1,158 @@
+// A request sent to a cluster node that does not serve its environment's shard: the node
+// routes and authenticates it once, reads its body, and sends it on the shard's NATS subject
+// (src/cluster/shard-requests.ts); the owner runs it without routing or authenticating it
+// again and its answer comes back as the owner gave it: status, body, the headers a client
+// must see (Idempotent-Replayed), the request id. Two nodes in this process, so routing and
+// authentication can be counted across both (a spy on the prototypes they share).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { startClusterNode, type RunningNode } from '../src/cluster/service.js';
+import { ClusterRequests } from '../src/cluster/front.js';
+import { Directory, shardNameOf } from '../src/cluster/directory.js';
+import { Authenticator } from '../src/http/platform-auth.js';
+import { Router } from '../src/http/router.js';
+import { API_VERSION, type Incoming } from '../src/http/requests.js';
+import { routes } from '../src/http/routes/index.js';
+import { DomainError } from '../actors/errors.js';
+import { natsClusterForSuite } from './support/nats-cluster.js';
+import { basicHeader } from './support/service.js';
+
+const nats = natsClusterForSuite(3);
+const dataDirs: string[] = [];
+const running: RunningNode[] = [];
+
+async function startNode(nodeId: string): Promise<RunningNode> {
+  const dataDir = mkdtempSync(join(tmpdir(), `cluster-forward-${nodeId}-`));
+  dataDirs.push(dataDir);
+  const env = { NATS_URL: nats.cluster.urls.join(','), NODE_ID: nodeId, CLUSTER_LEASE_SECONDS: '1', CLUSTER_REPLICAS: '1', LOG_LEVEL: 'error' };
+  const node = await startClusterNode({ env, dataDir, port: 0, report: () => undefined });
+  running.push(node);
+  return node;
+}
+
+/** Routings and authentications of every node in this process while `work` runs. */
+async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: number; authenticated: number }> {
+  const match = Router.prototype.match;
+  const authenticate = Authenticator.prototype.authenticate;
+  let routed = 0;
+  let authenticated = 0;
+  Router.prototype.match = function (this: Router, ...args) {
+    routed++;
+    return match.apply(this, args);
+  };
+  Authenticator.prototype.authenticate = function (this: Authenticator, ...args) {
+    authenticated++;
+    return authenticate.apply(this, args);
+  };
+  try {
+    return { result: await work(), routed, authenticated };
+  } finally {
+    Router.prototype.match = match;
+    Authenticator.prototype.authenticate = authenticate;
+  }
+}
+
+/** Until each node serves what the other does not, and `shard` is served by one of them; then [owner, the other]. */
+async function ownerAndOther(nodes: RunningNode[], shard: string): Promise<[RunningNode, RunningNode]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    for (const node of nodes) await node.node.poke();
+    const owner = nodes.find((node) => node.node.owned.includes(shard));
+    if (owner !== undefined && nodes.every((node) => node.node.nodes.length === nodes.length)) {
+      return [owner, nodes.find((node) => node !== owner)!];
+    }
+    assert.ok(Date.now() < deadline, `no node serves ${shard}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('cluster mode: a request sent to a node that does not serve its shard', { timeout: 120_000 }, () => {
+  let owner: RunningNode;
+  let entry: RunningNode;
+  let auth: string;
+  let envId: string;
+  before(async () => {
+    const first = await startNode('fwd-a');
+    const second = await startNode('fwd-b');
+    const credentials = JSON.parse(readFileSync(first.credentialsPath, 'utf8')) as { platformId: string; sandbox: { tokenId: string; clientSecret: string } };
+    auth = basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret);
+    envId = `${credentials.platformId}#sandbox`;
+    [owner, entry] = await ownerAndOther([first, second], shardNameOf(envId));
+    // A node reads a token's environment from the directory on the token's first use there, and then prepares the request again: not counted below.
+    assert.equal((await send(entry.baseUrl, 'GET', '/config', {})).status, 200);
+  });
+  after(async () => {
+    for (const node of running) await node.close();
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function send(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
+    return fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
+  it('is routed and authenticated once, and answered with the owner\'s status, body and headers', async () => {
+    assert.ok(!entry.node.owned.includes(shardNameOf(envId)), 'the entry node does not serve the shard');
+    const customer = { customerType: 'INDIVIDUAL', platformCustomerId: 'forwarded-1' };
+    const created = await counted(() => send(entry.baseUrl, 'POST', '/customers', { 'idempotency-key': 'fwd-create', 'x-request-id': 'fwd-req-1' }, customer));
+    assert.equal(created.result.status, 201);
+    assert.equal(created.result.headers.get('x-request-id'), 'fwd-req-1');
+    const body = (await created.result.json()) as { id: string; platformCustomerId: string };
+    assert.equal(body.platformCustomerId, 'forwarded-1');
+    assert.deepEqual({ routed: created.routed, authenticated: created.authenticated }, { routed: 1, authenticated: 1 }, 'routed and authenticated once, by the entry node');
+
+    // The owner's replay, with its header, through the entry node.
+    const replayed = await counted(() => send(entry.baseUrl, 'POST', '/customers', { 'idempotency-key': 'fwd-create' }, customer));
+    assert.equal(replayed.result.status, 201);
+    assert.equal(replayed.result.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await replayed.result.json(), body);
+    assert.deepEqual({ routed: replayed.routed, authenticated: replayed.authenticated }, { routed: 1, authenticated: 1 });
+
+    // The owner's refusal, named with the client's request id.
+    const reused = await send(entry.baseUrl, 'POST', '/customers', { 'idempotency-key': 'fwd-create', 'x-request-id': 'fwd-req-3' }, { ...customer, platformCustomerId: 'other' });
+    assert.equal(reused.status, 409);
+    assert.deepEqual(await reused.json(), { status: 409, code: 'IDEMPOTENCY_KEY_REUSED', message: 'Idempotency-Key was already used with a different request body', requestId: 'fwd-req-3' });
+
+    // The same record read at the owner and through the entry node; HEAD is GET's head.
+    const atOwner = await send(owner.baseUrl, 'GET', `/customers/${body.id}`, {});
+    const forwarded = await send(entry.baseUrl, 'GET', `/customers/${body.id}`, {});
+    assert.equal(forwarded.status, 200);
+    const text = await forwarded.text();
+    assert.equal(text, await atOwner.text());
+    const head = await send(entry.baseUrl, 'HEAD', `/customers/${body.id}`, {});
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(text)));
+    assert.equal(await head.text(), '');
+  });
+
+  it('a request larger than a NATS message carries is refused 413, as a too-large body, and changes nothing', async () => {
+    const directory = await Directory.open(nats.nc, { replicas: 1 });
+    await directory.followTokens(await directory.masterKey(undefined));
+    // The channel's limit made small, so that a body the front accepts is over it.
+    const limit = 400;
+    const channel = { info: { ...nats.nc.info!, max_payload: limit }, request: nats.nc.request.bind(nats.nc) } as unknown as NatsConnection;
+    const front = new ClusterRequests({ serving: () => undefined, poke: async () => undefined }, directory, channel, routes, 1_000);
+    const answer = async (method: string, path: string, body?: unknown): Promise<number | string> => {
+      const raw = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const incoming: Incoming = { method, path: `/${API_VERSION}${path}`, query: '', authorization: auth, contentType: 'application/json', contentLength: String(raw?.length ?? ''), headers: {} };
+      try {
+        return (await front.dispatch(incoming, () => undefined).process(raw, 'fwd-size')).status;
+      } catch (err) {
+        if (err instanceof DomainError) return err.code;
+        throw err;
+      }
+    };
+    assert.equal(await answer('GET', '/config'), 200, 'a small request is sent on and answered');
+    const large = { customerType: 'INDIVIDUAL', platformCustomerId: 'too-large', fullName: 'x'.repeat(255) };
+    assert.equal(await answer('POST', '/customers', large), 'PAYLOAD_TOO_LARGE');
+    const listed = (await (await send(owner.baseUrl, 'GET', '/customers?platformCustomerId=too-large', {})).json()) as { data: unknown[] };
+    assert.deepEqual(listed.data, [], 'nothing was made');
+  });
+});
