@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { ManualClock } from '../src/engine/clock.js';
-import { COMMAND_TRIES, EngineClosedError } from '../src/engine/engine.js';
+import { COMMAND_TRIES, ContendedError, EngineClosedError } from '../src/engine/engine.js';
 import { FactsOutdatedError, type Command } from '../src/engine/state-machine.js';
 import { add, openCounterEngine, tempDir, type CounterEvent, type Counters } from './support/counter-machine.js';
 
@@ -161,7 +161,7 @@ describe('engine actors', () => {
       },
     };
     prepared = 0;
-    await assert.rejects(engine.run(never, undefined, asIs), FactsOutdatedError);
+    await assert.rejects(engine.run(never, undefined, asIs), ContendedError);
     assert.equal(prepared, COMMAND_TRIES);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });

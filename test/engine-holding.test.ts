@@ -9,8 +9,10 @@ import type { PlatformEnv } from '../actors/platform.js';
 import { createCustomer, deleteCustomer } from '../actors/commands/customers.js';
 import type { Customer } from '../actors/customer.js';
 import { ManualClock } from '../src/engine/clock.js';
-import { ActorsChangedError, Engine } from '../src/engine/engine.js';
-import { ActorNotHeldError } from '../src/engine/state-machine.js';
+import { COMMAND_TRIES, ContendedError, Engine } from '../src/engine/engine.js';
+import { ActorNotHeldError, FactsOutdatedError } from '../src/engine/state-machine.js';
+import { errorAnswer } from '../src/http/server.js';
+import { errorBody } from '../src/http/errors.js';
 import { tempDir } from './support/counter-machine.js';
 import { sandboxEnv } from './support/sandbox-env.js';
 
@@ -122,9 +124,36 @@ describe('the holding check', () => {
       assert.deepEqual(asked, [['a'], ['a', 'b'], ['a', 'b']]);
       const restless: DomainCommand<undefined, number> = { name: 'restless', actors: () => ['a', `x${calls++}`], decide: () => ({ events: [], reply: () => 0 }) };
       release = holdBusy(opened, 'a');
-      const rejected = assert.rejects(opened.engine.run(restless, undefined, asIs), ActorsChangedError);
+      const rejected = assert.rejects(opened.engine.run(restless, undefined, asIs), ContendedError);
       await release();
       await rejected;
+    }));
+
+  it('counts actors found changed and facts found outdated against one budget of tries, then refuses the command as contended', () =>
+    withOpenWorld(async (opened) => {
+      let prepared = 0;
+      let named = 0;
+      // Naming two actors, each try waits for them and is asked again once they are held: the
+      // first then needs `b` instead of `c`; every decision after that finds its facts outdated.
+      const contended: DomainCommand<undefined, number, number> = {
+        name: 'contended',
+        prepare: async () => ++prepared,
+        actors: () => (++named === 1 ? ['a', 'c'] : ['a', 'b']),
+        decide: () => {
+          throw new FactsOutdatedError('contended');
+        },
+      };
+      const refused = assert.rejects(opened.engine.run(contended, undefined, asIs), (err: unknown) => {
+        assert.ok(err instanceof ContendedError);
+        assert.match(err.message, new RegExp(`${COMMAND_TRIES} tries`));
+        // What a client is answered: a conflict to send again, never an internal error.
+        const answer = errorAnswer(err, () => assert.fail('a contended command is not reported as a bug'), 'req-1');
+        assert.deepEqual([errorBody(answer).status, answer.code, answer.retryAfter], [409, 'CONFLICT', 1]);
+        return true;
+      });
+      await refused;
+      // Tries 1 (actors changed) and 2 (the same facts, outdated) share one prepare; tries 3 and 4 prepare again.
+      assert.equal(prepared, COMMAND_TRIES - 1);
     }));
 
   it('asks a command whose actors were free only once: it decides in the run that named them', () =>

@@ -35,7 +35,7 @@ import type { Command, Decide, Decision, DomainEvent, Effect, EngineEvent, Idemp
 export { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, StoreCorruptError };
 export type { EffectRunner, RecoveryProgress, RecoveryReport };
 export type { Decide, Decision };
-export { ActorsChangedError, COMMAND_TRIES } from './executor.js';
+export { ContendedError, COMMAND_TRIES } from './executor.js';
 export { IDEMPOTENCY_MAX_RECORDS, IDEMPOTENCY_TTL_MS } from './idempotency.js';
 export { RecoveryAbortedError } from './recovery.js';
 export { MAX_ATTEMPTS, MAX_PENDING_EFFECTS, retryDelayMs } from './scheduling.js';

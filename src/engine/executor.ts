@@ -19,14 +19,32 @@ export type LoggedEntry<E> = LogEntry<LoggedEvent<E>>;
 /** Engine events a decision's entry adds, computed from its reply (the idempotency record). */
 export type ExtraEvents<R> = (reply: R, at: number) => EngineEvent<unknown>[];
 
-/** Times a command is run again because the actors it needs changed while it waited for them. */
+/** Tries a command gets (actors held or facts prepared again) before it is refused as contended. */
 export const COMMAND_TRIES = 4;
 
-/** The actors a command needs changed while it waited for them (COMMAND_TRIES times in a row). */
-export class ActorsChangedError extends Error {
-  constructor(command: string, tries: number) {
-    super(`${command}: the actors it needs changed while it waited for them (${tries} tries)`);
+/** Within one try: the actors the command needs changed while it waited for them. */
+class ActorsChangedError extends Error {
+  constructor(command: string) {
+    super(`${command}: the actors it needs changed while it waited for them`);
   }
+}
+
+/**
+ * What a command read moved under it on every try (COMMAND_TRIES): nothing was decided, and
+ * the same request may simply be sent again (the HTTP front answers 409 with Retry-After).
+ */
+export class ContendedError extends Error {
+  constructor(command: string, tries: number, last: Error) {
+    super(`${command}: what it reads changed on each of its ${tries} tries (${last.message})`, { cause: last });
+  }
+}
+
+/** A command with its input and what makes its reply, as each of its tries runs it. */
+interface CommandRun<S, I, R, E extends DomainEvent, F, V> {
+  command: Command<S, I, R, E, F>;
+  input: I;
+  render: (result: R) => V;
+  extra: ExtraEvents<V> | undefined;
 }
 
 /** What the executor needs of the rest of the engine. */
@@ -87,41 +105,16 @@ export class Executor<E extends DomainEvent, T, S extends StateMachine<E, T>> {
   }
 
   /**
-   * Runs a command: prepares its facts (before anything is held), holds the actors it names
-   * and, if it had to wait for them, asks it again once they are held; if it now needs others
-   * too (a record changed while it waited), lets them go and tries again holding both, at
-   * most COMMAND_TRIES times. Then decides as `exec` does, the reply being `render` of the
-   * command's result. A decision that finds its facts outdated is prepared again, as often.
+   * Runs a command: prepares its facts (before anything is held), names and holds its actors
+   * and, if it had to wait for them, asks it again once they are held. One loop of at most
+   * COMMAND_TRIES tries covers both ways a try can find the world moved: the command now
+   * needs other actors too (a record changed while it waited: the next try holds both), or
+   * its decision finds the facts outdated (the next try prepares them again). Past the last
+   * try it is refused with ContendedError, having changed nothing. Then decides as `exec`
+   * does, the reply being `render` of the command's result.
    */
   run<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, render: (result: R) => V, extra?: ExtraEvents<V>): Promise<V> {
-    return this.#runPrepared(command, input, render, extra, 1);
-  }
-
-  #runPrepared<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, render: (result: R) => V, extra: ExtraEvents<V> | undefined, tries: number): Promise<V> {
-    // Command's facts default to undefined: a command without a prepare step decides on none.
-    if (command.prepare === undefined) return this.#runNamed(command, input, undefined as F, render, extra);
-    let prepared: Promise<F>;
-    try {
-      prepared = command.prepare(input, this.#machine, this.clock.now());
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return prepared.then((facts) =>
-      this.#runNamed(command, input, facts, render, extra).catch((err: unknown) => {
-        if (!(err instanceof FactsOutdatedError) || tries >= COMMAND_TRIES) throw err;
-        return this.#runPrepared(command, input, render, extra, tries + 1);
-      }),
-    );
-  }
-
-  #runNamed<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, facts: F, render: (result: R) => V, extra: ExtraEvents<V> | undefined): Promise<V> {
-    let actors: readonly string[];
-    try {
-      actors = command.actors(input, this.#machine);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.#runHolding(command, input, facts, render, extra, actors, 1);
+    return this.#try({ command, input, render, extra }, 1, undefined, undefined);
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */
@@ -129,35 +122,51 @@ export class Executor<E extends DomainEvent, T, S extends StateMachine<E, T>> {
     return this.#log.whenDurable(this.#log.lastSeq);
   }
 
-  #runHolding<I, R, V, F>(
-    command: Command<S, I, R, E, F>,
-    input: I,
-    facts: F,
-    render: (result: R) => V,
-    extra: ((reply: V, at: number) => EngineEvent<unknown>[]) | undefined,
-    actors: readonly string[],
-    tries: number,
-  ): Promise<V> {
-    const held = new Set(actors);
-    let needed: readonly string[] = actors;
-    // The first try's actors were named in this run; if they are all free, the decision runs
-    // in this run too (exec's fast path), where nothing can have changed what it names.
-    let namedInThisRun = tries === 1;
+  /**
+   * One try: `facts` as prepared for an earlier try (undefined: prepare them now); `holding`
+   * the actors an earlier try found it needs (undefined: name them now).
+   */
+  #try<I, R, V, F>(run: CommandRun<S, I, R, E, F, V>, tries: number, facts: { value: F } | undefined, holding: readonly string[] | undefined): Promise<V> {
+    const { command, input } = run;
+    if (facts === undefined && command.prepare !== undefined) {
+      let prepared: Promise<F>;
+      try {
+        prepared = command.prepare(input, this.#machine, this.clock.now());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return prepared.then((value) => this.#try(run, tries, { value }, holding));
+    }
+    // Command's facts default to undefined: a command without a prepare step decides on none.
+    const value = facts?.value as F;
+    let needed: readonly string[];
+    try {
+      needed = holding ?? command.actors(input, this.#machine);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const held = new Set(needed);
+    // Actors named in this run: if they are all free the decision runs in this run too
+    // (exec's fast path), where nothing can have changed what it names.
+    let namedInThisRun = holding === undefined;
     const decide: Decide<E, V> = (at) => {
       if (!namedInThisRun) {
         // Naming the actors reads records the held ones may not own: unchecked, it decides nothing.
         this.#machine.hold?.(undefined);
         needed = command.actors(input, this.#machine);
-        if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name, tries);
+        if (needed.some((id) => !held.has(id))) throw new ActorsChangedError(command.name);
         this.#machine.hold?.(held);
       }
-      return rendered(command.decide(input, this.#machine, at, facts), render);
+      return rendered(command.decide(input, this.#machine, at, value), run.render);
     };
-    const replied = this.exec(actors, decide, extra);
+    const replied = this.exec([...held], decide, run.extra);
     namedInThisRun = false;
     return replied.catch((err: unknown) => {
-      if (!(err instanceof ActorsChangedError) || tries >= COMMAND_TRIES) throw err;
-      return this.#runHolding(command, input, facts, render, extra, [...held, ...needed], tries + 1);
+      const moved = err instanceof ActorsChangedError || err instanceof FactsOutdatedError;
+      if (!moved) throw err;
+      if (tries >= COMMAND_TRIES) throw new ContendedError(command.name, tries, err);
+      // Outdated facts are prepared again; actors found needed are held as well.
+      return err instanceof FactsOutdatedError ? this.#try(run, tries + 1, undefined, undefined) : this.#try(run, tries + 1, facts, [...held, ...needed]);
     });
   }
 
