@@ -20,6 +20,7 @@ import {
   clabeEndingWith,
   createCustomer,
   customerAccounts,
+  longText,
   read,
   setCurrencies,
   totalCount,
@@ -27,9 +28,6 @@ import {
   usdAccount,
   walk,
 } from './support/assertions.js';
-
-const long = (n: number): string => 'x'.repeat(n);
-
 
 async function accountOf(svc: TestService, customerId: string, code: string): Promise<any> {
   const account = (await customerAccounts(svc, customerId)).find((a) => a.balance.currency.code === code);
@@ -99,7 +97,7 @@ describe('accounts', () => {
     it('bad query parameters are 400 naming the parameter; an unknown customer is 404', async () => {
       const cases: Array<[string, string]> = [
         ['customerId=abc', 'customerId'],
-        [`customerId=${long(1025)}`, 'customerId'],
+        [`customerId=${longText(1025)}`, 'customerId'],
         ['type=SAVINGS', 'type'],
         ['type=embedded_wallet', 'type'],
         ['limit=0', 'limit'],
@@ -136,7 +134,7 @@ describe('accounts', () => {
       const cases: Array<[string, string]> = [
         ['customerId=Customer:1', 'customerId'],
         ['currency=usd', 'currency'],
-        [`currency=${long(1025)}`, 'currency'],
+        [`currency=${longText(1025)}`, 'currency'],
         ['type=CHECKING', 'type'],
         ['limit=-5', 'limit'],
         ['cursor=garbage', 'cursor'],
@@ -447,7 +445,7 @@ describe('accounts', () => {
         ['SPARK_WALLET', SPARK_MAINNET_ADDRESS.slice(0, -1) + 'q', 'BTC', 'SPARK_MAINNET'],
         ['SPARK_WALLET', SPARK_MAINNET_ADDRESS, 'BTC', 'SPARK_TESTNET'],
         ['LIGHTNING', 'not a lightning address', 'BTC', 'LIGHTNING_MAINNET'],
-        ['ETHEREUM_WALLET', `0x${long(1030)}`, 'USDC', 'ETHEREUM_MAINNET'],
+        ['ETHEREUM_WALLET', `0x${longText(1030)}`, 'USDC', 'ETHEREUM_MAINNET'],
       ] as const) {
         const res = await svc.request('POST', '/customers/external-accounts', { body: { customerId: c.id, currency, cryptoNetwork, accountInfo: { accountType, address } } });
         assertInvalid(res, 'accountInfo.address');
@@ -475,7 +473,7 @@ describe('accounts', () => {
         [{ ...base, accountInfo: { ...info, accountNumber: '12' } }, 'accountInfo.accountNumber'],
         [{ ...base, accountInfo: { ...info, routingNumber: '021000022' } }, 'accountInfo.routingNumber'],
         [{ ...base, accountInfo: { ...info, bankAccountType: 'MONEY_MARKET' } }, 'accountInfo.bankAccountType'],
-        [{ ...base, accountInfo: { ...info, bankName: long(1025) } }, 'accountInfo.bankName'],
+        [{ ...base, accountInfo: { ...info, bankName: longText(1025) } }, 'accountInfo.bankName'],
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'INDIVIDUAL' } } }, 'accountInfo.beneficiary.fullName'],
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'COMPANY', fullName: 'X' } } }, 'accountInfo.beneficiary.beneficiaryType'],
         [{ ...base, accountInfo: { ...info, beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: '   ' } } }, 'accountInfo.beneficiary.fullName'],
@@ -485,7 +483,7 @@ describe('accounts', () => {
         [{ currency: 'AED', customerId: c.id, accountInfo: { accountType: 'AED_ACCOUNT', iban: 'DE89370400440532013000', swiftCode: 'NBADAEAA' } }, 'accountInfo.iban'],
         [{ ...base, customerId: 'Customer:123' }, 'customerId'],
         [{ ...base, customerId: 42 }, 'customerId'],
-        [{ ...base, platformAccountId: long(1025) }, 'platformAccountId'],
+        [{ ...base, platformAccountId: longText(1025) }, 'platformAccountId'],
         [{ ...base, platformAccountId: '' }, 'platformAccountId'],
         [{ ...base, defaultUmaDepositAccount: 'yes' }, 'defaultUmaDepositAccount'],
         [{ ...usdAccount(), defaultUmaDepositAccount: true }, 'defaultUmaDepositAccount'],
@@ -731,9 +729,9 @@ describe('accounts', () => {
         [{ ...usdAccount(), currency: 'BRL' }, 'currency'],
         [{ currency: 'USDC', accountInfo: { accountType: 'ETHEREUM_WALLET', address: EIP55_ADDRESS } }, 'cryptoNetwork'],
         [{ currency: 'USDC', cryptoNetwork: 'ETHEREUM_MAINNET', accountInfo: { accountType: 'ETHEREUM_WALLET', address: '0xdeadbeef' } }, 'accountInfo.address'],
-        [{ ...usdAccount(), platformAccountId: long(1025) }, 'platformAccountId'],
+        [{ ...usdAccount(), platformAccountId: longText(1025) }, 'platformAccountId'],
         [{ ...usdAccount(), cryptoNetwork: 'MOON_MAINNET' }, 'cryptoNetwork'],
-        [{ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', bankAccountType: 'CHECKING', bankName: long(1025), beneficiary: BENEFICIARY } }, 'accountInfo.bankName'],
+        [{ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '123456789', routingNumber: '021000021', bankAccountType: 'CHECKING', bankName: longText(1025), beneficiary: BENEFICIARY } }, 'accountInfo.bankName'],
       ];
       for (const [body, field] of cases) assertInvalid(await svc.request('POST', '/platform/external-accounts', { body }), field);
       assertInvalid(await svc.request('GET', '/platform/external-accounts?limit=101'), 'limit');

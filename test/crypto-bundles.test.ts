@@ -10,7 +10,7 @@ import { encodeDerSignature, flipS, generateP256KeyPair, keyPairFromPrivateKey, 
 import { noblePrimitives } from '../src/crypto/reference-noble.js';
 import { issueSessionKey, openBundle, openSessionBundle, sealToBundle, TURNKEY_HPKE_INFO, turnkeyHpkeSeal } from '../src/crypto/session-bundle.js';
 import { generateMnemonic } from '../src/crypto/wallet-secrets.js';
-import { hex, newKeyPairHex, toHexString } from './support/crypto-fixtures.js';
+import { decryptExportAsIntegrator, hex, newKeyPairHex, toHexString } from './support/crypto-fixtures.js';
 
 describe('session bundles (encryptedSessionSigningKey)', () => {
   it('@turnkey/crypto decryptCredentialBundle opens them and yields the session private key', () => {
@@ -93,13 +93,7 @@ describe('wallet export bundles (encryptedWalletCredentials)', () => {
     const signer = generateP256KeyPair();
     const mnemonic = generateMnemonic();
     const bundle = createExportBundle({ clientPublicKey: client.publicKey, mnemonic, organizationId, signer });
-    const opened = await decryptExportBundle({
-      exportBundle: bundle,
-      embeddedKey: client.privateKey,
-      organizationId,
-      dangerouslyOverrideSignerPublicKey: toHexString(signer.publicKey),
-      returnMnemonic: true,
-    });
+    const opened = await decryptExportAsIntegrator(bundle, client.privateKey, organizationId, toHexString(signer.publicKey));
     assert.equal(opened, mnemonic);
     assert.deepEqual(openExportBundle({ bundle, privateKey: hex(client.privateKey), organizationId, signerPublicKey: toHexString(signer.publicKey) }), {
       mnemonic,
@@ -148,13 +142,7 @@ describe('wallet export bundles (encryptedWalletCredentials)', () => {
     const sig = parseDerSignature(hex(parsed.dataSignature ?? ''));
     assert.ok(sig !== undefined);
     const highS = JSON.stringify({ ...parsed, dataSignature: toHexString(encodeDerSignature(flipS(sig))) });
-    const opened = await decryptExportBundle({
-      exportBundle: highS,
-      embeddedKey: client.privateKey,
-      organizationId,
-      dangerouslyOverrideSignerPublicKey: toHexString(signer.publicKey),
-      returnMnemonic: true,
-    });
+    const opened = await decryptExportAsIntegrator(highS, client.privateKey, organizationId, toHexString(signer.publicKey));
     assert.equal(opened, mnemonic);
   });
 

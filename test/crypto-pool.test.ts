@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decryptCredentialBundle, decryptExportBundle } from '@turnkey/crypto';
+import { decryptCredentialBundle } from '@turnkey/crypto';
 import { CryptoOverloadedError, InvalidPublicKeyError } from '../src/crypto/errors.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, verifyP256 } from '../src/crypto/p256.js';
 import { CryptoPool, DEFAULT_ROUTES, type CryptoOp } from '../src/crypto/pool.js';
 import { verifyStamp } from '../src/crypto/stamp.js';
 import { generateMnemonic } from '../src/crypto/wallet-secrets.js';
-import { hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
+import { decryptExportAsIntegrator, hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
 
 const allPool: Record<CryptoOp, 'pool'> = { verifyStamp: 'pool', issueSessionKey: 'pool', createExportBundle: 'pool', signWebhook: 'pool' };
 
@@ -57,13 +57,7 @@ for (const mode of ['pool', 'inline'] as const) {
       const mnemonic = generateMnemonic();
       const organizationId = 'InternalAccount:pool';
       const bundle = await pool.createExportBundle({ clientPublicKey: client.publicKey, mnemonic, organizationId, signer });
-      const opened = await decryptExportBundle({
-        exportBundle: bundle,
-        embeddedKey: client.privateKey,
-        organizationId,
-        dangerouslyOverrideSignerPublicKey: toHexString(signer.publicKey),
-        returnMnemonic: true,
-      });
+      const opened = await decryptExportAsIntegrator(bundle, client.privateKey, organizationId, toHexString(signer.publicKey));
       assert.equal(opened, mnemonic);
       const body = new TextEncoder().encode('{"type":"TEST"}');
       const signature = await pool.signWebhook(body, signer.privateKey);

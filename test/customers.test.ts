@@ -16,6 +16,7 @@ import {
   customerAccounts,
   envActor,
   heldActors,
+  longText,
   read,
   setCurrencies,
   totalCount,
@@ -23,8 +24,6 @@ import {
   usdAccount,
   walk,
 } from './support/assertions.js';
-
-const long = (n: number): string => 'x'.repeat(n);
 
 /** Reads a funding reference back: `UMA`, then 128 bits in the service's base32 alphabet. */
 function uuidOfReference(reference: string): string {
@@ -257,7 +256,7 @@ describe('customers', () => {
         [{ customerType: 'BUSINESS' }, 'businessInfo'],
         [{ customerType: 5 }, 'customerType'],
         [{ customerType: null }, 'customerType'],
-        [{ platformCustomerId: long(1025) }, 'platformCustomerId'],
+        [{ platformCustomerId: longText(1025) }, 'platformCustomerId'],
         [{ platformCustomerId: '' }, 'platformCustomerId'],
         [{ platformCustomerId: 123 }, 'platformCustomerId'],
         [{ region: 'usa' }, 'region'],
@@ -272,14 +271,14 @@ describe('customers', () => {
         [{ currencies: [5] }, 'currencies.0'],
         [{ currencies: ['USD', 'USD'] }, 'currencies.1'],
         [{ currencies: Array.from({ length: 101 }, () => 'USD') }, 'currencies'],
-        [{ currencies: [long(1025)] }, 'currencies.0'],
+        [{ currencies: [longText(1025)] }, 'currencies.0'],
         [{ email: 'not-an-email' }, 'email'],
-        [{ email: `${long(1020)}@x.com` }, 'email'],
+        [{ email: `${longText(1020)}@x.com` }, 'email'],
         [{ umaAddress: 'alice@sandbox.uma.test' }, 'umaAddress'],
         [{ umaAddress: '$alice' }, 'umaAddress'],
-        [{ umaAddress: `$${long(1025)}@sandbox.uma.test` }, 'umaAddress'],
+        [{ umaAddress: `$${longText(1025)}@sandbox.uma.test` }, 'umaAddress'],
         [{ fullName: '' }, 'fullName'],
-        [{ fullName: long(1025) }, 'fullName'],
+        [{ fullName: longText(1025) }, 'fullName'],
         [{ fullName: ['Ada'] }, 'fullName'],
         [{ birthDate: '1990-13-01' }, 'birthDate'],
         [{ birthDate: '1990-02-30' }, 'birthDate'],
@@ -291,7 +290,7 @@ describe('customers', () => {
         [{ address: {} }, 'address.country'],
         [{ address: { country: 'ZZ' } }, 'address.country'],
         [{ address: { country: 'JP' } }, 'address.country'],
-        [{ address: { country: 'US', line1: long(1025) } }, 'address.line1'],
+        [{ address: { country: 'US', line1: longText(1025) } }, 'address.line1'],
         [{ address: { country: 'US', postalCode: 12345 } }, 'address.postalCode'],
         [{ nationality: 'JP' }, 'nationality'],
       ];
@@ -353,13 +352,13 @@ describe('customers', () => {
         [{ customerType: 'INDIVIDUAL' }, 'userType'],
         [{ userType: 'COMPANY' }, 'userType'],
         [{ userType: 'BUSINESS' }, 'businessInfo'],
-        [{ userType: 'INDIVIDUAL', platformUserId: long(1025) }, 'platformUserId'],
+        [{ userType: 'INDIVIDUAL', platformUserId: longText(1025) }, 'platformUserId'],
         [{ userType: 'INDIVIDUAL', platformUserId: 42 }, 'platformUserId'],
         [{ userType: 'INDIVIDUAL', umaAddress: 'bob' }, 'umaAddress'],
         [{ userType: 'INDIVIDUAL', birthDate: '1985-02-29' }, 'birthDate'],
         [{ userType: 'INDIVIDUAL', address: { country: 'ZZ' } }, 'address.country'],
         [{ userType: 'INDIVIDUAL', currencies: Array.from({ length: 101 }, () => 'USD') }, 'currencies'],
-        [{ userType: 'INDIVIDUAL', fullName: long(1025) }, 'fullName'],
+        [{ userType: 'INDIVIDUAL', fullName: longText(1025) }, 'fullName'],
       ];
       for (const [body, field] of cases) assertInvalid(await svc.request('POST', '/users', { body }), field);
       assert.equal(await totalCount(svc, '/customers'), before);
@@ -368,7 +367,7 @@ describe('customers', () => {
 
   describe('GET /customers/{customerId}', () => {
     it('malformed ids are 400 naming customerId; unknown ids and ids of the other environment are 404', async () => {
-      for (const id of ['abc', 'Customer:123', `InternalAccount:${absentId('X').split(':')[1]}`, 'Customer:01900000-0000-7000-8000-00000000000G', `Customer:${long(40)}`]) {
+      for (const id of ['abc', 'Customer:123', `InternalAccount:${absentId('X').split(':')[1]}`, 'Customer:01900000-0000-7000-8000-00000000000G', `Customer:${longText(40)}`]) {
         assertInvalid(await svc.request('GET', `/customers/${encodeURIComponent(id)}`), 'customerId');
       }
       assertError(await svc.request('GET', `/customers/${absentId('Customer')}`), 404, 'NOT_FOUND');
@@ -493,7 +492,7 @@ describe('customers', () => {
         [{ customerType: 'INDIVIDUAL', kycStatus: 'DONE' }, 'INVALID_INPUT', 'kycStatus'],
         [{ customerType: 'INDIVIDUAL', kycStatus: true }, 'INVALID_INPUT', 'kycStatus'],
         [{ customerType: 'INDIVIDUAL', email: 'nope' }, 'INVALID_INPUT', 'email'],
-        [{ customerType: 'INDIVIDUAL', fullName: long(1025) }, 'INVALID_INPUT', 'fullName'],
+        [{ customerType: 'INDIVIDUAL', fullName: longText(1025) }, 'INVALID_INPUT', 'fullName'],
         [{ customerType: 'INDIVIDUAL', currencies: ['EUR'] }, 'INVALID_INPUT', 'currencies.0'],
         [{ customerType: 'INDIVIDUAL', currencies: [] }, 'INVALID_INPUT', 'currencies'],
         [{ customerType: 'INDIVIDUAL', currencies: Array.from({ length: 101 }, () => 'USD') }, 'INVALID_INPUT', 'currencies'],
@@ -668,12 +667,12 @@ describe('customers', () => {
         ['limit=', 'limit'],
         ['cursor=garbage', 'cursor'],
         [`cursor=${Buffer.from('Customer:not-a-uuid').toString('base64url')}`, 'cursor'],
-        [`cursor=${long(1025)}`, 'cursor'],
+        [`cursor=${longText(1025)}`, 'cursor'],
         ['region=mx', 'region'],
         ['region=MEX', 'region'],
         ['isDeleted=maybe', 'isDeleted'],
-        [`platformCustomerId=${long(1025)}`, 'platformCustomerId'],
-        [`umaAddress=${long(1025)}`, 'umaAddress'],
+        [`platformCustomerId=${longText(1025)}`, 'platformCustomerId'],
+        [`umaAddress=${longText(1025)}`, 'umaAddress'],
       ];
       for (const [query, field] of cases) assertInvalid(await svc.request('GET', `/customers?${query}`), field);
     });

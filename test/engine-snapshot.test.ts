@@ -16,7 +16,7 @@ import { LmdbStorage, type Storage } from '../src/engine/storage.js';
 import { openStore } from '../src/engine/store.js';
 import { storeWithPuts } from './support/log-store.js';
 import type { EngineEvent, IdempotencyRecord } from '../src/engine/state-machine.js';
-import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer } from './support/counter-machine.js';
+import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer, type OpenedCounters } from './support/counter-machine.js';
 
 type CounterEngine = Engine<CounterEvent, CounterTimer>;
 
@@ -93,10 +93,7 @@ describe('incremental snapshots', () => {
   it('a snapshot that dies half-written changes nothing: recovery is exact and removes what it wrote', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
-    const failing = failingImageStore();
-    const a = await openCounterEngine(dir, clock, { ...BY_ITEMS, openStorage: failing.open });
-    await addAll(a.engine, names(100, 'old'));
-    await a.engine.snapshot();
+    const { a, failing } = await snapshottedOverFailingStore(dir, clock);
     const all = names(5000);
     await addAll(a.engine, all);
     await a.engine.exec([], () => ({ events: [drop('old00000')], reply: () => undefined }));
@@ -120,10 +117,7 @@ describe('incremental snapshots', () => {
   it('after a failed snapshot the next one writes everything, and what the failed one wrote stops counting', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
-    const failing = failingImageStore();
-    const a = await openCounterEngine(dir, clock, { ...BY_ITEMS, openStorage: failing.open });
-    await addAll(a.engine, names(100, 'old'));
-    await a.engine.snapshot();
+    const { a, failing } = await snapshottedOverFailingStore(dir, clock);
     await addAll(a.engine, names(5000));
     failing.failTransaction(3);
     await assert.rejects(a.engine.snapshot(), /the disk went away/);
@@ -314,6 +308,18 @@ function lmdbStorageWith(hooks: Pick<Storage, 'offeredImage' | 'snapshotWritten'
     const lmdb = new LmdbStorage(openStore(dataDir));
     return { table: (name) => lmdb.table(name), close: () => lmdb.close(), ...hooks };
   };
+}
+
+/**
+ * A counter engine over a store whose snapshot writes fail when told to, its first snapshot
+ * (of 100 counters, old00000 on) stored whole: a later one is the one that dies half-written.
+ */
+async function snapshottedOverFailingStore(dir: string, clock: ManualClock): Promise<{ a: OpenedCounters; failing: ReturnType<typeof failingImageStore> }> {
+  const failing = failingImageStore();
+  const a = await openCounterEngine(dir, clock, { ...BY_ITEMS, openStorage: failing.open });
+  await addAll(a.engine, names(100, 'old'));
+  await a.engine.snapshot();
+  return { a, failing };
 }
 
 /** A store whose snapshot chunk writes can be made to fail (as a crash would end them there). */

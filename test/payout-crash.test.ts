@@ -5,12 +5,12 @@
 // REALTIME_FUNDING quote) expire, and the ledger invariant holds.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
-import { basicHeader, startTestService } from './support/service.js';
-import { killAll, spawnService } from './support/service-process.js';
+import { startTestService } from './support/service.js';
+import { killAll, sandboxCaller, spawnService } from './support/service-process.js';
 import { assertLedgerHolds, balanceOf, getJson, until, webhooksOf } from './support/money.js';
 
 const FUNDS = 1_000_000;
@@ -36,18 +36,7 @@ describe('payouts in flight across SIGKILL', () => {
     const transfers = new Map<string, string>();
     try {
       const child = await spawnService(dataDir);
-      const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { sandbox: { tokenId: string; clientSecret: string } };
-      const auth = basicHeader(creds.sandbox.tokenId, creds.sandbox.clientSecret);
-      const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-        const res = await fetch(`${child.baseUrl}${path}`, {
-          method,
-          headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const parsed = await res.json();
-        assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
-        return parsed;
-      };
+      const call = sandboxCaller(child);
       const customer = await call('POST', '/customers', { customerType: 'INDIVIDUAL' });
       const bob = await call('POST', '/customers', { customerType: 'INDIVIDUAL' });
       const usdOf = async (id: string) => (await call('GET', `/customers/internal-accounts?customerId=${id}&currency=USD`)).data[0].id as string;

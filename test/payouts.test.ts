@@ -35,6 +35,30 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
     return { usd, quote, tx };
   }
 
+  /**
+   * Asserts that a payout first `was` and then failed is refunded: its quote FAILED, the
+   * sender's FUNDS back, the webhooks `was`, FAILED, REFUNDED in order, the ledger holding.
+   */
+  async function assertRefunded({ usd, quote, tx }: { usd: any; quote: any; tx: any }, was: 'PROCESSING' | 'COMPLETED'): Promise<void> {
+    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'FAILED');
+    assert.equal(await balanceOf(svc, usd.id), FUNDS);
+    assert.deepEqual(webhooksOf(svc, tx.id), [
+      ['OUTGOING_PAYMENT', was],
+      ['OUTGOING_PAYMENT', 'FAILED'],
+      ['OUTGOING_PAYMENT', 'REFUNDED'],
+    ]);
+    assertLedgerHolds(svc);
+  }
+
+  /** The customer's MXN CLABE external account ending in `suffix` (its sandbox outcome); its id. */
+  async function clabeAccount(customerId: string, suffix: string): Promise<string> {
+    const res = await svc.request('POST', '/customers/external-accounts', {
+      body: { customerId, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith(suffix), beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Maria Lopez' } } },
+    });
+    assertStatus(res, 201);
+    return res.body.id;
+  }
+
   it('any other suffix: COMPLETED at once, settled out of the service', async () => {
     const before = ledger();
     const { usd, quote, tx } = await payout('123');
@@ -91,14 +115,7 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
     await until(svc, () => txStatus(tx.id) === 'REFUNDED');
     const refunded = await getJson(svc, `/transactions/${tx.id}`);
     assert.equal(refunded.failureReason, 'OFFRAMP_FAILED');
-    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'FAILED');
-    assert.equal(await balanceOf(svc, usd.id), FUNDS);
-    assert.deepEqual(webhooksOf(svc, tx.id), [
-      ['OUTGOING_PAYMENT', 'PROCESSING'],
-      ['OUTGOING_PAYMENT', 'FAILED'],
-      ['OUTGOING_PAYMENT', 'REFUNDED'],
-    ]);
-    assertLedgerHolds(svc);
+    await assertRefunded({ usd, quote, tx }, 'PROCESSING');
   });
 
   it('005: COMPLETED, then ~30 s later FAILED (returned by the bank), then REFUNDED', async () => {
@@ -112,14 +129,7 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
     clock.advance(1);
     await until(svc, () => txStatus(tx.id) === 'REFUNDED');
     assert.equal((await getJson(svc, `/transactions/${tx.id}`)).failureReason, 'OFFRAMP_FAILED');
-    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'FAILED');
-    assert.equal(await balanceOf(svc, usd.id), FUNDS);
-    assert.deepEqual(webhooksOf(svc, tx.id), [
-      ['OUTGOING_PAYMENT', 'COMPLETED'],
-      ['OUTGOING_PAYMENT', 'FAILED'],
-      ['OUTGOING_PAYMENT', 'REFUNDED'],
-    ]);
-    assertLedgerHolds(svc);
+    await assertRefunded({ usd, quote, tx }, 'COMPLETED');
   });
 
   it('006: PROCESSING ~5 s, then FAILED (cancelled by the user, no failure reason), then REFUNDED', async () => {
@@ -130,14 +140,7 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
     const refunded = await getJson(svc, `/transactions/${tx.id}`);
     // The spec's list of reasons has none for a cancellation (docs/payments.md): the field is absent.
     assert.equal('failureReason' in refunded, false, `failureReason ${refunded.failureReason}`);
-    assert.equal((await getJson(svc, `/quotes/${quote.id}`)).status, 'FAILED');
-    assert.equal(await balanceOf(svc, usd.id), FUNDS);
-    assert.deepEqual(webhooksOf(svc, tx.id), [
-      ['OUTGOING_PAYMENT', 'PROCESSING'],
-      ['OUTGOING_PAYMENT', 'FAILED'],
-      ['OUTGOING_PAYMENT', 'REFUNDED'],
-    ]);
-    assertLedgerHolds(svc);
+    await assertRefunded({ usd, quote, tx }, 'PROCESSING');
   });
 
   it('007: PROCESSING ~5 s, then FAILED with OFFRAMP_FAILED; the money is lost (outflow), not refunded', async () => {
@@ -159,13 +162,10 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
 
   it('a converted payout (USD to an MXN CLABE) that fails refunds the fees too', async () => {
     const { customer, usd } = await fundedCustomer(svc, FUNDS);
-    const res = await svc.request('POST', '/customers/external-accounts', {
-      body: { customerId: customer.id, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith('004'), beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Maria Lopez' } } },
-    });
-    assertStatus(res, 201);
+    const clabe = await clabeAccount(customer.id, '004');
     // The suite's other payouts add to the same ledger: this payout's share is the difference.
     const before = ledger();
-    const quote = await createQuote(svc, quoteBody(usd.id, res.body.id, AMOUNT));
+    const quote = await createQuote(svc, quoteBody(usd.id, clabe, AMOUNT));
     assert.equal(quote.receivingCurrency.code, 'MXN');
     assert.ok(quote.feesIncluded > 0);
     assert.deepEqual(quote.counterpartyInformation, { FULL_NAME: 'Maria Lopez' });
@@ -187,13 +187,10 @@ describe('payouts to external accounts (sandbox outcomes)', () => {
 
   it('a converted payout (USD to an MXN CLABE) that the bank returns (005) refunds the fees too', async () => {
     const { customer, usd } = await fundedCustomer(svc, FUNDS);
-    const res = await svc.request('POST', '/customers/external-accounts', {
-      body: { customerId: customer.id, currency: 'MXN', accountInfo: { accountType: 'CLABE', clabe: clabeEndingWith('005'), beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Maria Lopez' } } },
-    });
-    assertStatus(res, 201);
+    const clabe = await clabeAccount(customer.id, '005');
     // The suite's other payouts add to the same ledger: this payout's share is the difference.
     const before = ledger();
-    const quote = await createQuote(svc, quoteBody(usd.id, res.body.id, AMOUNT));
+    const quote = await createQuote(svc, quoteBody(usd.id, clabe, AMOUNT));
     assert.ok(quote.feesIncluded > 0);
     const executed = await execute(svc, quote.id);
     assert.equal(executed.status, 'COMPLETED');

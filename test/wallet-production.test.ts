@@ -5,7 +5,7 @@
 // signed by the service signer and opened with @turnkey/crypto's decryptExportBundle.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decryptCredentialBundle, decryptExportBundle } from '@turnkey/crypto';
+import { decryptCredentialBundle } from '@turnkey/crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { ManualClock } from '../src/engine/clock.js';
 import { keyPairFromPrivateKey, keyPairToHex, type P256KeyPairHex } from '../src/crypto/p256.js';
@@ -13,7 +13,7 @@ import { validateMnemonic } from '../src/crypto/wallet-secrets.js';
 import { mailedCode as mailedCodeOf } from './support/outbox.js';
 import { serviceForSuite } from './support/service.js';
 import { assertError, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
-import { hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
+import { decryptExportAsIntegrator, hex, newKeyPairHex, toHexString, turnkeyStamp } from './support/crypto-fixtures.js';
 import { RP, SoftwareAuthenticator, b64u } from './support/webauthn-authenticator.js';
 import { randomBytes } from 'node:crypto';
 
@@ -119,13 +119,7 @@ describe('embedded wallet in production: real OTP mail, OIDC, stamps and signed 
     assertStatus(e2, 200);
     const signer = toHexString(svc.service.services.walletSigner.publicKey);
     assert.equal(JSON.parse(e2.body.encryptedWalletCredentials).enclaveQuorumPublic, signer);
-    const mnemonic = await decryptExportBundle({
-      exportBundle: e2.body.encryptedWalletCredentials,
-      embeddedKey: exportClient.privateKey,
-      organizationId: accountId,
-      dangerouslyOverrideSignerPublicKey: signer,
-      returnMnemonic: true,
-    });
+    const mnemonic = await decryptExportAsIntegrator(e2.body.encryptedWalletCredentials, exportClient.privateKey, accountId, signer);
     assert.ok(validateMnemonic(mnemonic));
   });
 

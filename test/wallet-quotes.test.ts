@@ -320,11 +320,12 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     return { entered: () => entered, release, restore: () => (crypto.verifyStamp = verifyStamp) };
   }
 
-  async function turnUntil(done: () => boolean): Promise<void> {
-    while (!done()) await new Promise((resolve) => setImmediate(resolve));
-  }
-
-  it('a revocation and an execute whose stamps are checked at once: the revocation decided first, the session is gone', async () => {
+  /**
+   * Alice (2,000) and Bob (0), each with a session; a quote of 500 from Alice to Bob and
+   * Alice's stamp over it; and the headers of the signed retry that revokes Alice's session,
+   * its step 1 answered 202: where a revocation and an execute race.
+   */
+  async function stampedQuoteAndRevocation(): Promise<{ alice: Wallet; bob: Wallet; quote: any; stamp: string; revokeHeaders: Record<string, string> }> {
     const alice = await walletWithSession(2_000);
     const bob = await walletWithSession(0);
     const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
@@ -332,6 +333,15 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
     const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
     assertStatus(first, 202);
     const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+    return { alice, bob, quote, stamp, revokeHeaders };
+  }
+
+  async function turnUntil(done: () => boolean): Promise<void> {
+    while (!done()) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  it('a revocation and an execute whose stamps are checked at once: the revocation decided first, the session is gone', async () => {
+    const { alice, bob, quote, stamp, revokeHeaders } = await stampedQuoteAndRevocation();
 
     // Neither holds the wallet account while its stamp is checked: the one decided first is
     // ordered first. Both checks wait at a gate; the revocation's goes on first.
@@ -356,13 +366,7 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
   });
 
   it('a session revoked while the execute\'s stamp is verified: the stamp verifies, and the decision, holding the wallet, refuses it', async () => {
-    const alice = await walletWithSession(2_000);
-    const bob = await walletWithSession(0);
-    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
-    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
-    const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
-    assertStatus(first, 202);
-    const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+    const { alice, bob, quote, stamp, revokeHeaders } = await stampedQuoteAndRevocation();
 
     // The execute's stamp is verified (a live session's key made it) and its answer waits at the gate.
     const executeCheck = gateStampCheck(1, 'after');
@@ -379,13 +383,7 @@ describe('quotes from an EMBEDDED_WALLET source (sandbox)', () => {
   });
 
   it('a session revoked after the execute\'s stamp was verified and before its decision holds the wallet is refused by the decision', async () => {
-    const alice = await walletWithSession(2_000);
-    const bob = await walletWithSession(0);
-    const quote = await createQuote(svc, quoteBody(alice.accountId, bob.accountId, 500));
-    const stamp = await turnkeyStamp(payloadOf(quote), alice.session.key);
-    const first = await svc.request('DELETE', `/auth/sessions/${alice.session.id}`);
-    assertStatus(first, 202);
-    const revokeHeaders = { 'Service-Wallet-Signature': await turnkeyStamp(first.body.payloadToSign, alice.session.key), 'Request-Id': first.body.requestId };
+    const { alice, bob, quote, stamp, revokeHeaders } = await stampedQuoteAndRevocation();
 
     // The execute run on the engine as its route runs it, with a gate between its prepare
     // (the stamp verified, on the wallet as it was) and its decision.

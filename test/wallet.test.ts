@@ -70,6 +70,32 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
     return { accountId, customerId, credentialId: created.body.id, session: await verifyEmail(created.body.id) };
   }
 
+  /** True while the session is on the wallet: its expiry timer has not run. */
+  function onWallet(accountId: string, sessionId: string): boolean {
+    return svc.service.services.world.wallets.ofAccount(accountId)!.sessions.some((s) => s.id === sessionId);
+  }
+
+  /** The session's expiresAt, as the wallet's sessions list it. */
+  async function expiryOf(accountId: string, sessionId: string): Promise<number> {
+    return Date.parse((await sessions(accountId)).find((s) => s.id === sessionId).expiresAt);
+  }
+
+  /**
+   * Runs `check` at the session's `expiresAt` with its expiry timer fallen due and held (the
+   * session still on the wallet), then lets the timers go.
+   */
+  async function atHeldExpiry(accountId: string, sessionId: string, expiresAt: number, check: () => Promise<void>): Promise<void> {
+    clock.hold();
+    try {
+      clock.advance(expiresAt - clock.now());
+      await svc.service.services.engine.settled();
+      assert.ok(clock.heldCount > 0 && onWallet(accountId, sessionId), 'the expiry timer fell due and is held: the session is still on the wallet');
+      await check();
+    } finally {
+      clock.release();
+    }
+  }
+
   async function signed(method: string, path: string, body: unknown, key: P256KeyPairHex | 'sandbox'): Promise<{ challenge: any; retry: (over?: { body?: unknown; headers?: Record<string, string> }) => Promise<any> }> {
     const first = await svc.request(method, path, body === undefined ? {} : { body });
     assertStatus(first, 202);
@@ -400,37 +426,22 @@ describe('embedded wallet: credentials, sessions, signed retries, export (sandbo
 
   it('a session past expiresAt is refused by the signed retry itself, before its expiry timer has run', async () => {
     const { accountId, session } = await walletWithSession();
-    const expiresAt = Date.parse((await sessions(accountId)).find((s) => s.id === session.id).expiresAt);
+    const expiresAt = await expiryOf(accountId, session.id);
     clock.advance(expiresAt - 60_000 - clock.now());
     const pending = await signed('POST', `/internal-accounts/${accountId}/export`, { clientPublicKey: newKeyPairHex().publicKey }, session.key);
-    const onWallet = (): boolean => svc.service.services.world.wallets.ofAccount(accountId)!.sessions.some((s) => s.id === session.id);
-    clock.hold();
-    try {
-      clock.advance(expiresAt - clock.now());
-      await svc.service.services.engine.settled();
-      assert.ok(clock.heldCount > 0 && onWallet(), 'the expiry timer fell due and is held: the session is still on the wallet');
+    await atHeldExpiry(accountId, session.id, expiresAt, async () => {
       assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
-    } finally {
-      clock.release();
-    }
-    await until(svc, () => !onWallet(), 'the expiry timer');
+    });
+    await until(svc, () => !onWallet(accountId, session.id), 'the expiry timer');
     // Refused, the request id stays usable until its window closes; the answer is the same.
     assert.equal(assertError(await pending.retry(), 401, 'UNAUTHORIZED').reason, 'Session expired');
   });
 
   it('a session past expiresAt is listed no more, before its expiry timer has run', async () => {
     const { accountId, session } = await walletWithSession();
-    const expiresAt = Date.parse((await sessions(accountId)).find((s) => s.id === session.id).expiresAt);
-    const onWallet = (): boolean => svc.service.services.world.wallets.ofAccount(accountId)!.sessions.some((s) => s.id === session.id);
-    clock.hold();
-    try {
-      clock.advance(expiresAt - clock.now());
-      await svc.service.services.engine.settled();
-      assert.ok(clock.heldCount > 0 && onWallet(), 'the expiry timer fell due and is held: the session is still on the wallet');
+    await atHeldExpiry(accountId, session.id, await expiryOf(accountId, session.id), async () => {
       assert.deepEqual((await sessions(accountId)).map((s) => s.id), []);
-    } finally {
-      clock.release();
-    }
+    });
   });
 
   it('export: 202 binds clientPublicKey; 200 bundle opens with hpkeDecrypt to a BIP-39 mnemonic, the same each time', async () => {

@@ -6,12 +6,12 @@
 // repeat only of the same event id (at least once).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
-import { basicHeader, startTestService } from './support/service.js';
-import { killAll, spawnService } from './support/service-process.js';
+import { startTestService } from './support/service.js';
+import { killAll, sandboxCaller, spawnService } from './support/service-process.js';
 import { until } from './support/money.js';
 import { quiesce } from './support/quiesce.js';
 import { startReceiver } from './support/webhook-receiver.js';
@@ -25,18 +25,7 @@ describe('webhook delivery across SIGKILL', () => {
     try {
       const child = await spawnService(dataDir);
       try {
-        const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { sandbox: { tokenId: string; clientSecret: string } };
-        const auth = basicHeader(creds.sandbox.tokenId, creds.sandbox.clientSecret);
-        const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-          const res = await fetch(`${child.baseUrl}${path}`, {
-            method,
-            headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          });
-          const parsed = await res.json();
-          assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
-          return parsed;
-        };
+        const call = sandboxCaller(child);
         await call('PATCH', '/config', { webhookEndpoint: receiver.url });
         const usdOf = async (id: string) => (await call('GET', `/customers/internal-accounts?customerId=${id}&currency=USD`)).data[0].id as string;
         for (let i = 0; i < TRANSFERS; i++) {

@@ -39,15 +39,18 @@ import type { DomainCommand, DomainEvent, World } from '../world.js';
 import { requireSessionClientKey, walletAccountIn, walletHolding, type OidcIdentity, type PasskeyAttestation, type WalletCommandInput } from './wallet.js';
 import {
   acceptSignedRetry,
+  decideSignedStep,
   isRetry,
   openSignedRequest,
   prepareSignedStep,
+  signedDeleteSpec,
   verifySignedRetry,
   type Signed,
+  type SignedCommandInput,
   type SignedRequestSpec,
   type SignedRetryFact,
-  type SignedRetryHeaders,
   type SignedStep,
+  type SignedTarget,
 } from './wallet-signed-request.js';
 
 /** A fresh production OTP for `email`: its state to keep, with OTP_TRIES tries, and the effect that mails it. */
@@ -149,11 +152,8 @@ function newCredential(
   }
 }
 
-export interface AddCredentialInput extends WalletCommandInput {
+export interface AddCredentialInput extends SignedCommandInput {
   body: NewCredentialBody;
-  /** The route's path under the version segment, bound into a signed request. */
-  path: string;
-  retry: SignedRetryHeaders;
 }
 
 type AddDecision = Decision<DomainEvent, Signed<IssuedAuthMethod>>;
@@ -285,46 +285,31 @@ export const challengeWalletCredential: DomainCommand<ChallengeCredentialInput, 
   },
 };
 
-export interface RevokeCredentialInput extends WalletCommandInput {
+export interface RevokeCredentialInput extends SignedCommandInput {
   credentialId: string;
-  path: string;
-  retry: SignedRetryHeaders;
 }
 
 /** The credential a revoke names (never the wallet's last), and the signed request that authorises it. */
-function revoking(input: RevokeCredentialInput, world: World): { wallet: Wallet; spec: SignedRequestSpec } {
+function revoking(input: RevokeCredentialInput, world: World): SignedTarget {
   const id = input.credentialId;
   const wallet = walletHolding(world, input.env.id, id, 'credential');
   const credential = credentialOf(wallet, id)!;
   assertNotLast(wallet, id);
-  const spec: SignedRequestSpec = {
-    action: 'REVOKE_CREDENTIAL',
-    method: 'DELETE',
-    path: input.path,
-    body: {},
-    credentialType: credential.type,
-    binds: { credentialId: id },
-  };
-  return { wallet, spec };
+  return { wallet, spec: signedDeleteSpec('REVOKE_CREDENTIAL', input.path, credential.type, { credentialId: id }) };
 }
 
 /** DELETE /auth/credentials/{id}: signed by a session of another credential (202, then 204); never the last one. */
 export const revokeWalletCredential: DomainCommand<RevokeCredentialInput, Signed<undefined>, SignedStep> = {
   name: 'wallet.credential.revoke',
-  prepare: (input, world, at) => {
-    const { wallet, spec } = revoking(input, world);
-    return prepareSignedStep(input.ports, input.env.environment, wallet, input.retry, spec, at);
-  },
+  prepare: (input, world, at) => prepareSignedStep(input, revoking(input, world), at),
   actors: ({ env, credentialId }, world) => [walletHolding(world, env.id, credentialId, 'credential').accountId],
-  decide: (input, world, at, prepared) => {
-    const id = input.credentialId;
-    const { wallet, spec } = revoking(input, world);
-    if (prepared.step === 'open') return openSignedRequest(input.ports, wallet, spec, at);
-    const accepted = acceptSignedRetry(input.ports, wallet, input.retry, spec, prepared.verified, at);
-    if (accepted.signer.credentialId === id) {
-      throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
-    }
-    const ending = wallet.sessions.filter((s) => s.credentialId === id);
-    return { events: [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => cancelTimer(s.id))], reply: () => ({ done: undefined }) };
-  },
+  decide: (input, world, at, prepared) =>
+    decideSignedStep(input, revoking(input, world), prepared, at, (accepted) => {
+      const id = input.credentialId;
+      if (accepted.signer.credentialId === id) {
+        throw unauthorized('Stamp must come from a session of another credential', 'a credential cannot authorise its own revocation');
+      }
+      const ending = accepted.wallet.sessions.filter((s) => s.credentialId === id);
+      return { events: [changed(revokeCredential(accepted.wallet, id, at), at), ...ending.map((s) => cancelTimer(s.id))], reply: () => ({ done: undefined }) };
+    }),
 };

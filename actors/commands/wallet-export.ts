@@ -6,14 +6,12 @@ import { FactsOutdatedError, type Decision } from '../../src/engine/state-machin
 import { changed, walletOf, type Wallet } from '../wallet.js';
 import type { InternalAccount } from '../internal-account.js';
 import type { DomainCommand, DomainEvent, World } from '../world.js';
-import { requireClientPublicKey, walletAccountIn, type WalletCommandInput } from './wallet.js';
-import { acceptSignedRetry, isRetry, openSignedRequest, verifySignedRetry, type Signed, type SignedRequestSpec, type SignedRetryFact, type SignedRetryHeaders } from './wallet-signed-request.js';
+import { requireClientPublicKey, walletAccountIn } from './wallet.js';
+import { acceptSignedRetry, isRetry, openSignedRequest, verifySignedRetry, type Signed, type SignedCommandInput, type SignedRequestSpec, type SignedRetryFact } from './wallet-signed-request.js';
 
-export interface ExportWalletInput extends WalletCommandInput {
+export interface ExportWalletInput extends SignedCommandInput {
   accountId: string;
   body: { clientPublicKey: string };
-  path: string;
-  retry: SignedRetryHeaders;
 }
 
 export interface ExportedWallet {

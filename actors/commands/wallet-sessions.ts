@@ -58,16 +58,20 @@ import {
 } from './wallet.js';
 import {
   acceptSignedRetry,
+  decideSignedStep,
   isRetry,
   openSignedRequest,
   prepareSignedStep,
+  signedDeleteSpec,
   signedRequestExpiry,
   verifySignedRetry,
   type Signed,
+  type SignedCommandInput,
   type SignedRequestSpec,
   type SignedRetryFact,
   type SignedRetryHeaders,
   type SignedStep,
+  type SignedTarget,
 } from './wallet-signed-request.js';
 
 /** What a verify presents: the proof its credential's type asks for, and the key the session goes to. */
@@ -386,40 +390,26 @@ export const verifyWalletCredential: DomainCommand<VerifyCredentialInput, Verify
   },
 };
 
-export interface RevokeSessionInput extends WalletCommandInput {
+export interface RevokeSessionInput extends SignedCommandInput {
   sessionId: string;
-  path: string;
-  retry: SignedRetryHeaders;
 }
 
 /** The session a revoke names, and the signed request that authorises it. */
-function revoking(input: RevokeSessionInput, world: World): { wallet: Wallet; spec: SignedRequestSpec } {
+function revoking(input: RevokeSessionInput, world: World): SignedTarget {
   const id = input.sessionId;
   const wallet = walletHolding(world, input.env.id, id, 'session');
   const session = sessionOf(wallet, id)!;
-  const spec: SignedRequestSpec = {
-    action: 'REVOKE_SESSION',
-    method: 'DELETE',
-    path: input.path,
-    body: {},
-    credentialType: credentialOf(wallet, session.credentialId)!.type,
-    binds: { sessionId: id },
-  };
-  return { wallet, spec };
+  return { wallet, spec: signedDeleteSpec('REVOKE_SESSION', input.path, credentialOf(wallet, session.credentialId)!.type, { sessionId: id }) };
 }
 
 /** DELETE /auth/sessions/{id}: signed by any live session of the wallet (202, then 204); the signing session may be this one (self-logout). */
 export const revokeWalletSession: DomainCommand<RevokeSessionInput, Signed<undefined>, SignedStep> = {
   name: 'wallet.session.revoke',
-  prepare: (input, world, at) => {
-    const { wallet, spec } = revoking(input, world);
-    return prepareSignedStep(input.ports, input.env.environment, wallet, input.retry, spec, at);
-  },
+  prepare: (input, world, at) => prepareSignedStep(input, revoking(input, world), at),
   actors: ({ env, sessionId }, world) => [walletHolding(world, env.id, sessionId, 'session').accountId],
-  decide: (input, world, at, prepared) => {
-    const { wallet, spec } = revoking(input, world);
-    if (prepared.step === 'open') return openSignedRequest(input.ports, wallet, spec, at);
-    const accepted = acceptSignedRetry(input.ports, wallet, input.retry, spec, prepared.verified, at);
-    return { events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)], reply: () => ({ done: undefined }) };
-  },
+  decide: (input, world, at, prepared) =>
+    decideSignedStep(input, revoking(input, world), prepared, at, (accepted) => ({
+      events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)],
+      reply: () => ({ done: undefined }),
+    })),
 };

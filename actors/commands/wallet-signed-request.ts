@@ -26,7 +26,7 @@ import {
   type WalletEvent,
   type WalletTimerMessage,
 } from '../wallet.js';
-import type { WalletPorts } from './wallet.js';
+import type { WalletCommandInput, WalletPorts } from './wallet.js';
 
 /** Who signed: a session of the wallet, or (sandbox) the magic literal, which names none. */
 export interface WalletSigner {
@@ -88,6 +88,14 @@ export interface SignedRequestSpec {
   loginPublicKey?: string;
 }
 
+/**
+ * A signed DELETE of the wallet's credential or session that `binds` names: bodiless, and
+ * its challenge answers with `credentialType` (the credential's, or the session's).
+ */
+export function signedDeleteSpec(action: SignedAction, path: string, credentialType: CredentialType, binds: Readonly<Record<string, string>>): SignedRequestSpec {
+  return { action, method: 'DELETE', path, body: {}, credentialType, binds };
+}
+
 /** A signed request's window: its expiresAt (and a verification token's exp) for one opened at `at`. */
 export function signedRequestExpiry(at: number): number {
   return at + SIGNED_REQUEST_WINDOW_MS;
@@ -97,6 +105,13 @@ export function signedRequestExpiry(at: number): number {
 export interface SignedRetryHeaders {
   readonly requestId?: string;
   readonly walletSignature?: string;
+}
+
+/** A signed command's input: the route's path, bound into the request, and the retry's headers (none at step 1). */
+export interface SignedCommandInput extends WalletCommandInput {
+  /** The route's path under the version segment. */
+  path: string;
+  retry: SignedRetryHeaders;
 }
 
 /** True when the request carries either signed-retry header: it is a step-2 retry. */
@@ -215,6 +230,13 @@ export async function verifySignedRetry(
   return { stamp: await verifyStampOver(ports, environment, stamp, request.payloadToSign) };
 }
 
+/** A retry accepted: who signed it, the wallet with its request marked used, and the request. */
+export interface AcceptedRetry {
+  signer: WalletSigner;
+  wallet: Wallet;
+  request: PendingRequest;
+}
+
 /**
  * Step 2, decided on the held `wallet`: the request is still pending (a retry answered
  * meanwhile is now used, one expired is gone) and the stamp's session still live; the
@@ -228,7 +250,7 @@ export function acceptSignedRetry(
   spec: SignedRequestSpec,
   verified: SignedRetryFact,
   at: number,
-): { signer: WalletSigner; wallet: Wallet; request: PendingRequest } {
+): AcceptedRetry {
   const pending = pendingRetry(ports, wallet, headers, spec, at);
   const signer = pending.request.loginPublicKey !== undefined ? {} : signerOf(pending.wallet, verified.stamp, at);
   return { signer, wallet: markUsed(pending.wallet, pending.request.id), request: pending.request };
@@ -237,15 +259,29 @@ export function acceptSignedRetry(
 /** A signed action's facts: none at step 1 (it opens the request); the verified retry at step 2. */
 export type SignedStep = { step: 'open' } | { step: 'retry'; verified: SignedRetryFact };
 
-/** Prepares a signed action on the unheld `wallet`: step 1 needs nothing slow; step 2 verifies its stamp. */
-export async function prepareSignedStep(
-  ports: WalletPorts,
-  environment: Environment,
-  wallet: Wallet | undefined,
-  headers: SignedRetryHeaders,
-  spec: SignedRequestSpec,
+/** The wallet a signed command acts on, and the request that authorises it. */
+export interface SignedTarget {
+  wallet: Wallet;
+  spec: SignedRequestSpec;
+}
+
+/** Prepares a signed action on the unheld `target.wallet`: step 1 needs nothing slow; step 2 verifies its stamp. */
+export async function prepareSignedStep(input: SignedCommandInput, target: SignedTarget, at: number): Promise<SignedStep> {
+  if (!isRetry(input.retry)) return { step: 'open' };
+  return { step: 'retry', verified: await verifySignedRetry(input.ports, input.env.environment, target.wallet, input.retry, target.spec, at) };
+}
+
+/**
+ * A signed action decided on the held `target.wallet`: step 1 opens its request; step 2
+ * accepts the retry verified in prepare, and `act` decides what the accepted request does.
+ */
+export function decideSignedStep<R>(
+  input: SignedCommandInput,
+  target: SignedTarget,
+  prepared: SignedStep,
   at: number,
-): Promise<SignedStep> {
-  if (!isRetry(headers)) return { step: 'open' };
-  return { step: 'retry', verified: await verifySignedRetry(ports, environment, wallet, headers, spec, at) };
+  act: (accepted: AcceptedRetry) => Decision<WalletEvent, Signed<R>>,
+): Decision<WalletEvent, Signed<R>> {
+  if (prepared.step === 'open') return openSignedRequest(input.ports, target.wallet, target.spec, at);
+  return act(acceptSignedRetry(input.ports, target.wallet, input.retry, target.spec, prepared.verified, at));
 }

@@ -267,6 +267,9 @@ export function usdAccount(accountNumber = '123456789', over: Record<string, unk
   };
 }
 
+/** `n` characters of text: a field's value at or past its length limit. */
+export const longText = (n: number): string => 'x'.repeat(n);
+
 /** Resolves after `ms` without keeping the process alive; for deadlines, never for ordering. */
 export function deadline(ms: number): Promise<'deadline'> {
   return new Promise((resolve) => setTimeout(() => resolve('deadline'), ms).unref());

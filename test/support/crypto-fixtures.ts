@@ -1,5 +1,6 @@
 // Shared helpers for the crypto-*.test.ts files.
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import { decryptExportBundle } from '@turnkey/crypto';
 import { generateP256KeyPair, keyPairToHex, type P256KeyPairHex } from '../../src/crypto/p256.js';
 
 export const hex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
@@ -8,6 +9,14 @@ export const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 export function newKeyPairHex(): P256KeyPairHex {
   return keyPairToHex(generateP256KeyPair());
+}
+
+/**
+ * Opens an export bundle as an integrator does, with @turnkey/crypto's decryptExportBundle,
+ * trusting `signerPublicKey` (hex) where Turnkey's enclave key would be: the mnemonic.
+ */
+export function decryptExportAsIntegrator(bundle: string, embeddedKey: string, organizationId: string, signerPublicKey: string): Promise<string> {
+  return decryptExportBundle({ exportBundle: bundle, embeddedKey, organizationId, dangerouslyOverrideSignerPublicKey: signerPublicKey, returnMnemonic: true });
 }
 
 /** A header value made by Turnkey's own ApiKeyStamper (Node runtime: OpenSSL signer). */

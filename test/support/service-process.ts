@@ -1,8 +1,11 @@
 // The service as a child process (`node dist/src/main.js`), for tests that kill it, restart
 // it, or expect it to refuse to start. Every child started here is remembered until it
 // exits, so a suite's `finally` (or `after`) can kill whatever an assertion left running.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { basicHeader } from './service.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /**
@@ -19,6 +22,25 @@ export interface ServiceChild {
   credentialsPath: string;
   stderr: string[];
   exited: Promise<number | null>;
+}
+
+/**
+ * Calls the child's API as its default platform in sandbox: a JSON body out, the parsed
+ * answer back, which must be 2xx (else the assertion names the request and the answer).
+ */
+export function sandboxCaller(child: ServiceChild): (method: string, path: string, body?: unknown) => Promise<any> {
+  const creds = JSON.parse(readFileSync(child.credentialsPath, 'utf8')) as { sandbox: { tokenId: string; clientSecret: string } };
+  const auth = basicHeader(creds.sandbox.tokenId, creds.sandbox.clientSecret);
+  return async (method, path, body) => {
+    const res = await fetch(`${child.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const parsed = await res.json();
+    assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+    return parsed;
+  };
 }
 
 export interface RefusedStart {
