@@ -65,7 +65,7 @@ export class ClusterShard {
     readonly name: string,
     readonly lease: Lease,
     readonly shard: Shard,
-    readonly directory: ShardDirectory,
+    private readonly directory: ShardDirectory,
   ) {}
 
   get services(): Services {
