@@ -8,7 +8,8 @@
 //   npm run bench:cluster -- --load config --nodes 2                # what a forward costs without a commit
 //
 // Throughput: every setup holds the same three platforms, and the load is POST /customers
-// (one durable log entry each) on both environments of each, six shards in all. It is sent
+// (one durable log entry each) on both environments of each, six environments in all
+// (in up to six of the deployment's shards). It is sent
 // round-robin to every node of the setup ("any node"): a node forwards a request for a shard
 // it does not own, as a client sending to any node gets. With two and three nodes it is also
 // sent to each shard's owner ("to owner"), which is what forwarding costs set against
@@ -37,7 +38,8 @@ import { API, basicAuthorization, createCustomerRequest, loadFailures, operatorA
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { startNatsCluster, type NatsCluster } from '../test/support/nats-cluster.js';
-import { shardNameOf } from '../src/cluster/directory.js';
+import { shardOf } from '../src/cluster/placement.js';
+import { DEFAULT_CLUSTER_SHARDS } from '../src/config.js';
 import type { PlatformCredentials } from '../src/platforms.js';
 
 const run = promisify(execFile);
@@ -156,7 +158,7 @@ function requestsOf(platforms: readonly PlatformCredentials[]): Array<{ shard: s
   return platforms.flatMap((p) =>
     (['sandbox', 'production'] as const).map((env) => {
       const auth = basicAuthorization(p[env]);
-      return { shard: shardNameOf(`${p.platformId}#${env}`), request: throughputLoad.make(auth), create: createCustomerRequest(auth) };
+      return { shard: shardOf(`${p.platformId}#${env}`, DEFAULT_CLUSTER_SHARDS), request: throughputLoad.make(auth), create: createCustomerRequest(auth) };
     }),
   );
 }

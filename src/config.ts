@@ -65,7 +65,17 @@ export interface ClusterConfig {
   replicas: number | undefined;
   /** CLUSTER_LEASE_SECONDS, in ms. */
   leaseMs: number;
+  /**
+   * CLUSTER_SHARDS: the deployment's fixed number of shards, recorded in the directory by its
+   * first node; undefined: the recorded count, or DEFAULT_CLUSTER_SHARDS for the first node.
+   */
+  shards: number | undefined;
 }
+
+/** Shards of a cluster whose first node was given no CLUSTER_SHARDS. */
+export const DEFAULT_CLUSTER_SHARDS = 16;
+/** The most shards a cluster may have (CLUSTER_SHARDS): each is a stream, a lease and an LMDB environment on its owner. */
+export const MAX_CLUSTER_SHARDS = 1_024;
 
 /** The process's environment, or the variables a test gives in its place. */
 export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
@@ -260,7 +270,7 @@ function smtpUrlFrom(value: string | undefined): string | undefined {
   return value.trim();
 }
 
-/** NATS_URL turns cluster mode on; NODE_ID, CLUSTER_REPLICAS and CLUSTER_LEASE_SECONDS tune it. */
+/** NATS_URL turns cluster mode on; NODE_ID, CLUSTER_REPLICAS, CLUSTER_LEASE_SECONDS and CLUSTER_SHARDS tune it. */
 function clusterFrom(env: EnvironmentVariables, port: number): ClusterConfig | undefined {
   const url = env.NATS_URL?.trim();
   if (url === undefined || url === '') return undefined;
@@ -276,5 +286,6 @@ function clusterFrom(env: EnvironmentVariables, port: number): ClusterConfig | u
     nodeId,
     replicas: env.CLUSTER_REPLICAS === undefined || env.CLUSTER_REPLICAS === '' ? undefined : integerFrom(env.CLUSTER_REPLICAS, 3, 'CLUSTER_REPLICAS', 1, 5),
     leaseMs: 1000 * integerFrom(env.CLUSTER_LEASE_SECONDS, 5, 'CLUSTER_LEASE_SECONDS', 1, 300),
+    shards: env.CLUSTER_SHARDS === undefined || env.CLUSTER_SHARDS === '' ? undefined : integerFrom(env.CLUSTER_SHARDS, DEFAULT_CLUSTER_SHARDS, 'CLUSTER_SHARDS', 1, MAX_CLUSTER_SHARDS),
   };
 }

@@ -3,7 +3,9 @@
 // authenticate: every node keeps a watched copy of the API tokens, so a token made on one
 // node authenticates on another without its token being read, and an id the service never
 // issued is refused 401 without reading the bucket at all (a flood of made-up ids costs
-// JetStream nothing).
+// JetStream nothing). The directory records the deployment's shard count once: a node given
+// another is refused, and so is a node started on a directory of the layout before fixed
+// shards (a shard per environment).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -21,11 +23,16 @@ import { issueToken, tokenIdKey } from '../src/http/platform-auth.js';
 import { API_VERSION, type Incoming } from '../src/http/requests.js';
 import { routes } from '../src/http/routes/index.js';
 import { preparePlatform } from '../src/platforms.js';
-import { natsClusterForSuite } from './support/nats-cluster.js';
+import { natsClusterForSuite, startNatsCluster } from './support/nats-cluster.js';
+import { Kvm } from '@nats-io/kv';
+import { DIRECTORY_BUCKET } from '../src/cluster/directory.js';
+import { BUCKET_OPTIONS } from '../src/cluster/shard-stream.js';
+import { DEFAULT_CLUSTER_SHARDS } from '../src/config.js';
 import { basicHeader } from './support/service.js';
 
 const nats = natsClusterForSuite(3);
-const masterKey = new MasterKey(randomBytes(32));
+const masterKeyHex = randomBytes(32).toString('hex');
+const masterKey = new MasterKey(Buffer.from(masterKeyHex, 'hex'));
 const connections: NatsConnection[] = [];
 after(async () => {
   for (const nc of connections) await nc.close();
@@ -117,4 +124,48 @@ describe('the platform directory', { timeout: 60_000 }, () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('records the shard count once: a node given another count is refused at start, one given none uses the recorded one', async () => {
+    const first = await directoryOn(0);
+    assert.equal(first.placement.count, DEFAULT_CLUSTER_SHARDS, "the first node was given none: the default is recorded");
+    const refused = await startRefused({ NATS_URL: nats.cluster.urls.join(','), MASTER_KEY: masterKeyHex, CLUSTER_SHARDS: '8' });
+    assert.equal(refused, `Error: CLUSTER_SHARDS=8 is not this cluster's shard count: its directory records ${DEFAULT_CLUSTER_SHARDS}, fixed for the life of the deployment (another count would move environments to other logs)`);
+    const given = await Directory.open(nats.nc, { replicas: 3, shards: DEFAULT_CLUSTER_SHARDS });
+    assert.deepEqual(given.placement.shards, first.placement.shards);
+    assert.equal((await directoryOn(1)).placement.count, DEFAULT_CLUSTER_SHARDS, 'still the recorded count');
+  });
+
+  it('a node started on a directory of the previous layout (a shard per environment) is refused, and writes nothing', async () => {
+    const old = await startNatsCluster(1);
+    const nc = await connect({ servers: [...old.urls] });
+    try {
+      // What the previous layout left: an environment's first entry under shard.<env>, and no recorded count.
+      const kv = await new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: 1, ...BUCKET_OPTIONS });
+      await kv.create('shard.Platform_0190_sandbox', new Uint8Array([0x80]));
+      const refused = await startRefused({ NATS_URL: old.urls.join(','), CLUSTER_REPLICAS: '1', CLUSTER_SHARDS: '4' });
+      assert.match(refused, /previous layout \(a shard per environment: 1 shard\.\* keys, no recorded shard count\)/);
+      assert.deepEqual(await keysOf(kv), ['shard.Platform_0190_sandbox'], 'no shard count, master key or platform was written');
+    } finally {
+      await nc.close();
+      await old.stop();
+    }
+  });
 });
+
+/** Starts a node that must be refused; its error as a string. */
+async function startRefused(env: Record<string, string>): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cluster-directory-refused-'));
+  try {
+    const started = await startClusterNode({ env, dataDir, port: 0, report: () => undefined }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    if (!(started instanceof Error)) await started.close();
+    return String(started);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function keysOf(kv: Awaited<ReturnType<Kvm['create']>>): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of await kv.keys()) keys.push(key);
+  return keys.sort();
+}

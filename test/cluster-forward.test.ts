@@ -3,7 +3,10 @@
 // (src/cluster/shard-requests.ts); the owner runs it without routing or authenticating it
 // again and its answer comes back as the owner gave it: status, body, the headers a client
 // must see (Idempotent-Replayed), the request id. Two nodes in this process, so routing and
-// authentication can be counted across both (a spy on the prototypes they share).
+// authentication can be counted across both (a spy on the prototypes they share). Two
+// shards over the two nodes, so a shard holds several environments: each is served with its
+// own money, and one made while its shard is open joins it on its first request, its first
+// entry logged once by the owner.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +15,8 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startClusterNode, type RunningNode } from '../src/cluster/service.js';
 import { ClusterRequests } from '../src/cluster/front.js';
-import { Directory, shardNameOf } from '../src/cluster/directory.js';
+import { Directory } from '../src/cluster/directory.js';
+import { shardOf } from '../src/cluster/placement.js';
 import { Authenticator } from '../src/http/platform-auth.js';
 import { Router } from '../src/http/router.js';
 import { API_VERSION, type Incoming } from '../src/http/requests.js';
@@ -20,15 +24,38 @@ import { routes } from '../src/http/routes/index.js';
 import { DomainError } from '../actors/errors.js';
 import { natsClusterForSuite } from './support/nats-cluster.js';
 import { basicHeader } from './support/service.js';
+import type { PlatformCredentials } from '../src/platforms.js';
 
 const nats = natsClusterForSuite(3);
+/** Two shards over two nodes: every platform's environments share them, so one shard holds several. */
+const SHARDS = 2;
 const dataDirs: string[] = [];
 const running: RunningNode[] = [];
+
+/** A platform made through a node's operator endpoint. */
+async function createPlatform(node: RunningNode, dataDir: string): Promise<PlatformCredentials> {
+  const res = await fetch(`${new URL(node.baseUrl).origin}/_operator/platforms`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${readFileSync(join(dataDir, 'operator.key'), 'utf8').trim()}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(res.status, 201);
+  return (await res.json()) as PlatformCredentials;
+}
+
+/** wal_entries_total on a node's GET /metrics: the log entries of the shards it serves. */
+async function walEntriesOf(node: RunningNode): Promise<number> {
+  const line = /^wal_entries_total (\d+)$/m.exec(await (await fetch(`${new URL(node.baseUrl).origin}/metrics`)).text());
+  assert.ok(line, 'the node reports wal_entries_total');
+  return Number(line[1]);
+}
+
+const sandboxAuth = (credentials: PlatformCredentials): string => basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret);
 
 async function startNode(nodeId: string): Promise<RunningNode> {
   const dataDir = mkdtempSync(join(tmpdir(), `cluster-forward-${nodeId}-`));
   dataDirs.push(dataDir);
-  const env = { NATS_URL: nats.cluster.urls.join(','), NODE_ID: nodeId, CLUSTER_LEASE_SECONDS: '1', CLUSTER_REPLICAS: '1', LOG_LEVEL: 'error' };
+  const env = { NATS_URL: nats.cluster.urls.join(','), NODE_ID: nodeId, CLUSTER_LEASE_SECONDS: '1', CLUSTER_REPLICAS: '1', CLUSTER_SHARDS: String(SHARDS), LOG_LEVEL: 'error' };
   const node = await startClusterNode({ env, dataDir, port: 0, report: () => undefined });
   running.push(node);
   return node;
@@ -81,7 +108,7 @@ describe('cluster mode: a request sent to a node that does not serve its shard',
     const credentials = JSON.parse(readFileSync(first.credentialsPath, 'utf8')) as { platformId: string; sandbox: { tokenId: string; clientSecret: string } };
     auth = basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret);
     envId = `${credentials.platformId}#sandbox`;
-    [owner, entry] = await ownerAndOther([first, second], shardNameOf(envId));
+    [owner, entry] = await ownerAndOther([first, second], shardOf(envId, SHARDS));
     // A node reads a token's environment from the directory on the token's first use there, and then prepares the request again: not counted below.
     assert.equal((await send(entry.baseUrl, 'GET', '/config', {})).status, 200);
   });
@@ -99,7 +126,7 @@ describe('cluster mode: a request sent to a node that does not serve its shard',
   }
 
   it('is routed and authenticated once, and answered with the owner\'s status, body and headers', async () => {
-    assert.ok(!entry.node.owned.includes(shardNameOf(envId)), 'the entry node does not serve the shard');
+    assert.ok(!entry.node.owned.includes(shardOf(envId, SHARDS)), 'the entry node does not serve the shard');
     const customer = { customerType: 'INDIVIDUAL', platformCustomerId: 'forwarded-1' };
     const created = await counted(() => send(entry.baseUrl, 'POST', '/customers', { 'idempotency-key': 'fwd-create', 'x-request-id': 'fwd-req-1' }, customer));
     assert.equal(created.result.status, 201);
@@ -154,5 +181,75 @@ describe('cluster mode: a request sent to a node that does not serve its shard',
     assert.equal(await answer('POST', '/customers', large), 'PAYLOAD_TOO_LARGE');
     const listed = (await (await send(owner.baseUrl, 'GET', '/customers?platformCustomerId=too-large', {})).json()) as { data: unknown[] };
     assert.deepEqual(listed.data, [], 'nothing was made');
+  });
+
+  /** `send` under another platform's credentials (the authorization header overrides the default platform's). */
+  const sendAs = (authorization: string, base: string, method: string, path: string, body?: unknown, key?: string): Promise<Response> =>
+    send(base, method, path, { authorization, ...(key === undefined ? {} : { 'idempotency-key': key }) }, body);
+
+  /** A customer's USD account, made and funded with `amount` through the entry node. */
+  async function fundedAccount(authorization: string, name: string, amount: number): Promise<string> {
+    const created = await sendAs(authorization, entry.baseUrl, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: name }, `${name}-customer`);
+    assert.equal(created.status, 201);
+    const customerId = ((await created.json()) as { id: string }).id;
+    const accounts = (await (await sendAs(authorization, entry.baseUrl, 'GET', `/customers/internal-accounts?customerId=${customerId}&currency=USD`)).json()) as { data: Array<{ id: string }> };
+    const accountId = accounts.data[0]!.id;
+    assert.equal((await sendAs(authorization, entry.baseUrl, 'POST', `/sandbox/internal-accounts/${accountId}/fund`, { amount }, `${name}-fund`)).status, 200);
+    return accountId;
+  }
+
+  const balanceOf = async (authorization: string, base: string, accountId: string): Promise<number | number[]> => {
+    const res = await sendAs(authorization, base, 'GET', `/internal-accounts/${accountId}`);
+    return res.status === 200 ? ((await res.json()) as { balance: { amount: number } }).balance.amount : [res.status];
+  };
+
+  it('serves several environments of one shard, through either node, each with its own money', async () => {
+    const shard = shardOf(envId, SHARDS);
+    const dataDir = dataDirs[running.indexOf(entry)]!;
+    // Platforms made until one's sandbox shares the default sandbox's shard (half of them do).
+    const made: PlatformCredentials[] = [];
+    while (!made.some((p) => shardOf(`${p.platformId}#sandbox`, SHARDS) === shard)) {
+      assert.ok(made.length < 20, `20 platforms and no sandbox in ${shard}`);
+      made.push(await createPlatform(entry, dataDir));
+    }
+    const neighbour = made.find((p) => shardOf(`${p.platformId}#sandbox`, SHARDS) === shard)!;
+    // Every environment made is served through both nodes: the entry node places it as its owner does.
+    for (const p of made) {
+      for (const environment of ['sandbox', 'production'] as const) {
+        const authorization = basicHeader(p[environment].tokenId, p[environment].clientSecret);
+        for (const node of [entry, owner]) assert.equal((await sendAs(authorization, node.baseUrl, 'GET', '/config')).status, 200, `${p.platformId} ${environment} through ${node.node.nodeId}`);
+      }
+    }
+    const theirs = sandboxAuth(neighbour);
+    const mine = await fundedAccount(auth, 'shard-mine', 700);
+    const their = await fundedAccount(theirs, 'shard-theirs', 300);
+    for (const node of [entry, owner]) {
+      assert.equal(await balanceOf(auth, node.baseUrl, mine), 700);
+      assert.equal(await balanceOf(theirs, node.baseUrl, their), 300);
+      assert.deepEqual(await balanceOf(auth, node.baseUrl, their), [404], "one environment does not see another's account in its shard");
+    }
+    assert.equal((await sendAs(auth, entry.baseUrl, 'POST', `/sandbox/internal-accounts/${their}/fund`, { amount: 5 }, 'shard-cross-fund')).status, 404);
+    assert.equal(await balanceOf(theirs, owner.baseUrl, their), 300, "nor funds it");
+  });
+
+  it('an environment made while its shard is open joins it on its first requests: its first entry logged once, by the owner', async () => {
+    const made = await createPlatform(entry, dataDirs[running.indexOf(entry)]!);
+    const shard = shardOf(`${made.platformId}#sandbox`, SHARDS);
+    const [holder, other] = owner.node.owned.includes(shard) ? [owner, entry] : [entry, owner];
+    assert.ok(holder.node.owned.includes(shard));
+    const before = { holder: await walEntriesOf(holder), other: await walEntriesOf(other) };
+    // Eight first requests at once, half through the node that does not serve the shard.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, n) => sendAs(sandboxAuth(made), (n % 2 === 0 ? holder : other).baseUrl, 'GET', '/config')));
+    assert.deepEqual(answers.map((res) => res.status), Array.from({ length: 8 }, () => 200));
+    const bodies = await Promise.all(answers.map((res) => res.text()));
+    assert.equal(new Set(bodies).size, 1, 'every request saw the same environment');
+    assert.deepEqual(
+      { holder: (await walEntriesOf(holder)) - before.holder, other: (await walEntriesOf(other)) - before.other },
+      { holder: 1, other: 0 },
+      "the environment's first entry was logged once, by its shard's owner",
+    );
+    // And it is that environment's: its money is its own from there on.
+    const account = await fundedAccount(sandboxAuth(made), 'joined', 1_234);
+    assert.equal(await balanceOf(sandboxAuth(made), holder.baseUrl, account), 1_234);
   });
 });

@@ -2,12 +2,14 @@
 // one holder at a time, kept by renewing, taken over only after expiry, given up at once by
 // release, and a holder that was too slow learns it lost the lease and may no longer serve.
 // Membership (src/cluster/membership.ts): nodes are live while they beat, and shards are
-// dealt evenly over the live ones.
+// dealt evenly over the live ones. Placement (src/cluster/placement.ts): an environment's
+// shard is a pure function of its id and the deployment's shard count.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LeaseTable } from '../src/cluster/lease.js';
 import { assignShards, Membership } from '../src/cluster/membership.js';
+import { Placement, shardOf } from '../src/cluster/placement.js';
 import { natsClusterForSuite } from './support/nats-cluster.js';
 
 const LEASE_MS = 10_000;
@@ -99,5 +101,29 @@ describe('membership', () => {
         assert.deepEqual(assignShards([...shards].reverse(), [...nodes].reverse()), owners);
       }),
     );
+  });
+});
+
+describe('placement', () => {
+  it("puts an environment in the shard the first four bytes of its id's SHA-256 name, modulo the count", () => {
+    // SHA-256("a") begins ca978112: 3398926610, which is 2 modulo 16 and 274 modulo 1024.
+    assert.equal(shardOf('a', 16), 's0002');
+    assert.equal(shardOf('a', 1024), 's0274');
+    assert.equal(shardOf('a', 1), 's0000');
+    const envId = 'Platform:0190a3c4-7b1e-7000-8000-000000000001#sandbox';
+    assert.deepEqual([shardOf(envId, 16), shardOf(envId.replace('sandbox', 'production'), 16)], ['s0008', 's0014']);
+    assert.deepEqual(new Placement(3).shards, ['s0000', 's0001', 's0002']);
+    assert.deepEqual([...new Placement(12).shards].sort(), new Placement(12).shards, 'names sort as their indexes');
+  });
+
+  it('spreads environments over every shard, about evenly', () => {
+    const placement = new Placement(16);
+    const counts = new Map(placement.shards.map((shard) => [shard, 0]));
+    for (let n = 0; n < 16_000; n++) {
+      const shard = placement.shardOf(`Platform:${n}#sandbox`);
+      counts.set(shard, counts.get(shard)! + 1);
+    }
+    assert.equal(counts.size, 16, 'no shard outside the placement');
+    for (const [shard, count] of counts) assert.ok(count > 900 && count < 1_100, `${shard} holds ${count} of 16,000`);
   });
 });

@@ -20,7 +20,8 @@ import { natsClusterForSuite } from './support/nats-cluster.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { shardNameOf } from '../src/cluster/directory.js';
+import { shardOf } from '../src/cluster/placement.js';
+import { DEFAULT_CLUSTER_SHARDS } from '../src/config.js';
 
 const LEASE_SECONDS = 3;
 const LEASE_MS = LEASE_SECONDS * 1000;
@@ -310,7 +311,7 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     made.push(JSON.parse(stdout));
     for (const [n, credentials] of made.entries()) {
       const envId = `${credentials.platformId}#sandbox`;
-      const platform: Platform = { name: `p${n}`, envId, shard: shardNameOf(envId), auth: basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret), accounts: [] };
+      const platform: Platform = { name: `p${n}`, envId, shard: shardOf(envId, DEFAULT_CLUSTER_SHARDS), auth: basicHeader(credentials.sandbox.tokenId, credentials.sandbox.clientSecret), accounts: [] };
       for (let c = 0; c < CUSTOMERS; c++) {
         const customer = await ok(platform, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `c${c}` }, `${platform.name}-customer-${c}`);
         const usd = (await ok(platform, 'GET', `/customers/internal-accounts?customerId=${customer.id}&currency=USD`)).data[0].id as string;

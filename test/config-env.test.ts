@@ -76,6 +76,14 @@ describe('settings from the environment', () => {
         `${name}=${value}`,
       );
     }
+    // Cluster settings are read only with NATS_URL.
+    for (const value of ['0', '1025', 'sixteen', '-4']) {
+      assert.throws(
+        () => configFromEnv({ NATS_URL: 'nats://127.0.0.1:4222', CLUSTER_SHARDS: value }),
+        (err: unknown) => err instanceof ConfigError && err.message === `CLUSTER_SHARDS=${value} is not accepted: it must be an integer from 1 to 1024`,
+        `CLUSTER_SHARDS=${value}`,
+      );
+    }
   });
 
   it('the edges of each range, and host names and addresses, are accepted', () => {
@@ -89,6 +97,10 @@ describe('settings from the environment', () => {
     assert.equal(configFromEnv({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
     assert.equal(configFromEnv({}).metrics, true);
     assert.equal(configFromEnv({ METRICS: 'off' }).metrics, false);
+    const nats = { NATS_URL: 'nats://127.0.0.1:4222' };
+    assert.equal(configFromEnv({ ...nats, CLUSTER_SHARDS: '1' }).cluster?.shards, 1);
+    assert.equal(configFromEnv({ ...nats, CLUSTER_SHARDS: '1024' }).cluster?.shards, 1_024);
+    assert.equal(configFromEnv(nats).cluster?.shards, undefined, "unset: the directory's recorded count, or the default for the first node");
   });
 
   it('a MASTER_KEY of the wrong form is refused before anything is written, without echoing the secret', async () => {

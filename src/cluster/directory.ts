@@ -1,10 +1,11 @@
 // The platform directory of cluster mode: what every node must know to authenticate a
-// request and find its shard, replicated in a JetStream key-value bucket. It holds, per
-// platform environment (a shard), the environment's first log entry (its record and its
-// accounts, which the shard's first owner logs), and per API token the environment it opens
-// with its secret's hash; and the secrets every node shares: the master key (unless
-// MASTER_KEY gives it) and the export signer, sealed under it. Keys are written once
-// (`create`), so two nodes can never disagree about one.
+// request and serve its environment, replicated in a JetStream key-value bucket. It holds
+// the deployment's shard count (recorded once: placement.ts), per platform environment its
+// first log entry (its record and its accounts) under a key naming its shard, which the
+// shard's owner logs, and per API token the environment it opens with its secret's hash; and
+// the secrets every node shares: the master key (unless MASTER_KEY gives it) and the export
+// signer, sealed under it. Keys are written once (`create`), so two nodes can never disagree
+// about one.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { pack, unpack } from 'msgpackr';
@@ -19,6 +20,8 @@ import { openPrivateKey, sealPrivateKey } from '../crypto/wallet-secrets.js';
 import { EXPORT_SIGNER_KEY_NAME } from '../crypto/signer-key.js';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { BUCKET_OPTIONS, bucketKeys, isWrongLastSequence, retrying } from './shard-stream.js';
+import { envKeyOf, Placement } from './placement.js';
+import { DEFAULT_CLUSTER_SHARDS } from '../config.js';
 
 export const DIRECTORY_BUCKET = 'platform-directory';
 
@@ -29,16 +32,22 @@ export interface TokenRecord {
   secretHash: string;
 }
 
-/** An environment's shard name: its id with anything a stream name or key may not hold made `_` (ids are unique in the rest). */
-export function shardNameOf(envId: string): string {
-  return envId.replace(/[^A-Za-z0-9_-]/g, '_');
-}
-
 /** An issued token not in the directory is asked again after this long (one made on another node may be on its way). */
 const UNKNOWN_TOKEN_TTL_MS = 1_000;
 /** Tokens remembered unknown, at most; past it the oldest go. */
 const UNKNOWN_TOKENS_KEPT = 4_096;
 const TOKEN_KEY_PREFIX = 'token.';
+/** An environment's first entry is under `env.<shard>.<env key>`, so a shard's owner lists its own. */
+const ENV_KEY_PREFIX = 'env.';
+/** The deployment's shard count, written by its first node. */
+const SHARD_COUNT_KEY = 'cluster.shard-count';
+/** Genesis keys read at once when a shard's owner lists the environments it does not hold yet. */
+const GENESIS_READS_AT_ONCE = 64;
+
+/** An environment's first entry in the directory: under its shard, by its id. */
+function genesisKey(shard: string, envId: string): string {
+  return `${ENV_KEY_PREFIX}${shard}.${envKeyOf(envId)}`;
+}
 
 /**
  * The directory as authentication reads it (http/platform-auth.ts's TokenSource): tokens and
@@ -59,14 +68,50 @@ export class Directory implements TokenSource {
   #tokenIdKey: Buffer | undefined;
   #reads = 0;
 
+  /** Set by `open` from the recorded shard count. */
+  #placement: Placement | undefined;
+
   private constructor(kv: KV, jsm: JetStreamManager) {
     this.#kv = kv;
     this.#jsm = jsm;
   }
 
-  static async open(nc: NatsConnection, options: { replicas: number }): Promise<Directory> {
+  /** The deployment's shards and where each environment goes. */
+  get placement(): Placement {
+    if (this.#placement === undefined) throw new Error('the directory is not open');
+    return this.#placement;
+  }
+
+  /**
+   * The cluster's directory, with its shard count: the one recorded, which `shards` (the
+   * node's CLUSTER_SHARDS) must equal when given; on an empty cluster `shards`, else
+   * DEFAULT_CLUSTER_SHARDS, is recorded. A directory of the layout before fixed shards is refused.
+   */
+  static async open(nc: NatsConnection, options: { replicas: number; shards?: number | undefined }): Promise<Directory> {
     const kv = await retrying(DIRECTORY_BUCKET, () => new Kvm(nc).create(DIRECTORY_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
-    return new Directory(kv, await retrying(DIRECTORY_BUCKET, () => jetstreamManager(nc)));
+    const jsm = await retrying(DIRECTORY_BUCKET, () => jetstreamManager(nc));
+    const previous = await bucketKeys(jsm, DIRECTORY_BUCKET, 'shard.*');
+    if (previous.length > 0) {
+      throw new Error(
+        `this cluster's directory is of the previous layout (a shard per environment: ${previous.length} shard.* keys, no recorded shard count); ` +
+          'this version places environments in a fixed number of shards and does not serve it: start it on NATS servers of its own',
+      );
+    }
+    const directory = new Directory(kv, jsm);
+    directory.#placement = new Placement(await directory.#shardCount(options.shards));
+    return directory;
+  }
+
+  /** The recorded shard count, recorded first if there is none; a node given another is refused. */
+  async #shardCount(given: number | undefined): Promise<number> {
+    await this.#createOnce(SHARD_COUNT_KEY, String(given ?? DEFAULT_CLUSTER_SHARDS));
+    const entry = await this.#get(SHARD_COUNT_KEY);
+    const recorded = entry === null || entry.operation !== 'PUT' ? NaN : Number(entry.string());
+    if (!Number.isSafeInteger(recorded) || recorded < 1) throw new Error(`the directory holds no shard count (${SHARD_COUNT_KEY})`);
+    if (given !== undefined && given !== recorded) {
+      throw new Error(`CLUSTER_SHARDS=${given} is not this cluster's shard count: its directory records ${recorded}, fixed for the life of the deployment (another count would move environments to other logs)`);
+    }
+    return recorded;
   }
 
   /** Reads of the bucket so far, each a round trip to its stream's leader (tests count them). */
@@ -146,7 +191,7 @@ export class Directory implements TokenSource {
   async fetchToken(tokenId: string): Promise<boolean> {
     if (!this.shouldFetch(tokenId)) return this.#tokens.has(tokenId);
     const record = this.#tokens.get(tokenId) ?? (await this.#readToken(tokenId));
-    const genesis = record === undefined ? undefined : await this.genesis(record.shard);
+    const genesis = record === undefined ? undefined : await this.genesisOf(record.shard, record.envId);
     if (record === undefined || genesis === undefined) {
       if (this.#unknown.size >= UNKNOWN_TOKENS_KEPT) this.#unknown.delete(this.#unknown.keys().next().value!);
       this.#unknown.set(tokenId, Date.now());
@@ -162,28 +207,36 @@ export class Directory implements TokenSource {
     return entry === null || entry.operation !== 'PUT' ? undefined : entry.json<TokenRecord>();
   }
 
-  /** Every shard's name. */
-  async shards(): Promise<string[]> {
-    // Shards are never deleted, so every key is one.
-    return (await bucketKeys(this.#jsm, DIRECTORY_BUCKET, 'shard.*')).map((key) => key.slice('shard.'.length));
-  }
-
-  /** The first log entry of a shard's environment. */
-  async genesis(shard: string): Promise<EnvGenesis | undefined> {
-    const entry = await this.#get(`shard.${shard}`);
+  /** The first log entry of an environment, looked for under `shard` (undefined if the shard has no such environment). */
+  async genesisOf(shard: string, envId: string): Promise<EnvGenesis | undefined> {
+    const entry = await this.#get(genesisKey(shard, envId));
     if (entry === null || entry.operation !== 'PUT') return undefined;
     return unpack(entry.value) as EnvGenesis;
   }
 
+  /** The first log entries of a shard's environments but those whose ids `held` has (its owner's world). */
+  async genesisOfShard(shard: string, held: Iterable<string>): Promise<EnvGenesis[]> {
+    const heldKeys = new Set([...held].map((envId) => genesisKey(shard, envId)));
+    // Environments are never deleted, so every key listed holds one.
+    const keys = (await bucketKeys(this.#jsm, DIRECTORY_BUCKET, `${ENV_KEY_PREFIX}${shard}.*`)).filter((key) => !heldKeys.has(key)).sort();
+    const found: EnvGenesis[] = [];
+    for (let start = 0; start < keys.length; start += GENESIS_READS_AT_ONCE) {
+      const entries = await Promise.all(keys.slice(start, start + GENESIS_READS_AT_ONCE).map((key) => this.#get(key)));
+      for (const entry of entries) if (entry !== null && entry.operation === 'PUT') found.push(unpack(entry.value) as EnvGenesis);
+    }
+    return found;
+  }
+
   /**
-   * Adds a platform's environments: their shards first, then their tokens, so a token that
-   * authenticates always has its shard. Resolves once the bucket's quorum holds every key.
+   * Adds a platform's environments: their first entries first, under their shards, then
+   * their tokens, so a token that authenticates always has its environment. Resolves once
+   * the bucket's quorum holds every key.
    */
   async register(genesis: readonly EnvGenesis[]): Promise<void> {
-    for (const g of genesis) await this.#createNew(`shard.${shardNameOf(g.env.id)}`, pack(g));
+    for (const g of genesis) await this.#createNew(genesisKey(this.placement.shardOf(g.env.id), g.env.id), pack(g));
     for (const g of genesis) {
       for (const token of g.env.tokens) {
-        const record: TokenRecord = { envId: g.env.id, shard: shardNameOf(g.env.id), secretHash: token.secretHash };
+        const record: TokenRecord = { envId: g.env.id, shard: this.placement.shardOf(g.env.id), secretHash: token.secretHash };
         await this.#createNew(`token.${token.tokenId}`, JSON.stringify(record));
       }
     }

@@ -1,7 +1,8 @@
 // The versioned API in cluster mode. Every node asks a request's head the same questions as
 // one node would, in the same order (version and route, then the API token against the
 // replicated directory, environment, media type: requests.ts's `prepare`), reads its body as
-// the route's schemas say, and runs it where its environment's shard is served: on the shard
+// the route's schemas say, and runs it where its environment's shard (placement.ts: a pure
+// function of its id, no read) is served: on the shard
 // open here, or on the node serving it, over the shard's subject (shard-requests.ts), whose
 // answer is passed back as it came. Neither routes nor authenticates it again. While a shard
 // has no owner that answers within the forward timeout, the answer is 503
@@ -12,7 +13,7 @@ import { Authenticator, credentialsOf } from '../http/platform-auth.js';
 import { prepare, readRequest, type Answer, type Dispatched, type Incoming, type ReadRequest, type RequestDispatcher } from '../http/requests.js';
 import type { Route } from '../http/route.js';
 import { Router } from '../http/router.js';
-import { shardNameOf, type Directory } from './directory.js';
+import type { Directory } from './directory.js';
 import type { ClusterNode } from './node.js';
 import { answerOnShard, decodeAnswer, encodeRequest, requestSubject, unowned } from './shard-requests.js';
 
@@ -58,7 +59,7 @@ export class ClusterRequests implements RequestDispatcher {
       expectsBody: prepared.expectsBody,
       process: async (raw, requestId) => {
         const request = readRequest(prepared, incoming, raw);
-        const shard = shardNameOf(prepared.env.id);
+        const shard = this.#directory.placement.shardOf(prepared.env.id);
         // Where the shard is served is asked once the body is in: it may have moved during the upload.
         const local = this.#node.serving(shard);
         return local === undefined ? this.#forward(shard, request, requestId) : answerOnShard(local, prepared.env.id, request, requestId);

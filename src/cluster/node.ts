@@ -1,6 +1,6 @@
 // A cluster node's ownership loop. Every third of a lease a pulse renews the leases it holds
 // and says it is alive, on its own timer so that no slow turn delays it; and a turn reads the
-// live nodes and the shards and deals the shards over the nodes (assignShards). A turn hands
+// live nodes and deals the deployment's fixed shards over them (assignShards). A turn hands
 // over the shards dealt to another node (final commit, then the lease released), and takes
 // the leases of the ones dealt to it that nobody holds, then opens them. A shard whose lease cannot be renewed, or
 // whose log fails, is dropped at once. A request runs on a shard open here while its lease
@@ -134,8 +134,7 @@ export class ClusterNode {
   async #turn(): Promise<void> {
     this.#nodes = await this.#membership.live();
     // This node counts itself in whatever the bucket said (its heartbeat may lag a read).
-    const shards = await this.#directory.shards();
-    this.#assignment = assignShards(shards, [...this.#nodes.keys(), this.nodeId]);
+    this.#assignment = assignShards(this.#directory.placement.shards, [...this.#nodes.keys(), this.nodeId]);
     const handovers: Array<Promise<void>> = [];
     for (const [name, shard] of this.#serving) {
       if (this.#assignment.get(name) !== this.nodeId && !this.#busy.has(name)) handovers.push(this.#handOver(shard));
@@ -171,9 +170,7 @@ export class ClusterNode {
     this.#busy.add(name);
     void (async () => {
       try {
-        const genesis = await this.#directory.genesis(name);
-        if (genesis === undefined) throw new Error('the directory has no such shard');
-        const shard = await ClusterShard.open(this.#parts, name, lease, genesis, (lost, err) => this.#drop(lost.name, err));
+        const shard = await ClusterShard.open(this.#parts, this.#directory, name, lease, (lost, err) => this.#drop(lost.name, err));
         if (this.#held.get(name) !== lease || this.#stopped) {
           await shard.close();
           return;

@@ -17,7 +17,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import { CREDENTIALS_FILE, preparePlatform, writeCredentialsFile, type NewPlatform, type PlatformCredentials } from '../platforms.js';
 import type { Report } from '../engine/report.js';
 import { hostExtras, listen, sharedParts } from '../host.js';
-import { Directory, shardNameOf } from './directory.js';
+import { Directory } from './directory.js';
 import { LeaseTable } from './lease.js';
 import { Membership } from './membership.js';
 import { ClusterNode } from './node.js';
@@ -78,7 +78,7 @@ export async function startClusterNode(options: ServiceOptions = {}): Promise<Ru
       writeCredentialsFile(credentialsPath, { ...credentials, storeId: `cluster:${cluster.nodeId}` });
     }
     recordOwner(config.dataDir, origin);
-    report(`ready: node ${cluster.nodeId} serving ${config.baseUrl} (${replicas} replicas)`, { event: 'service.ready', baseUrl: config.baseUrl, nodeId: cluster.nodeId });
+    report(`ready: node ${cluster.nodeId} serving ${config.baseUrl} (${directory.placement.count} shards, ${replicas} replicas)`, { event: 'service.ready', baseUrl: config.baseUrl, nodeId: cluster.nodeId });
     let closing: Promise<void> | undefined;
     return {
       http,
@@ -105,7 +105,7 @@ async function joinCluster(joining: {
 }): Promise<{ node: ClusterNode; directory: Directory; masterKey: MasterKey; replicas: number }> {
   const { config, cluster, nc, parts, report, closers, metrics } = joining;
   const replicas = replicasOf(cluster, nc);
-  const directory = await Directory.open(nc, { replicas });
+  const directory = await Directory.open(nc, { replicas, shards: cluster.shards });
   const masterKey = await directory.masterKey(config.givenMasterKey);
   await directory.followTokens(masterKey);
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
@@ -144,14 +144,15 @@ interface ClusterPlatforms {
 }
 
 /**
- * Makes a platform: its environments go into the directory (each a new shard with its
- * first entry), and the answer waits until a node holds each shard's lease (two lease
- * periods at most), so the credentials work when they arrive.
+ * Makes a platform: its environments' first entries go into the directory under their
+ * shards (their owners log them on the first request, or when they open), and the answer
+ * waits until a node holds each shard's lease (two lease periods at most), so the
+ * credentials work when they arrive.
  */
 async function createClusterPlatform(platforms: ClusterPlatforms, options: NewPlatform): Promise<PlatformCredentials> {
   const prepared = preparePlatform(platforms.masterKey, options, Date.now());
   await platforms.directory.register(prepared.genesis);
-  const shards = prepared.genesis.map((g) => shardNameOf(g.env.id));
+  const shards = prepared.genesis.map((g) => platforms.directory.placement.shardOf(g.env.id));
   const deadline = Date.now() + 2 * platforms.leaseMs;
   await platforms.node.poke();
   while (!(await platforms.node.held(shards)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));

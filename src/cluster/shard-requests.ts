@@ -24,7 +24,8 @@ export interface ServedShard {
   /** Its log failed: nothing more is served from its memory. */
   readonly lost: boolean;
   readonly requests: Pick<ApiRequests, 'answer'>;
-  readonly services: { world: { envs: { get(envId: string): PlatformEnv | undefined } } };
+  /** An environment of the shard, joining it first if it was made since the shard opened (cluster/shard.ts). */
+  environment(envId: string): PlatformEnv | Promise<PlatformEnv>;
 }
 
 /** A read request on the channel: the route by its operationId, the environment by its id (the owner's own record of it answers). */
@@ -73,10 +74,10 @@ export function decodeAnswer(data: Uint8Array): Answer {
  * as it ran, is changing hands: its outcome is the log's, which the next owner serves.
  */
 export async function answerOnShard(shard: ServedShard, envId: string, request: Omit<ReadRequest, 'env'>, requestId: string): Promise<Answer> {
-  // The owner's own record of the environment, as a request authenticated here would have.
-  const env = shard.services.world.envs.get(envId);
-  if (shard.lost || env === undefined) throw unowned(shard.name);
+  if (shard.lost) throw unowned(shard.name);
   try {
+    // The owner's own record of the environment, as a request authenticated here would have.
+    const env = await shard.environment(envId);
     return await shard.requests.answer({ ...request, env }, requestId);
   } catch (err) {
     if (shard.lost || err instanceof EngineClosedError) throw unowned(shard.name);

@@ -1,11 +1,13 @@
-// One platform environment served by this node: an engine and world of its own over the
-// node's LMDB (under DATA_DIR/shards/<name>) with its log replicated through the shard's
-// stream, its webhook delivery, and its API requests, answered on the shard's subject while
-// it is served here (shard-requests.ts). Opened under a lease: the local log is
-// made the stream's, the engine recovers (snapshot plus tail), and a shard whose stream is
-// empty logs its environment's first entry from the directory. A shard whose log fails
-// (another owner appended, the lease ran out, no quorum for too long) is lost: memory may be
-// ahead of the log, so the node drops it and may open it afresh later.
+// One shard served by this node, holding the environments placed in it (placement.ts): an
+// engine and world of its own over the node's LMDB (under DATA_DIR/shards/<name>) with its
+// log replicated through the shard's stream, its webhook delivery, and its API requests,
+// answered on the shard's subject while it is served here (shard-requests.ts). Opened under
+// a lease: the local log is made the stream's, the engine recovers (snapshot plus tail), and
+// the owner logs the first entry (from the directory) of every environment of the shard its
+// world does not hold yet; an environment made while the shard is open joins it the same
+// way on its first request. Only the owner logs, so no other node writes to the shard. A
+// shard whose log fails (another owner appended, the lease ran out, no quorum for too long)
+// is lost: memory may be ahead of the log, so the node drops it and may open it afresh later.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -26,6 +28,14 @@ import { serveShardRequests } from './shard-requests.js';
 import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
 import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
+import type { Directory } from './directory.js';
+import type { PlatformEnv } from '../../actors/platform.js';
+
+/** Where a shard's owner reads the first entries of its environments. */
+export type ShardDirectory = Pick<Directory, 'genesisOf' | 'genesisOfShard'>;
+
+/** Environments whose first entries go in one log entry: a shard opening with thousands new logs them in entries a NATS message carries. */
+const GENESIS_PER_ENTRY = 32;
 
 /** What every shard of a node shares: the node's settings, secrets, crypto, verifiers and webhook egress. */
 export interface NodeParts extends SharedParts {
@@ -48,11 +58,14 @@ export class ClusterShard {
   #lost = false;
   /** The shard's subject, answered from open until it is closed or lost. */
   #subscription: Subscription | undefined;
+  /** Environments joining on a first request: read and logged once, however many requests wait. */
+  readonly #joining = new Map<string, Promise<PlatformEnv>>();
 
   private constructor(
     readonly name: string,
     readonly lease: Lease,
     readonly shard: Shard,
+    private readonly directory: ShardDirectory,
   ) {}
 
   get services(): Services {
@@ -64,11 +77,11 @@ export class ClusterShard {
   }
 
   /**
-   * Opens `name` under `lease`: the stream's log mirrored, the engine recovered, the
-   * environment's first entry logged if the stream had none, webhook delivery started.
+   * Opens `name` under `lease`: the stream's log mirrored, the engine recovered, the first
+   * entries of the shard's environments not in its world yet logged, webhook delivery started.
    * `onLost` is told once if the shard's log fails later.
    */
-  static async open(node: NodeParts, name: string, lease: Lease, genesis: EnvGenesis, onLost: (shard: ClusterShard, err: Error) => void): Promise<ClusterShard> {
+  static async open(node: NodeParts, directory: ShardDirectory, name: string, lease: Lease, onLost: (shard: ClusterShard, err: Error) => void): Promise<ClusterShard> {
     const dataDir = join(node.config.dataDir, 'shards', name);
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const stream = await ShardStream.open(node.nc, name, {
@@ -109,14 +122,13 @@ export class ClusterShard {
     });
     await shard.open();
     try {
-      if (shard.world.envs.get(genesis.env.id) === undefined) {
-        await shard.engine.exec([genesis.env.id], () => ({ events: genesisEvents([genesis]), reply: () => undefined }));
-      }
+      const joining = await directory.genesisOfShard(name, shard.world.envs.records.keys());
+      for (let start = 0; start < joining.length; start += GENESIS_PER_ENTRY) await logGenesis(shard, joining.slice(start, start + GENESIS_PER_ENTRY));
     } catch (err) {
       await shard.close().catch(() => undefined);
       throw err;
     }
-    opened = new ClusterShard(name, lease, shard);
+    opened = new ClusterShard(name, lease, shard, directory);
     if (failure !== undefined) {
       opened.#lose(failure, onLost);
       throw failure;
@@ -124,6 +136,36 @@ export class ClusterShard {
     shard.start();
     opened.#subscription = serveShardRequests(node.nc, opened, node.routes, report, () => node.leases.holds(lease));
     return opened;
+  }
+
+  /**
+   * An environment of this shard: its world's, or one made since the shard opened, whose
+   * first entry is read from the directory and logged here once, then served.
+   */
+  environment(envId: string): PlatformEnv | Promise<PlatformEnv> {
+    const env = this.shard.world.envs.get(envId);
+    if (env !== undefined) return env;
+    let joining = this.#joining.get(envId);
+    if (joining === undefined) {
+      joining = this.#join(envId);
+      this.#joining.set(envId, joining);
+      // Forgotten once settled: the world holds it then, or a later request tries again.
+      void joining.then(
+        () => this.#joining.delete(envId),
+        () => this.#joining.delete(envId),
+      );
+    }
+    return joining;
+  }
+
+  async #join(envId: string): Promise<PlatformEnv> {
+    const genesis = await this.directory.genesisOf(this.name, envId);
+    // A request placed in the wrong shard (a node placing environments otherwise): a bug of the deployment, answered as one.
+    if (genesis === undefined) throw new Error(`environment ${envId} is not one of shard ${this.name}'s in the directory`);
+    await logGenesis(this.shard, [genesis]);
+    const env = this.shard.world.envs.get(envId);
+    if (env === undefined) throw new Error(`environment ${envId} was logged and is not in shard ${this.name}'s world`);
+    return env;
   }
 
   /** The log failed: nothing more is served from this memory. */
@@ -151,6 +193,17 @@ export class ClusterShard {
     // A closed connection has left every subject already.
     await subscription?.drain().catch(() => undefined);
   }
+}
+
+/** Logs the first entries of environments the shard's world does not hold (looked at again as it decides: one may have joined meanwhile). */
+async function logGenesis(shard: Shard, genesis: readonly EnvGenesis[]): Promise<void> {
+  await shard.engine.exec(
+    genesis.map((g) => g.env.id),
+    () => {
+      const joining = genesis.filter((g) => shard.world.envs.get(g.env.id) === undefined);
+      return { events: joining.length === 0 ? [] : genesisEvents(joining), reply: () => undefined };
+    },
+  );
 }
 
 /**

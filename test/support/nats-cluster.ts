@@ -1,6 +1,6 @@
 // A JetStream cluster of Debian's nats-server on loopback ports, for the cluster suites and
 // bench:cluster: each server with its own config file and store directory, every server
-// routing to the others. A server can be killed (any signal) and started again on the same
+// routing to the others (one alone is a server without a cluster). A server can be killed (any signal) and started again on the same
 // ports and store; `stop` kills every server and removes their directories.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -76,7 +76,8 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         `listen: 127.0.0.1:${port}`,
         `max_payload: ${MAX_PAYLOAD_BYTES}`,
         `jetstream { store_dir: "${store}" }`,
-        `cluster { name: c1, listen: 127.0.0.1:${routePorts[n]}, routes: [${routes.join(', ')}] }`,
+        // One server alone runs JetStream without a cluster (a cluster of one has no routes and is refused).
+        ...(size === 1 ? [] : [`cluster { name: c1, listen: 127.0.0.1:${routePorts[n]}, routes: [${routes.join(', ')}] }`]),
       ].join('\n') + '\n',
     );
     return config;
