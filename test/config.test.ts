@@ -14,6 +14,7 @@ import {
   assertStatus,
   createCustomer,
   heldActors,
+  longText,
   read,
   setCurrencies,
   supportedCurrency,
@@ -21,7 +22,6 @@ import {
   walk,
 } from './support/assertions.js';
 
-const long = (n: number): string => 'x'.repeat(n);
 const SPKI_P256_PREFIX = '3059301306072a8648ce3d020106082a8648ce3d030107034200';
 
 function assertP256Point(hex: string): void {
@@ -272,7 +272,7 @@ describe('config', () => {
       [one({ requiredCounterpartyFields: [{ name: 'FULL_NAME' }] }), 'supportedCurrencies.0.requiredCounterpartyFields.0.mandatory'],
       [one({ requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: 'yes' }] }), 'supportedCurrencies.0.requiredCounterpartyFields.0.mandatory'],
       [one({ providerRequiredCustomerFields: Array.from({ length: 101 }, () => 'FULL_NAME') }), 'supportedCurrencies.0.providerRequiredCustomerFields'],
-      [one({ providerRequiredCounterpartyCustomerFields: [long(1025)] }), 'supportedCurrencies.0.providerRequiredCounterpartyCustomerFields.0'],
+      [one({ providerRequiredCounterpartyCustomerFields: [longText(1025)] }), 'supportedCurrencies.0.providerRequiredCounterpartyCustomerFields.0'],
       [{ supportedCurrencies: [] }, 'supportedCurrencies'],
       [{ supportedCurrencies: 'USD' }, 'supportedCurrencies'],
       [{ supportedCurrencies: Array.from({ length: 101 }, () => usd) }, 'supportedCurrencies'],
@@ -282,7 +282,7 @@ describe('config', () => {
       [{ webhookEndpoint: '/relative/hook' }, 'webhookEndpoint'],
       [{ webhookEndpoint: 'https://user:secret@example.com/hook' }, 'webhookEndpoint'],
       [{ webhookEndpoint: 42 }, 'webhookEndpoint'],
-      [{ webhookEndpoint: `https://example.com/${long(2049)}` }, 'webhookEndpoint'],
+      [{ webhookEndpoint: `https://example.com/${longText(2049)}` }, 'webhookEndpoint'],
       [{ webhookEndpoint: ' http://127.0.0.1/hook' }, 'webhookEndpoint'],
       [{ webhookEndpoint: 'https://example.com/hook\n' }, 'webhookEndpoint'],
       // Sandbox reaches loopback but nothing else internal (test/webhook-target-policy.test.ts has every form).
@@ -292,9 +292,9 @@ describe('config', () => {
       [{ umaDomain: 'other.example.com', webhookEndpoint: 'http://192.168.0.1/' }, 'webhookEndpoint'],
       [{ umaDomain: 'not a domain' }, 'umaDomain'],
       [{ umaDomain: 'localhost' }, 'umaDomain'],
-      [{ umaDomain: long(1025) }, 'umaDomain'],
+      [{ umaDomain: longText(1025) }, 'umaDomain'],
       [{ umaDomain: null }, 'umaDomain'],
-      [{ proxyUmaSubdomain: long(1025) }, 'proxyUmaSubdomain'],
+      [{ proxyUmaSubdomain: longText(1025) }, 'proxyUmaSubdomain'],
       [[], 'body'],
       ['config', 'body'],
     ];
@@ -394,7 +394,7 @@ describe('config', () => {
       [ew({ sessionLifetimeSeconds: 86_401 }), 'embeddedWalletConfig.sessionLifetimeSeconds'],
       [ew({ expirationSeconds: 0 }), 'embeddedWalletConfig.expirationSeconds'],
       [ew({ appName: '' }), 'embeddedWalletConfig.appName'],
-      [ew({ appName: long(129) }), 'embeddedWalletConfig.appName'],
+      [ew({ appName: longText(129) }), 'embeddedWalletConfig.appName'],
       [ew({ sendFromEmailAddress: 'not an address' }), 'embeddedWalletConfig.sendFromEmailAddress'],
       [ew({ sendFromEmailSenderName: 'Acme\r\nBcc: victim@example.com' }), 'embeddedWalletConfig.sendFromEmailSenderName'],
       [ew({ oidcIssuers: [{ issuer: 'https://accounts.google.com' }] }), 'embeddedWalletConfig.oidcIssuers.0.jwksUri'],
