@@ -57,3 +57,25 @@ function hexDigit(code: number): number {
   if (code >= 97 && code <= 102) return code - 87;
   return NaN;
 }
+
+/**
+ * A quote's execution draws one id, its outgoing transaction's (`Transaction:` and a
+ * UUIDv7 ending in 00, like a customer's), and the other records it makes take the same
+ * UUID with last byte 01, 02, ... in the order the execution makes them: the receiver's
+ * transaction, then its webhook events. So the log names one id and applying the entry
+ * makes the same ids on first apply and on replay; they sort right after the transaction,
+ * as ids drawn one by one in the same millisecond would.
+ */
+export function newPaymentTransactionId(at: number): string {
+  return `Transaction:${uuidv7(at).slice(0, -2)}00`;
+}
+
+/** The ids derived from a payment's transaction id, in order: each call the next (at most 255). */
+export function paymentIdsFrom(transactionId: string): (kind: 'Transaction' | 'Webhook') => string {
+  const uuid = transactionId.slice(transactionId.indexOf(':') + 1, -2);
+  let next = 1;
+  return (kind) => {
+    if (next > 0xff) throw new Error(`payment ${transactionId} derives more than 255 ids`);
+    return `${kind}:${uuid}${HEX_BYTE[next++]!}`;
+  };
+}

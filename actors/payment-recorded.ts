@@ -4,10 +4,17 @@
 // declaring in its own module only the part it reads (quote.ts, transaction.ts,
 // internal-account.ts, ledger.ts, webhook-event.ts); this module, above them all, is
 // where the whole event is written down, for the decisions that make it.
+//
+// A quote's execution logs `payment.decided` instead: the facts decided at that moment
+// (the quote, the transaction id the execution's other ids derive from, the payout's
+// plan). What it changes is derived when it is applied (actors/payment.ts,
+// executionRecorded), from those facts and the state it applies to, so first apply and
+// replay make the same records; `payment.recorded` of an execution stays for the stores
+// written before.
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import type { Quote, QuoteChange, QuoteEvent } from './quote.js';
-import type { LoggedTransaction } from './transaction.js';
+import type { LoggedTransaction, PayoutPlan } from './transaction.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
 
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
@@ -23,4 +30,18 @@ export interface PaymentRecorded {
   webhooks: WebhookRecordedAs[];
 }
 
-export type MoneyEvent = QuoteEvent | PaymentRecorded;
+/**
+ * A quote executed: the facts its `payment.recorded` is derived from. The quote's price,
+ * parties and times are the quote's (its record, or its `quote.created` earlier in the
+ * same entry); the time is the entry's.
+ */
+export interface PaymentDecided {
+  type: 'payment.decided';
+  quoteId: string;
+  /** The outgoing transaction's id; the receiver's transaction and the webhook events take theirs from it (paymentIdsFrom). */
+  transactionId: string;
+  /** How a payout or a direct pull plays out, as decided (the sandbox table); absent: paid into an internal account at once. */
+  plan?: PayoutPlan;
+}
+
+export type MoneyEvent = QuoteEvent | PaymentRecorded | PaymentDecided;

@@ -24,7 +24,7 @@ import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
-import { assertPartiesActive, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
+import { assertPartiesActive, type Payee, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   paymentReference,
   unquotedAmounts,
@@ -40,48 +40,117 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { PaymentRecorded } from './payment-recorded.js';
+import type { PaymentDecided, PaymentRecorded } from './payment-recorded.js';
+import type { Customer } from './customer.js';
+import type { ExternalAccount } from './external-account.js';
+import type { PlatformEnv } from './platform.js';
+import { newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
-export interface ExecuteDecision {
-  events: PaymentRecorded[];
+/** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `payment.recorded`) and timer. */
+export interface ExecuteDecision<E extends PaymentRecorded | PaymentDecided = PaymentRecorded | PaymentDecided> {
+  events: E[];
   /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
   timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
 }
 
 /** A decision's events as its log entry has them: its steps, then its outcome timer if it has one. */
-export function executionEvents(decision: ExecuteDecision, at: number): Array<PaymentRecorded | EngineEvent<PaymentTimer>> {
+export function executionEvents<E extends PaymentRecorded | PaymentDecided>(decision: ExecuteDecision<E>, at: number): Array<E | EngineEvent<PaymentTimer>> {
   const t = decision.timer;
   return t === undefined ? decision.events : [...decision.events, setTimer(t.due, t.actorIds, t.message, at, t.key)];
 }
 
 /**
- * Executes a PENDING quote: checks and moves the money, and creates the transactions, in
- * one event. The caller holds the quote's owner (its source account, or the pulling
- * customer), the destination account if internal, and both customers.
+ * Executes a PENDING quote: checks that it may, and decides how it plays out (the payout's
+ * or pull's plan) and its transaction's id: the facts of its `payment.decided`. What it
+ * moves and makes is derived from them when the event applies (executionRecorded). The
+ * caller holds the quote's owner (its source account, or the pulling customer), the
+ * destination account if internal, and both customers.
  */
-export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
-  const decided = executeQuote(quote, parties, intake, at);
-  const target = parties.payee.kind === 'INTERNAL' ? parties.payee.account : undefined;
-  const source = parties.source.kind === 'INTERNAL' ? parties.source.account : undefined;
-  return { ...decided, events: withAccountStatus(decided.events, [source, target], at) };
-}
-
-function executeQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision {
+export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision<PaymentDecided> {
   const source = checkExecutable(quote, parties, at);
   const { payee, env } = parties;
   // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
-  const pull = source.kind === 'PULL' ? pullPlan(env.environment, source.account) : undefined;
-  const execution = executionOf(quote, parties, source, at);
-  if (pull !== undefined && pull.atExecute === 'PROCESS') {
-    // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
-    const pending = pendingOf(pull, at);
-    const event = paymentStep(execution.executed('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {}), [], [], at);
-    return withTimer(event, execution.timerFor(pending));
+  const plan =
+    source.kind === 'PULL' ? pullPlan(env.environment, source.account) : payee.kind === 'INTERNAL' ? undefined : payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
+  if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
+  // Paid into an internal account now: what enters the service must fit its intake.
+  if (payee.kind === 'INTERNAL' && plan?.atExecute !== 'PROCESS') assertIntakeRoom(intake, quote.envId, creditsOf(quote, source.kind === 'PULL'), 'lockedCurrencyAmount');
+  const transactionId = newPaymentTransactionId(at);
+  const decided: PaymentDecided = plan === undefined ? { type: 'payment.decided', quoteId: quote.id, transactionId } : { type: 'payment.decided', quoteId: quote.id, transactionId, plan };
+  const timer = timerOf(quote, transactionId, plan === undefined ? undefined : pendingOf(plan, at));
+  return timer === undefined ? { events: [decided] } : { events: [decided], timer };
+}
+
+/** What a payment into an internal account adds to the intake: a pull takes in T and credits R; a conversion credits R; a same-currency move nothing. */
+function creditsOf(quote: Quote, pull: boolean): Array<{ currency: string; amount: number }> {
+  const p = quote.price;
+  if (pull) {
+    return [
+      { currency: p.sendingCurrency, amount: p.totalSendingAmount },
+      { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
+    ];
   }
-  if (payee.kind === 'INTERNAL') return payInternally(quote, source, payee, intake, execution, at);
-  return payOut(quote, parties, execution, at);
+  return isConverted(quote) ? [{ currency: p.receivingCurrency, amount: p.totalReceivingAmount }] : [];
+}
+
+function isConverted(quote: Quote): boolean {
+  const p = quote.price;
+  return p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
+}
+
+/** The state an execution's records are derived from when its `payment.decided` applies. */
+export interface ExecutionState {
+  readonly envs: { get(id: string): PlatformEnv | undefined };
+  readonly quotes: { get(id: string): Quote | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly externalAccounts: { get(id: string): ExternalAccount | undefined };
+}
+
+/**
+ * What `payment.decided` changes: its `payment.recorded`, derived from the decided facts,
+ * the quote and its parties as the state holds them where the entry applies (the same
+ * state the decision read, so first apply and replay make the same records and ids).
+ */
+export function executionRecorded(decided: PaymentDecided, state: ExecutionState, at: number): PaymentRecorded {
+  const quote = state.quotes.get(decided.quoteId);
+  if (quote === undefined) throw new Error(`payment.decided for quote ${decided.quoteId}, which does not exist`);
+  const parties = partiesAt(state, quote);
+  const nextId = paymentIdsFrom(decided.transactionId);
+  const execution = executionOf(quote, parties, decided.transactionId, at);
+  const { plan } = decided;
+  const { source, payee } = parties;
+  const recorded =
+    plan?.atExecute === 'PROCESS' && source.kind === 'PULL'
+      ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
+        paymentStep(execution.executed('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], at, nextId('Webhook'))
+      : payee.kind === 'INTERNAL'
+        ? payInternally(quote, source, payee, execution, nextId, at)
+        : payOut(quote, source.account.id, plan!, execution, nextId, at);
+  const target = payee.kind === 'INTERNAL' ? payee.account : undefined;
+  return withAccountStatus([recorded], [source.kind === 'INTERNAL' ? source.account : undefined, target], at, () => nextId('Webhook'))[0]!;
+}
+
+/** A quote's parties as the state holds them, for deriving what its execution made (the decision checked them). */
+function partiesAt(state: ExecutionState, quote: Quote): QuoteParties & { source: ExecutingSource } {
+  const env = state.envs.get(quote.envId)!;
+  const internal = state.internalAccounts.get(quote.sourceAccountId);
+  const source: ExecutingSource = internal !== undefined ? { kind: 'INTERNAL', account: internal } : { kind: 'PULL', account: state.externalAccounts.get(quote.sourceAccountId)!, customerId: quote.sourceCustomerId };
+  const customer = (id: string | null): Customer | undefined => (id === null || id === '' ? undefined : state.customers.get(id));
+  const payeeAccount = quote.payeeAccountId === undefined ? undefined : state.internalAccounts.get(quote.payeeAccountId);
+  const payee: Payee =
+    quote.umaTestBehaviour !== undefined && quote.destination.destinationType === 'UMA_ADDRESS'
+      ? { kind: 'UMA_TEST', umaAddress: quote.destination.umaAddress, currency: quote.price.receivingCurrency, behaviour: quote.umaTestBehaviour, customer: undefined }
+      : payeeAccount !== undefined
+        ? { kind: 'INTERNAL', account: payeeAccount, customer: customer(payeeAccount.customerId) }
+        : externalPayee(state.externalAccounts.get(quote.payeeAccountId!)!, customer);
+  return { env, source, sourceCustomer: customer(quote.sourceCustomerId), payee };
+}
+
+function externalPayee(account: ExternalAccount, customer: (id: string | null) => Customer | undefined): Payee {
+  return { kind: 'EXTERNAL', account, customer: customer(account.customerId) };
 }
 
 /** A quote's source once it is known to execute (not REALTIME_FUNDING, which executes as its money arrives). */
@@ -109,17 +178,15 @@ function checkExecutable(quote: Quote, parties: QuoteParties, at: number): Execu
   return source;
 }
 
-/** What every way of executing a quote shares: its outgoing transaction, the quote as executed, its fees, its outcome timer. */
+/** What every way of executing a quote shares: its outgoing transaction, the quote as executed, its fees. */
 interface Execution {
   readonly outgoing: Transaction;
   readonly fees: LedgerDelta;
   executed(status: QuoteStatus): Quote;
-  timerFor(pending: PendingOutcome | undefined): ExecuteDecision['timer'];
 }
 
-function executionOf(quote: Quote, parties: QuoteParties, source: ExecutingSource, at: number): Execution {
-  const { sourceCustomer } = parties;
-  const txId = newId('Transaction', at);
+function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSource }, txId: string, at: number): Execution {
+  const { source, sourceCustomer } = parties;
   const outgoing: Transaction = {
     id: txId,
     envId: quote.envId,
@@ -139,13 +206,12 @@ function executionOf(quote: Quote, parties: QuoteParties, source: ExecutingSourc
     outgoing,
     fees: ledgerDelta(quote.envId, quote.price.sendingCurrency, 0, quote.price.feesIncluded),
     executed: (status) => ({ ...quote, status, transactionId: txId, updatedAt: at }),
-    timerFor: (pending) =>
-      pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId },
   };
 }
 
-function withTimer(event: PaymentRecorded, timer: ExecuteDecision['timer']): ExecuteDecision {
-  return timer === undefined ? { events: [event] } : { events: [event], timer };
+/** The payout's outcome timer, when it plays out later: keyed by the transaction id, held by the quote's owner. */
+function timerOf(quote: Quote, txId: string, pending: PendingOutcome | undefined): ExecuteDecision<PaymentDecided>['timer'] {
+  return pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
 }
 
 /** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */
@@ -153,76 +219,59 @@ function payInternally(
   quote: Quote,
   source: ExecutingSource,
   payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
-  intake: Intake,
   execution: Execution,
+  nextId: (kind: 'Transaction' | 'Webhook') => string,
   at: number,
-): ExecuteDecision {
+): PaymentRecorded {
   const p = quote.price;
   const target = payee.account;
-  const converted = p.sendingCurrency !== p.receivingCurrency || p.principal !== p.totalReceivingAmount;
-  // A pull takes in T (ledger) and credits R (account); a conversion credits R; a same-currency move takes in nothing.
-  const credits =
-    source.kind === 'PULL'
-      ? [
-          { currency: p.sendingCurrency, amount: p.totalSendingAmount },
-          { currency: p.receivingCurrency, amount: p.totalReceivingAmount },
-        ]
-      : converted
-        ? [{ currency: p.receivingCurrency, amount: p.totalReceivingAmount }]
-        : [];
-  assertIntakeRoom(intake, quote.envId, credits, 'lockedCurrencyAmount');
+  const converted = isConverted(quote);
   const out = withStatus(execution.outgoing, 'COMPLETED', at);
   const transactions = [out];
-  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at)];
+  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at, false, nextId('Webhook'))];
   // Another party receives it: the receiver sees an INCOMING transaction of its own.
   if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
     // Its counterparty is the sender (when the quote names one), not the receiver.
     const sender = quote.senderCustomerInfo;
-    const incomingTx = receivedSide(out, newId('Transaction', at), target, payee.customer?.platformCustomerId ?? '', sender);
+    const incomingTx = receivedSide(out, nextId('Transaction'), target, payee.customer?.platformCustomerId ?? '', sender);
     transactions.push(incomingTx);
-    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at));
+    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at, false, nextId('Webhook')));
   }
   return {
-    events: [
-      {
-        type: 'payment.recorded',
-        quoteChange: changeOf(execution.executed('COMPLETED')),
-        transactions: transactions.map(logged),
-        postings:
-          source.kind === 'PULL'
-            ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
-            : [
-                posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
-                posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
-              ],
-        ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
-        webhooks,
-      },
-    ],
+    type: 'payment.recorded',
+    quoteChange: changeOf(execution.executed('COMPLETED')),
+    transactions: transactions.map(logged),
+    postings:
+      source.kind === 'PULL'
+        ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
+        : [
+            posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
+            posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
+          ],
+    ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
+    webhooks,
   };
 }
 
 /** Out of the service (a bank payout or a test UMA address): only from an internal account (decideCreateQuote refuses a pull to anywhere else). */
-function payOut(quote: Quote, parties: QuoteParties, execution: Execution, at: number): ExecuteDecision {
-  const { source, payee, env } = parties;
-  if (source.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
-  if (payee.kind === 'INTERNAL') throw new Error(`quote ${quote.id} pays an internal account out of the service`);
+function payOut(quote: Quote, sourceId: string, plan: PayoutPlan, execution: Execution, nextId: (kind: 'Webhook') => string, at: number): PaymentRecorded {
   const p = quote.price;
-  const sourceId = source.account.id;
-  const plan = payee.kind === 'UMA_TEST' ? umaTestPlan(payee.behaviour) : payoutPlan(env.environment, payee.account);
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(execution.outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return { events: [paymentStep(execution.executed('FAILED'), failed, [], [], at)] };
+    return paymentStep(execution.executed('FAILED'), failed, [], [], at, nextId('Webhook'));
   }
-  const pending = pendingOf(plan, at);
-  const timer = execution.timerFor(pending);
   if (plan.atExecute === 'COMPLETE') {
-    const done = withStatus(execution.outgoing, 'COMPLETED', at, pending !== undefined ? { pending } : {});
-    return withTimer(paymentStep(execution.executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at), timer);
+    const done = withStatus(execution.outgoing, 'COMPLETED', at, pendingChange(plan, at));
+    return paymentStep(execution.executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at, nextId('Webhook'));
   }
-  const inFlight = withStatus(execution.outgoing, 'PROCESSING', at, pending !== undefined ? { pending } : {});
-  const event = paymentStep(execution.executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at);
-  return withTimer(event, timer);
+  const inFlight = withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at));
+  return paymentStep(execution.executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at, nextId('Webhook'));
+}
+
+/** The transaction's pending outcome under `plan`, as a change to it (none when nothing plays out later). */
+function pendingChange(plan: PayoutPlan, at: number): Partial<Transaction> {
+  const pending = pendingOf(plan, at);
+  return pending !== undefined ? { pending } : {};
 }
 
 /** Money sent from outside for a REALTIME_FUNDING quote (POST /sandbox/send). */
@@ -363,8 +412,9 @@ export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | 
 }
 
 /** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
-export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number): PaymentRecorded {
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at)] };
+export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId = newId('Webhook', at)): PaymentRecorded {
+  const webhook = transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at, false, webhookId);
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [webhook] };
   if (quote !== undefined) event.quoteChange = changeOf(quote);
   return event;
 }

@@ -5,7 +5,9 @@
 //
 // Every change of a transaction is one `payment.recorded` event that carries, together,
 // the new records (transactions, the quote), the balance postings, the ledger deltas and
-// the webhook events that report it: one log entry, all or nothing.
+// the webhook events that report it: one log entry, all or nothing. A quote's execution
+// logs `payment.decided`, its facts, and that `payment.recorded` is derived from them when
+// the entry applies (actors/payment.ts, executionRecorded).
 //
 // External payouts follow the sandbox outcome table of CONTRACT.md. The outcome is fixed
 // when the quote executes (from the destination's identifier), stored on the transaction,

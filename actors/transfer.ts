@@ -18,10 +18,14 @@ import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { InternalAccount } from './internal-account.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
-import { paymentStep, type ExecuteDecision as PaymentDecision } from './payment.js';
+import { paymentStep, type ExecuteDecision } from './payment.js';
+import type { PaymentRecorded } from './payment-recorded.js';
 import { withAccountStatus } from './webhook-event.js';
 import type { Environment } from './platform.js';
 import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
+
+/** A transfer's decision: its steps are logged whole (`payment.recorded`). */
+type PaymentDecision = ExecuteDecision<PaymentRecorded>;
 
 export interface TransferParties {
   readonly environment: Environment;

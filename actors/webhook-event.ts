@@ -194,26 +194,28 @@ interface RenderedWebhook {
 export type WebhookRecordedAs = LoggedWebhook | RenderedWebhook;
 
 /** A new event reporting a transaction (one in the same `payment.recorded`). */
-export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number, approval = false): LoggedWebhook {
-  const event = { id: newId('Webhook', at), type, transactionId: tx.id };
+export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number, approval = false, id = newId('Webhook', at)): LoggedWebhook {
+  const event = { id, type, transactionId: tx.id };
   return approval ? { ...event, approval: true } : event;
 }
 
 /** ACCOUNT_STATUS for an account as its event's postings leave it. */
-export function accountStatusWebhook(account: InternalAccount, at: number): LoggedWebhook {
-  return { id: newId('Webhook', at), type: 'ACCOUNT_STATUS', accountId: account.id };
+export function accountStatusWebhook(account: InternalAccount, at: number, id = newId('Webhook', at)): LoggedWebhook {
+  return { id, type: 'ACCOUNT_STATUS', accountId: account.id };
 }
 
 /**
  * The payment events with an ACCOUNT_STATUS event added for every balance they change
  * (CONTRACT.md: every internal-account balance change) among `accounts`. Each event
  * reports the account as its own postings leave it (the record it names is read when the
- * event is applied, after those postings).
+ * event is applied, after those postings). `webhookId` gives the new events' ids (a
+ * quote's execution derives them from its transaction's).
  */
 export function withAccountStatus<P extends { postings: readonly Posting[]; webhooks: readonly WebhookRecordedAs[] }>(
   events: P[],
   accounts: ReadonlyArray<InternalAccount | undefined>,
   at: number,
+  webhookId: () => string = () => newId('Webhook', at),
 ): P[] {
   const known = new Map<string, InternalAccount>();
   for (const account of accounts) if (account !== undefined) known.set(account.id, account);
@@ -225,7 +227,7 @@ export function withAccountStatus<P extends { postings: readonly Posting[]; webh
       changed.push(account);
     }
     if (changed.length === 0) return event;
-    return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, at))] };
+    return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, at, webhookId()))] };
   });
 }
 

@@ -9,7 +9,7 @@ import { ExternalAccounts, type ExternalAccountEvent } from './external-account.
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome } from './payment.js';
+import { decidePayoutOutcome, executionRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, Quotes } from './quote.js';
 import { Registry } from './registry.js';
@@ -69,6 +69,14 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
     this.register(this.webhookEndpoints);
     this.register(this.webhookEvents);
     this.register(this.verifications);
+  }
+
+  /**
+   * `payment.decided` names a quote's execution by its facts; the kinds apply the
+   * `payment.recorded` derived from them and the state here (actors/payment.ts).
+   */
+  override apply(event: DomainEvent, at: number): void {
+    super.apply(event.type === 'payment.decided' ? executionRecorded(event, this, at) : event, at);
   }
 
   /** What the environment has taken in of `currency` (Intake in actors/ledger.ts). */

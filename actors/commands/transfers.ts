@@ -8,6 +8,7 @@ import type { Decision } from '../../src/engine/state-machine.js';
 import { notFound } from '../errors.js';
 import { assertNotDeleted } from '../external-account.js';
 import { executionEvents, type ExecuteDecision } from '../payment.js';
+import type { PaymentRecorded } from '../payment-recorded.js';
 import type { PlatformEnv } from '../platform.js';
 import type { Transaction } from '../transaction.js';
 import { decideTransferIn, decideTransferOut, type TransferParties } from '../transfer.js';
@@ -55,7 +56,7 @@ function outParties(world: World, env: PlatformEnv, request: TransferOutRequest)
 }
 
 /** The transfer's entry, answered with its transaction. */
-function transferred(world: World, decision: ExecuteDecision, at: number): Decision<DomainEvent, Transaction> {
+function transferred(world: World, decision: ExecuteDecision<PaymentRecorded>, at: number): Decision<DomainEvent, Transaction> {
   const txId = decision.events[0]!.transactions[0]!.id;
   return { events: executionEvents(decision, at), reply: () => world.transactions.get(txId)! };
 }
