@@ -10,7 +10,8 @@
 // plan). What it changes is derived when it is applied (actors/payment.ts,
 // executionRecorded), from those facts and the state it applies to, so first apply and
 // replay make the same records; `payment.recorded` of an execution stays for the stores
-// written before.
+// written before. A new quote likewise logs `quote.decided` (actors/quote.ts), not its
+// record; `quote.created` stays for the stores written before.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';

@@ -457,7 +457,8 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
 
 /**
  * The quotes. The per-environment list serves listings only; the quote itself changes
- * only under its source account's actor.
+ * only under its source account's actor. `quote.created` carries the whole record: World
+ * makes it from a logged `quote.decided`, and stores written before logged it as is.
  */
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
