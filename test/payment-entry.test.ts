@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { decodeGroup } from '../src/engine/log.js';
+import { idOf, loggedId, newId } from '../src/engine/ids.js';
 import { startTestService } from './support/service.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
 
@@ -56,6 +57,18 @@ describe('the payment entry', () => {
     } finally {
       await svc.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('carries an id of its field\'s kind as 16 bytes and gives it back exactly; any other id as its string', () => {
+    const quoteId = newId('Quote', 1_795_798_453_485);
+    const logged = loggedId(quoteId, 'Quote');
+    assert.ok(logged instanceof Uint8Array && logged.length === 16, `logged as ${String(logged)}`);
+    assert.equal(idOf(logged, 'Quote'), quoteId);
+    // Bytes would give these back changed (lowercased, another kind, without the suffix): they travel as they are.
+    for (const id of [quoteId.toUpperCase().replace('QUOTE:', 'Quote:'), quoteId.replace('Quote:', 'Transaction:'), `${quoteId}#sandbox`, 'Quote:legacy-1', '']) {
+      assert.equal(loggedId(id, 'Quote'), id);
+      assert.equal(idOf(loggedId(id, 'Quote'), 'Quote'), id);
     }
   });
 });
