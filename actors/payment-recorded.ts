@@ -10,10 +10,12 @@
 // plan). What it changes is derived when it is applied (actors/payment.ts,
 // executionRecorded), from those facts and the state it applies to, so first apply and
 // replay make the same records; `payment.recorded` of an execution stays for the stores
-// written before.
+// written before. A new quote likewise logs `quote.decided` (actors/quote.ts), not its
+// record; `quote.created` stays for the stores written before.
+import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
-import type { Quote, QuoteChange, QuoteEvent } from './quote.js';
+import type { Quote, QuoteChange, QuoteDecided, QuoteEvent } from './quote.js';
 import type { LoggedTransaction, PayoutPlan } from './transaction.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
 
@@ -37,11 +39,11 @@ export interface PaymentRecorded {
  */
 export interface PaymentDecided {
   type: 'payment.decided';
-  quoteId: string;
+  quoteId: LoggedId;
   /** The outgoing transaction's id; the receiver's transaction and the webhook events take theirs from it (paymentIdsFrom). */
-  transactionId: string;
+  transactionId: LoggedId;
   /** How a payout or a direct pull plays out, as decided (the sandbox table); absent: paid into an internal account at once. */
   plan?: PayoutPlan;
 }
 
-export type MoneyEvent = QuoteEvent | PaymentRecorded | PaymentDecided;
+export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided;

@@ -19,7 +19,7 @@
 // Every step that adds inflow is refused first when it would take the environment's intake
 // past Number.MAX_SAFE_INTEGER (assertIntakeRoom, actors/ledger.ts); the others only move
 // what the intake counts already, so no balance or total can pass it.
-import { newId } from '../src/engine/ids.js';
+import { idOf, loggedId, newId } from '../src/engine/ids.js';
 import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
@@ -78,7 +78,8 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: 
   // Paid into an internal account now: what enters the service must fit its intake.
   if (payee.kind === 'INTERNAL' && plan?.atExecute !== 'PROCESS') assertIntakeRoom(intake, quote.envId, creditsOf(quote, source.kind === 'PULL'), 'lockedCurrencyAmount');
   const transactionId = newPaymentTransactionId(at);
-  const decided: PaymentDecided = plan === undefined ? { type: 'payment.decided', quoteId: quote.id, transactionId } : { type: 'payment.decided', quoteId: quote.id, transactionId, plan };
+  const ids = { quoteId: loggedId(quote.id, 'Quote'), transactionId: loggedId(transactionId, 'Transaction') };
+  const decided: PaymentDecided = plan === undefined ? { type: 'payment.decided', ...ids } : { type: 'payment.decided', ...ids, plan };
   const timer = timerOf(quote, transactionId, plan === undefined ? undefined : pendingOf(plan, at));
   return timer === undefined ? { events: [decided] } : { events: [decided], timer };
 }
@@ -115,11 +116,13 @@ export interface ExecutionState {
  * state the decision read, so first apply and replay make the same records and ids).
  */
 export function executionRecorded(decided: PaymentDecided, state: ExecutionState, at: number): PaymentRecorded {
-  const quote = state.quotes.get(decided.quoteId);
-  if (quote === undefined) throw new Error(`payment.decided for quote ${decided.quoteId}, which does not exist`);
+  const quoteId = idOf(decided.quoteId, 'Quote');
+  const quote = state.quotes.get(quoteId);
+  if (quote === undefined) throw new Error(`payment.decided for quote ${quoteId}, which does not exist`);
   const parties = partiesAt(state, quote);
-  const nextId = paymentIdsFrom(decided.transactionId);
-  const execution = executionOf(quote, parties, decided.transactionId, at);
+  const transactionId = idOf(decided.transactionId, 'Transaction');
+  const nextId = paymentIdsFrom(transactionId);
+  const execution = executionOf(quote, parties, transactionId, at);
   const { plan } = decided;
   const { source, payee } = parties;
   const recorded =

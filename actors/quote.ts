@@ -5,7 +5,7 @@
 // executed and expired under that mailbox, so "executes at most once" and "expired quotes
 // do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
 // the quote id expires it, and executing cancels that timer.
-import { newId } from '../src/engine/ids.js';
+import { idOf, loggedId, newId, type LoggedId } from '../src/engine/ids.js';
 import { cancelTimer, setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { assertActive, type Customer } from './customer.js';
 import { DomainError, invalidField } from './errors.js';
@@ -159,7 +159,8 @@ export function assertPartiesActive(parties: QuoteParties): void {
   if (parties.payee.customer !== undefined) assertActive(parties.payee.customer);
 }
 
-export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: number): Quote {
+/** A new quote: its logged facts, and its record as they make it (the reply, and what applying them makes). */
+export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: number): { decided: QuoteDecided; quote: Quote } {
   const { env, source, payee } = parties;
   const uma = input.destination.umaAddress?.toLowerCase();
   const destinationField = uma === undefined ? 'destination.accountId' : 'destination.umaAddress';
@@ -190,37 +191,185 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   checkBounds(env, source.kind === 'FUNDING' ? 'source.currency' : 'source.accountId', sending, price.totalSendingAmount, 'SENDING');
   const id = newId('Quote', at);
   checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
+  const decided: QuoteDecided = {
+    type: 'quote.decided',
+    id: loggedId(id, 'Quote'),
+    ...sourceFacts(source, env.id),
+    ...payeeFacts(payee, uma, input.destination.paymentRail),
+    lockedCurrencySide: input.lockedCurrencySide,
+    lockedCurrencyAmount: input.lockedCurrencyAmount,
+    price: priceFacts(price),
+  };
+  if (input.lookupId !== undefined) decided.lookupId = input.lookupId;
+  if (input.description !== undefined) decided.description = input.description;
+  if (input.purposeOfPayment !== undefined) decided.purposeOfPayment = input.purposeOfPayment;
+  if (input.senderCustomerInfo !== undefined) decided.senderCustomerInfo = { ...input.senderCustomerInfo };
+  return { decided, quote: quoteRecord(decided, env.id, source, payee, at) };
+}
+
+/**
+ * A new quote as the log holds it (`quote.decided`): what was decided when it was made,
+ * and nothing that follows from it. Its record is derived when it applies (quoteOf),
+ * from these facts, the entry's time and its parties as the state holds them there; the
+ * status, times, owner, destination, counterparty information, funding reference and an
+ * EMBEDDED_WALLET's payloadToSign all follow, so none of them is logged.
+ */
+export interface QuoteDecided {
+  type: 'quote.decided';
+  id: LoggedId;
+  /** The paying internal account; its environment and customer are the quote's. */
+  sourceAccount?: LoggedId;
+  /** A direct pull: the customer's bank account debited; its environment and customer are the quote's. */
+  pullAccount?: LoggedId;
+  /** REALTIME_FUNDING: the environment, and the customer funding it (absent: the platform). */
+  funding?: { envId: string; customerId?: LoggedId };
+  /** The internal account paid (also a local UMA receiver's). */
+  payeeAccount?: LoggedId;
+  /** The bank account paid out to. */
+  payoutAccount?: LoggedId;
+  paymentRail?: string;
+  umaAddress?: string;
+  umaTestBehaviour?: SandboxReceiverBehaviour;
+  lookupId?: string;
+  lockedCurrencySide: LockedCurrencySide;
+  lockedCurrencyAmount: number;
+  price: PriceFacts;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  senderCustomerInfo?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A quote's price as logged, in a fixed order (no key names in every entry): what the rate
+ * table gave when it was priced. The total sent, the counterparty's fixed fee (always 0)
+ * and the variable fee amount follow from these (priceOf).
+ */
+export type PriceFacts = readonly [
+  sendingCurrency: string,
+  receivingCurrency: string,
+  principal: number,
+  feesIncluded: number,
+  totalReceivingAmount: number,
+  exchangeRate: number,
+  counterpartyMultiplier: number,
+  serviceApiMultiplier: number,
+  serviceApiFixedFee: number,
+  serviceApiVariableFeeRate: number,
+];
+
+function priceFacts(p: PricedTransfer): PriceFacts {
+  const r = p.rateDetails;
+  return [p.sendingCurrency, p.receivingCurrency, p.principal, p.feesIncluded, p.totalReceivingAmount, p.exchangeRate, r.counterpartyMultiplier, r.serviceApiMultiplier, r.serviceApiFixedFee, r.serviceApiVariableFeeRate];
+}
+
+/** The PricedTransfer of logged price facts, key for key as priceTransfer makes it. */
+function priceOf(f: PriceFacts): PricedTransfer {
+  const [sendingCurrency, receivingCurrency, principal, feesIncluded, totalReceivingAmount, exchangeRate, counterpartyMultiplier, serviceApiMultiplier, serviceApiFixedFee, serviceApiVariableFeeRate] = f;
+  return {
+    sendingCurrency,
+    receivingCurrency,
+    principal,
+    feesIncluded,
+    totalSendingAmount: principal + feesIncluded,
+    totalReceivingAmount,
+    exchangeRate,
+    rateDetails: { counterpartyMultiplier, counterpartyFixedFee: 0, serviceApiMultiplier, serviceApiFixedFee, serviceApiVariableFeeRate, serviceApiVariableFeeAmount: feesIncluded - serviceApiFixedFee },
+  };
+}
+
+function sourceFacts(source: Payer, envId: string): Pick<QuoteDecided, 'sourceAccount' | 'pullAccount' | 'funding'> {
+  switch (source.kind) {
+    case 'INTERNAL':
+      return { sourceAccount: loggedId(source.account.id, 'InternalAccount') };
+    case 'PULL':
+      return { pullAccount: loggedId(source.account.id, 'ExternalAccount') };
+    case 'FUNDING':
+      return { funding: source.customerId === '' ? { envId } : { envId, customerId: loggedId(source.customerId, 'Customer') } };
+  }
+}
+
+function payeeFacts(payee: Payee, uma: string | undefined, paymentRail: string | undefined): Pick<QuoteDecided, 'payeeAccount' | 'payoutAccount' | 'paymentRail' | 'umaAddress' | 'umaTestBehaviour'> {
+  if (payee.kind === 'UMA_TEST') return { umaAddress: payee.umaAddress, umaTestBehaviour: payee.behaviour };
+  const account = payee.kind === 'INTERNAL' ? { payeeAccount: loggedId(payee.account.id, 'InternalAccount') } : { payoutAccount: loggedId(payee.account.id, 'ExternalAccount') };
+  if (uma !== undefined) return { ...account, umaAddress: uma };
+  return paymentRail === undefined ? account : { ...account, paymentRail };
+}
+
+/** The state a quote's record is derived from when its `quote.decided` applies. */
+export interface QuoteState {
+  readonly customers: { get(id: string): Customer | undefined };
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly externalAccounts: { get(id: string): ExternalAccount | undefined };
+}
+
+/**
+ * What `quote.decided` makes: the quote's record, from its facts and its parties as the
+ * state holds them where the entry applies (the state the decision read), so the record
+ * is the one the decision replied with, on first apply and on replay.
+ */
+export function quoteOf(decided: QuoteDecided, state: QuoteState, at: number): Quote {
+  const source = payerAt(decided, state);
+  const envId = source.kind === 'FUNDING' ? decided.funding!.envId : source.account.envId;
+  return quoteRecord(decided, envId, source, payeeAt(decided, state), at);
+}
+
+function payerAt(d: QuoteDecided, state: QuoteState): Payer {
+  if (d.sourceAccount !== undefined) return { kind: 'INTERNAL', account: existing(state.internalAccounts, idOf(d.sourceAccount, 'InternalAccount')) };
+  if (d.pullAccount !== undefined) {
+    const account = existing(state.externalAccounts, idOf(d.pullAccount, 'ExternalAccount'));
+    return { kind: 'PULL', account, customerId: account.customerId ?? '' };
+  }
+  if (d.funding === undefined) throw new Error(`quote.decided ${idOf(d.id, 'Quote')} names no source`);
+  const customerId = d.funding.customerId === undefined ? '' : idOf(d.funding.customerId, 'Customer');
+  return { kind: 'FUNDING', currency: d.price[0], customerId, ownerId: customerId === '' ? d.funding.envId : customerId };
+}
+
+function payeeAt(d: QuoteDecided, state: QuoteState): Payee {
+  const customer = (id: string | null): Customer | undefined => (id === null || id === '' ? undefined : state.customers.get(id));
+  if (d.umaTestBehaviour !== undefined) return { kind: 'UMA_TEST', umaAddress: d.umaAddress ?? '', currency: d.price[1], behaviour: d.umaTestBehaviour, customer: undefined };
+  if (d.payoutAccount !== undefined) {
+    const account = existing(state.externalAccounts, idOf(d.payoutAccount, 'ExternalAccount'));
+    return { kind: 'EXTERNAL', account, customer: customer(account.customerId) };
+  }
+  if (d.payeeAccount === undefined) throw new Error(`quote.decided ${idOf(d.id, 'Quote')} names no payee`);
+  const account = existing(state.internalAccounts, idOf(d.payeeAccount, 'InternalAccount'));
+  return { kind: 'INTERNAL', account, customer: customer(account.customerId) };
+}
+
+function existing<T>(records: { get(id: string): T | undefined }, id: string): T {
+  const record = records.get(id);
+  if (record === undefined) throw new Error(`quote.decided names ${id}, which does not exist`);
+  return record;
+}
+
+/** A new quote's record: its facts, time and parties, key for key as quotes were always made. */
+function quoteRecord(decided: QuoteDecided, envId: string, source: Payer, payee: Payee, at: number): Quote {
+  const id = idOf(decided.id, 'Quote');
   const quote: { -readonly [K in keyof Quote]: Quote[K] } = {
     id,
-    envId: env.id,
+    envId,
     status: 'PENDING',
     sourceAccountId: source.kind === 'FUNDING' ? '' : source.account.id,
     sourceCustomerId: source.kind === 'INTERNAL' ? source.account.customerId : source.customerId,
     ownerId: ownerOf(source),
     destination:
-      payee.kind === 'UMA_TEST'
-        ? { destinationType: 'UMA_ADDRESS', umaAddress: payee.umaAddress }
-        : uma !== undefined
-          ? { destinationType: 'UMA_ADDRESS', umaAddress: uma }
-          : {
-              destinationType: 'ACCOUNT',
-              accountId: payee.account.id,
-              ...(input.destination.paymentRail !== undefined ? { paymentRail: input.destination.paymentRail } : {}),
-            },
+      decided.umaAddress !== undefined
+        ? { destinationType: 'UMA_ADDRESS', umaAddress: decided.umaAddress }
+        : { destinationType: 'ACCOUNT', accountId: payee.kind === 'UMA_TEST' ? '' : payee.account.id, ...(decided.paymentRail !== undefined ? { paymentRail: decided.paymentRail } : {}) },
     ...(payee.kind === 'UMA_TEST' ? { umaTestBehaviour: payee.behaviour } : { payeeAccountId: payee.account.id }),
-    ...(input.lookupId !== undefined ? { lookupId: input.lookupId } : {}),
-    lockedCurrencySide: input.lockedCurrencySide,
-    lockedCurrencyAmount: input.lockedCurrencyAmount,
-    price,
+    ...(decided.lookupId !== undefined ? { lookupId: decided.lookupId } : {}),
+    lockedCurrencySide: decided.lockedCurrencySide,
+    lockedCurrencyAmount: decided.lockedCurrencyAmount,
+    price: priceOf(decided.price),
     createdAt: at,
     expiresAt: at + QUOTE_LIFETIME_MS,
     updatedAt: at,
   };
   if (source.kind === 'INTERNAL' && source.account.type === 'EMBEDDED_WALLET') quote.payloadToSign = executePayload(quote);
   if (source.kind === 'FUNDING') quote.fundingReference = fundingReference(id);
-  if (input.description !== undefined) quote.description = input.description;
-  if (input.purposeOfPayment !== undefined) quote.purposeOfPayment = input.purposeOfPayment;
-  if (input.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...input.senderCustomerInfo };
+  if (decided.description !== undefined) quote.description = decided.description;
+  if (decided.purposeOfPayment !== undefined) quote.purposeOfPayment = decided.purposeOfPayment;
+  if (decided.senderCustomerInfo !== undefined) quote.senderCustomerInfo = { ...decided.senderCustomerInfo };
   const counterparty = counterpartyOf(payee);
   if (counterparty !== undefined) quote.counterpartyInformation = counterparty;
   return quote;
@@ -308,7 +457,8 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
 
 /**
  * The quotes. The per-environment list serves listings only; the quote itself changes
- * only under its source account's actor.
+ * only under its source account's actor. `quote.created` carries the whole record: World
+ * makes it from a logged `quote.decided`, and stores written before logged it as is.
  */
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 

@@ -11,7 +11,7 @@ import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
 import { decidePayoutOutcome, executionRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
-import { decideExpireQuote, Quotes } from './quote.js';
+import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
 import { Registry } from './registry.js';
 import type { Command, Query } from '../src/engine/state-machine.js';
 import type { MoneyEvent } from './payment-recorded.js';
@@ -72,11 +72,19 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   }
 
   /**
-   * `payment.decided` names a quote's execution by its facts; the kinds apply the
-   * `payment.recorded` derived from them and the state here (actors/payment.ts).
+   * `quote.decided` and `payment.decided` name a new quote and a quote's execution by
+   * their facts; the kinds apply the `quote.created` and `payment.recorded` derived from
+   * them and the state here (actors/quote.ts, actors/payment.ts).
    */
   override apply(event: DomainEvent, at: number): void {
-    super.apply(event.type === 'payment.decided' ? executionRecorded(event, this, at) : event, at);
+    switch (event.type) {
+      case 'quote.decided':
+        return super.apply({ type: 'quote.created', quote: quoteOf(event, this, at) }, at);
+      case 'payment.decided':
+        return super.apply(executionRecorded(event, this, at), at);
+      default:
+        return super.apply(event, at);
+    }
   }
 
   /** What the environment has taken in of `currency` (Intake in actors/ledger.ts). */

@@ -38,8 +38,8 @@ export const createQuote: DomainCommand<{ env: PlatformEnv; request: QuoteReques
   },
   decide: ({ env, request }, world, at) => {
     const { parties, lookupUsed } = partiesOfRequest(world, env, request, at);
-    const quote = decideCreateQuote(parties, request, at);
-    const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [{ type: 'quote.created', quote }];
+    const { decided, quote } = decideCreateQuote(parties, request, at);
+    const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [decided];
     if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
     if (request.immediatelyExecute === true) events.push(...executionEvents(decideExecuteQuote(quote, parties, world, at), at));
     else events.push(expiryTimer(quote, at));

@@ -106,3 +106,30 @@ export function lowerBound(sorted: readonly string[], id: string): number {
   }
   return lo;
 }
+
+/**
+ * An id as a hot log event carries it: a `<Kind>:<UUID>` id as the UUID's 16 bytes, the
+ * kind implied by the field that holds it (about 50 bytes become 18 in msgpack), and any
+ * other id (a legacy or derived shape, or another kind than the field's) as its string.
+ */
+export type LoggedId = Uint8Array | string;
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `id` in its logged form; only an id that `idOf(…, kind)` gives back exactly is made bytes. */
+export function loggedId(id: string, kind: IdKind): LoggedId {
+  const uuid = id.slice(kind.length + 1);
+  if (id.length !== kind.length + 37 || id.charCodeAt(kind.length) !== 0x3a || !id.startsWith(kind) || !CANONICAL_UUID.test(uuid)) return id;
+  return Buffer.from(uuid.replaceAll('-', ''), 'hex');
+}
+
+/** The id a logged one stands for, in a field whose kind is `kind`. */
+export function idOf(logged: LoggedId, kind: IdKind): string {
+  if (typeof logged === 'string') return logged;
+  let s = `${kind}:`;
+  for (let i = 0; i < 16; i++) {
+    s += HEX[logged[i]!];
+    if (i === 3 || i === 5 || i === 7 || i === 9) s += '-';
+  }
+  return s;
+}
