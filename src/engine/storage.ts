@@ -4,10 +4,16 @@
 // deterministic simulation runs the same log and snapshot code on simulated storage
 // (src/sim/storage.ts) that loses what was not durable when it "crashes".
 //
+// A storage may keep its snapshot tables apart from the log's (`snapshotTables`): on LMDB they
+// are an environment of their own (store.ts, SNAPSHOT_DIR), so that a log commit never shares a
+// transaction, a write thread's turn or an fsync with a snapshot's chunks.
+//
 // A storage may also keep snapshots outside its tables, where other processes over the same
 // log read and write them: it then offers the newest such image at open (recovery starts from
 // it when it is newer than the store's own) and is told of each snapshot the engine writes.
+import { mkdirSync } from 'node:fs';
 import type { Database, Key, RootDatabase } from 'lmdb';
+import { openSnapshotStore, openStore } from './store.js';
 import type { SnapshotImage } from './snapshot-image.js';
 
 export type { Key };
@@ -45,8 +51,18 @@ export interface StorageTable<K extends Key> {
   readonly maxPutsInFlight?: number;
 }
 
-export interface Storage {
+/** Named tables, as a storage and its snapshot tables each have them. */
+export interface Tables {
   table<K extends Key>(name: string): StorageTable<K>;
+}
+
+export interface Storage extends Tables {
+  /**
+   * Where snapshots are written, apart from the log's tables; absent: in the storage's own
+   * tables (the simulator's disk, a test's wrapper). Snapshots an older version left in the
+   * storage's own tables are still read from there until the next one is written here.
+   */
+  readonly snapshotTables?: Tables;
   /** Waits for what was written, then closes. */
   close(): Promise<void>;
   /**
@@ -108,18 +124,50 @@ function missingTable<K extends Key>(name: string): StorageTable<K> {
   return { get: () => undefined, getRange: () => [], getKeys: () => [], put: readOnly, batch: readOnly, remove: readOnly, flushed: Promise.resolve(true) };
 }
 
-/** LMDB as the engine's storage: each table a named database of binary values. */
-export class LmdbStorage implements Storage {
-  constructor(readonly root: RootDatabase) {}
+/** A named database of `root` as a table. */
+function lmdbTable<K extends Key>(root: RootDatabase, name: string): StorageTable<K> {
+  // Read-only, lmdb answers undefined for a database the store does not have (one written
+  // before it existed), where a writable open creates it empty: it reads as empty either way.
+  const db = root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
+  return db === undefined ? missingTable(name) : new LmdbTable(db);
+}
 
-  table<K extends Key>(name: string): StorageTable<K> {
-    // Read-only, lmdb answers undefined for a database the store does not have (one written
-    // before it existed), where a writable open creates it empty: it reads as empty either way.
-    const db = this.root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
-    return db === undefined ? missingTable(name) : new LmdbTable(db);
+/**
+ * LMDB as the engine's storage: each table a named database of binary values, the snapshot
+ * tables in `snapshotRoot`'s environment when there is one (a store read-only from before
+ * snapshots had their own has none).
+ */
+export class LmdbStorage implements Storage {
+  readonly snapshotTables: Tables | undefined;
+
+  constructor(
+    readonly root: RootDatabase,
+    readonly snapshotRoot?: RootDatabase,
+  ) {
+    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name) };
   }
 
-  close(): Promise<void> {
-    return this.root.close();
+  table<K extends Key>(name: string): StorageTable<K> {
+    return lmdbTable(this.root, name);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.snapshotRoot?.close();
+    } finally {
+      await this.root.close();
+    }
+  }
+}
+
+/** The LMDB environments of `dataDir` (created if missing), the log's and the snapshots', opened with openStore's checks. */
+export function openLmdbStorage(dataDir: string): LmdbStorage {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const root = openStore(dataDir);
+  try {
+    return new LmdbStorage(root, openSnapshotStore(dataDir));
+  } catch (err) {
+    void root.close();
+    throw err;
   }
 }
