@@ -293,6 +293,30 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
     }
   });
 
+  it("another store's snapshots/ copied in: refused, naming it; the store's own opens again once they are back", async () => {
+    const dataDir = await populatedStore('foreign-snapshots-');
+    const other = tempDir('other-store-');
+    const own = tempDir('own-snapshots-');
+    try {
+      await (await openServices({ ...quiet, dataDir: other })).close();
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(dataDir, SNAPSHOT_DIR, file), join(own, file));
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(other, SNAPSHOT_DIR, file), join(dataDir, SNAPSHOT_DIR, file));
+      // A service that did start is closed again, so the assertion below reports it rather than hanging the suite.
+      const refused = await startService({ ...quiet, dataDir }).then(
+        (started) => started.close().then(() => undefined),
+        (err: unknown) => err,
+      );
+      assert.ok(refused instanceof StoreDamagedError, `expected a refusal, got ${String(refused)}`);
+      assert.ok(refused.message.includes(join(dataDir, SNAPSHOT_DIR)), refused.message);
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(own, file), join(dataDir, SNAPSHOT_DIR, file));
+      const again = await startTestService({ dataDir });
+      assert.equal((await again.request('GET', '/customers')).body.totalCount, 20);
+      await again.stop();
+    } finally {
+      for (const dir of [dataDir, other, own]) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an existing store keeps opening, and a fresh directory still starts a new one', async () => {
     const dataDir = await populatedStore('healthy-');
     const fresh = join(tempDir('fresh-'), 'db');

@@ -12,8 +12,10 @@
 // log read and write them: it then offers the newest such image at open (recovery starts from
 // it when it is newer than the store's own) and is told of each snapshot the engine writes.
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Database, Key, RootDatabase } from 'lmdb';
-import { openSnapshotStore, openStore } from './store.js';
+import { drawBytes } from './entropy.js';
+import { openSnapshotStore, openStore, SNAPSHOT_DIR, StoreDamagedError } from './store.js';
 import type { SnapshotImage } from './snapshot-image.js';
 
 export type { Key };
@@ -160,14 +162,55 @@ export class LmdbStorage implements Storage {
   }
 }
 
-/** The LMDB environments of `dataDir` (created if missing), the log's and the snapshots', opened with openStore's checks. */
+/** The LMDB environments of `dataDir` (created if missing), the log's and the snapshots', opened with openStore's checks and checked to be a pair. */
 export function openLmdbStorage(dataDir: string): LmdbStorage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const root = openStore(dataDir);
+  let snapshotRoot: RootDatabase | undefined;
   try {
-    return new LmdbStorage(root, openSnapshotStore(dataDir));
+    snapshotRoot = openSnapshotStore(dataDir);
+    pairSnapshotStore(dataDir, root, snapshotRoot);
+    return new LmdbStorage(root, snapshotRoot);
   } catch (err) {
+    void snapshotRoot?.close();
     void root.close();
     throw err;
   }
+}
+
+/** Where each environment keeps the id of the pair they make. */
+const PAIRING_TABLE = 'snapshot-pairing';
+const PAIRING_KEY = 'pair';
+
+function pairingOf(root: RootDatabase): Database<Buffer, string> {
+  return root.openDB<Buffer, string>({ name: PAIRING_TABLE, encoding: 'binary' });
+}
+
+/**
+ * Both environments name the pair they make, so that a snapshots/ directory of another store
+ * (copied in, or restored from another backup) is refused instead of recovered from: its
+ * snapshot could stand anywhere in this log. The log's environment is written first, so a
+ * crash in between leaves the log named and the snapshots' environment unnamed, which the
+ * next open names; a snapshots' environment that is named, or holds anything, while the log's
+ * names no pair or another one, is not this store's.
+ */
+export function pairSnapshotStore(dataDir: string, root: RootDatabase, snapshotRoot: RootDatabase): void {
+  const logSide = pairingOf(root);
+  const snapshotSide = pairingOf(snapshotRoot);
+  const logPair = logSide.get(PAIRING_KEY);
+  const snapshotPair = snapshotSide.get(PAIRING_KEY);
+  if (logPair !== undefined && snapshotPair !== undefined && logPair.equals(snapshotPair)) return;
+  const snapshotsEmpty = snapshotPair === undefined && isEmpty(snapshotRoot);
+  if ((logPair === undefined && !(snapshotPair === undefined && snapshotsEmpty)) || (logPair !== undefined && !snapshotsEmpty)) {
+    throw new StoreDamagedError(join(dataDir, SNAPSHOT_DIR), "is not this store's snapshots (they name another pair, or this store's log names none)");
+  }
+  const pair = logPair ?? drawBytes(16);
+  if (logPair === undefined) logSide.putSync(PAIRING_KEY, pair);
+  snapshotSide.putSync(PAIRING_KEY, pair);
+}
+
+/** Whether an environment holds no named table but the pairing one (lmdb lists named databases as keys of the root). */
+function isEmpty(root: RootDatabase): boolean {
+  for (const key of root.getKeys()) if (key !== PAIRING_TABLE) return false;
+  return true;
 }
