@@ -42,6 +42,17 @@ const AIM_RATIO = 0.8;
  */
 const SNAPSHOT_LINE = /^snapshot at (\d+)(?: \((?:full|changes)\))?:.*?(\d+) ms\s*$/;
 
+/** The report's text of a service output line: the service logs JSON lines (pino) with it in `msg`. */
+function messageOf(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : line;
+  } catch {
+    return line;
+  }
+}
+
 const { values: flags } = parseArgs({
   options: {
     preload: { type: 'string', default: '200000' },
@@ -120,7 +131,7 @@ async function main(): Promise<string[]> {
       nodeOptions,
       env: { SNAPSHOT_EVERY_ENTRIES: String(snapshotEvery) },
       onLine: (line, at) => {
-        const m = SNAPSHOT_LINE.exec(line);
+        const m = SNAPSHOT_LINE.exec(messageOf(line));
         if (m !== null && spans.length < MAX_SPANS) spans.push({ seq: Number(m[1]), startEpochMs: at - Number(m[2]), endEpochMs: at, line });
       },
     });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import type { RootDatabase } from 'lmdb';
 import { systemClock } from './engine/clock.js';
-import { DATA_FILE, openStore } from './engine/store.js';
-import { LmdbStorage } from './engine/storage.js';
+import { DATA_FILE } from './engine/store.js';
+import { openLmdbStorage } from './engine/storage.js';
 import type { Report } from './engine/report.js';
 import { loadOrCreateServiceKey } from './crypto/signer-key.js';
 import { createPlatform, ensureDefaultPlatform } from './platforms.js';
@@ -87,7 +87,7 @@ function shardOver(prepared: PreparedDataDir, parts: HostParts, report: Report, 
     ...shared,
     settings: config,
     openStorage: (dataDir) => {
-      const storage = new LmdbStorage(openStore(dataDir));
+      const storage = openLmdbStorage(dataDir);
       root = storage.root;
       return storage;
     },

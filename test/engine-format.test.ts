@@ -3,11 +3,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { open, type Key, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
 import { ManualClock } from '../src/engine/clock.js';
 import { decodeStored, encodeStored } from '../src/engine/format.js';
+import { SNAPSHOT_DIR } from '../src/engine/store.js';
 import { add, openCounterEngine, tempDir } from './support/counter-machine.js';
 
 /** Writes `entries` single-counter entries (and optionally a snapshot after `snapshotAfter`). */
@@ -25,6 +27,11 @@ async function withStore(dir: string, change: (root: RootDatabase) => void): Pro
   const root = open({ path: dir });
   change(root);
   await root.close();
+}
+
+/** As withStore, on the snapshots' own environment (store.ts SNAPSHOT_DIR). */
+function withSnapshotStore(dir: string, change: (root: RootDatabase) => void): Promise<void> {
+  return withStore(join(dir, SNAPSHOT_DIR), change);
 }
 
 /** A log value as format version 1 wrote it: one `{seq, at, events}` entry in plain msgpack. */
@@ -144,7 +151,7 @@ describe('engine store format', () => {
     const dir = tempDir();
     const clock = new ManualClock();
     await storeWith(dir, clock, 4, 3);
-    await withStore(dir, (root) => {
+    await withSnapshotStore(dir, (root) => {
       const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       const key = [1, 0];
       const stored = chunks.get(key)!;
@@ -159,14 +166,14 @@ describe('engine store format', () => {
     const clock = new ManualClock();
     await storeWith(dir, clock, 4, 3);
     let manifest: { counts: { timers: number } } | undefined;
-    await withStore(dir, (root) => {
+    await withSnapshotStore(dir, (root) => {
       const snapshots = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       manifest = decodeStored(snapshots.get('manifest')!, 'manifest') as { counts: { timers: number } };
       // Checksummed and decodable, but what it holds is no manifest.
       snapshots.putSync('manifest', encodeStored({ seq: 3 }));
     });
     await assert.rejects(openCounterEngine(dir, clock), /snapshot manifest: not a manifest/);
-    await withStore(dir, (root) => {
+    await withSnapshotStore(dir, (root) => {
       const snapshots = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       snapshots.putSync('manifest', encodeStored({ ...manifest!, counts: { ...manifest!.counts, timers: manifest!.counts.timers + 1 } }));
     });
@@ -183,7 +190,7 @@ describe('engine store format', () => {
     await a.engine.exec(['x'], () => ({ events: [add('x', 1)], reply: () => undefined }));
     await a.engine.snapshot(); // generation 2: x only
     await a.engine.close();
-    await withStore(dir, (root) => {
+    await withSnapshotStore(dir, (root) => {
       const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       assert.deepEqual([...chunks.getKeys()].filter(Array.isArray), [[1, 0], [2, 0]]);
       // Generation 3 was being written when the process died; and a generation below the base
@@ -197,7 +204,7 @@ describe('engine store format', () => {
     assert.equal(b.counters.values.has('ghost'), false);
     assert.ok(b.reports.includes('recovery: removed 2 values of an abandoned snapshot'), b.reports.join('\n'));
     await b.engine.close();
-    await withStore(dir, (root) => {
+    await withSnapshotStore(dir, (root) => {
       const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       assert.deepEqual([...chunks.getKeys()].filter(Array.isArray), [[1, 0], [2, 0]]);
     });

@@ -5,15 +5,16 @@
 // values, or whole images in chunks) still recover and are rewritten in the current one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Key } from 'lmdb';
 import { ManualClock } from '../src/engine/clock.js';
 import type { Engine } from '../src/engine/engine.js';
 import type { SnapshotImage } from '../src/engine/snapshot.js';
 import { encodeStored } from '../src/engine/format.js';
 import { CHUNK_ITEMS, COMPACT_AFTER } from '../src/engine/snapshot.js';
-import { LmdbStorage, type Storage } from '../src/engine/storage.js';
-import { openStore } from '../src/engine/store.js';
+import { LmdbStorage, openLmdbStorage, type Storage } from '../src/engine/storage.js';
+import { openStore, SNAPSHOT_DIR } from '../src/engine/store.js';
 import { storeWithPuts } from './support/log-store.js';
 import type { EngineEvent, IdempotencyRecord } from '../src/engine/state-machine.js';
 import { add, drop, openCounterEngine, tempDir, type CounterEvent, type CounterTimer, type OpenedCounters } from './support/counter-machine.js';
@@ -30,8 +31,17 @@ function names(count: number, prefix = 'c'): string[] {
 }
 
 /** The stored chunks per generation (every key but the manifest), e.g. {1: 12, 2: 1}. */
-async function storedChunks(dir: string): Promise<Record<number, number>> {
-  const root = open({ path: dir });
+function storedChunks(dir: string): Promise<Record<number, number>> {
+  return chunksPerGeneration(join(dir, SNAPSHOT_DIR));
+}
+
+/** The chunks per generation that a version before the snapshots' own environment left in the log's. */
+function chunksInLogEnvironment(dir: string): Promise<Record<number, number>> {
+  return chunksPerGeneration(dir);
+}
+
+async function chunksPerGeneration(environment: string): Promise<Record<number, number>> {
+  const root = open({ path: environment });
   const db = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
   const chunks: Record<number, number> = {};
   for (const key of db.getKeys()) if (Array.isArray(key)) chunks[key[0] as number] = (chunks[key[0] as number] ?? 0) + 1;
@@ -261,6 +271,39 @@ describe('incremental snapshots', () => {
     await c.engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
+  it('recovers a store whose snapshot is in the log\'s environment (before snapshots had their own), then writes the next one in the snapshots\' environment', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock();
+    // The previous version: one environment, its snapshot chunks beside the log's values.
+    const a = await openCounterEngine(dir, clock, { ...BY_ITEMS, openStorage: (path) => new LmdbStorage(openStore(path)) });
+    const all = names(3000);
+    await addAll(a.engine, all);
+    await a.engine.snapshot();
+    await addAll(a.engine, all.slice(0, 10), 5);
+    await a.engine.exec([], () => ({ events: [drop(all[10]!)], reply: () => undefined }));
+    await a.engine.snapshot();
+    await addAll(a.engine, ['after']);
+    const live = [...a.counters.values].sort();
+    const snapshotSeq = a.engine.snapshotSeq;
+    await a.engine.close();
+    assert.deepEqual(await chunksInLogEnvironment(dir), { 1: chunksOf(3000), 2: 1 });
+    assert.equal(existsSync(join(dir, SNAPSHOT_DIR)), false);
+
+    const b = await openCounterEngine(dir, clock, BY_ITEMS);
+    assert.equal(b.engine.snapshotSeq, snapshotSeq);
+    assert.deepEqual([...b.counters.values].sort(), live);
+    await b.engine.snapshot();
+    assert.equal(b.engine.lastSnapshot?.written, live.length, 'the first snapshot in its own environment writes everything');
+    await b.engine.close();
+    assert.deepEqual(await storedChunks(dir), { 1: chunksOf(live.length) });
+    assert.deepEqual(await chunksInLogEnvironment(dir), {}, 'the chunks in the log\'s environment are gone');
+
+    const c = await openCounterEngine(dir, clock);
+    assert.deepEqual([...c.counters.values].sort(), live);
+    await c.engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('recovers from an image its storage offers when it is newer than its own snapshot (another owner of the log wrote it), and its next snapshot is full', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
@@ -305,8 +348,8 @@ describe('incremental snapshots', () => {
 /** The LMDB store of a data directory, offering an image from outside it or told of each snapshot written. */
 function lmdbStorageWith(hooks: Pick<Storage, 'offeredImage' | 'snapshotWritten'>): (dataDir: string) => Storage {
   return (dataDir) => {
-    const lmdb = new LmdbStorage(openStore(dataDir));
-    return { table: (name) => lmdb.table(name), close: () => lmdb.close(), ...hooks };
+    const lmdb = openLmdbStorage(dataDir);
+    return { table: (name) => lmdb.table(name), snapshotTables: lmdb.snapshotTables, close: () => lmdb.close(), ...hooks };
   };
 }
 

@@ -10,7 +10,7 @@ import { open, type Key } from 'lmdb';
 import { openServices, startService } from '../src/app.js';
 import { configFromEnv } from '../src/config.js';
 import { checkLockSupported, DataDirInUseError, lockDataDir, LockUnsupportedError, OWNER_FILE } from '../src/data-dir.js';
-import { StoreDamagedError } from '../src/engine/store.js';
+import { SNAPSHOT_DIR, StoreDamagedError } from '../src/engine/store.js';
 import { StoreIdentityError } from '../src/store-identity.js';
 import { basicHeader, startTestService } from './support/service.js';
 import { killAll, spawnRefusedService, spawnService } from './support/service-process.js';
@@ -221,7 +221,7 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
       for (let i = 0; i < 5; i++) await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL' } });
       await svc.service.services.engine.snapshot();
       await svc.stop({ keepData: true });
-      const root = open({ path: dataDir });
+      const root = open({ path: join(dataDir, SNAPSHOT_DIR) });
       const chunks = root.openDB<Buffer, Key>({ name: 'snapshots', encoding: 'binary' });
       const key = [...chunks.getKeys()].find((candidate) => Array.isArray(candidate));
       assert.ok(key !== undefined, 'the store holds a snapshot chunk');
@@ -293,6 +293,30 @@ describe('a store that is gone or damaged is refused, not replaced', { timeout: 
     }
   });
 
+  it("another store's snapshots/ copied in: refused, naming it; the store's own opens again once they are back", async () => {
+    const dataDir = await populatedStore('foreign-snapshots-');
+    const other = tempDir('other-store-');
+    const own = tempDir('own-snapshots-');
+    try {
+      await (await openServices({ ...quiet, dataDir: other })).close();
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(dataDir, SNAPSHOT_DIR, file), join(own, file));
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(other, SNAPSHOT_DIR, file), join(dataDir, SNAPSHOT_DIR, file));
+      // A service that did start is closed again, so the assertion below reports it rather than hanging the suite.
+      const refused = await startService({ ...quiet, dataDir }).then(
+        (started) => started.close().then(() => undefined),
+        (err: unknown) => err,
+      );
+      assert.ok(refused instanceof StoreDamagedError, `expected a refusal, got ${String(refused)}`);
+      assert.ok(refused.message.includes(join(dataDir, SNAPSHOT_DIR)), refused.message);
+      for (const file of ['data.mdb', 'lock.mdb']) copyFileSync(join(own, file), join(dataDir, SNAPSHOT_DIR, file));
+      const again = await startTestService({ dataDir });
+      assert.equal((await again.request('GET', '/customers')).body.totalCount, 20);
+      await again.stop();
+    } finally {
+      for (const dir of [dataDir, other, own]) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an existing store keeps opening, and a fresh directory still starts a new one', async () => {
     const dataDir = await populatedStore('healthy-');
     const fresh = join(tempDir('fresh-'), 'db');
@@ -316,7 +340,7 @@ describe('the data directory is private to the service', { timeout: SUITE_TIMEOU
 
   const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
 
-  it('a fresh data directory is created 0700, and the store and every file in it 0600', async () => {
+  it('a fresh data directory is created 0700, and the store and every file in it 0600 (the snapshots\' environment a 0700 directory of 0600 files)', async () => {
     const parent = tempDir('private-');
     const dataDir = join(parent, 'db');
     try {
@@ -325,8 +349,12 @@ describe('the data directory is private to the service', { timeout: SUITE_TIMEOU
       assert.equal(await child.exited, 0, child.stderr.join(''));
       assert.equal(modeOf(dataDir), '0700');
       const files = readdirSync(dataDir);
-      for (const name of ['data.mdb', 'lock.mdb', 'credentials.json', 'master.key']) assert.ok(files.includes(name), `${name} in ${files.join(', ')}`);
-      for (const name of files) assert.equal(modeOf(join(dataDir, name)), '0600', name);
+      for (const name of ['data.mdb', 'lock.mdb', 'credentials.json', 'master.key', SNAPSHOT_DIR]) assert.ok(files.includes(name), `${name} in ${files.join(', ')}`);
+      const snapshotDir = join(dataDir, SNAPSHOT_DIR);
+      assert.equal(modeOf(snapshotDir), '0700');
+      assert.deepEqual(readdirSync(snapshotDir).sort(), ['data.mdb', 'lock.mdb']);
+      for (const name of readdirSync(snapshotDir)) assert.equal(modeOf(join(snapshotDir, name)), '0600', `${SNAPSHOT_DIR}/${name}`);
+      for (const name of files.filter((file) => file !== SNAPSHOT_DIR)) assert.equal(modeOf(join(dataDir, name)), '0600', name);
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }

@@ -77,6 +77,8 @@ export function replicatedStorage(local: Storage, stream: ShardStream, published
       return new ReplicatedLogTable(table as StorageTable<number>, stream) as unknown as StorageTable<K>;
     },
     close: () => local.close(),
+    // The snapshots stay the node's own (published whole through `published`), in their own environment.
+    snapshotTables: local.snapshotTables,
     ...published,
   };
 }

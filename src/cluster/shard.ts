@@ -12,8 +12,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { systemClock, type Clock } from '../engine/clock.js';
-import { LmdbStorage } from '../engine/storage.js';
-import { openStore } from '../engine/store.js';
+import { openLmdbStorage } from '../engine/storage.js';
 import type { EngineObserver, Report } from '../engine/report.js';
 import type { DeliveryObserver } from '../webhooks/delivery.js';
 import type { Services } from '../services.js';
@@ -90,7 +89,7 @@ export class ClusterShard {
       holds: () => node.leases.holds(lease),
     });
     const base = await node.shelf.latest(name);
-    const local = new LmdbStorage(openStore(dataDir));
+    const local = openLmdbStorage(dataDir);
     let opened: ClusterShard | undefined;
     let failure: Error | undefined;
     const report: Report = (message, fields) => node.report(`${name}: ${message}`, { ...fields, shard: name });

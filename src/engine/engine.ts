@@ -13,11 +13,9 @@
 //
 // Every entry, live or replayed, is applied here (`#applyEvent`): the domain's events to the
 // machine, the engine's own to its tables.
-import { mkdirSync } from 'node:fs';
 import type { Clock } from './clock.js';
 import { StoreCorruptError } from './format.js';
-import { openStore } from './store.js';
-import { LmdbStorage, type Storage } from './storage.js';
+import { openLmdbStorage, type Storage } from './storage.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError } from './log.js';
 import { MailboxFullError } from './mailbox.js';
@@ -53,8 +51,8 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   /** Told of commit groups, snapshots and replay progress (the service's metrics). */
   observer?: EngineObserver;
   /**
-   * Opens the store (default: the LMDB environment of `dataDir`, by `openStore` with its safety
-   * checks). A storage may offer a newer snapshot and be told of those written (storage.ts).
+   * Opens the store (default: the LMDB environments of `dataDir`, the log's and the snapshots',
+   * by `openLmdbStorage` with openStore's safety checks). A storage may offer a newer snapshot and be told of those written (storage.ts).
    */
   openStorage?: (dataDir: string) => Storage;
   /**
@@ -166,7 +164,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
    */
   async open(signal?: AbortSignal): Promise<RecoveryReport> {
     const started = performance.now();
-    const storage = (this.#opts.openStorage ?? openLmdbStorage)(this.#opts.dataDir);
+    const storage: Storage = (this.#opts.openStorage ?? openLmdbStorage)(this.#opts.dataDir);
     this.#storage = storage;
     try {
       this.#openParts(storage);
@@ -380,12 +378,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     }
     return new EngineClosedError();
   }
-}
-
-/** The LMDB environment of `dataDir` (created if missing), opened by `openStore` with its checks. */
-function openLmdbStorage(dataDir: string): Storage {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return new LmdbStorage(openStore(dataDir));
 }
 
 function exitOnFatal(): void {

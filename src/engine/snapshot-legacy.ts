@@ -5,7 +5,7 @@ import { decodeStored, StoreCorruptError } from './format.js';
 import type { SnapshotImage, SnapshotWrite } from './snapshot-image.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, SPACE_NAMES, type Space } from './snapshot-layout.js';
 import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
-import type { Key, Storage, StorageTable } from './storage.js';
+import type { Key, StorageTable, Tables } from './storage.js';
 
 // The per-item layout (before chunks): one value per item under [space, id, generation] in
 // `image`, and a manifest {generation, base, seq}; per item the highest generation in
@@ -25,7 +25,7 @@ interface ItemManifest {
 export class ItemSnapshotStore<T> {
   readonly #db: StorageTable<ImageKey>;
 
-  constructor(storage: Storage) {
+  constructor(storage: Tables) {
     this.#db = storage.table<ImageKey>('image');
   }
 
@@ -102,7 +102,7 @@ interface LegacyManifest {
 export class LegacySnapshotStore<T> {
   readonly #db: StorageTable<LegacyKey>;
 
-  constructor(storage: Storage) {
+  constructor(storage: Tables) {
     this.#db = storage.table<LegacyKey>('snapshot');
   }
 

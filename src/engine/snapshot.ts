@@ -13,22 +13,29 @@
 // switched last: a snapshot abandoned half-written (a higher generation) changes nothing,
 // and is removed at the next start; after a full snapshot the generations below it go.
 //
+// The chunks go to the storage's snapshot tables (storage.ts `snapshotTables`): on LMDB an
+// environment of its own, so a log commit never waits for a chunk's transaction, shares its
+// fsync or its dirty pages. The log is trimmed under a snapshot only after the snapshot's
+// manifest is durable there, so a crash between the two leaves a log that still holds
+// everything after the snapshot.
+//
 // Capture is synchronous and cheap (the engine collects references: records are immutable).
 // Encoding runs here, a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
-// turn, and each chunk is one lmdb batch committed by lmdb's write thread. The log's groups
-// go through the same write thread and may share a chunk's transaction, so one chunk is in
-// flight at a time; and the writer keeps to WRITER_SHARE of the event loop, pausing after
-// each chunk for the rest, so a snapshot costs requests a bounded share of the time however
-// much it writes. Closing the engine lifts the pause (`hurry`).
+// turn, each chunk one put; one chunk is in flight at a time, and the writer keeps to
+// WRITER_SHARE of the event loop, pausing after each chunk for the rest, so a snapshot costs
+// requests a bounded share of the time however much it writes. Closing the engine lifts the
+// pause (`hurry`).
 //
-// Stores written before keep recovering (snapshot-legacy.ts): the per-item layout (one
-// value per item under [space, id, generation] in `image`) and, before it, whole images in
-// chunks under [generation, section, chunk] in `snapshot`. The first snapshot taken after
-// either is full and removes it. Every value is versioned and checksummed (format.ts).
+// Stores written before keep recovering: this layout in the log's own tables (before
+// snapshots had their environment), and in those tables the older layouts of
+// snapshot-legacy.ts: per-item values under [space, id, generation] in `image` and, before
+// them, whole images in chunks under [generation, section, chunk] in `snapshot`. The first
+// snapshot taken after any of them is full and removes it. Every value is versioned and
+// checksummed (format.ts).
 import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
-import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, type Space } from './snapshot-layout.js';
-import type { Key, Storage, StorageTable } from './storage.js';
+import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
+import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
 import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 
@@ -60,10 +67,27 @@ interface Manifest {
 type ChunkKey = [generation: number, chunk: number];
 type Item = [Space, string | number, unknown];
 
-export class SnapshotStore<T> {
+/** A snapshot layout an earlier version wrote, read until a snapshot in the current one exists. */
+interface OlderLayout<T> {
+  load(): Omit<SnapshotImage<T>, 'legacy'> | undefined;
+  removeLeftovers(): Promise<number>;
+  removeAll(): Promise<number>;
+}
+
+/**
+ * The layouts older than the chunks in `storage`'s snapshot tables: with tables of their own,
+ * the same chunks in the storage's tables (where they were before), which in turn reads the
+ * layouts before those; without, the layouts of snapshot-legacy.ts.
+ */
+function olderLayouts<T>(storage: Pick<Storage, 'table' | 'snapshotTables'>, meter: () => number): Array<OlderLayout<T>> {
+  if (storage.snapshotTables !== undefined) return [new SnapshotStore<T>({ table: (name) => storage.table(name) }, meter)];
+  const tables: Tables = storage;
+  return [new ItemSnapshotStore<T>(tables), new LegacySnapshotStore<T>(tables)];
+}
+
+export class SnapshotStore<T> implements OlderLayout<T> {
   readonly #db: StorageTable<ChunkKey | typeof MANIFEST_KEY>;
-  readonly #items: ItemSnapshotStore<T>;
-  readonly #legacy: LegacySnapshotStore<T>;
+  readonly #older: Array<OlderLayout<T>>;
   #manifest: Manifest | undefined;
   /** The highest generation any chunk has; each write takes the next, so none is reused. */
   #generation = 0;
@@ -78,11 +102,10 @@ export class SnapshotStore<T> {
    * passes one that stands still, so chunks are cut by CHUNK_ITEMS alone and the writer
    * yields a turn between them: the same chunks on any machine.
    */
-  constructor(storage: Storage, meter: () => number = () => performance.now()) {
+  constructor(storage: Pick<Storage, 'table' | 'snapshotTables'>, meter: () => number = () => performance.now()) {
     this.#meter = meter;
-    this.#db = storage.table<ChunkKey | typeof MANIFEST_KEY>('snapshots');
-    this.#items = new ItemSnapshotStore<T>(storage);
-    this.#legacy = new LegacySnapshotStore<T>(storage);
+    this.#db = (storage.snapshotTables ?? storage).table<ChunkKey | typeof MANIFEST_KEY>('snapshots');
+    this.#older = olderLayouts<T>(storage, meter);
     this.#manifest = readManifest<Manifest>(this.#db as StorageTable<Key>, isGenerationsManifest);
   }
 
@@ -117,10 +140,11 @@ export class SnapshotStore<T> {
     }
     this.#generation = Math.max(highest, manifest?.generation ?? 0);
     if (manifest === undefined) {
-      const older = this.#items.load();
-      if (older !== undefined) return { ...older, legacy: true };
-      const legacy = this.#legacy.load();
-      return legacy === undefined ? undefined : { ...legacy, legacy: true };
+      for (const layout of this.#older) {
+        const older = layout.load();
+        if (older !== undefined) return { ...older, legacy: true };
+      }
+      return undefined;
     }
     const { base, generation } = manifest;
     const where = `snapshot at ${manifest.seq} (generation ${generation})`;
@@ -144,13 +168,15 @@ export class SnapshotStore<T> {
   async removeLeftovers(): Promise<number> {
     let removed = await removeInBatches(this.#db, this.#stale, REMOVE_CHUNK);
     this.#stale = [];
-    if (this.#manifest !== undefined) {
-      removed += await this.#items.removeAll();
-      removed += await this.#legacy.removeAll();
-    } else {
-      removed += await this.#items.removeLeftovers();
-      removed += await this.#legacy.removeLeftovers();
-    }
+    for (const layout of this.#older) removed += await (this.#manifest !== undefined ? layout.removeAll() : layout.removeLeftovers());
+    return removed;
+  }
+
+  /** Removes every value of this layout, its manifest first (an older layout, once a newer one holds a snapshot). */
+  async removeAll(): Promise<number> {
+    let removed = await removeLayout(this.#db, REMOVE_CHUNK);
+    this.#manifest = undefined;
+    for (const layout of this.#older) removed += await layout.removeAll();
     return removed;
   }
 
@@ -215,8 +241,7 @@ export class SnapshotStore<T> {
       const older: ChunkKey[] = [];
       for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, 0] })) if (Array.isArray(key)) older.push(key);
       stats.removed += await removeInBatches(this.#db, older, REMOVE_CHUNK);
-      stats.removed += await this.#items.removeAll();
-      stats.removed += await this.#legacy.removeAll();
+      for (const layout of this.#older) stats.removed += await layout.removeAll();
     }
     return stats;
   }

@@ -4,10 +4,18 @@
 // deterministic simulation runs the same log and snapshot code on simulated storage
 // (src/sim/storage.ts) that loses what was not durable when it "crashes".
 //
+// A storage may keep its snapshot tables apart from the log's (`snapshotTables`): on LMDB they
+// are an environment of their own (store.ts, SNAPSHOT_DIR), so that a log commit never shares a
+// transaction, a write thread's turn or an fsync with a snapshot's chunks.
+//
 // A storage may also keep snapshots outside its tables, where other processes over the same
 // log read and write them: it then offers the newest such image at open (recovery starts from
 // it when it is newer than the store's own) and is told of each snapshot the engine writes.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Database, Key, RootDatabase } from 'lmdb';
+import { drawBytes } from './entropy.js';
+import { openSnapshotStore, openStore, SNAPSHOT_DIR, StoreDamagedError } from './store.js';
 import type { SnapshotImage } from './snapshot-image.js';
 
 export type { Key };
@@ -45,8 +53,18 @@ export interface StorageTable<K extends Key> {
   readonly maxPutsInFlight?: number;
 }
 
-export interface Storage {
+/** Named tables, as a storage and its snapshot tables each have them. */
+export interface Tables {
   table<K extends Key>(name: string): StorageTable<K>;
+}
+
+export interface Storage extends Tables {
+  /**
+   * Where snapshots are written, apart from the log's tables; absent: in the storage's own
+   * tables (the simulator's disk, a test's wrapper). Snapshots an older version left in the
+   * storage's own tables are still read from there until the next one is written here.
+   */
+  readonly snapshotTables?: Tables;
   /** Waits for what was written, then closes. */
   close(): Promise<void>;
   /**
@@ -108,18 +126,91 @@ function missingTable<K extends Key>(name: string): StorageTable<K> {
   return { get: () => undefined, getRange: () => [], getKeys: () => [], put: readOnly, batch: readOnly, remove: readOnly, flushed: Promise.resolve(true) };
 }
 
-/** LMDB as the engine's storage: each table a named database of binary values. */
+/** A named database of `root` as a table. */
+function lmdbTable<K extends Key>(root: RootDatabase, name: string): StorageTable<K> {
+  // Read-only, lmdb answers undefined for a database the store does not have (one written
+  // before it existed), where a writable open creates it empty: it reads as empty either way.
+  const db = root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
+  return db === undefined ? missingTable(name) : new LmdbTable(db);
+}
+
+/**
+ * LMDB as the engine's storage: each table a named database of binary values, the snapshot
+ * tables in `snapshotRoot`'s environment when there is one (a store read-only from before
+ * snapshots had their own has none).
+ */
 export class LmdbStorage implements Storage {
-  constructor(readonly root: RootDatabase) {}
+  readonly snapshotTables: Tables | undefined;
+
+  constructor(
+    readonly root: RootDatabase,
+    readonly snapshotRoot?: RootDatabase,
+  ) {
+    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name) };
+  }
 
   table<K extends Key>(name: string): StorageTable<K> {
-    // Read-only, lmdb answers undefined for a database the store does not have (one written
-    // before it existed), where a writable open creates it empty: it reads as empty either way.
-    const db = this.root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
-    return db === undefined ? missingTable(name) : new LmdbTable(db);
+    return lmdbTable(this.root, name);
   }
 
-  close(): Promise<void> {
-    return this.root.close();
+  async close(): Promise<void> {
+    try {
+      await this.snapshotRoot?.close();
+    } finally {
+      await this.root.close();
+    }
   }
+}
+
+/** The LMDB environments of `dataDir` (created if missing), the log's and the snapshots', opened with openStore's checks and checked to be a pair. */
+export function openLmdbStorage(dataDir: string): LmdbStorage {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const root = openStore(dataDir);
+  let snapshotRoot: RootDatabase | undefined;
+  try {
+    snapshotRoot = openSnapshotStore(dataDir);
+    pairSnapshotStore(dataDir, root, snapshotRoot);
+    return new LmdbStorage(root, snapshotRoot);
+  } catch (err) {
+    void snapshotRoot?.close();
+    void root.close();
+    throw err;
+  }
+}
+
+/** Where each environment keeps the id of the pair they make. */
+const PAIRING_TABLE = 'snapshot-pairing';
+const PAIRING_KEY = 'pair';
+
+function pairingOf(root: RootDatabase): Database<Buffer, string> {
+  return root.openDB<Buffer, string>({ name: PAIRING_TABLE, encoding: 'binary' });
+}
+
+/**
+ * Both environments name the pair they make, so that a snapshots/ directory of another store
+ * (copied in, or restored from another backup) is refused instead of recovered from: its
+ * snapshot could stand anywhere in this log. The log's environment is written first, so a
+ * crash in between leaves the log named and the snapshots' environment unnamed, which the
+ * next open names; a snapshots' environment that is named, or holds anything, while the log's
+ * names no pair or another one, is not this store's.
+ */
+export function pairSnapshotStore(dataDir: string, root: RootDatabase, snapshotRoot: RootDatabase): void {
+  const logSide = pairingOf(root);
+  const snapshotSide = pairingOf(snapshotRoot);
+  const logPair = logSide.get(PAIRING_KEY);
+  const snapshotPair = snapshotSide.get(PAIRING_KEY);
+  if (logPair !== undefined && snapshotPair !== undefined && logPair.equals(snapshotPair)) return;
+  const snapshotsEmpty = snapshotPair === undefined && isEmpty(snapshotRoot);
+  if ((logPair === undefined && !(snapshotPair === undefined && snapshotsEmpty)) || (logPair !== undefined && !snapshotsEmpty)) {
+    throw new StoreDamagedError(join(dataDir, SNAPSHOT_DIR), "is not this store's snapshots (they name another pair, or this store's log names none)");
+  }
+  const pair = logPair ?? drawBytes(16);
+  if (logPair === undefined) logSide.putSync(PAIRING_KEY, pair);
+  snapshotSide.putSync(PAIRING_KEY, pair);
+}
+
+/** Whether an environment holds no named table but the pairing one (lmdb lists named databases as keys of the root). */
+function isEmpty(root: RootDatabase): boolean {
+  for (const key of root.getKeys()) if (key !== PAIRING_TABLE) return false;
+  return true;
 }

@@ -7,7 +7,7 @@ import { StoreCorruptError } from './format.js';
 import { decodeGroup, logTable, type LogEntry } from './log.js';
 import { LmdbStorage, type Storage, type StorageTable } from './storage.js';
 import { SnapshotStore, type SnapshotImage } from './snapshot.js';
-import { DATA_FILE, inspectStore, STORE_MAP_BYTES } from './store.js';
+import { DATA_FILE, inspectStore, SNAPSHOT_DIR, STORE_MAP_BYTES } from './store.js';
 
 /** There is no store to read in the directory. */
 export class NoStoreError extends Error {
@@ -29,11 +29,31 @@ export function openStoreReadOnly(dataDir: string): RootDatabase {
   return open({ path: dataDir, noSubdir: false, readOnly: true, mapSize: STORE_MAP_BYTES });
 }
 
+/** The snapshots' environment of `dataDir`, read-only; undefined when there is none yet (a store of an older version). */
+function openSnapshotStoreReadOnly(dataDir: string): RootDatabase | undefined {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  const contents = inspectStore(dir);
+  if (contents.kind === 'missing' || contents.kind === 'zero-length') return undefined;
+  return open({ path: dir, noSubdir: false, readOnly: true, mapSize: STORE_MAP_BYTES });
+}
+
 /** Runs `read` on the store of `dataDir` opened read-only, and closes it again. */
 export async function withStore<R>(dataDir: string, read: (store: StoreReader) => R): Promise<R> {
-  const storage = new LmdbStorage(openStoreReadOnly(dataDir));
+  const root = openStoreReadOnly(dataDir);
+  let storage: LmdbStorage;
   try {
-    return read(new StoreReader(storage));
+    storage = new LmdbStorage(root, openSnapshotStoreReadOnly(dataDir));
+  } catch (err) {
+    await root.close();
+    throw err;
+  }
+  try {
+    const reader = new StoreReader(storage);
+    // The log's read transaction starts first: the service switches a snapshot's manifest
+    // before it trims the log under it, so a snapshot read after the log is never older
+    // than what the log read has lost to a trim.
+    reader.firstSeq();
+    return read(reader);
   } finally {
     await storage.close();
   }

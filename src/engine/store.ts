@@ -19,11 +19,16 @@
 // missing page that the free DB lists is never read; any other missing page is a real
 // truncation, refused. Only the newest meta counts: LMDB opens that one (the previous snapshot
 // only with MDB_PREVSNAPSHOT, which openStore does not set).
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
 
 export const DATA_FILE = 'data.mdb';
+/**
+ * The directory, inside a data directory, of the snapshots' own LMDB environment: their
+ * chunks never share a transaction or an fsync with the log's commits (storage.ts).
+ */
+export const SNAPSHOT_DIR = 'snapshots';
 
 /**
  * The on-disk layout of the LMDB bundled with lmdb 3.x (data format version 2), from its mdb.c
@@ -411,4 +416,11 @@ export function openStore(dataDir: string): RootDatabase {
     permissionsMode: 0o600,
   };
   return open(options);
+}
+
+/** Opens (creating it if missing) the snapshots' LMDB environment in `<dataDir>/snapshots`, with openStore's checks. */
+export function openSnapshotStore(dataDir: string): RootDatabase {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return openStore(dir);
 }

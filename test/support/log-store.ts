@@ -1,21 +1,20 @@
 // Fault injection at the store: the real LMDB store, with the writes to one of its tables
 // passed through a wrapper that may change what the engine sees of them.
-import { openStore } from '../../src/engine/store.js';
-import { LmdbStorage, type Key, type Storage, type StorageTable, type Written } from '../../src/engine/storage.js';
+import { openLmdbStorage, type Key, type Storage, type StorageTable, type Tables, type Written } from '../../src/engine/storage.js';
 
 export type { Written };
 
-/** The LMDB store of a directory, with table `name` replaced by what `change` makes of it. */
+/** The LMDB store of a directory, with table `name` (of the log's tables or the snapshots') replaced by what `change` makes of it. */
 function storeWithTable(name: string, change: <K extends Key>(table: StorageTable<K>) => StorageTable<K>): (dir: string) => Storage {
+  const changing = (tables: Tables): Tables => ({
+    table: <K extends Key>(tableName: string): StorageTable<K> => {
+      const table = tables.table<K>(tableName);
+      return tableName === name ? change(table) : table;
+    },
+  });
   return (dir) => {
-    const storage = new LmdbStorage(openStore(dir));
-    return {
-      table: <K extends Key>(tableName: string): StorageTable<K> => {
-        const table = storage.table<K>(tableName);
-        return tableName === name ? change(table) : table;
-      },
-      close: () => storage.close(),
-    };
+    const storage = openLmdbStorage(dir);
+    return { ...changing(storage), snapshotTables: changing(storage.snapshotTables!), close: () => storage.close() };
   };
 }
 
