@@ -40,7 +40,7 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { PaymentDecided, PaymentRecorded } from './payment-recorded.js';
+import type { PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
@@ -48,15 +48,15 @@ import { newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
-/** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `payment.recorded`) and timer. */
-export interface ExecuteDecision<E extends PaymentRecorded | PaymentDecided = PaymentRecorded | PaymentDecided> {
+/** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `transfer.decided`) and timer. */
+export interface ExecuteDecision<E extends PaymentDecided | TransferDecided = PaymentDecided | TransferDecided> {
   events: E[];
   /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
   timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
 }
 
 /** A decision's events as its log entry has them: its steps, then its outcome timer if it has one. */
-export function executionEvents<E extends PaymentRecorded | PaymentDecided>(decision: ExecuteDecision<E>, at: number): Array<E | EngineEvent<PaymentTimer>> {
+export function executionEvents<E extends PaymentDecided | TransferDecided>(decision: ExecuteDecision<E>, at: number): Array<E | EngineEvent<PaymentTimer>> {
   const t = decision.timer;
   return t === undefined ? decision.events : [...decision.events, setTimer(t.due, t.actorIds, t.message, at, t.key)];
 }

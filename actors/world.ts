@@ -12,6 +12,7 @@ import { Lookups, type LookupEvent } from './lookup.js';
 import { decidePayoutOutcome, executionRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
+import { transferRecorded } from './transfer.js';
 import { Registry } from './registry.js';
 import type { Command, Query } from '../src/engine/state-machine.js';
 import type { MoneyEvent } from './payment-recorded.js';
@@ -72,9 +73,10 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   }
 
   /**
-   * `quote.decided` and `payment.decided` name a new quote and a quote's execution by
-   * their facts; the kinds apply the `quote.created` and `payment.recorded` derived from
-   * them and the state here (actors/quote.ts, actors/payment.ts).
+   * `quote.decided`, `payment.decided` and `transfer.decided` name a new quote, a quote's
+   * execution and a transfer by their facts; the kinds apply the `quote.created` and
+   * `payment.recorded` derived from them and the state here (actors/quote.ts,
+   * actors/payment.ts, actors/transfer.ts).
    */
   override apply(event: DomainEvent, at: number): void {
     switch (event.type) {
@@ -82,6 +84,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply({ type: 'quote.created', quote: quoteOf(event, this, at) }, at);
       case 'payment.decided':
         return super.apply(executionRecorded(event, this, at), at);
+      case 'transfer.decided':
+        return super.apply(transferRecorded(event, this, at), at);
       default:
         return super.apply(event, at);
     }

@@ -26,9 +26,9 @@ const PAYMENT_ENTRY_LIMIT = 400;
  * that made each log its decided facts, with some room: ids as bytes, no records).
  */
 const STEP_ENTRY_LIMITS: Record<string, number> = {
-  'transfer-in': 1_400,
-  'transfer-out': 1_400,
-  'transfer-out, held by the bank': 1_800,
+  'transfer-in': 200,
+  'transfer-out': 200,
+  'transfer-out, held by the bank': 520,
   'its refund': 2_100,
   'a payout\'s refund': 2_100,
   'sandbox funding': 1_300,
