@@ -12,8 +12,9 @@
 // replay make the same records; `payment.recorded` of an execution stays for the stores
 // written before. A new quote likewise logs `quote.decided` (actors/quote.ts), not its
 // record; `quote.created` stays for the stores written before. A transfer logs
-// `transfer.decided` (actors/transfer.ts, transferRecorded); its `payment.recorded`, as
-// logged before, still applies for the stores written then.
+// `transfer.decided` (actors/transfer.ts, transferRecorded) and a pending outcome that
+// plays out `outcome.decided` (actors/payment.ts, outcomeRecorded); their
+// `payment.recorded`, as logged before, still applies for the stores written then.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
@@ -76,4 +77,16 @@ export interface TransferDecided {
   wait?: TransferWait;
 }
 
-export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided;
+/**
+ * A payout's or transfer's pending outcome plays out (its timer fired): the steps it makes
+ * are derived from the transaction's `pending` and its quote (actors/payment.ts,
+ * outcomeRecorded); the time is the entry's.
+ */
+export interface OutcomeDecided {
+  type: 'outcome.decided';
+  transactionId: LoggedId;
+  /** The first webhook event's id; the others' are derived from it (idsStartingAt). */
+  webhookId: LoggedId;
+}
+
+export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided | OutcomeDecided;

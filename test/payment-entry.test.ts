@@ -29,8 +29,8 @@ const STEP_ENTRY_LIMITS: Record<string, number> = {
   'transfer-in': 200,
   'transfer-out': 200,
   'transfer-out, held by the bank': 520,
-  'its refund': 2_100,
-  'a payout\'s refund': 2_100,
+  'its refund': 200,
+  'a payout\'s refund': 200,
   'sandbox funding': 1_300,
 };
 
