@@ -15,6 +15,7 @@
 // `transfer.decided` (actors/transfer.ts, transferRecorded) and a pending outcome that
 // plays out `outcome.decided` (actors/payment.ts, outcomeRecorded); their
 // `payment.recorded`, as logged before, still applies for the stores written then.
+// Funding (sandbox and REALTIME_FUNDING) and incoming UMA payments still log it whole.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
