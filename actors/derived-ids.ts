@@ -67,7 +67,23 @@ function hexDigit(code: number): number {
  * as ids drawn one by one in the same millisecond would.
  */
 export function newPaymentTransactionId(at: number): string {
-  return `Transaction:${uuidv7(at).slice(0, -2)}00`;
+  return newDerivingId('Transaction', at);
+}
+
+/** A new id whose UUID ends in 00, from which the others of its step are derived (paymentIdsFrom, idsStartingAt). */
+export function newDerivingId(kind: 'Transaction' | 'Webhook', at: number): string {
+  return `${kind}:${uuidv7(at).slice(0, -2)}00`;
+}
+
+/** `first` (a newDerivingId), then the ids of its kind derived from it: each call the next. */
+export function idsStartingAt(first: string, kind: 'Transaction' | 'Webhook'): () => string {
+  const derived = paymentIdsFrom(first);
+  let given = false;
+  return () => {
+    if (given) return derived(kind);
+    given = true;
+    return first;
+  };
 }
 
 /** The ids derived from a payment's transaction id, in order: each call the next (at most 255). */

@@ -11,12 +11,16 @@
 // executionRecorded), from those facts and the state it applies to, so first apply and
 // replay make the same records; `payment.recorded` of an execution stays for the stores
 // written before. A new quote likewise logs `quote.decided` (actors/quote.ts), not its
-// record; `quote.created` stays for the stores written before.
+// record; `quote.created` stays for the stores written before. A transfer logs
+// `transfer.decided` (actors/transfer.ts, transferRecorded) and a pending outcome that
+// plays out `outcome.decided` (actors/payment.ts, outcomeRecorded); their
+// `payment.recorded`, as logged before, still applies for the stores written then.
+// Funding (sandbox and REALTIME_FUNDING) and incoming UMA payments still log it whole.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import type { Quote, QuoteChange, QuoteDecided, QuoteEvent } from './quote.js';
-import type { LoggedTransaction, PayoutPlan } from './transaction.js';
+import type { LoggedTransaction, PayoutOutcome, PayoutPlan } from './transaction.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
 
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
@@ -46,4 +50,44 @@ export interface PaymentDecided {
   plan?: PayoutPlan;
 }
 
-export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided;
+/** How a transfer's sandbox bank holds it before its outcome timer plays `outcome` (CONTRACT.md's 004 and 005 rows). */
+export interface TransferWait {
+  readonly status: 'PROCESSING' | 'PENDING';
+  readonly afterMs: number;
+  readonly outcome: PayoutOutcome;
+}
+
+/**
+ * A transfer between a bank account and an internal account: the facts its
+ * `payment.recorded` is derived from (actors/transfer.ts, transferRecorded). The owner and
+ * currency are the internal account's, the time the entry's.
+ */
+export interface TransferDecided {
+  type: 'transfer.decided';
+  /** IN: from the bank account into the internal account (an INCOMING transaction); OUT: the other way. */
+  direction: 'IN' | 'OUT';
+  /** The transaction's id; its webhook events take theirs from it (paymentIdsFrom). */
+  transactionId: LoggedId;
+  internalAccount: LoggedId;
+  externalAccount: LoggedId;
+  amount: number;
+  paymentRail?: string;
+  /** A transfer-out's remittanceInformation. */
+  description?: string;
+  /** The sandbox bank holds it; absent: it completed at once. */
+  wait?: TransferWait;
+}
+
+/**
+ * A payout's or transfer's pending outcome plays out (its timer fired): the steps it makes
+ * are derived from the transaction's `pending` and its quote (actors/payment.ts,
+ * outcomeRecorded); the time is the entry's.
+ */
+export interface OutcomeDecided {
+  type: 'outcome.decided';
+  transactionId: LoggedId;
+  /** The first webhook event's id; the others' are derived from it (idsStartingAt). */
+  webhookId: LoggedId;
+}
+
+export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided | OutcomeDecided;

@@ -40,23 +40,23 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { PaymentDecided, PaymentRecorded } from './payment-recorded.js';
+import type { OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
-import { newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
+import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
-/** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `payment.recorded`) and timer. */
-export interface ExecuteDecision<E extends PaymentRecorded | PaymentDecided = PaymentRecorded | PaymentDecided> {
+/** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `transfer.decided`) and timer. */
+export interface ExecuteDecision<E extends PaymentDecided | TransferDecided = PaymentDecided | TransferDecided> {
   events: E[];
   /** The payout's outcome timer, when it plays out later (keyed by the transaction id). */
   timer?: { due: number; actorIds: string[]; message: PaymentTimer; key: string };
 }
 
 /** A decision's events as its log entry has them: its steps, then its outcome timer if it has one. */
-export function executionEvents<E extends PaymentRecorded | PaymentDecided>(decision: ExecuteDecision<E>, at: number): Array<E | EngineEvent<PaymentTimer>> {
+export function executionEvents<E extends PaymentDecided | TransferDecided>(decision: ExecuteDecision<E>, at: number): Array<E | EngineEvent<PaymentTimer>> {
   const t = decision.timer;
   return t === undefined ? decision.events : [...decision.events, setTimer(t.due, t.actorIds, t.message, at, t.key)];
 }
@@ -373,42 +373,71 @@ export function decideSandboxFund(account: InternalAccount, platformCustomerId: 
 }
 
 /**
- * The outcome timer of an external payout or a transfer: plays out the transaction's
- * pending outcome. `quote` is the quote that made the transaction; a transfer has none.
+ * The outcome timer of an external payout or a transfer: decides that the transaction's
+ * pending outcome plays out now (`outcome.decided`: the transaction and the id its webhook
+ * events derive theirs from), or nothing when it has played out already. `quote` is the
+ * quote that made the transaction; a transfer has none.
  */
-export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | undefined, at: number): PaymentRecorded[] {
+export function decidePayoutOutcome(tx: Transaction | undefined, quote: Quote | undefined, at: number): OutcomeDecided[] {
   if (tx === undefined || tx.pending === undefined || (quote === undefined && tx.quoteId !== '')) return [];
-  const { outcome, failureReason } = tx.pending;
+  return [{ type: 'outcome.decided', transactionId: loggedId(tx.id, 'Transaction'), webhookId: loggedId(newDerivingId('Webhook', at), 'Webhook') }];
+}
+
+/** The state an outcome's records are derived from when its `outcome.decided` applies. */
+export interface OutcomeState {
+  readonly transactions: { get(id: string): Transaction | undefined };
+  readonly quotes: { get(id: string): Quote | undefined };
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+}
+
+/**
+ * What `outcome.decided` changes: the steps of the transaction's pending outcome (one, or
+ * a failure and its refund), with the ACCOUNT_STATUS of a balance they change, derived
+ * from the transaction and its quote as the state holds them where the entry applies.
+ */
+export function outcomeRecorded(event: OutcomeDecided, state: OutcomeState, at: number): PaymentRecorded[] {
+  const id = idOf(event.transactionId, 'Transaction');
+  const tx = state.transactions.get(id);
+  if (tx?.pending === undefined) throw new Error(`outcome.decided for transaction ${id}, which has no pending outcome`);
+  const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
+  const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
+  return withAccountStatus(outcomeSteps(tx, tx.pending, quote, at, nextId), [state.internalAccounts.get(tx.accountId)], at, nextId);
+}
+
+/** The steps of `tx`'s pending outcome; `nextId` gives their webhook events' ids. */
+function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | undefined, at: number, nextId: () => string): PaymentRecorded[] {
+  const { outcome, failureReason } = pending;
   const P = tx.principal;
   const F = tx.feesIncluded;
   const T = tx.sentAmount;
   const currency = tx.sendingCurrency;
   const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
   const quoteIs = (status: QuoteStatus): Quote | undefined => (quote === undefined ? undefined : { ...quote, status, updatedAt: at });
+  const step = (q: Quote | undefined, next: Transaction, postings: Posting[], ledger: LedgerDelta[]): PaymentRecorded => paymentStep(q, next, postings, ledger, at, nextId());
   switch (outcome) {
     case 'SETTLE':
-      return [paymentStep(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+      return [step(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)])];
     case 'FAIL_LOST':
-      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)], at)];
+      return [step(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)])];
     case 'FAIL_REFUND':
     case 'REJECT_REFUND': {
       const failed = withStatus(tx, outcome === 'REJECT_REFUND' ? 'REJECTED' : 'FAILED', at, reason);
       return [
-        paymentStep(quoteIs('FAILED'), failed, [], [], at),
-        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)]), at),
+        step(quoteIs('FAILED'), failed, [], []),
+        step(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)])),
       ];
     }
     case 'PULL_REJECTED':
-      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [], at)];
+      return [step(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [])];
     case 'PULL_FAILED':
-      return [paymentStep(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [], at)];
+      return [step(quoteIs('FAILED'), withStatus(tx, 'FAILED', at, reason), [], [])];
     case 'RETURN_REFUND': {
       const failed = withStatus(tx, 'FAILED', at, reason);
       return [
-        paymentStep(quoteIs('FAILED'), failed, [], [], at),
+        step(quoteIs('FAILED'), failed, [], []),
         // The payout's outflow +P is cancelled, not matched by new inflow: the money comes back,
         // nothing new enters, so a return never adds to the intake (and never needs room).
-        paymentStep(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, -P)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)]), at),
+        step(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, -P)], nonZero([ledgerDelta(tx.envId, currency, 0, -F)])),
       ];
     }
   }

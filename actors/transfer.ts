@@ -10,22 +10,24 @@
 //
 // A transfer's transaction belongs to its internal account (INCOMING for a transfer-in,
 // OUTGOING for a transfer-out) and its later sandbox outcome is played by the payout
-// outcome timer (decidePayoutOutcome in payment.ts), keyed by the transaction id.
-import { newId } from '../src/engine/ids.js';
+// outcome timer (decidePayoutOutcome in payment.ts), keyed by the transaction id. A
+// transfer logs `transfer.decided`, its facts; its records are derived when it applies.
+import { idOf, loggedId } from '../src/engine/ids.js';
 import { assertActive, type Customer } from './customer.js';
 import { DomainError, invalidField } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
-import type { InternalAccount } from './internal-account.js';
+import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
 import { paymentStep, type ExecuteDecision } from './payment.js';
-import type { PaymentRecorded } from './payment-recorded.js';
+import type { PaymentRecorded, TransferDecided, TransferWait } from './payment-recorded.js';
+import { newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { withAccountStatus } from './webhook-event.js';
 import type { Environment } from './platform.js';
-import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type PayoutOutcome, type Transaction, type TransactionStatus } from './transaction.js';
+import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type Transaction } from './transaction.js';
 
-/** A transfer's decision: its steps are logged whole (`payment.recorded`). */
-type PaymentDecision = ExecuteDecision<PaymentRecorded>;
+/** A transfer's decision: its facts (`transfer.decided`), and its outcome timer when the bank holds it. */
+type PaymentDecision = ExecuteDecision<TransferDecided>;
 
 export interface TransferParties {
   readonly environment: Environment;
@@ -44,13 +46,6 @@ export interface TransferOutInput {
   readonly amount?: number;
   readonly paymentRail?: string;
   readonly remittanceInformation?: string;
-}
-
-/** How a transfer's bank plays out when it does not complete at once. */
-interface TransferWait {
-  readonly status: TransactionStatus;
-  readonly afterMs: number;
-  readonly outcome: PayoutOutcome;
 }
 
 /**
@@ -88,20 +83,96 @@ function checkParties(parties: TransferParties, externalField: string): void {
   }
 }
 
-function transferTransaction(
-  parties: TransferParties,
-  type: 'INCOMING' | 'OUTGOING',
-  amount: number,
-  at: number,
-  extra: { paymentRail?: string; description?: string },
-): Transaction {
+/** The facts of a transfer between `parties`, with its outcome timer when the sandbox bank holds it. */
+function decided(parties: TransferParties, direction: 'IN' | 'OUT', amount: number, wait: TransferWait | undefined, at: number, extra: TransferExtra = {}): PaymentDecision {
+  const transactionId = newPaymentTransactionId(at);
+  const event: TransferDecided = {
+    type: 'transfer.decided',
+    direction,
+    transactionId: loggedId(transactionId, 'Transaction'),
+    internalAccount: loggedId(parties.internal.id, 'InternalAccount'),
+    externalAccount: loggedId(parties.external.id, 'ExternalAccount'),
+    amount,
+    ...extra,
+  };
+  if (wait === undefined) return { events: [event] };
+  const timer = { due: at + wait.afterMs, actorIds: [parties.internal.id], message: { type: 'payout.outcome', transactionId } as const, key: transactionId };
+  return { events: [{ ...event, wait }], timer };
+}
+
+/** Money from a bank account into an internal account: inflow once the bank delivers. */
+export function decideTransferIn(parties: TransferParties, input: TransferInInput, intake: Intake, at: number): PaymentDecision {
+  checkParties(parties, 'source.accountId');
+  const { internal } = parties;
+  // Checked whatever the sandbox bank will do: in production every transfer-in completes at once.
+  assertIntakeRoom(intake, internal.envId, [{ currency: internal.currency, amount: input.amount }], 'amount');
+  return decided(parties, 'IN', input.amount, transferWait(parties.environment, parties.external, 'IN', 'source.accountId'), at);
+}
+
+/** Money from an internal account to a bank account: in transit until the bank settles it. */
+export function decideTransferOut(parties: TransferParties, input: TransferOutInput, at: number): PaymentDecision {
+  checkParties(parties, 'destination.accountId');
+  const { internal } = parties;
+  const amount = input.amount ?? internal.balance;
+  if (amount === 0) throw new DomainError('INSUFFICIENT_BALANCE', `the account ${internal.id} holds nothing to transfer`, [{ field: 'amount', message: 'the balance is 0' }]);
+  if (amount > internal.balance) {
+    throw new DomainError('INSUFFICIENT_BALANCE', `the account ${internal.id} holds ${internal.balance} ${internal.currency}; the transfer needs ${amount}`, [
+      { field: 'amount', message: 'insufficient balance', balance: internal.balance, required: amount },
+    ]);
+  }
+  const wait = transferWait(parties.environment, parties.external, 'OUT', 'destination.accountId');
+  return decided(parties, 'OUT', amount, wait, at, {
+    ...(input.paymentRail !== undefined ? { paymentRail: input.paymentRail } : {}),
+    ...(input.remittanceInformation !== undefined ? { description: input.remittanceInformation } : {}),
+  });
+}
+
+/** The state a transfer's records are derived from when its `transfer.decided` applies. */
+export interface TransferState {
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly externalAccounts: { get(id: string): ExternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+}
+
+/**
+ * What `transfer.decided` changes: its `payment.recorded`, derived from the decided facts
+ * and the accounts as the state holds them where the entry applies (the state the decision
+ * read, so first apply and replay make the same records and ids).
+ */
+export function transferRecorded(event: TransferDecided, state: TransferState, at: number): PaymentRecorded {
+  const internal = state.internalAccounts.get(idOf(event.internalAccount, 'InternalAccount'));
+  const external = state.externalAccounts.get(idOf(event.externalAccount, 'ExternalAccount'));
+  const id = idOf(event.transactionId, 'Transaction');
+  if (internal === undefined || external === undefined) throw new Error(`transfer ${id} names an account that does not exist`);
+  const customer = internal.customerId === '' ? undefined : state.customers.get(internal.customerId);
+  const { amount, wait, direction } = event;
+  const extra: TransferExtra = { ...(event.paymentRail !== undefined ? { paymentRail: event.paymentRail } : {}), ...(event.description !== undefined ? { description: event.description } : {}) };
+  const tx = transferTransaction({ internal, external, customer }, id, direction, amount, at, extra);
+  const nextId = paymentIdsFrom(id);
+  const account = (balance: number, inflow: number, outflow: number): Posting => ({ accountId: internal.id, balance, inflow, outflow });
+  let step: PaymentRecorded;
+  if (wait === undefined) {
+    step = paymentStep(undefined, { ...tx, status: 'COMPLETED', settledAt: at }, [direction === 'IN' ? account(amount, amount, 0) : account(-amount, 0, amount)], [], at, nextId('Webhook'));
+  } else if (direction === 'IN') {
+    // The bank has not delivered: nothing moves until it does (and in the sandbox it will not).
+    step = paymentStep(undefined, waiting(tx, wait, at), [], [], at, nextId('Webhook'));
+  } else {
+    const ledger = [{ envId: internal.envId, currency: internal.currency, inTransit: amount, fees: 0, inflow: 0, outflow: 0 }];
+    step = paymentStep(undefined, waiting(tx, wait, at), [account(-amount, 0, 0)], ledger, at, nextId('Webhook'));
+  }
+  return withAccountStatus([step], [internal], at, () => nextId('Webhook'))[0]!;
+}
+
+/** What a transfer-out adds to its transaction: the rail it names, its remittanceInformation as the description. */
+type TransferExtra = { paymentRail?: string; description?: string };
+
+function transferTransaction(parties: Pick<TransferParties, 'internal' | 'external' | 'customer'>, id: string, direction: 'IN' | 'OUT', amount: number, at: number, extra: TransferExtra): Transaction {
   const { internal, external, customer } = parties;
-  const id = newId('Transaction', at);
-  const [from, to] = type === 'INCOMING' ? [external.id, internal.id] : [internal.id, external.id];
+  const [from, to] = direction === 'IN' ? [external.id, internal.id] : [internal.id, external.id];
   return {
     id,
     envId: internal.envId,
-    type,
+    type: direction === 'IN' ? 'INCOMING' : 'OUTGOING',
     status: 'PENDING',
     accountId: internal.id,
     customerId: internal.customerId,
@@ -117,53 +188,4 @@ function transferTransaction(
 
 function waiting(tx: Transaction, wait: TransferWait, at: number): Transaction {
   return { ...tx, status: wait.status, pending: { outcome: wait.outcome, due: at + wait.afterMs }, updatedAt: at };
-}
-
-function timerOf(tx: Transaction, wait: TransferWait | undefined, at: number): PaymentDecision['timer'] {
-  return wait === undefined ? undefined : { due: at + wait.afterMs, actorIds: [tx.accountId], message: { type: 'payout.outcome', transactionId: tx.id }, key: tx.id };
-}
-
-/** The transfer's entry: its step, with the internal account's ACCOUNT_STATUS when its balance moves now. */
-function decision(internal: InternalAccount, events: PaymentDecision['events'], timer: PaymentDecision['timer'], at: number): PaymentDecision {
-  const reported = withAccountStatus(events, [internal], at);
-  return timer === undefined ? { events: reported } : { events: reported, timer };
-}
-
-/** Money from a bank account into an internal account: inflow once the bank delivers. */
-export function decideTransferIn(parties: TransferParties, input: TransferInInput, intake: Intake, at: number): PaymentDecision {
-  checkParties(parties, 'source.accountId');
-  const { internal } = parties;
-  // Checked whatever the sandbox bank will do: in production every transfer-in completes at once.
-  assertIntakeRoom(intake, internal.envId, [{ currency: internal.currency, amount: input.amount }], 'amount');
-  const wait = transferWait(parties.environment, parties.external, 'IN', 'source.accountId');
-  const tx = transferTransaction(parties, 'INCOMING', input.amount, at, {});
-  if (wait !== undefined) {
-    return decision(internal, [paymentStep(undefined, waiting(tx, wait, at), [], [], at)], timerOf(tx, wait, at), at);
-  }
-  const done: Transaction = { ...tx, status: 'COMPLETED', settledAt: at };
-  return decision(internal, [paymentStep(undefined, done, [{ accountId: internal.id, balance: input.amount, inflow: input.amount, outflow: 0 }], [], at)], undefined, at);
-}
-
-/** Money from an internal account to a bank account: in transit until the bank settles it. */
-export function decideTransferOut(parties: TransferParties, input: TransferOutInput, at: number): PaymentDecision {
-  checkParties(parties, 'destination.accountId');
-  const { internal } = parties;
-  const amount = input.amount ?? internal.balance;
-  if (amount === 0) throw new DomainError('INSUFFICIENT_BALANCE', `the account ${internal.id} holds nothing to transfer`, [{ field: 'amount', message: 'the balance is 0' }]);
-  if (amount > internal.balance) {
-    throw new DomainError('INSUFFICIENT_BALANCE', `the account ${internal.id} holds ${internal.balance} ${internal.currency}; the transfer needs ${amount}`, [
-      { field: 'amount', message: 'insufficient balance', balance: internal.balance, required: amount },
-    ]);
-  }
-  const wait = transferWait(parties.environment, parties.external, 'OUT', 'destination.accountId');
-  const tx = transferTransaction(parties, 'OUTGOING', amount, at, {
-    ...(input.paymentRail !== undefined ? { paymentRail: input.paymentRail } : {}),
-    ...(input.remittanceInformation !== undefined ? { description: input.remittanceInformation } : {}),
-  });
-  if (wait !== undefined) {
-    const ledger = [{ envId: internal.envId, currency: internal.currency, inTransit: amount, fees: 0, inflow: 0, outflow: 0 }];
-    return decision(internal, [paymentStep(undefined, waiting(tx, wait, at), [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: 0 }], ledger, at)], timerOf(tx, wait, at), at);
-  }
-  const done: Transaction = { ...tx, status: 'COMPLETED', settledAt: at };
-  return decision(internal, [paymentStep(undefined, done, [{ accountId: internal.id, balance: -amount, inflow: 0, outflow: amount }], [], at)], undefined, at);
 }

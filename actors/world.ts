@@ -9,16 +9,17 @@ import { ExternalAccounts, type ExternalAccountEvent } from './external-account.
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome, executionRecorded } from './payment.js';
+import { decidePayoutOutcome, executionRecorded, outcomeRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
+import { transferRecorded } from './transfer.js';
 import { Registry } from './registry.js';
 import type { Command, Query } from '../src/engine/state-machine.js';
 import type { MoneyEvent } from './payment-recorded.js';
 import { Transactions, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
-import { WebhookEndpoints, WebhookEvents, withAccountStatus, type WebhookDeliveryEvent } from './webhook-event.js';
+import { WebhookEndpoints, WebhookEvents, type WebhookDeliveryEvent } from './webhook-event.js';
 
 export type DomainEvent =
   | PlatformEvent
@@ -72,9 +73,10 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   }
 
   /**
-   * `quote.decided` and `payment.decided` name a new quote and a quote's execution by
-   * their facts; the kinds apply the `quote.created` and `payment.recorded` derived from
-   * them and the state here (actors/quote.ts, actors/payment.ts).
+   * `quote.decided`, `payment.decided`, `transfer.decided` and `outcome.decided` name a
+   * new quote, a quote's execution, a transfer and a pending outcome played out by their
+   * facts; the kinds apply the `quote.created` and `payment.recorded` derived from them
+   * and the state here (actors/quote.ts, actors/payment.ts, actors/transfer.ts).
    */
   override apply(event: DomainEvent, at: number): void {
     switch (event.type) {
@@ -82,6 +84,11 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply({ type: 'quote.created', quote: quoteOf(event, this, at) }, at);
       case 'payment.decided':
         return super.apply(executionRecorded(event, this, at), at);
+      case 'transfer.decided':
+        return super.apply(transferRecorded(event, this, at), at);
+      case 'outcome.decided':
+        for (const step of outcomeRecorded(event, this, at)) super.apply(step, at);
+        return;
       default:
         return super.apply(event, at);
     }
@@ -105,8 +112,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(message.transactionId);
-        const events = decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
-        return withAccountStatus(events, [tx === undefined ? undefined : this.internalAccounts.get(tx.accountId)], at);
+        return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
       }
       case 'incoming.approval-timeout': {
         // Approved or rejected in time: the timer was cancelled then; a stale one finds it settled.

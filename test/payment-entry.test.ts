@@ -12,11 +12,40 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import { decodeGroup } from '../src/engine/log.js';
 import { idOf, loggedId, newId } from '../src/engine/ids.js';
-import { startTestService } from './support/service.js';
-import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { ManualClock } from '../src/engine/clock.js';
+import { SHORT_OUTCOME_MS } from '../actors/transaction.js';
+import { answersTo, startTestService, type TestService } from './support/service.js';
+import { assertStatus } from './support/assertions.js';
+import { createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
 /** What a quote-and-execute between internal accounts may take in the log. */
 const PAYMENT_ENTRY_LIMIT = 400;
+
+/**
+ * What each other payment step's entry may take in the log (bytes; measured at the commit
+ * that made each log its decided facts, with some room: ids as bytes, no records).
+ */
+const STEP_ENTRY_LIMITS: Record<string, number> = {
+  'transfer-in': 200,
+  'transfer-out': 200,
+  'transfer-out, held by the bank': 520,
+  'its refund': 200,
+  'a payout\'s refund': 200,
+  'sandbox funding': 1_300,
+};
+
+/** The bytes of each log group, by the sequence number it starts at. */
+async function groupBytes(dataDir: string): Promise<Map<number, { bytes: number; entries: number }>> {
+  const root = open({ path: dataDir });
+  const groups = new Map<number, { bytes: number; entries: number }>();
+  try {
+    const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+    for (const { key, value } of log.getRange()) groups.set(key, { bytes: value.length, entries: decodeGroup(key, value).length });
+  } finally {
+    await root.close();
+  }
+  return groups;
+}
 
 describe('the payment entry', () => {
   it(`is under ${PAYMENT_ENTRY_LIMIT} bytes, and its webhook events read back with the payment's environment and time`, async () => {
@@ -69,6 +98,53 @@ describe('the payment entry', () => {
     for (const id of [quoteId.toUpperCase().replace('QUOTE:', 'Quote:'), quoteId.replace('Quote:', 'Transaction:'), `${quoteId}#sandbox`, 'Quote:legacy-1', '']) {
       assert.equal(loggedId(id, 'Quote'), id);
       assert.equal(idOf(loggedId(id, 'Quote'), 'Quote'), id);
+    }
+  });
+
+  it('of every other payment step holds its decided facts only, and replays to the answers the service gave', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'payment-steps-'));
+    const clock = new ManualClock(Date.UTC(2026, 6, 1));
+    let svc: TestService = await startTestService({ clock, dataDir });
+    const steps = new Map<string, number>();
+    /** Runs a step and notes the one entry it logged. */
+    const step = async (name: string, run: () => Promise<void>): Promise<void> => {
+      const before = svc.service.services.engine.lastSeq;
+      await run();
+      await until(svc, () => svc.service.services.engine.lastSeq > before, `${name}'s entry`);
+      assert.equal(svc.service.services.engine.lastSeq, before + 1, `${name} logs one entry`);
+      steps.set(name, before + 1);
+    };
+    const reads = ['/transactions?limit=100', '/webhooks/events?limit=100', '/internal-accounts?limit=100'];
+    let live: Record<string, unknown> = {};
+    try {
+      const { customer, usd } = await fundedCustomer(svc, 0);
+      const bank = await externalUsd(svc, customer.id, '123');
+      const holding = await externalUsd(svc, customer.id, '004');
+      const transfer = (path: string, body: Record<string, unknown>) => async () => assertStatus(await svc.request('POST', path, { body }), 201);
+      await step('transfer-in', transfer('/transfer-in', { source: { accountId: bank.id }, destination: { accountId: usd.id }, amount: 50_000 }));
+      await step('transfer-out', transfer('/transfer-out', { source: { accountId: usd.id }, destination: { accountId: bank.id }, amount: 1_000 }));
+      await step('transfer-out, held by the bank', transfer('/transfer-out', { source: { accountId: usd.id }, destination: { accountId: holding.id }, amount: 2_000 }));
+      await step('its refund', async () => clock.advance(SHORT_OUTCOME_MS + 1));
+      const payout = await execute(svc, (await createQuote(svc, quoteBody(usd.id, holding.id, 700))).id);
+      await step('a payout\'s refund', async () => clock.advance(SHORT_OUTCOME_MS + 1));
+      await until(svc, () => svc.service.services.world.transactions.get(payout.transactionId)?.status === 'REFUNDED');
+      await step('sandbox funding', async () => fund(svc, usd.id, 3_000));
+      live = await answersTo(svc, reads);
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+    const groups = await groupBytes(dataDir);
+    svc = await startTestService({ clock, dataDir });
+    try {
+      assert.deepEqual(await answersTo(svc, reads), live, 'replayed from the log alone');
+      const sizes = Object.fromEntries([...steps].map(([name, seq]) => [name, groups.get(seq)]));
+      for (const [name, limit] of Object.entries(STEP_ENTRY_LIMITS)) {
+        assert.equal(sizes[name]?.entries, 1, `${name}: its entry is a group of its own (${JSON.stringify(sizes)})`);
+        assert.ok(sizes[name]!.bytes < limit, `${name}: ${sizes[name]!.bytes} bytes (${JSON.stringify(sizes)})`);
+      }
+    } finally {
+      await svc.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

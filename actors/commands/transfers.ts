@@ -8,7 +8,8 @@ import type { Decision } from '../../src/engine/state-machine.js';
 import { notFound } from '../errors.js';
 import { assertNotDeleted } from '../external-account.js';
 import { executionEvents, type ExecuteDecision } from '../payment.js';
-import type { PaymentRecorded } from '../payment-recorded.js';
+import type { TransferDecided } from '../payment-recorded.js';
+import { idOf } from '../../src/engine/ids.js';
 import type { PlatformEnv } from '../platform.js';
 import type { Transaction } from '../transaction.js';
 import { decideTransferIn, decideTransferOut, type TransferParties } from '../transfer.js';
@@ -56,8 +57,8 @@ function outParties(world: World, env: PlatformEnv, request: TransferOutRequest)
 }
 
 /** The transfer's entry, answered with its transaction. */
-function transferred(world: World, decision: ExecuteDecision<PaymentRecorded>, at: number): Decision<DomainEvent, Transaction> {
-  const txId = decision.events[0]!.transactions[0]!.id;
+function transferred(world: World, decision: ExecuteDecision<TransferDecided>, at: number): Decision<DomainEvent, Transaction> {
+  const txId = idOf(decision.events[0]!.transactionId, 'Transaction');
   return { events: executionEvents(decision, at), reply: () => world.transactions.get(txId)! };
 }
 
