@@ -45,7 +45,8 @@ Options:
   --data DIR    the data directory (default: $DATA_DIR, else ./data/db)
   -h, --help    this text
 
-Encoding: bytes are {"$binary": "<base64>"}, big integers {"$bigint": "<decimal>"}.
+Encoding: 16 bytes are {"$uuid": "<8-4-4-4-12 hex>"} (ids in hot events travel as their
+UUID's bytes), other bytes {"$binary": "<base64>"}, big integers {"$bigint": "<decimal>"}.
 digest.state is sha256 of the lines "records <hex>", "timers <hex>", "effects <hex>",
 "idempotency <hex>"; each section's hex is sha256 of its items, one canonical JSON line
 each (keys sorted): records as [id, record] by id, timers and effects by id, idempotency
@@ -142,7 +143,7 @@ function writeOut(text: string): boolean {
 }
 
 function writeJson(value: unknown): void {
-  writeOut(JSON.stringify(toJsonValue(value, false), null, 2) + '\n');
+  writeOut(JSON.stringify(toJsonValue(value, false, true), null, 2) + '\n');
 }
 
 /** Lines of a dump are gathered up to this many characters per write. */
@@ -153,7 +154,7 @@ async function dump(invocation: Invocation): Promise<void> {
   await withStore(invocation.dataDir, (store) => {
     let pending = '';
     for (const entry of selectedEntries(store, filter)) {
-      pending += JSON.stringify(toJsonValue({ seq: entry.seq, at: entry.at, time: new Date(entry.at).toISOString(), events: entry.events }, false)) + '\n';
+      pending += JSON.stringify(toJsonValue({ seq: entry.seq, at: entry.at, time: new Date(entry.at).toISOString(), events: entry.events }, false, true)) + '\n';
       if (pending.length >= DUMP_WRITE_CHARS) {
         if (!writeOut(pending)) return;
         pending = '';

@@ -188,7 +188,7 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     assert.equal(out.snapshot, null);
   });
 
-  it('dump selects entries by sequence and event type, one JSON object a line, bytes in base64', async () => {
+  it('dump selects entries by sequence and event type, one JSON object a line, bytes in base64 and ids in hot events as UUIDs', async () => {
     const last = svc.service.services.engine.lastSeq;
     assert.deepEqual((await dumpLines(['--data', svc.dataDir, '--from', '2', '--to', '4'])).map((line) => line.seq), [2, 3, 4]);
     assert.deepEqual((await dumpLines(['--data', svc.dataDir, '--from', String(last - 1)])).map((line) => line.seq), [last - 1, last]);
@@ -207,6 +207,11 @@ describe('payments-wal', { timeout: 300_000 }, () => {
     const sealed = /"\$binary":"([A-Za-z0-9+/=]+)"/.exec(JSON.stringify(all[0]));
     assert.ok(sealed, 'bytes are written as {"$binary": base64}');
     assert.ok(Buffer.from(sealed[1]!, 'base64').length > 16);
+    // A quote's entry carries its id as the UUID's 16 bytes, which the dump shows as the UUID.
+    const decided = all.find((line) => line.events.some((event) => event.type === 'quote.decided'));
+    const uuid = /"\$uuid":"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/.exec(JSON.stringify(decided));
+    assert.ok(uuid, 'ids in hot events are written as {"$uuid": "8-4-4-4-12"}');
+    assert.ok(svc.service.services.world.quotes.get(`Quote:${uuid[1]}`), `Quote:${uuid[1]} is a quote the service made`);
   });
 
   it('replay gives one digest per prefix, the same on every run, and at the last sequence the state the service serves', async () => {

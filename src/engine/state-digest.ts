@@ -14,9 +14,11 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
  * properties whose value is undefined are left out (as JSON.stringify does), undefined in an
  * array is null. With `sortKeys` every object's keys are in sorted order, so equal values
  * encode to equal text whatever order their properties were set in. Anything else (a Map, a
- * class instance) is refused rather than encoded lossily.
+ * class instance) is refused rather than encoded lossily. With `uuids` (the tool's output, never
+ * a digest), 16 bytes are {"$uuid": "8-4-4-4-12 hex"}: hot events carry ids as their UUID's
+ * bytes (ids.ts, loggedId), and a reader looks for an id by its UUID.
  */
-export function toJsonValue(value: unknown, sortKeys: boolean): JsonValue {
+export function toJsonValue(value: unknown, sortKeys: boolean, uuids = false): JsonValue {
   if (value === null || value === undefined) return null;
   switch (typeof value) {
     case 'boolean':
@@ -31,9 +33,12 @@ export function toJsonValue(value: unknown, sortKeys: boolean): JsonValue {
     default:
       throw new TypeError(`cannot encode a ${typeof value} as JSON`);
   }
-  if (value instanceof Uint8Array) return { $binary: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  if (value instanceof Uint8Array) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return uuids && bytes.length === 16 ? { $uuid: uuidText(bytes) } : { $binary: bytes.toString('base64') };
+  }
   if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map((item: unknown) => toJsonValue(item, sortKeys));
+  if (Array.isArray(value)) return value.map((item: unknown) => toJsonValue(item, sortKeys, uuids));
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) throw new TypeError(`cannot encode a ${value.constructor.name} as JSON`);
   const out: { [key: string]: JsonValue } = {};
@@ -41,9 +46,14 @@ export function toJsonValue(value: unknown, sortKeys: boolean): JsonValue {
   if (sortKeys) keys.sort();
   for (const key of keys) {
     const item = (value as Record<string, unknown>)[key];
-    if (item !== undefined) out[key] = toJsonValue(item, sortKeys);
+    if (item !== undefined) out[key] = toJsonValue(item, sortKeys, uuids);
   }
   return out;
+}
+
+function uuidText(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** The state a replay rebuilt: the domain's records and the engine's pending items. */
