@@ -142,8 +142,8 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
 
 /**
  * The route and path parameters the request reaches, or the 404, 405 or 400 (version,
- * percent-encoding) that says why none. A parameterless path reached before is looked up
- * as sent (Router.known) instead of split, decoded and matched again.
+ * percent-encoding) that says why none. A parameterless route's own path, reached before, is
+ * looked up as sent (Router.known) instead of split, decoded and matched again.
  */
 function routeOf(router: Router, incoming: Incoming): { route: Route; params: Record<string, string> } {
   // HEAD is GET without the body (send() leaves it out).
@@ -169,7 +169,8 @@ function routeOf(router: Router, incoming: Incoming): { route: Route; params: Re
   if (match.kind === 'wrong-method') {
     throw new MethodNotAllowed(incoming.method, match.allowed);
   }
-  if (Object.keys(match.params).length === 0) router.remember(method, incoming.path, match.route);
+  // Only the route's own spelling is kept: made-up ones (`//customers/`) cannot fill the table.
+  if (Object.keys(match.params).length === 0 && incoming.path === `/${API_VERSION}${match.route.path}`) router.remember(method, incoming.path, match.route);
   return match;
 }
 

@@ -19,7 +19,7 @@ const KNOWN_PATHS_CAPACITY = 512;
 
 export class Router {
   readonly #byLength = new Map<number, Compiled[]>();
-  /** `METHOD path` as sent, for paths without parameters that reached a route: the request's usual case, met again and again. */
+  /** `METHOD path` as sent, for routes without parameters reached by their own path: the usual request, met again and again. */
   readonly #known = new Map<string, Route>();
 
   constructor(readonly routes: readonly Route[]) {
@@ -56,8 +56,7 @@ export class Router {
    * The route a raw path (as sent, before splitting and decoding) reached before with
    * `method`, when it has no parameters: the same bytes reach the same route, so splitting,
    * decoding and matching are skipped. Paths with parameters are not kept (each id is
-   * another path); and when the table is full no more are, so spellings a client makes up
-   * cannot grow it.
+   * another path), and when the table is full no more are.
    */
   known(method: string, rawPath: string): Route | undefined {
     return this.#known.get(`${method} ${rawPath}`);
