@@ -52,6 +52,23 @@ describe('the request path as data', () => {
     assert.ok(refused.fields?.some((problem) => problem.field === 'customerType'));
   });
 
+  it('a path reached before reaches the same route again, by its method only, with its own parameters', async () => {
+    const reached = (method: string, path: string): string => {
+      const prepared = requests.prepare(request(method, path).incoming);
+      return `${prepared.route.method} ${prepared.route.path} ${JSON.stringify(prepared.params)}`;
+    };
+    for (let i = 0; i < 2; i++) {
+      assert.equal(reached('POST', '/customers'), 'POST /customers {}');
+      assert.equal(reached('GET', '/customers'), 'GET /customers {}');
+      assert.equal(reached('HEAD', '//customers/'), 'GET /customers {}');
+      assert.throws(() => requests.prepare(request('PUT', '/customers').incoming), (err: unknown) => err instanceof DomainError && err.code === 'METHOD_NOT_ALLOWED');
+      // Also a path spelled as the route's template: its parameter is the text sent.
+      for (const id of ['Customer:a', 'Customer:b', '{customerId}']) assert.equal(reached('GET', `/customers/${id}`), `GET /customers/{customerId} {"customerId":"${id}"}`);
+    }
+    const created = await answer('POST', '/customers', { customerType: 'INDIVIDUAL' });
+    assert.equal(created.status, 201);
+  });
+
   it('authenticates before anything else', () => {
     const { incoming } = request('GET', '/customers', undefined, 'Basic bm9wZTpub3Bl');
     assert.throws(() => requests.prepare(incoming), (err: unknown) => err instanceof DomainError && err.code === 'UNAUTHORIZED');

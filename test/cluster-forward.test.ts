@@ -64,12 +64,19 @@ async function startNode(nodeId: string): Promise<RunningNode> {
 /** Routings and authentications of every node in this process while `work` runs. */
 async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: number; authenticated: number }> {
   const match = Router.prototype.match;
+  const known = Router.prototype.known;
   const authenticate = Authenticator.prototype.authenticate;
   let routed = 0;
   let authenticated = 0;
   Router.prototype.match = function (this: Router, ...args) {
     routed++;
     return match.apply(this, args);
+  };
+  // A route found among the paths the router remembers is routed too, without `match`.
+  Router.prototype.known = function (this: Router, ...args) {
+    const route = known.apply(this, args);
+    if (route !== undefined) routed++;
+    return route;
   };
   Authenticator.prototype.authenticate = function (this: Authenticator, ...args) {
     authenticated++;
@@ -79,6 +86,7 @@ async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: 
     return { result: await work(), routed, authenticated };
   } finally {
     Router.prototype.match = match;
+    Router.prototype.known = known;
     Authenticator.prototype.authenticate = authenticate;
   }
 }

@@ -64,6 +64,21 @@ describe('customers', () => {
       assert.notEqual(other.umaAddress, c.umaAddress);
     });
 
+    it('answers its fields in one order, the same bytes on create and on read, for a person and a business', async () => {
+      await setCurrencies(svc, DEFAULT_CURRENCIES);
+      const profile = { email: 'ada@example.com', address: { line1: '1 Main St', country: 'US' }, fullName: 'Ada Lovelace', birthDate: '1990-12-10', nationality: 'US' };
+      const person = await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL', ...profile } });
+      assertStatus(person, 201);
+      const common = ['id', 'platformCustomerId', 'umaAddress', 'region', 'currencies', 'isDeleted', 'createdAt', 'updatedAt'];
+      assert.deepEqual(Object.keys(JSON.parse(person.text)), [...common, 'email', 'address', 'customerType', 'kycStatus', 'fullName', 'birthDate', 'nationality']);
+      assert.equal(await read(svc, `/customers/${(person.body as { id: string }).id}`), person.text);
+      const businessInfo = { legalName: 'Acme Corp', country: 'US', taxId: '12-3456789', incorporatedOn: '2015-02-03' };
+      const business = await svc.request('POST', '/customers', { body: { customerType: 'BUSINESS', businessInfo } });
+      assertStatus(business, 201);
+      assert.deepEqual(Object.keys(JSON.parse(business.text)), [...common, 'customerType', 'kybStatus', 'businessInfo']);
+      assert.equal(await read(svc, `/customers/${(business.body as { id: string }).id}`), business.text);
+    });
+
     it('in production the customer starts UNVERIFIED with an address on the production UMA domain', async () => {
       const config = JSON.parse(await read(svc, '/config', 'production'));
       const c = await createCustomer(svc, {}, 'production');

@@ -125,6 +125,31 @@ export interface Prepared {
  * another token source than one world's.
  */
 export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
+  const match = routeOf(router, incoming);
+  matched(match.route);
+  const env = auth.authenticate(incoming.authorization);
+  if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
+    throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
+  }
+  // Routes without a body schema (execute, approve) still read what is sent: nothing, an
+  // empty body or JSON is fine (and ignored), anything else is 415.
+  const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
+  if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+  }
+  return { route: match.route, params: match.params, env, expectsBody };
+}
+
+/**
+ * The route and path parameters the request reaches, or the 404, 405 or 400 (version,
+ * percent-encoding) that says why none. A parameterless route's own path, reached before, is
+ * looked up as sent (Router.known) instead of split, decoded and matched again.
+ */
+function routeOf(router: Router, incoming: Incoming): { route: Route; params: Record<string, string> } {
+  // HEAD is GET without the body (send() leaves it out).
+  const method = incoming.method === 'HEAD' ? 'GET' : incoming.method;
+  const known = router.known(method, incoming.path);
+  if (known !== undefined) return { route: known, params: {} };
   const parts = incoming.path.split('/').filter((p) => p !== '');
   const version = parts.shift();
   if (version !== API_VERSION) {
@@ -139,24 +164,14 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
   } catch {
     throw invalidField('path', 'malformed percent-encoding');
   }
-  // HEAD is GET without the body (send() leaves it out).
-  const match = router.match(incoming.method === 'HEAD' ? 'GET' : incoming.method, decoded);
+  const match = router.match(method, decoded);
   if (match.kind === 'none') throw new DomainError('NOT_FOUND', `no route ${incoming.method} ${incoming.path}`, [{ field: 'path', message: `no route ${incoming.method} ${incoming.path}` }]);
   if (match.kind === 'wrong-method') {
     throw new MethodNotAllowed(incoming.method, match.allowed);
   }
-  matched(match.route);
-  const env = auth.authenticate(incoming.authorization);
-  if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
-    throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
-  }
-  // Routes without a body schema (execute, approve) still read what is sent: nothing, an
-  // empty body or JSON is fine (and ignored), anything else is 415.
-  const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
-  if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
-    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
-  }
-  return { route: match.route, params: match.params, env, expectsBody };
+  // Only the route's own spelling is kept: made-up ones (`//customers/`) cannot fill the table.
+  if (Object.keys(match.params).length === 0 && incoming.path === `/${API_VERSION}${match.route.path}`) router.remember(method, incoming.path, match.route);
+  return match;
 }
 
 function isJson(contentType: string): boolean {

@@ -14,8 +14,13 @@ export type Match =
   | { kind: 'wrong-method'; allowed: Method[] }
   | { kind: 'none' };
 
+/** Request paths remembered with the route they reach (`Router.known`); past this many, no more are kept. */
+const KNOWN_PATHS_CAPACITY = 512;
+
 export class Router {
   readonly #byLength = new Map<number, Compiled[]>();
+  /** `METHOD path` as sent, for routes without parameters reached by their own path: the usual request, met again and again. */
+  readonly #known = new Map<string, Route>();
 
   constructor(readonly routes: readonly Route[]) {
     for (const route of routes) {
@@ -45,6 +50,21 @@ export class Router {
       allowed.push(c.route.method);
     }
     return allowed.length > 0 ? { kind: 'wrong-method', allowed } : { kind: 'none' };
+  }
+
+  /**
+   * The route a raw path (as sent, before splitting and decoding) reached before with
+   * `method`, when it has no parameters: the same bytes reach the same route, so splitting,
+   * decoding and matching are skipped. Paths with parameters are not kept (each id is
+   * another path), and when the table is full no more are.
+   */
+  known(method: string, rawPath: string): Route | undefined {
+    return this.#known.get(`${method} ${rawPath}`);
+  }
+
+  /** Keeps what `known` answers for `rawPath`, once it matched `route` without parameters. */
+  remember(method: string, rawPath: string, route: Route): void {
+    if (this.#known.size < KNOWN_PATHS_CAPACITY) this.#known.set(`${method} ${rawPath}`, route);
   }
 }
 
