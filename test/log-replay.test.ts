@@ -23,15 +23,22 @@ describe('replaying the compact log', () => {
   });
 
 
-  it('rebuilds payments, their quotes and webhook events exactly, from the log and from a snapshot', async () => {
+  it('rebuilds payments, transfers, their quotes and webhook events exactly, from the log and from a snapshot', async () => {
     svc = await startTestService({ clock, dataDir });
     const a = await fundedCustomer(svc, 1_000_000, { platformCustomerId: 'sender' });
     const b = await fundedCustomer(svc, 5, { platformCustomerId: 'receiver' });
     const internal = await createQuote(svc, { ...quoteBody(a.usd.id, b.usd.id, 1_234, { description: 'lunch' }), immediatelyExecute: true });
     const refunds = await externalUsd(svc, a.customer.id, '004');
     const payout = await execute(svc, (await createQuote(svc, quoteBody(a.usd.id, refunds.id, 700, { destination: { destinationType: 'ACCOUNT', accountId: refunds.id, paymentRail: 'ACH' } }))).id);
+    // Transfers log their facts too: one in at once, one out that the sandbox bank holds and then refunds.
+    const plain = await externalUsd(svc, b.customer.id, '123');
+    const transfer = (path: string, body: Record<string, unknown>) => svc!.request('POST', path, { body });
+    assert.equal((await transfer('/transfer-in', { source: { accountId: plain.id }, destination: { accountId: b.usd.id }, amount: 300 })).status, 201);
+    const heldOut = await transfer('/transfer-out', { source: { accountId: a.usd.id }, destination: { accountId: refunds.id }, amount: 450 });
+    assert.equal(heldOut.status, 201, heldOut.text);
     clock.advance(SHORT_OUTCOME_MS + 1);
-    await until(svc, () => svc!.service.services.world.transactions.get(payout.transactionId)?.status === 'REFUNDED');
+    const statusOf = (id: string) => svc!.service.services.world.transactions.get(id)?.status;
+    await until(svc, () => statusOf(payout.transactionId) === 'REFUNDED' && statusOf(heldOut.body.id) === 'REFUNDED');
     reads.push(`/quotes/${internal.id}`, `/quotes/${payout.id}`);
     const live = await answersTo(svc, reads);
     // The webhook bodies are part of it: each event says what its transaction was then.
