@@ -52,7 +52,7 @@ describe('the request path as data', () => {
     assert.ok(refused.fields?.some((problem) => problem.field === 'customerType'));
   });
 
-  it('a path reached before reaches the same route again, by its method only, with its own parameters', async () => {
+  it('a path reaches its route by its method only, with its own parameters, also when it is found by its exact path', async () => {
     const reached = (method: string, path: string): string => {
       const prepared = requests.prepare(request(method, path).incoming);
       return `${prepared.route.method} ${prepared.route.path} ${JSON.stringify(prepared.params)}`;

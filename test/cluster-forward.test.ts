@@ -64,7 +64,7 @@ async function startNode(nodeId: string): Promise<RunningNode> {
 /** Routings and authentications of every node in this process while `work` runs. */
 async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: number; authenticated: number }> {
   const match = Router.prototype.match;
-  const known = Router.prototype.known;
+  const exact = Router.prototype.exact;
   const authenticate = Authenticator.prototype.authenticate;
   let routed = 0;
   let authenticated = 0;
@@ -72,9 +72,9 @@ async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: 
     routed++;
     return match.apply(this, args);
   };
-  // A route found among the paths the router remembers is routed too, without `match`.
-  Router.prototype.known = function (this: Router, ...args) {
-    const route = known.apply(this, args);
+  // A route found by its exact path is routed too, without `match`.
+  Router.prototype.exact = function (this: Router, ...args) {
+    const route = exact.apply(this, args);
     if (route !== undefined) routed++;
     return route;
   };
@@ -86,7 +86,7 @@ async function counted<T>(work: () => Promise<T>): Promise<{ result: T; routed: 
     return { result: await work(), routed, authenticated };
   } finally {
     Router.prototype.match = match;
-    Router.prototype.known = known;
+    Router.prototype.exact = exact;
     Authenticator.prototype.authenticate = authenticate;
   }
 }

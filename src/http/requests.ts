@@ -142,14 +142,17 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
 
 /**
  * The route and path parameters the request reaches, or the 404, 405 or 400 (version,
- * percent-encoding) that says why none. A parameterless route's own path, reached before, is
- * looked up as sent (Router.known) instead of split, decoded and matched again.
+ * percent-encoding) that says why none. A parameterless route's own path is looked up as
+ * sent (Router.exact) instead of split, decoded and matched.
  */
+/** Where every path of this version starts. */
+const VERSION_PREFIX = `/${API_VERSION}`;
+
 function routeOf(router: Router, incoming: Incoming): { route: Route; params: Record<string, string> } {
   // HEAD is GET without the body (send() leaves it out).
   const method = incoming.method === 'HEAD' ? 'GET' : incoming.method;
-  const known = router.known(method, incoming.path);
-  if (known !== undefined) return { route: known, params: {} };
+  const exact = incoming.path.startsWith(VERSION_PREFIX) ? router.exact(method, incoming.path.slice(VERSION_PREFIX.length)) : undefined;
+  if (exact !== undefined) return { route: exact, params: {} };
   const parts = incoming.path.split('/').filter((p) => p !== '');
   const version = parts.shift();
   if (version !== API_VERSION) {
@@ -169,8 +172,6 @@ function routeOf(router: Router, incoming: Incoming): { route: Route; params: Re
   if (match.kind === 'wrong-method') {
     throw new MethodNotAllowed(incoming.method, match.allowed);
   }
-  // Only the route's own spelling is kept: made-up ones (`//customers/`) cannot fill the table.
-  if (Object.keys(match.params).length === 0 && incoming.path === `/${API_VERSION}${match.route.path}`) router.remember(method, incoming.path, match.route);
   return match;
 }
 

@@ -14,13 +14,10 @@ export type Match =
   | { kind: 'wrong-method'; allowed: Method[] }
   | { kind: 'none' };
 
-/** Request paths remembered with the route they reach (`Router.known`); past this many, no more are kept. */
-const KNOWN_PATHS_CAPACITY = 512;
-
 export class Router {
   readonly #byLength = new Map<number, Compiled[]>();
-  /** `METHOD path` as sent, for routes without parameters reached by their own path: the usual request, met again and again. */
-  readonly #known = new Map<string, Route>();
+  /** `METHOD path` of every route without parameters, as its path is written: the usual request, met again and again. */
+  readonly #exact = new Map<string, Route>();
 
   constructor(readonly routes: readonly Route[]) {
     for (const route of routes) {
@@ -33,6 +30,8 @@ export class Router {
       list.push(compiled);
       list.sort((a, b) => b.statics - a.statics);
       this.#byLength.set(segments.length, list);
+      // Static segments outrank parameters in `match`, so a parameterless route's own path reaches it.
+      if (compiled.statics === segments.length) this.#exact.set(`${route.method} ${route.path}`, route);
     }
   }
 
@@ -53,18 +52,12 @@ export class Router {
   }
 
   /**
-   * The route a raw path (as sent, before splitting and decoding) reached before with
-   * `method`, when it has no parameters: the same bytes reach the same route, so splitting,
-   * decoding and matching are skipped. Paths with parameters are not kept (each id is
-   * another path), and when the table is full no more are.
+   * The route without parameters whose path is exactly `path` (without the version, not
+   * decoded), as `match` would find it: the usual request skips splitting, decoding and
+   * matching. Any other spelling, and every path with parameters, goes through `match`.
    */
-  known(method: string, rawPath: string): Route | undefined {
-    return this.#known.get(`${method} ${rawPath}`);
-  }
-
-  /** Keeps what `known` answers for `rawPath`, once it matched `route` without parameters. */
-  remember(method: string, rawPath: string, route: Route): void {
-    if (this.#known.size < KNOWN_PATHS_CAPACITY) this.#known.set(`${method} ${rawPath}`, route);
+  exact(method: string, path: string): Route | undefined {
+    return this.#exact.get(`${method} ${path}`);
   }
 }
 
