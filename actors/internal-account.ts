@@ -325,10 +325,6 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
     return this.get(id) !== undefined;
   }
 
-  find(id: string): InternalAccount | undefined {
-    return this.get(id);
-  }
-
   /**
    * What listings filter on: the owner ('' for the platform), currency and type of an
    * account, without building a derived account's full record (its funding reference is

@@ -45,8 +45,6 @@ export interface RecordKind<R, E extends DomainEvent> {
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
   has?(id: string): boolean;
-  /** The record by id, for kinds whose records are not all stored (a derived one built); else `records.get`. */
-  find?(id: string): R | undefined;
   /**
    * The actor a decision must hold to read or write `record` (the engine contract); absent:
    * the record is an actor of its own. Undefined: any decision may touch it (the kind says why).
@@ -128,7 +126,6 @@ interface Registered {
   restore(record: unknown): void;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
-  find(id: string): unknown;
 }
 
 export abstract class Registry<E extends DomainEvent, T> implements StateMachine<E, T>, RecordLookup {
@@ -153,7 +150,6 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       restore: (record) => kind.restore(record as R),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
-      find: kind.find !== undefined ? (id) => kind.find!(id) : (id) => (kind.records as RecordMap<R>).peek(id),
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
@@ -222,9 +218,13 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return this.#kinds.flatMap((kind) => kind.checkInvariants(this));
   }
 
-  /** The record `id` names now, of whichever kind its prefix says (the engine's idempotency records resolve their replies' records). */
+  /**
+   * The stored record `id` names now, of whichever kind its prefix says: the engine's
+   * idempotency records resolve their replies' records. A derived record (an internal account
+   * no entry changed) is not stored, and no reply that names its record reports one.
+   */
   recordOf(id: string): unknown {
-    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.find(id);
+    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records.peek(id);
   }
 
   has(id: string): boolean {
