@@ -218,6 +218,15 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return this.#kinds.flatMap((kind) => kind.checkInvariants(this));
   }
 
+  /**
+   * The stored record `id` names now, of whichever kind its prefix says: the engine's
+   * idempotency records resolve their replies' records. A derived record (an internal account
+   * no entry changed) is not stored, and no reply that names its record reports one.
+   */
+  recordOf(id: string): unknown {
+    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records.peek(id);
+  }
+
   has(id: string): boolean {
     // A scan of the few prefixes: slicing the prefix off each id cost recovery's invariant
     // check a string per reference (a million accounts name two records each).

@@ -1,9 +1,17 @@
 // Idempotency-Key scope and bytes: a key belongs to the route a request reaches, not to
-// the spelling of its path, and a key is printable ASCII or refused.
-import { describe, it } from 'node:test';
+// the spelling of its path, and a key is printable ASCII or refused. A replay answers the
+// first reply's bytes, though the log keeps only the record that reply rendered: also after
+// that record has changed, and after a restart from the log alone or from a snapshot.
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawExchange, serviceForSuite } from './support/service.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../src/engine/clock.js';
+import { SHORT_OUTCOME_MS } from '../actors/transaction.js';
+import { rawExchange, serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, customerAccounts, createCustomer, totalCount, unique } from './support/assertions.js';
+import { externalUsd, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
 const VERSION = '2025-10-13';
 
@@ -65,5 +73,90 @@ describe('Idempotency-Key scope', () => {
     }
     assert.equal(await totalCount(svc, '/customers'), before);
     assertInvalid(await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL' }, headers: { 'idempotency-key': 'ca\u00e9f' } }), 'Idempotency-Key');
+  });
+});
+
+/** A keyed request and the first answer it got. */
+interface Keyed {
+  method: string;
+  path: string;
+  body?: Record<string, unknown>;
+  key: string;
+  status: number;
+  text: string;
+}
+
+describe('an idempotent replay, with the log naming the record instead of the reply', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'http-idempotency-replay-'));
+  const clock = new ManualClock(Date.UTC(2026, 6, 1));
+  let svc: TestService;
+  const sent: Keyed[] = [];
+  after(async () => {
+    await svc?.stop({ keepData: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const send = async (method: string, path: string, body?: Record<string, unknown>): Promise<Keyed> => {
+    const key = unique('replay-');
+    const res = await svc.request(method, path, { body, headers: { 'idempotency-key': key } });
+    assert.ok(res.status === 200 || res.status === 201, `${method} ${path}: ${res.status} ${res.text}`);
+    const keyed = { method, path, body, key, status: res.status, text: res.text };
+    sent.push(keyed);
+    return keyed;
+  };
+  /** Every keyed request sent again answers its first bytes, marked as replayed. */
+  const assertReplays = async (when: string): Promise<void> => {
+    for (const { method, path, body, key, status, text } of sent) {
+      const res = await svc.request(method, path, { body, headers: { 'idempotency-key': key } });
+      assert.equal(res.status, status, `${when}: ${method} ${path}`);
+      assert.equal(res.text, text, `${when}: ${method} ${path} answers its first bytes`);
+      assert.equal(res.headers.get('idempotent-replayed'), 'true', `${when}: ${method} ${path}`);
+    }
+  };
+  const patchCustomer = async (id: string, fullName: string): Promise<void> =>
+    assertStatus(await svc.request('PATCH', `/customers/${id}`, { body: { customerType: 'INDIVIDUAL', fullName } }), 200);
+
+  it('answers the first bytes of a customer create, payments and a transfer after their records changed', async () => {
+    svc = await startTestService({ clock, dataDir });
+    const customer = JSON.parse((await send('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada' })).text) as { id: string };
+    const payer = await fundedCustomer(svc, 1_000_000);
+    const payee = await fundedCustomer(svc, 0);
+    const refunds = await externalUsd(svc, payer.customer.id, '004');
+    const payout = { destination: { destinationType: 'ACCOUNT', accountId: refunds.id, paymentRail: 'ACH' } };
+    await send('POST', '/quotes', quoteBody(payer.usd.id, payee.usd.id, 1_000, { immediatelyExecute: true }));
+    const quote = JSON.parse((await send('POST', '/quotes', quoteBody(payer.usd.id, refunds.id, 700, payout))).text) as { id: string };
+    const executed = JSON.parse((await send('POST', `/quotes/${quote.id}/execute`)).text) as { transactionId: string };
+    const immediate = JSON.parse((await send('POST', '/quotes', quoteBody(payer.usd.id, refunds.id, 800, { ...payout, immediatelyExecute: true }))).text) as { id: string; transactionId: string };
+    const transfer = JSON.parse((await send('POST', '/transfer-out', { source: { accountId: payer.usd.id }, destination: { accountId: refunds.id }, amount: 450 })).text) as { id: string };
+    await assertReplays('at once');
+
+    // The records move on: the customer is renamed, the sandbox bank refunds the payouts and the transfer.
+    await patchCustomer(customer.id, 'Ada Lovelace');
+    clock.advance(SHORT_OUTCOME_MS + 1);
+    const statusOf = (id: string) => svc.service.services.world.transactions.get(id)?.status;
+    await until(svc, () => [executed.transactionId, immediate.transactionId, transfer.id].every((id) => statusOf(id) === 'REFUNDED'));
+    for (const [path, first] of [[`/customers/${customer.id}`, sent[0]!], [`/quotes/${immediate.id}`, sent[4]!], [`/transactions/${transfer.id}`, sent[5]!]] as const) {
+      assert.notDeepEqual(await getJson(svc, path), JSON.parse(first.text), `${path} changed since its first reply`);
+    }
+    await assertReplays('after the records changed');
+  });
+
+  it('answers them after a restart from the log alone', async () => {
+    await svc.stop({ keepData: true });
+    svc = await startTestService({ clock, dataDir });
+    assert.equal(svc.service.services.engine.snapshotSeq, 0, 'replayed from the log alone');
+    await assertReplays('after a restart from the log');
+  });
+
+  it('answers them after a restart from a snapshot and the log after it', async () => {
+    const later = JSON.parse((await send('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bea' })).text) as { id: string };
+    await svc.service.services.engine.snapshot();
+    // Changed after the snapshot: the log's tail renames both customers again.
+    await patchCustomer(later.id, 'Bea Two');
+    await patchCustomer(JSON.parse(sent[0]!.text).id as string, 'Ada Byron');
+    await svc.stop({ keepData: true });
+    svc = await startTestService({ clock, dataDir });
+    assert.ok(svc.service.services.engine.snapshotSeq > 0, 'loaded from a snapshot');
+    await assertReplays('after a restart from a snapshot');
   });
 });

@@ -22,6 +22,13 @@ import { createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quote
 const PAYMENT_ENTRY_LIMIT = 400;
 
 /**
+ * What an Idempotency-Key adds to a payment's entry (bytes): its record names the quote the
+ * reply rendered instead of carrying the rendered quote (1,269 bytes added with the rendered
+ * quote, 269 with its name: the scoped key is 115 of them, the request's hash 64).
+ */
+const KEYED_PAYMENT_EXTRA = 300;
+
+/**
  * What each other payment step's entry may take in the log (bytes; measured at the commit
  * that made each log its decided facts, with some room: ids as bytes, no records).
  */
@@ -35,12 +42,16 @@ const STEP_ENTRY_LIMITS: Record<string, number> = {
 };
 
 /** The bytes of each log group, by the sequence number it starts at. */
-async function groupBytes(dataDir: string): Promise<Map<number, { bytes: number; entries: number }>> {
+async function groupBytes(dataDir: string): Promise<Map<number, { bytes: number; entries: number; payment: boolean }>> {
   const root = open({ path: dataDir });
-  const groups = new Map<number, { bytes: number; entries: number }>();
+  const groups = new Map<number, { bytes: number; entries: number; payment: boolean }>();
   try {
     const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
-    for (const { key, value } of log.getRange()) groups.set(key, { bytes: value.length, entries: decodeGroup(key, value).length });
+    for (const { key, value } of log.getRange()) {
+      const entries = decodeGroup<{ type: string }>(key, value);
+      const payment = entries.some((entry) => entry.events.some((e) => e.type === 'quote.decided'));
+      groups.set(key, { bytes: value.length, entries: entries.length, payment });
+    }
   } finally {
     await root.close();
   }
@@ -87,6 +98,26 @@ describe('the payment entry', () => {
       await svc.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it(`with an Idempotency-Key adds at most ${KEYED_PAYMENT_EXTRA} bytes: the key, the request's hash, the status and the quote it answers with, not the reply`, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'payment-entry-keyed-'));
+    const svc = await startTestService({ dataDir });
+    try {
+      const payer = await fundedCustomer(svc, 1_000_000);
+      const payee = await fundedCustomer(svc, 0);
+      const body = quoteBody(payer.usd.id, payee.usd.id, 1_000, { immediatelyExecute: true });
+      await createQuote(svc, body);
+      await createQuote(svc, body, { 'idempotency-key': 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' });
+    } finally {
+      await svc.stop({ keepData: true });
+    }
+    const payments = [...(await groupBytes(dataDir)).values()].filter((group) => group.payment);
+    rmSync(dataDir, { recursive: true, force: true });
+    assert.equal(payments.length, 2, JSON.stringify(payments));
+    assert.ok(payments.every((group) => group.entries === 1), JSON.stringify(payments));
+    const [bare, keyed] = [payments[0]!.bytes, payments[1]!.bytes];
+    assert.ok(keyed - bare <= KEYED_PAYMENT_EXTRA, `a bare payment's entry is ${bare} bytes, a keyed one's ${keyed}`);
   });
 
   it('carries an id of its field\'s kind as 16 bytes and gives it back exactly; any other id as its string', () => {

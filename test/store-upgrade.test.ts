@@ -16,6 +16,11 @@ import { answersTo, startTestService, type TestService } from './support/service
 import { until } from './support/money.js';
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/store-5fb4518', import.meta.url));
+/**
+ * A store written at 9386337, whose `$idempotency` events and snapshot carry each keyed reply's
+ * rendered bytes (made by its make-fixture.mjs, which recorded each keyed request's first answer).
+ */
+const KEYED_FIXTURE = fileURLToPath(new URL('../../test/fixtures/store-9386337', import.meta.url));
 
 interface Fixture {
   now: number;
@@ -80,5 +85,44 @@ describe('a store written before the compact log format', () => {
     svc = await startTestService({ clock, dataDir });
     assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), before);
     assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+  });
+});
+
+interface KeyedFixture {
+  now: number;
+  keyed: Array<{ method: string; path: string; body?: unknown; key: string; status: number; text: string }>;
+}
+
+describe('a store whose idempotency records carry the rendered reply', () => {
+  const fixture = JSON.parse(readFileSync(join(KEYED_FIXTURE, 'expected.json'), 'utf8')) as KeyedFixture;
+  const dataDir = mkdtempSync(join(tmpdir(), 'store-upgrade-keyed-'));
+  cpSync(KEYED_FIXTURE, dataDir, { recursive: true });
+  const clock = new ManualClock(fixture.now);
+  let svc: TestService | undefined;
+  after(async () => {
+    await svc?.stop({ keepData: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  /** Each keyed request of the old store sent again answers what it answered then, byte for byte. */
+  const assertReplays = async (service: TestService): Promise<void> => {
+    for (const { method, path, body, key, status, text } of fixture.keyed) {
+      const res = await service.request(method, path, { body, headers: { 'idempotency-key': key } });
+      assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
+      assert.equal(res.text, text, `${method} ${path}`);
+      assert.equal(res.headers.get('idempotent-replayed'), 'true', `${method} ${path}`);
+    }
+  };
+
+  it('replays each keyed request with its first bytes, from its snapshot and its log', async () => {
+    svc = await startTestService({ clock, dataDir });
+    assert.ok(svc.service.services.engine.snapshotSeq > 0, 'the old snapshot was loaded');
+    await assertReplays(svc);
+  });
+
+  it('replays them after a restart from a snapshot of this format', async () => {
+    await svc!.service.services.engine.snapshot();
+    await svc!.stop({ keepData: true });
+    svc = await startTestService({ clock, dataDir });
+    await assertReplays(svc);
   });
 });

@@ -355,7 +355,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
         this.#scheduler.apply(event as EngineEvent<unknown>);
         return;
       case '$idempotency':
-        this.#idempotency.apply((event as Extract<EngineEvent<unknown>, { type: '$idempotency' }>).record, at);
+        this.#idempotency.apply((event as Extract<EngineEvent<unknown>, { type: '$idempotency' }>).record, at, (id) => this.#machine.recordOf?.(id));
         return;
       default:
         this.#machine.apply(event as E, at);

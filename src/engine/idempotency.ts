@@ -2,10 +2,16 @@
 // each is logged as a `$idempotency` event in the entry of the decision it answers, honoured
 // for IDEMPOTENCY_TTL_MS, and at most `max` are kept. Expiry and eviction are driven by entry
 // time and count, never by the clock, so a replay drops the same records the live process did.
+//
+// The log does not carry the rendered reply: a reply that renders one record names it, and
+// the record is resolved when the event applies, after the events of its own entry, so it is
+// the record as that entry left it, live and on replay alike. Records being immutable, the
+// idempotency record keeps a reference to it, which the front renders again for a replay.
 import { IdempotencyTable } from './idempotency-table.js';
+import { idOf } from './ids.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Report } from './report.js';
-import type { IdempotencyRecord } from './state-machine.js';
+import type { IdempotencyRecord, LoggedIdempotency } from './state-machine.js';
 
 /** How long idempotency records are honoured (CONTRACT.md: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -38,8 +44,12 @@ export class IdempotencyRecords {
     return record;
   }
 
-  /** Applies a `$idempotency` event of an entry at `at`: the record goes last, then expired and excess ones go. */
-  apply(record: IdempotencyRecord, at: number): void {
+  /**
+   * Applies a `$idempotency` event of an entry at `at`, the record its reply names resolved by
+   * `recordOf` in the state that entry left: the record goes last, then expired and excess ones go.
+   */
+  apply(logged: LoggedIdempotency, at: number, recordOf: (id: string) => unknown): void {
+    const record = remembered(logged, at, recordOf);
     this.table.delete(record.key);
     this.table.set(record.key, record);
     this.#trim(at);
@@ -63,4 +73,21 @@ export class IdempotencyRecords {
       }
     }
   }
+}
+
+/** What a logged idempotency record keeps: the reply's record resolved, or the bytes it was logged with. */
+function remembered(logged: LoggedIdempotency, at: number, recordOf: (id: string) => unknown): IdempotencyRecord {
+  const { key, bodyHash, status, kind } = logged;
+  if (kind === undefined || logged.id === undefined) {
+    // Entries before issue 38 carry their own time; a reply without a body (204) carries no bytes.
+    const record: IdempotencyRecord = { key, bodyHash, status, at: logged.at ?? at };
+    if (logged.body !== undefined) record.body = logged.body;
+    return record;
+  }
+  const id = idOf(logged.id, kind);
+  const reports = recordOf(id);
+  // Only a live decision logs this event, right after the events that left the record: a
+  // miss is a bug there (the decision stops the process before its entry is logged).
+  if (reports === undefined) throw new Error(`an idempotency record's reply names ${id}, which its entry did not leave`);
+  return { key, bodyHash, status, at, kind, reports };
 }

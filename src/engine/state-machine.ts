@@ -2,7 +2,7 @@
 // durability, snapshots and time; the domain owns what a message means. Everything the
 // domain does in `apply` is a pure function of the current state and the entry, so that
 // replaying the log rebuilds the same state.
-import { newId } from './ids.js';
+import { newId, type IdKind, type LoggedId } from './ids.js';
 
 /** Events the engine itself writes and applies; domain event types never start with `$`. */
 export type EngineEvent<T> =
@@ -17,7 +17,7 @@ export type EngineEvent<T> =
   | { type: '$effect.done'; id: string; outcome: unknown }
   | { type: '$effect.retry'; id: string; attempt: number; due: number; error: string }
   | { type: '$effect.dead'; effect: Effect; error: string }
-  | { type: '$idempotency'; record: IdempotencyRecord };
+  | { type: '$idempotency'; record: LoggedIdempotency };
 
 export interface Timer<T> {
   /** Generated, or the key the domain chose (so that it can cancel or replace the timer). */
@@ -48,15 +48,44 @@ export interface Effect {
   due: number;
 }
 
-export interface IdempotencyRecord {
+/**
+ * An Idempotency-Key's answer as its entry logs it: the reply is not logged rendered. A reply
+ * that renders one record names it (`kind` and `id`), and the engine resolves that name once
+ * the entry's own events are applied, to the record as the entry left it.
+ */
+export interface LoggedIdempotency {
   /** environment, route and client key, joined */
   key: string;
   /** SHA-256 hex of the request body */
   bodyHash: string;
   status: number;
-  /** the exact response bytes, as text */
-  body: string;
+  /** The kind of the record the reply renders (absent: the reply is not one record's render). */
+  kind?: IdKind;
+  /** That record's id, in its logged form. */
+  id?: LoggedId;
+  /** The reply's exact bytes, for a reply that is not one record's render; every entry before issue 38 logged them. */
+  body?: string;
+  /** Entries before issue 38: the entry's time, which the entry itself now gives. */
+  at?: number;
+}
+
+/**
+ * An idempotency record as the engine keeps it (and a snapshot stores it): what a replay
+ * answers. `reports` is a reference to the record of that moment (records are immutable, so
+ * it costs a pointer while the record is current; a snapshot stores the record itself), which
+ * the front renders again; `body` the exact bytes, for the replies logged with them.
+ */
+export interface IdempotencyRecord {
+  key: string;
+  bodyHash: string;
+  status: number;
   at: number;
+  /** The kind of `reports`, which picks its render. */
+  kind?: IdKind;
+  /** The record the reply rendered, as the entry that made this record left it. */
+  reports?: unknown;
+  /** The reply's exact bytes, as text (absent with `reports`, and for a reply without a body). */
+  body?: string;
 }
 
 export interface DomainEvent {
@@ -226,6 +255,11 @@ export interface StateMachine<E extends DomainEvent, T> {
    * interleave with, so what they read is not checked.
    */
   hold?(actors: ReadonlySet<string> | undefined, checked?: 'reads and writes' | 'writes'): void;
+  /**
+   * Optional: the record `id` names now (a derived one built), undefined if there is none;
+   * for the engine's own events that refer to a record (an idempotency record's reply).
+   */
+  recordOf?(id: string): unknown;
   /** Decides what a due timer's message does now, synchronously (its actors are held); a throw is retried with backoff. */
   onTimer(message: T, at: number): E[];
 }

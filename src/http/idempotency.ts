@@ -3,9 +3,16 @@
 // first response again, byte for byte; the same key with another body gets 409. The record
 // is written in the same log entry as the change it answers for, so a crash cannot keep
 // one without the other. A second request with a key still in flight waits for the first.
-import type { EngineEvent } from '../engine/state-machine.js';
+//
+// The entry does not carry the rendered response: a reply that renders one record (every
+// idempotent route's but a DELETE's, whose 204 has no body) names that record, and a replay
+// renders the record its entry left again (record-reply.ts). A reply that is not one
+// record's render would keep its bytes in the entry (`body`); none does today.
+import { loggedId } from '../engine/ids.js';
+import type { EngineEvent, IdempotencyRecord, LoggedIdempotency } from '../engine/state-machine.js';
 import type { Services } from '../services.js';
 import { DomainError, invalidField } from '../../actors/errors.js';
+import { renderedAgain } from './record-reply.js';
 import type { Reply } from './route.js';
 
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -33,7 +40,7 @@ export class IdempotencyKeys {
   async run(
     scoped: string,
     requestHash: string,
-    work: (remember: (reply: Reply, at: number) => EngineEvent<unknown>[]) => Promise<Reply>,
+    work: (remember: (reply: Reply) => EngineEvent<unknown>[]) => Promise<Reply>,
   ): Promise<Outcome> {
     for (;;) {
       const running = this.#inFlight.get(scoped);
@@ -45,11 +52,9 @@ export class IdempotencyKeys {
       if (previous.bodyHash !== requestHash) {
         throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body');
       }
-      return { replayed: true, status: previous.status, body: previous.body };
+      return { replayed: true, status: previous.status, body: replayedBody(previous) };
     }
-    const remember = (reply: Reply, at: number): EngineEvent<unknown>[] => [
-      { type: '$idempotency', record: { key: scoped, bodyHash: requestHash, status: reply.status, body: JSON.stringify(reply.body), at } },
-    ];
+    const remember = (reply: Reply): EngineEvent<unknown>[] => [{ type: '$idempotency', record: logged(scoped, requestHash, reply) }];
     const running = work(remember);
     this.#inFlight.set(scoped, running);
     try {
@@ -58,4 +63,17 @@ export class IdempotencyKeys {
       this.#inFlight.delete(scoped);
     }
   }
+}
+
+/** What the entry logs of `reply`: the record it renders by name, else its bytes (none for a 204). */
+function logged(key: string, bodyHash: string, reply: Reply): LoggedIdempotency {
+  const { status, reports } = reply;
+  if (reports !== undefined) return { key, bodyHash, status, kind: reports.kind, id: loggedId(reports.id, reports.kind) };
+  return reply.body === undefined ? { key, bodyHash, status } : { key, bodyHash, status, body: JSON.stringify(reply.body) };
+}
+
+/** The first reply's bytes: its record rendered again, or the bytes it was logged with. */
+function replayedBody(record: IdempotencyRecord): string {
+  if (record.kind !== undefined) return renderedAgain(record.kind, record.reports);
+  return record.body ?? '';
 }

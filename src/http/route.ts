@@ -3,6 +3,7 @@
 // dispatch, validation and the OpenAPI document. A handler reaches nothing else of the
 // service but the few ports of RoutePorts, each for what the domain cannot answer.
 import type { TSchema } from '@sinclair/typebox';
+import type { IdKind } from '../engine/ids.js';
 import type { DomainCommand, DomainQuery } from '../../actors/world.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import type { WalletPorts } from '../../actors/commands/wallet.js';
@@ -15,6 +16,11 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface Reply {
   status: number;
   body: unknown;
+  /**
+   * The record `body` renders, when it is one record's render (record-reply.ts): an
+   * idempotency record names it instead of carrying the rendered body.
+   */
+  reports?: { kind: IdKind; id: string };
 }
 
 export interface RequestHeaders {

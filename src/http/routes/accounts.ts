@@ -17,6 +17,7 @@ import type { Page, PageRequest } from '../../../actors/page.js';
 import { invalidInput } from '../../../actors/errors.js';
 import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { AccountInfoSchema, checkAccountInfo } from '../schemas/account-info.js';
 import { componentRef } from '../schemas/named.js';
 import { CurrencyCode, ExternalAccountView, IdOf, InternalAccountView, ListOf } from '../schemas/resources.js';
@@ -77,8 +78,8 @@ async function listInternal(ctx: RouteContext<undefined, PageRequest>, filter: I
   return pageReply(await ctx.read(internalAccountPage, { envId: ctx.env.id, filter, page: ctx.query }), renderInternalAccount);
 }
 
-const createdExternal = (account: ExternalAccount): Reply => ({ status: 201, body: renderExternalAccount(account) });
-const fundedAccount = (account: InternalAccount): Reply => ({ status: 200, body: renderInternalAccount(account) });
+const createdExternal = (account: ExternalAccount): Reply => recordReply(201, 'ExternalAccount', account);
+const fundedAccount = (account: InternalAccount): Reply => recordReply(200, 'InternalAccount', account);
 
 function createExternal(
   ctx: RouteContext<unknown, unknown>,

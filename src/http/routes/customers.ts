@@ -6,6 +6,7 @@ import { createCustomer, deleteCustomer, updateCustomer } from '../../../actors/
 import { customer, customerPage, type CustomerFilter } from '../../../actors/queries/customers.js';
 import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { AddressSchema, BusinessInfoSchema, CurrencyCode, CustomerView, Email, IdOf, ListOf, UmaAddress } from '../schemas/resources.js';
 import { checkKnownCurrency, Country, DateString, DateTime, instant, List, Obj, StringEnum, Text, validator, type Parsed } from '../validation.js';
 
@@ -76,7 +77,7 @@ type CustomerListQuery = Static<typeof ListCustomers>;
 
 const CustomerIdParam = validator(Obj({ customerId: IdOf('Customer') }));
 
-const created = (customer: Customer): Reply => ({ status: 201, body: renderCustomer(customer) });
+const created = (customer: Customer): Reply => recordReply(201, 'Customer', customer);
 const current = (customer: Customer): Reply => ({ status: 200, body: renderCustomer(customer) });
 
 function create(ctx: RouteContext<unknown, unknown>, customer: CustomerInput): Promise<Reply> {

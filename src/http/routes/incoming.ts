@@ -4,8 +4,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { receiveUmaPayment, settleIncomingPayment } from '../../../actors/commands/incoming.js';
 import type { IncomingOutcome } from '../../../actors/incoming.js';
-import { renderTransaction, type Transaction } from '../../../actors/transaction.js';
+import type { Transaction } from '../../../actors/transaction.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { TransactionView } from '../schemas/payments.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { Obj, validator, type Parsed } from '../validation.js';
@@ -23,7 +24,7 @@ const Receive = Obj(
 type ReceiveBody = Static<typeof Receive>;
 const TransactionIdParam = validator(Obj({ transactionId: IdOf('Transaction') }));
 
-const settled = (tx: Transaction): Reply => ({ status: 200, body: renderTransaction(tx) });
+const settled = (tx: Transaction): Reply => recordReply(200, 'Transaction', tx);
 
 function settle(outcome: IncomingOutcome) {
   return (ctx: RouteContext<undefined, undefined, Parsed<typeof TransactionIdParam>>): Promise<Reply> =>
@@ -42,7 +43,7 @@ export const incomingRoutes: Route[] = [
     status: 201,
     sandboxOnly: true,
     idempotent: true,
-    handle: (ctx) => ctx.run(receiveUmaPayment, { envId: ctx.env.id, payment: ctx.body }, (tx) => ({ status: 201, body: renderTransaction(tx) })),
+    handle: (ctx) => ctx.run(receiveUmaPayment, { envId: ctx.env.id, payment: ctx.body }, (tx) => recordReply(201, 'Transaction', tx)),
   }),
   route({
     method: 'POST',

@@ -8,6 +8,7 @@ import { quote } from '../../../actors/queries/records.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
 import { LOCKED_SIDES, PURPOSES_OF_PAYMENT, renderQuote, type Quote } from '../../../actors/quote.js';
 import { route, type Reply, type Route } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { CurrencyCode, IdOf, UmaAddress } from '../schemas/resources.js';
 import { QuoteView } from '../schemas/payments.js';
 import { Obj, Str, StringEnum, Text, TextRecord, validator } from '../validation.js';
@@ -45,8 +46,8 @@ type CreateQuoteBody = Static<typeof CreateQuote>;
 
 const QuoteIdParam = validator(Obj({ quoteId: IdOf('Quote') }));
 
-const created = (quote: Quote): Reply => ({ status: 201, body: renderQuote(quote) });
-const executed = (quote: Quote): Reply => ({ status: 200, body: renderQuote(quote) });
+const created = (quote: Quote): Reply => recordReply(201, 'Quote', quote);
+const executed = (quote: Quote): Reply => recordReply(200, 'Quote', quote);
 
 export const quoteRoutes: Route[] = [
   route<CreateQuoteBody>({

@@ -4,8 +4,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { sandboxSend } from '../../../actors/commands/sandbox.js';
 import { LOCKED_AMOUNT_LIMIT } from '../../../actors/fx.js';
-import { renderTransaction } from '../../../actors/transaction.js';
 import { route, type Route } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { CurrencyCode, IdOf } from '../schemas/resources.js';
 import { TransactionView } from '../schemas/payments.js';
 import { Obj, Text, validator } from '../validation.js';
@@ -33,6 +33,6 @@ export const sandboxRoutes: Route[] = [
     status: 200,
     sandboxOnly: true,
     idempotent: true,
-    handle: (ctx) => ctx.run(sandboxSend, { env: ctx.env, send: ctx.body }, (tx) => ({ status: 200, body: renderTransaction(tx) })),
+    handle: (ctx) => ctx.run(sandboxSend, { env: ctx.env, send: ctx.body }, (tx) => recordReply(200, 'Transaction', tx)),
   }),
 ];

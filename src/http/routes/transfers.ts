@@ -4,8 +4,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { transferIn, transferOut } from '../../../actors/commands/transfers.js';
 import { MAX_FUND_AMOUNT } from '../../../actors/internal-account.js';
-import { renderTransaction, type Transaction } from '../../../actors/transaction.js';
+import type { Transaction } from '../../../actors/transaction.js';
 import { route, type Reply, type Route } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { TransactionView } from '../schemas/payments.js';
 import { Obj, Str, Text, validator } from '../validation.js';
 
@@ -36,7 +37,7 @@ const TransferOut = Obj(
 );
 type TransferOutBody = Static<typeof TransferOut>;
 
-const created = (tx: Transaction): Reply => ({ status: 201, body: renderTransaction(tx) });
+const created = (tx: Transaction): Reply => recordReply(201, 'Transaction', tx);
 
 export const transferRoutes: Route[] = [
   route<TransferInBody>({

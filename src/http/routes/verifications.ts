@@ -7,6 +7,7 @@ import { createVerification } from '../../../actors/commands/verifications.js';
 import { verification } from '../../../actors/queries/records.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
 import { route, type Reply, type Route } from '../route.js';
+import { recordReply } from '../record-reply.js';
 import { IdOf } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 
@@ -59,7 +60,7 @@ const VerificationView = Obj(
 );
 const VerificationIdParam = validator(Obj({ id: IdOf('Verification') }));
 
-const createdVerification = (verification: Verification): Reply => ({ status: 201, body: renderVerification(verification) });
+const createdVerification = (verification: Verification): Reply => recordReply(201, 'Verification', verification);
 
 export const verificationRoutes: Route[] = [
   route<Static<typeof CreateVerification>>({
