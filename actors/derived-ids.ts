@@ -4,16 +4,16 @@
 // accounts sort right after it, as accounts made in the same millisecond would, and an
 // account id alone says which customer and which provisioned currency it stands for: such
 // an account needs no stored record until money first moves through it.
-import { uuidv7 } from '../src/engine/ids.js';
+import { newBaseId } from '../src/engine/ids.js';
 
 export const CUSTOMER_PREFIX = 'Customer:';
 const ACCOUNT_PREFIX = 'InternalAccount:';
 const ACCOUNT_ID_LENGTH = ACCOUNT_PREFIX.length + 36;
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
-/** A new customer's id. Still unique with its last byte fixed: the timestamp and counter bytes are. */
+/** A new customer's id: its accounts' ids are derived from it (newBaseId). */
 export function newCustomerId(at: number): string {
-  return `${CUSTOMER_PREFIX}${uuidv7(at).slice(0, -2)}00`;
+  return newBaseId('Customer', at);
 }
 
 /**
@@ -72,7 +72,7 @@ export function newPaymentTransactionId(at: number): string {
 
 /** A new id whose UUID ends in 00, from which the others of its step are derived (paymentIdsFrom, idsStartingAt). */
 export function newDerivingId(kind: 'Transaction' | 'Webhook', at: number): string {
-  return `${kind}:${uuidv7(at).slice(0, -2)}00`;
+  return newBaseId(kind, at);
 }
 
 /** `first` (a newDerivingId), then the ids of its kind derived from it: each call the next. */

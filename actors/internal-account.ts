@@ -141,6 +141,27 @@ type AccountsEvent =
   | { type: 'customer.updated'; accounts: readonly InternalAccount[] }
   | { type: 'payment.recorded'; postings: readonly Posting[] };
 
+/**
+ * `account` after a movement, written out field by field: a spread of the account and its
+ * changes cost several microseconds per posting on Node 20, two postings to a payment.
+ */
+function moved(account: InternalAccount, balance: number, inflow: number, outflow: number, at: number): InternalAccount {
+  const next: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
+    id: account.id,
+    envId: account.envId,
+    customerId: account.customerId,
+    type: account.type,
+    currency: account.currency,
+    balance,
+    inflow,
+    outflow,
+    createdAt: account.createdAt,
+    updatedAt: at,
+  };
+  if (account.fundingReference !== undefined) next.fundingReference = account.fundingReference;
+  return next;
+}
+
 /** The account `derivedAccountId(customer.id, index)` is before its first movement. */
 function derivedAccount(customer: AccountOwner, index: number, currency: string): InternalAccount {
   return emptyAccount(derivedAccountId(customer.id, index), customer.envId, customer.id, currency, customer.createdAt);
@@ -251,7 +272,7 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
         const inflow = account.inflow + p.inflow;
         const outflow = account.outflow + p.outflow;
         assertBalance(account, balance, inflow, outflow);
-        this.#store({ ...account, balance, inflow, outflow, updatedAt: at });
+        this.#store(moved(account, balance, inflow, outflow, at));
       }
     },
   };

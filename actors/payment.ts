@@ -128,7 +128,7 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
   const recorded =
     plan?.atExecute === 'PROCESS' && source.kind === 'PULL'
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
-        paymentStep(execution.executed('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], at, nextId('Webhook'))
+        paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], at, nextId('Webhook'))
       : payee.kind === 'INTERNAL'
         ? payInternally(quote, source, payee, execution, nextId, at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
@@ -185,7 +185,8 @@ function checkExecutable(quote: Quote, parties: QuoteParties, at: number): Execu
 interface Execution {
   readonly outgoing: Transaction;
   readonly fees: LedgerDelta;
-  executed(status: QuoteStatus): Quote;
+  /** The quote's new status (and its transaction) as the payment step records it. */
+  change(status: QuoteStatus): QuoteChange;
 }
 
 function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSource }, txId: string, at: number): Execution {
@@ -208,7 +209,7 @@ function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSo
   return {
     outgoing,
     fees: ledgerDelta(quote.envId, quote.price.sendingCurrency, 0, quote.price.feesIncluded),
-    executed: (status) => ({ ...quote, status, transactionId: txId, updatedAt: at }),
+    change: (status) => ({ id: quote.id, status, transactionId: txId }),
   };
 }
 
@@ -242,8 +243,9 @@ function payInternally(
   }
   return {
     type: 'payment.recorded',
-    quoteChange: changeOf(execution.executed('COMPLETED')),
-    transactions: transactions.map(logged),
+    quoteChange: execution.change('COMPLETED'),
+    // Derived when the entry applies, never logged: the records themselves, not their logged form.
+    transactions,
     postings:
       source.kind === 'PULL'
         ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
@@ -261,14 +263,14 @@ function payOut(quote: Quote, sourceId: string, plan: PayoutPlan, execution: Exe
   const p = quote.price;
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(execution.outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return paymentStep(execution.executed('FAILED'), failed, [], [], at, nextId('Webhook'));
+    return paymentStep(execution.change('FAILED'), failed, [], [], at, nextId('Webhook'));
   }
   if (plan.atExecute === 'COMPLETE') {
     const done = withStatus(execution.outgoing, 'COMPLETED', at, pendingChange(plan, at));
-    return paymentStep(execution.executed('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at, nextId('Webhook'));
+    return paymentStep(execution.change('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at, nextId('Webhook'));
   }
   const inFlight = withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at));
-  return paymentStep(execution.executed('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at, nextId('Webhook'));
+  return paymentStep(execution.change('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at, nextId('Webhook'));
 }
 
 /** The transaction's pending outcome under `plan`, as a change to it (none when nothing plays out later). */
@@ -334,7 +336,7 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     updatedAt: at,
   };
   const step = paymentStep(
-    { ...quote, status: 'COMPLETED', transactionId: txId, updatedAt: at },
+    { id: quote.id, status: 'COMPLETED', transactionId: txId },
     incoming,
     [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
@@ -412,8 +414,8 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
   const T = tx.sentAmount;
   const currency = tx.sendingCurrency;
   const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
-  const quoteIs = (status: QuoteStatus): Quote | undefined => (quote === undefined ? undefined : { ...quote, status, updatedAt: at });
-  const step = (q: Quote | undefined, next: Transaction, postings: Posting[], ledger: LedgerDelta[]): PaymentRecorded => paymentStep(q, next, postings, ledger, at, nextId());
+  const quoteIs = (status: QuoteStatus): QuoteChange | undefined => (quote === undefined ? undefined : changeOf(quote, status));
+  const step = (q: QuoteChange | undefined, next: Transaction, postings: Posting[], ledger: LedgerDelta[]): PaymentRecorded => paymentStep(q, next, postings, ledger, at, nextId());
   switch (outcome) {
     case 'SETTLE':
       return [step(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)])];
@@ -444,19 +446,19 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
 }
 
 /** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
-export function paymentStep(quote: Quote | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId = newId('Webhook', at)): PaymentRecorded {
+export function paymentStep(quoteChange: QuoteChange | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId = newId('Webhook', at)): PaymentRecorded {
   const webhook = transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at, false, webhookId);
   const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [webhook] };
-  if (quote !== undefined) event.quoteChange = changeOf(quote);
+  if (quoteChange !== undefined) event.quoteChange = quoteChange;
   return event;
 }
 
 /**
- * What the log keeps of a quote a payment step changed: its status and transaction (every
- * step changes only those, and `updatedAt` to the entry's time).
+ * A quote's new status in a later payment step, with the transaction it made: every step
+ * changes only those, and `updatedAt` to the entry's time.
  */
-function changeOf(quote: Quote): QuoteChange {
-  return quote.transactionId === undefined ? { id: quote.id, status: quote.status } : { id: quote.id, status: quote.status, transactionId: quote.transactionId };
+function changeOf(quote: Quote, status: QuoteStatus): QuoteChange {
+  return quote.transactionId === undefined ? { id: quote.id, status } : { id: quote.id, status, transactionId: quote.transactionId };
 }
 
 

@@ -126,7 +126,10 @@ describe('the payment entry', () => {
     assert.ok(logged instanceof Uint8Array && logged.length === 16, `logged as ${String(logged)}`);
     assert.equal(idOf(logged, 'Quote'), quoteId);
     // Bytes would give these back changed (lowercased, another kind, without the suffix): they travel as they are.
-    for (const id of [quoteId.toUpperCase().replace('QUOTE:', 'Quote:'), quoteId.replace('Quote:', 'Transaction:'), `${quoteId}#sandbox`, 'Quote:legacy-1', '']) {
+    const hyphen = quoteId.indexOf('-');
+    const hyphenMoved = `${quoteId.slice(0, hyphen)}${quoteId[hyphen + 1]}-${quoteId.slice(hyphen + 2)}`;
+    const notHex = `${quoteId.slice(0, -1)}g`;
+    for (const id of [quoteId.toUpperCase().replace('QUOTE:', 'Quote:'), quoteId.replace('Quote:', 'Transaction:'), `${quoteId}#sandbox`, 'Quote:legacy-1', '', hyphenMoved, notHex]) {
       assert.equal(loggedId(id, 'Quote'), id);
       assert.equal(idOf(loggedId(id, 'Quote'), 'Quote'), id);
     }

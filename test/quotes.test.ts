@@ -50,6 +50,8 @@ describe('quotes between internal accounts', () => {
     assert.equal(await balanceOf(svc, alice.usd.id), 7_500);
     assert.equal(await balanceOf(svc, bob.usd.id), 2_500);
     assert.deepEqual(await getJson(svc, `/quotes/${quote.id}`), executed);
+    // Executing changes a quote's status and transaction only: every other field reads as before.
+    assert.deepEqual({ ...executed, status: quote.status, transactionId: undefined }, { ...quote, transactionId: undefined });
 
     const out = await getJson(svc, `/transactions/${executed.transactionId}`);
     assert.equal(out.type, 'OUTGOING');
