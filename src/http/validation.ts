@@ -1,7 +1,7 @@
 // Schema-first validation: a route's typebox schema is compiled once, checks the input,
 // types the handler's argument and is published in the OpenAPI document. Failures name
 // every offending field as a dotted path.
-import { Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type ObjectOptions, type TProperties } from '@sinclair/typebox';
+import { Kind, Type, type Static, type TSchema, type StringOptions, type ArrayOptions, type ObjectOptions, type TProperties } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { invalidField, invalidInput, type FieldProblem } from '../../actors/errors.js';
@@ -93,16 +93,66 @@ export type Parsed<V> = V extends Validator<infer T> ? T : never;
 
 export function validator<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Validator<Static<S>> {
   const check: TypeCheck<S> = TypeCompiler.Compile(schema);
+  const strict = refusingUnknown(schema);
+  const clean: TypeCheck<TSchema> | undefined = strict === undefined ? undefined : TypeCompiler.Compile(strict);
   return {
     schema,
     parse(value: unknown): Static<S> {
       const input = options.coerce === true ? coerceQuery(schema, value) : value;
-      // The input is freshly parsed and owned by this request: unknown properties are
-      // dropped in place rather than on a copy.
-      if (check.Check(input)) return Value.Clean(schema, input) as Static<S>;
-      throw invalidInput(fieldErrors(check, input));
+      if (!check.Check(input)) throw invalidInput(fieldErrors(check, input));
+      // Most requests carry no unknown property: a compiled check says so, where
+      // Value.Clean walks the value with the interpreted checker (about 8 µs a payment's
+      // body). The input is freshly parsed and owned by this request: unknown properties
+      // are dropped in place rather than on a copy.
+      if (clean !== undefined && clean.Check(input)) return input;
+      return Value.Clean(schema, input) as Static<S>;
     },
   };
+}
+
+/** Kinds Value.Clean gives back as they are. */
+const CLEAN_AS_THEY_ARE: ReadonlySet<string> = new Set(['String', 'Number', 'Integer', 'Boolean', 'Literal', 'Null', 'Unknown']);
+
+/**
+ * `schema` refusing exactly what Value.Clean would drop from a value it accepts: every
+ * object refuses properties it does not name. Undefined when some part is one whose
+ * cleaning is more than that (an object with a schema for other properties, a union with
+ * an object or array among its forms, which Clean cleans by the first form that fits, an
+ * intersection, a reference): such a schema is always cleaned.
+ */
+export function refusingUnknown(schema: TSchema): TSchema | undefined {
+  const kind = schema[Kind] as string;
+  if (CLEAN_AS_THEY_ARE.has(kind)) return schema;
+  switch (kind) {
+    case 'Object': {
+      if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
+      const properties: Record<string, TSchema> = {};
+      for (const [name, property] of Object.entries(schema.properties as Record<string, TSchema>)) {
+        const refusing = refusingUnknown(property);
+        if (refusing === undefined) return undefined;
+        properties[name] = refusing;
+      }
+      return { ...schema, properties, additionalProperties: false };
+    }
+    case 'Array': {
+      const items = refusingUnknown(schema.items as TSchema);
+      return items === undefined ? undefined : { ...schema, items };
+    }
+    case 'Record': {
+      if (schema.additionalProperties !== false) return undefined;
+      const patternProperties: Record<string, TSchema> = {};
+      for (const [pattern, value] of Object.entries(schema.patternProperties as Record<string, TSchema>)) {
+        const refusing = refusingUnknown(value);
+        if (refusing === undefined) return undefined;
+        patternProperties[pattern] = refusing;
+      }
+      return { ...schema, patternProperties };
+    }
+    case 'Union':
+      return (schema.anyOf as TSchema[]).every((form) => CLEAN_AS_THEY_ARE.has(form[Kind] as string)) ? schema : undefined;
+    default:
+      return undefined;
+  }
 }
 
 /**
