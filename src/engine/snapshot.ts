@@ -216,9 +216,10 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       const columns = 'ids' in items ? items : undefined;
       const pairs = 'ids' in items ? undefined : items;
       const length = columns?.ids.length ?? pairs!.length;
+      const stored = space === 'r' ? snapshot.storedForm : undefined;
       for (let i = 0; i < length; i++) {
         const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
-        chunk.push([space, id, item ?? null]);
+        chunk.push([space, id, item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item]);
         if (chunk.length >= CHUNK_ITEMS || this.#meter() - sliceStart >= SLICE_MS) await flush();
       }
     }
