@@ -19,6 +19,7 @@ import { until } from './support/money.js';
 import { World } from '../actors/world.js';
 import { replayStore, type ReplayReport } from '../src/engine/inspect.js';
 import { withStore } from '../src/engine/store-reader.js';
+import { stateDigests } from '../src/engine/state-digest.js';
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/store-5fb4518', import.meta.url));
 
@@ -124,6 +125,18 @@ describe('a store written before customers were snapshotted in their compact for
     assert.equal(replayed.fromSnapshot, fixture.snapshotSeq);
     assert.equal(await compactCustomers(dataDir), 0);
     assert.deepEqual(replayed.digest, fixture.digest);
+  });
+
+  it('gives back every customer of the old store, of every shape, from its compact form', async () => {
+    const world = new World();
+    await replayStore(dataDir, world);
+    const records = world.capture();
+    const stored = records.map(([id, record]) => [id, world.storedForm(id, record)] as const);
+    assert.equal(stored.filter(([id, form]) => id.startsWith('Customer:') && Array.isArray(form)).length, 7);
+    const restored = new World();
+    restored.restore(stored);
+    assert.equal(stateDigests({ records: restored.capture(), timers: [], effects: [], idempotency: [] }).records, fixture.digest.records);
+    assert.deepEqual(restored.checkInvariants(), []);
   });
 
   it('answers every read as the old code did, and after a snapshot in the compact form keeps the digest and the answers', async () => {
