@@ -668,7 +668,8 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     const shared = this.#lists.shared(currencies);
     const customer: MutableCustomer = {
       id,
-      envId: this.envs.get(envId)?.id ?? this.#lists.string(envId),
+      // Shared among the environment's customers (a snapshot restores them before the environments).
+      envId: this.#lists.string(envId),
       platformCustomerId: rest?.platformCustomerId ?? id.slice(CUSTOMER_PREFIX.length),
       customerType: rest?.customerType ?? DEFAULT_CUSTOMER_TYPE,
       umaAddress,
