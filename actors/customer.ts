@@ -286,7 +286,9 @@ const STORED_CUSTOMER_FORM = 1;
  * snapshot keys it), what a customer opened with the defaults holds as few values (the
  * platformCustomerId its id's UUID, INDIVIDUAL, not deleted, the provisioned currencies its
  * currencies: 1), and only what differs from those in `rest`. A million customers are read
- * back from this at a restart: a fifth of the strings of the whole record to decode.
+ * back from this at a restart: without the id, platformCustomerId, customerType and
+ * provisioned list of the whole record, a customer is 191 bytes instead of 300 and its
+ * decoding a quarter cheaper (docs/bench.md).
  */
 export type StoredCustomer = readonly [
   form: typeof STORED_CUSTOMER_FORM,
