@@ -39,8 +39,13 @@ export interface RecordKind<R, E extends DomainEvent> {
    * (replaced, never mutated): a snapshot holds references.
    */
   readonly records: ReadonlyMap<string, R>;
-  /** Puts a record read back from a snapshot, with its index entries. */
-  restore(record: R): void;
+  /**
+   * Puts a record read back from a snapshot, with its index entries: the record itself, or
+   * the form `stored` made of it (`id` is the record's id, as the snapshot keys it).
+   */
+  restore(record: R, id: string): void;
+  /** Optional: the form a snapshot stores a record in, when cheaper to write and read back than the record. */
+  stored?(record: R): unknown;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
@@ -122,8 +127,10 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
 type Applier = (event: DomainEvent, at: number) => void;
 
 interface Registered {
+  readonly prefix: string;
   readonly records: RecordMap<unknown>;
-  restore(record: unknown): void;
+  restore(record: unknown, id: string): void;
+  stored: ((record: unknown) => unknown) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
 }
@@ -135,6 +142,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
   readonly #changed = new Set<string>();
   readonly #held = new HeldActors();
+  /** The kind `storedForm` found last. */
+  #lastStored: Registered | undefined;
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
@@ -145,9 +154,11 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     const actorOf = kind.actorOf?.bind(kind) ?? ((record: R) => (record as { id: string }).id);
     kind.records.guard(this.#held, actorOf);
     const registered: Registered = {
+      prefix: kind.idPrefix,
       records: kind.records as RecordMap<unknown>,
       // A snapshot record under this prefix was captured from this kind's records.
-      restore: (record) => kind.restore(record as R),
+      restore: (record, id) => kind.restore(record as R, id),
+      stored: kind.stored !== undefined ? (record) => kind.stored!(record as R) : undefined,
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
     };
@@ -199,14 +210,29 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return changes;
   }
 
+  storedForm(id: string, record: unknown): unknown {
+    // Records come kind by kind: the previous record's kind is tried first.
+    let kind = this.#lastStored;
+    if (kind === undefined || !id.startsWith(kind.prefix)) {
+      kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
+      if (kind === undefined) return record;
+      this.#lastStored = kind;
+    }
+    return kind.stored === undefined ? record : kind.stored(record);
+  }
+
   restore(image: DomainImage): void {
     // What a snapshot holds is not a change: not noted at all (a million Set entries saved).
     for (const kind of this.#kinds) kind.records.track(undefined);
     try {
+      // An image holds records kind by kind: the previous record's kind is tried first.
+      let kind: Registered | undefined;
       for (const [id, record] of image) {
-        const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
-        if (kind === undefined) throw new Error(`snapshot holds a record of unknown kind: ${id}`);
-        kind.restore(record);
+        if (kind === undefined || !id.startsWith(kind.prefix)) {
+          kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
+          if (kind === undefined) throw new Error(`snapshot holds a record of unknown kind: ${id}`);
+        }
+        kind.restore(record, id);
       }
     } finally {
       for (const kind of this.#kinds) kind.records.track(this.#changed);

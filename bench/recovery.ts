@@ -19,7 +19,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
-import { createCustomers, epochNow, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
+import { createCustomers, epochNow, health, lastOutput, loadFailures, messageOf, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
 import { fmtInt, markdownTable } from './support/stats.js';
 import { DATA_FILE, readFreeList } from '../src/engine/store.js';
 
@@ -130,7 +130,7 @@ async function main(): Promise<string[]> {
         nodeOptions,
         env,
         onLine: (line) => {
-          const m = SNAPSHOT_LINE.exec(line);
+          const m = SNAPSHOT_LINE.exec(messageOf(line));
           if (m !== null) {
             snapshotSeq = Number(m[1]);
             snapshotRecords = Number(m[2]);
@@ -161,9 +161,10 @@ async function main(): Promise<string[]> {
       env,
       readyTimeoutMs: READY_TIMEOUT_MS,
       onLine: (line) => {
-        const m = RECOVERY_LINE.exec(line);
+        const message = messageOf(line);
+        const m = RECOVERY_LINE.exec(message);
         if (m !== null) recovery = { snapshotSeq: Number(m[1]), replayed: Number(m[2]), engineMs: Number(m[3]), replayMs: m[4] === undefined ? undefined : Number(m[4]) };
-        const loaded = LOADED_LINE.exec(line);
+        const loaded = LOADED_LINE.exec(message);
         if (loaded !== null) {
           snapshotSeq = Number(loaded[1]);
           snapshotRecords = Number(loaded[2]);

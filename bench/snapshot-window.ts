@@ -28,6 +28,7 @@ import {
   usdAccount,
   lastOutput,
   loadFailures,
+  messageOf,
   sandboxAuthorization,
   startServiceChild,
   type ServiceChild,
@@ -41,17 +42,6 @@ const AIM_RATIO = 0.8;
  * 567 ms` (engine.ts): the seq, and how long it took, at the end of the line.
  */
 const SNAPSHOT_LINE = /^snapshot at (\d+)(?: \((?:full|changes)\))?:.*?(\d+) ms\s*$/;
-
-/** The report's text of a service output line: the service logs JSON lines (pino) with it in `msg`. */
-function messageOf(line: string): string {
-  if (!line.startsWith('{')) return line;
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : line;
-  } catch {
-    return line;
-  }
-}
 
 const { values: flags } = parseArgs({
   options: {

@@ -4,6 +4,8 @@
 // what the old code gave, its pending timer still plays out, and after a restart in the new
 // format nothing has changed. The fixture and its answers were made by running that commit
 // (test/fixtures/store-5fb4518/expected.json holds the answers and the clock reading).
+// A store written by 9386337, before customers were snapshotted in their compact form, gives
+// the digest it gave there, before and after a snapshot in the new form.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +16,10 @@ import { ManualClock } from '../src/engine/clock.js';
 import { LONG_PAYMENT_MS } from '../actors/transaction.js';
 import { answersTo, startTestService, type TestService } from './support/service.js';
 import { until } from './support/money.js';
+import { World } from '../actors/world.js';
+import { replayStore, type ReplayReport } from '../src/engine/inspect.js';
+import { withStore } from '../src/engine/store-reader.js';
+import { stateDigests } from '../src/engine/state-digest.js';
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/store-5fb4518', import.meta.url));
 /**
@@ -124,5 +130,71 @@ describe('a store whose idempotency records carry the rendered reply', () => {
     await svc!.stop({ keepData: true });
     svc = await startTestService({ clock, dataDir });
     await assertReplays(svc);
+  });
+});
+const FIXTURE_9386337 = fileURLToPath(new URL('../../test/fixtures/store-9386337-customers', import.meta.url));
+
+interface DigestFixture {
+  now: number;
+  snapshotSeq: number;
+  lastSeq: number;
+  digest: ReplayReport['digest'];
+  expected: Record<string, unknown>;
+}
+
+/** How many of the snapshot's customers are stored in the compact form (StoredCustomer, an array). */
+function compactCustomers(dataDir: string): Promise<number> {
+  return withStore(dataDir, (store) => store.snapshot()!.records.filter(([id, record]) => id.startsWith('Customer:') && Array.isArray(record)).length);
+}
+
+// A store written by 9386337, the code before customers were snapshotted in their compact
+// form: its snapshot holds each customer as its whole record (of every shape: defaults, a
+// profile and an address, a business, a chosen UMA address, patched, deleted), with one
+// entry after it. The fixture's make-fixture.mjs recorded the digest `npm run wal -- replay`
+// gave there and the answers.
+describe('a store written before customers were snapshotted in their compact form', () => {
+  const fixture = JSON.parse(readFileSync(join(FIXTURE_9386337, 'expected.json'), 'utf8')) as DigestFixture;
+  const dataDir = mkdtempSync(join(tmpdir(), 'store-upgrade-compact-'));
+  cpSync(join(FIXTURE_9386337, 'db'), dataDir, { recursive: true });
+  const clock = new ManualClock(fixture.now);
+  let svc: TestService | undefined;
+  after(async () => {
+    await svc?.stop({ keepData: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('replays through its snapshot to the digest the old code gave', async () => {
+    const replayed = await replayStore(dataDir, new World());
+    assert.equal(replayed.fromSnapshot, fixture.snapshotSeq);
+    assert.equal(await compactCustomers(dataDir), 0);
+    assert.deepEqual(replayed.digest, fixture.digest);
+  });
+
+  it('gives back every customer of the old store, of every shape, from its compact form', async () => {
+    const world = new World();
+    await replayStore(dataDir, world);
+    const records = world.capture();
+    const stored = records.map(([id, record]) => [id, world.storedForm(id, record)] as const);
+    assert.equal(stored.filter(([id, form]) => id.startsWith('Customer:') && Array.isArray(form)).length, 7);
+    const restored = new World();
+    restored.restore(stored);
+    assert.equal(stateDigests({ records: restored.capture(), timers: [], effects: [], idempotency: [] }).records, fixture.digest.records);
+    assert.deepEqual(restored.checkInvariants(), []);
+  });
+
+  it('answers every read as the old code did, and after a snapshot in the compact form keeps the digest and the answers', async () => {
+    svc = await startTestService({ clock, dataDir });
+    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
+    await svc.service.services.engine.snapshot();
+    await svc.stop({ keepData: true });
+    svc = undefined;
+    const replayed = await replayStore(dataDir, new World());
+    assert.equal(replayed.fromSnapshot, fixture.lastSeq);
+    // An incremental snapshot: the customer made after the old one, over the old base.
+    assert.equal(await compactCustomers(dataDir), 1);
+    assert.deepEqual(replayed.digest, fixture.digest);
+    svc = await startTestService({ clock, dataDir });
+    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
+    assert.deepEqual(svc.service.services.world.checkInvariants(), []);
   });
 });

@@ -18,6 +18,17 @@ const KEPT_LINES = 200;
 /** A line longer than this is cut (the service's lines are far shorter; a stack trace is several lines). */
 const MAX_LINE_CHARS = 64 * 1024;
 
+/** The report's text of a service output line: the service logs JSON lines (pino) with it in `msg`. */
+export function messageOf(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null && 'msg' in parsed && typeof parsed.msg === 'string' ? parsed.msg : line;
+  } catch {
+    return line;
+  }
+}
+
 /** A server child of a bench (the service, or the bare reply server). */
 export interface ServerChild {
   name: string;

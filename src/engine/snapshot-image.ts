@@ -13,6 +13,8 @@ export interface SnapshotWrite<T> {
   timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
   effects: ReadonlyArray<readonly [string, Effect | undefined]>;
   idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
+  /** The form each record is stored in (StateMachine.storedForm); absent: as it is. */
+  storedForm?: (id: string, record: unknown) => unknown;
   /** Items pending after this snapshot, checked at load. */
   counts: { timers: number; effects: number; idempotency: number };
 }

@@ -20,7 +20,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -164,12 +164,14 @@ export class SnapshotPolicy<T> {
     this.#fullNext = false;
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();
+    const storedForm = machine.storedForm?.bind(machine);
     if (!full) {
       return {
         seq,
         at,
         full,
         counts,
+        storedForm,
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
@@ -183,6 +185,7 @@ export class SnapshotPolicy<T> {
       at,
       full,
       counts,
+      storedForm,
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),

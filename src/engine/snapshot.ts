@@ -19,6 +19,11 @@
 // manifest is durable there, so a crash between the two leaves a log that still holds
 // everything after the snapshot.
 //
+// A record is written in the form the machine's `storedForm` makes of it (a customer as a
+// fixed layout of its few values, actors/customer.ts), made here in the writer's slices, not
+// at capture nor on the hot path; restoring takes either that form or the whole record, so
+// the generations written before the form existed still load.
+//
 // Capture is synchronous and cheap (the engine collects references: records are immutable).
 // Encoding runs here, a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
 // turn, each chunk one put; one chunk is in flight at a time, and the writer keeps to
@@ -216,9 +221,10 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       const columns = 'ids' in items ? items : undefined;
       const pairs = 'ids' in items ? undefined : items;
       const length = columns?.ids.length ?? pairs!.length;
+      const stored = space === 'r' ? snapshot.storedForm : undefined;
       for (let i = 0; i < length; i++) {
         const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
-        chunk.push([space, id, item ?? null]);
+        chunk.push([space, id, item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item]);
         if (chunk.length >= CHUNK_ITEMS || this.#meter() - sliceStart >= SLICE_MS) await flush();
       }
     }

@@ -242,6 +242,13 @@ export interface StateMachine<E extends DomainEvent, T> {
    * every snapshot captures everything.
    */
   captureChanges?(): DomainChanges;
+  /**
+   * Optional: the form a snapshot stores `record` (of id `id`) in, made while the snapshot
+   * is written, never on the hot path; `restore` takes back either this form or the record
+   * itself (what snapshots written before the form held). Without it, records are stored as
+   * they are.
+   */
+  storedForm?(id: string, record: unknown): unknown;
   /** Rebuilds state (and derived indexes) from an image; restored records are not changes. */
   restore(image: DomainImage): void;
   /** Violated invariants, as sentences; empty when all hold. */
