@@ -90,4 +90,17 @@ export interface OutcomeDecided {
   webhookId: LoggedId;
 }
 
-export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided | OutcomeDecided;
+/**
+ * Sandbox money into an internal account (POST /sandbox/internal-accounts/{id}/fund): the
+ * facts its `payment.recorded` is derived from (actors/payment.ts, fundingRecorded). The
+ * currency and owner are the account's, the time the entry's.
+ */
+export interface FundingDecided {
+  type: 'funding.decided';
+  /** The INCOMING transaction's id; its webhook events take theirs from it (paymentIdsFrom). */
+  transactionId: LoggedId;
+  internalAccount: LoggedId;
+  amount: number;
+}
+
+export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided | OutcomeDecided | FundingDecided;

@@ -40,7 +40,7 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
+import type { FundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
@@ -345,15 +345,34 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
 
 /**
  * Simulated funding of an internal account (POST /sandbox/internal-accounts/{id}/fund):
- * the money enters the service through the account (inflow), and is reported like any
- * arriving money, by a COMPLETED INCOMING transaction whose source is `SANDBOX_FUNDING`
- * (no account, quote or sender is behind it), with its INCOMING_PAYMENT event and then the
- * account's ACCOUNT_STATUS. `platformCustomerId` is the owning customer's ('' for the
- * platform). The caller holds the account and its customer.
+ * checks the intake and decides the transaction's id, the facts of its `funding.decided`.
+ * What it makes is derived when the event applies (fundingRecorded). The caller holds the
+ * account and its customer.
  */
-export function decideSandboxFund(account: InternalAccount, platformCustomerId: string, amount: number, intake: Intake, at: number): PaymentRecorded[] {
+export function decideSandboxFund(account: InternalAccount, amount: number, intake: Intake, at: number): FundingDecided[] {
   assertIntakeRoom(intake, account.envId, [{ currency: account.currency, amount }], 'amount');
-  const id = newId('Transaction', at);
+  return [{ type: 'funding.decided', transactionId: loggedId(newPaymentTransactionId(at), 'Transaction'), internalAccount: loggedId(account.id, 'InternalAccount'), amount }];
+}
+
+/** The state a sandbox funding's records are derived from when its `funding.decided` applies. */
+export interface FundingState {
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+}
+
+/**
+ * What `funding.decided` changes: the money enters the service through the account
+ * (inflow), reported like any arriving money by a COMPLETED INCOMING transaction whose
+ * source is `SANDBOX_FUNDING` (no account, quote or sender is behind it), with its
+ * INCOMING_PAYMENT event and then the account's ACCOUNT_STATUS, their ids derived from the
+ * transaction's. `platformCustomerId` is the owning customer's ('' for the platform).
+ */
+export function fundingRecorded(event: FundingDecided, state: FundingState, at: number): PaymentRecorded {
+  const accountId = idOf(event.internalAccount, 'InternalAccount');
+  const account = state.internalAccounts.get(accountId);
+  if (account === undefined) throw new Error(`funding.decided for ${accountId}, which does not exist`);
+  const id = idOf(event.transactionId, 'Transaction');
+  const { amount } = event;
   const incoming: Transaction = {
     id,
     envId: account.envId,
@@ -361,7 +380,7 @@ export function decideSandboxFund(account: InternalAccount, platformCustomerId: 
     status: 'COMPLETED',
     accountId: account.id,
     customerId: account.customerId,
-    platformCustomerId,
+    platformCustomerId: account.customerId === '' ? '' : (state.customers.get(account.customerId)?.platformCustomerId ?? ''),
     source: { sourceType: 'SANDBOX_FUNDING' },
     destination: { destinationType: 'ACCOUNT', accountId: account.id },
     ...unquotedAmounts(id, account.currency, amount),
@@ -369,7 +388,9 @@ export function decideSandboxFund(account: InternalAccount, platformCustomerId: 
     createdAt: at,
     updatedAt: at,
   };
-  return withAccountStatus([paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at)], [account], at);
+  const nextId = paymentIdsFrom(id);
+  const step = paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at, nextId('Webhook'));
+  return withAccountStatus([step], [account], at, () => nextId('Webhook'))[0]!;
 }
 
 /**

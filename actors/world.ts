@@ -9,7 +9,7 @@ import { ExternalAccounts, type ExternalAccountEvent } from './external-account.
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome, executionRecorded, outcomeRecorded } from './payment.js';
+import { decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
 import { transferRecorded } from './transfer.js';
@@ -86,6 +86,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply(executionRecorded(event, this, at), at);
       case 'transfer.decided':
         return super.apply(transferRecorded(event, this, at), at);
+      case 'funding.decided':
+        return super.apply(fundingRecorded(event, this, at), at);
       case 'outcome.decided':
         for (const step of outcomeRecorded(event, this, at)) super.apply(step, at);
         return;

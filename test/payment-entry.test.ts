@@ -31,7 +31,7 @@ const STEP_ENTRY_LIMITS: Record<string, number> = {
   'transfer-out, held by the bank': 520,
   'its refund': 200,
   'a payout\'s refund': 200,
-  'sandbox funding': 1_300,
+  'sandbox funding': 150,
 };
 
 /** The bytes of each log group, by the sequence number it starts at. */
