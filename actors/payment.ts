@@ -40,7 +40,7 @@ import {
   type PaymentTimer,
   type Transaction,
 } from './transaction.js';
-import type { FundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
+import type { FundingDecided, QuoteFundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
@@ -292,7 +292,7 @@ export interface FundingReceived {
  * for a direct pull. The caller holds the quote's owner, the destination account and
  * its customer.
  */
-export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, intake: Intake, at: number): PaymentRecorded {
+export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, intake: Intake, at: number): QuoteFundingDecided {
   if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
@@ -306,7 +306,6 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
   }
   const payee = parties.payee;
   if (payee.kind !== 'INTERNAL') throw new Error(`funding quote ${quote.id} pays ${payee.kind}`);
-  const target = payee.account;
   assertIntakeRoom(
     intake,
     quote.envId,
@@ -316,7 +315,29 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     ],
     'currencyAmount',
   );
-  const txId = newId('Transaction', at);
+  return { type: 'quoteFunding.decided', quoteId: loggedId(quote.id, 'Quote'), transactionId: loggedId(newPaymentTransactionId(at), 'Transaction') };
+}
+
+/** The state a funded quote's records are derived from when its `quoteFunding.decided` applies. */
+export interface QuoteFundingState {
+  readonly quotes: { get(id: string): Quote | undefined };
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+}
+
+/**
+ * What `quoteFunding.decided` changes: the quote COMPLETED, one INCOMING transaction for
+ * the credited account, its posting and the ledger's totals, and the INCOMING_PAYMENT and
+ * ACCOUNT_STATUS events, their ids derived from the transaction's; all from the quote and
+ * its destination as the state holds them where the entry applies.
+ */
+export function quoteFundingRecorded(event: QuoteFundingDecided, state: QuoteFundingState, at: number): PaymentRecorded {
+  const quoteId = idOf(event.quoteId, 'Quote');
+  const quote = state.quotes.get(quoteId);
+  const target = quote?.payeeAccountId === undefined ? undefined : state.internalAccounts.get(quote.payeeAccountId);
+  if (quote === undefined || target === undefined) throw new Error(`quoteFunding.decided for quote ${quoteId}, which does not exist or pays no internal account`);
+  const p = quote.price;
+  const txId = idOf(event.transactionId, 'Transaction');
   const incoming: Transaction = {
     id: txId,
     envId: quote.envId,
@@ -324,23 +345,25 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     status: 'COMPLETED',
     accountId: target.id,
     customerId: target.customerId,
-    platformCustomerId: payee.customer?.platformCustomerId ?? '',
+    platformCustomerId: target.customerId === '' ? '' : (state.customers.get(target.customerId)?.platformCustomerId ?? ''),
     source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
     ...quotedFields(quote),
-    reference: quote.fundingReference,
+    reference: quote.fundingReference!,
     ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
     settledAt: at,
     createdAt: at,
     updatedAt: at,
   };
+  const nextId = paymentIdsFrom(txId);
   const step = paymentStep(
     { ...quote, status: 'COMPLETED', transactionId: txId, updatedAt: at },
     incoming,
     [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
     at,
+    nextId('Webhook'),
   );
-  return withAccountStatus([step], [target], at)[0]!;
+  return withAccountStatus([step], [target], at, () => nextId('Webhook'))[0]!;
 }
 
 /**

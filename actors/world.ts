@@ -4,12 +4,12 @@
 // time). Records are replaced, never mutated, so a snapshot can hold references while
 // later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import { Customers, type CustomerEvent } from './customer.js';
-import { decideSettleIncoming, type ApprovalTimer } from './incoming.js';
+import { approvalRecorded, decideSettleIncoming, incomingRecorded, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded } from './payment.js';
+import { decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded, quoteFundingRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
 import { transferRecorded } from './transfer.js';
@@ -86,6 +86,13 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply(executionRecorded(event, this, at), at);
       case 'transfer.decided':
         return super.apply(transferRecorded(event, this, at), at);
+      case 'quoteFunding.decided':
+        return super.apply(quoteFundingRecorded(event, this, at), at);
+      case 'incoming.decided':
+        return super.apply(incomingRecorded(event, this, at), at);
+      case 'approval.decided':
+        for (const step of approvalRecorded(event, this, at)) super.apply(step, at);
+        return;
       case 'funding.decided':
         return super.apply(fundingRecorded(event, this, at), at);
       case 'outcome.decided':
