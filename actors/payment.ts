@@ -38,6 +38,7 @@ import {
   umaTestPlan,
   withStatus,
   type PaymentTimer,
+  payoutTimer,
   type Transaction,
 } from './transaction.js';
 import type { FundingDecided, QuoteFundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
@@ -214,7 +215,7 @@ function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSo
 
 /** The payout's outcome timer, when it plays out later: keyed by the transaction id, held by the quote's owner. */
 function timerOf(quote: Quote, txId: string, pending: PendingOutcome | undefined): ExecuteDecision<PaymentDecided>['timer'] {
-  return pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
+  return pending === undefined ? undefined : payoutTimer(txId, pending.due, quote.ownerId);
 }
 
 /** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */

@@ -115,12 +115,12 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
    * account. Wallet
    * timers hold the wallet's account.
    */
-  onTimer(message: TimerMessage, at: number): DomainEvent[] {
+  onTimer(message: TimerMessage, at: number, timerId: string): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
-        const tx = this.transactions.get(message.transactionId);
+        const tx = this.transactions.get(message.transactionId ?? timerId);
         return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
       }
       case 'incoming.approval-timeout': {

@@ -226,6 +226,10 @@ export interface StateMachine<E extends DomainEvent, T> {
    * interleave with, so what they read is not checked.
    */
   hold?(actors: ReadonlySet<string> | undefined, checked?: 'reads and writes' | 'writes'): void;
-  /** Decides what a due timer's message does now, synchronously (its actors are held); a throw is retried with backoff. */
-  onTimer(message: T, at: number): E[];
+  /**
+   * Decides what a due timer's message does now, synchronously (its actors are held); a
+   * throw is retried with backoff. `id` is the timer's (its key, when the domain chose one),
+   * so a message need not repeat what its key already names.
+   */
+  onTimer(message: T, at: number, id: string): E[];
 }
