@@ -112,15 +112,15 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
    * Payment timers hold the actor that owns the quote or transaction (its source account,
    * the pulling customer, for a REALTIME_FUNDING quote its customer or environment, or an
    * incoming payment's receiving account); a transfer's outcome timer holds its internal
-   * account. Wallet
-   * timers hold the wallet's account.
+   * account. A payout's or transfer's outcome timer is keyed by its transaction (`timerId`).
+   * Wallet timers hold the wallet's account.
    */
   onTimer(message: TimerMessage, at: number, timerId: string): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
-        const tx = this.transactions.get(message.transactionId ?? timerId);
+        const tx = this.transactions.get(timerId);
         return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
       }
       case 'incoming.approval-timeout': {
