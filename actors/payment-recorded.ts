@@ -15,7 +15,10 @@
 // `transfer.decided` (actors/transfer.ts, transferRecorded) and a pending outcome that
 // plays out `outcome.decided` (actors/payment.ts, outcomeRecorded); their
 // `payment.recorded`, as logged before, still applies for the stores written then.
-// Funding (sandbox and REALTIME_FUNDING) and incoming UMA payments still log it whole.
+// Sandbox funding logs `funding.decided` and a REALTIME_FUNDING quote's money
+// `quoteFunding.decided` (actors/payment.ts), an incoming UMA payment `incoming.decided` and
+// its approval, rejection or failure `approval.decided` (actors/incoming.ts); the
+// `payment.recorded` they logged before still applies.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
