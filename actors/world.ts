@@ -73,10 +73,13 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   }
 
   /**
-   * `quote.decided`, `payment.decided`, `transfer.decided` and `outcome.decided` name a
-   * new quote, a quote's execution, a transfer and a pending outcome played out by their
-   * facts; the kinds apply the `quote.created` and `payment.recorded` derived from them
-   * and the state here (actors/quote.ts, actors/payment.ts, actors/transfer.ts).
+   * `quote.decided`, `payment.decided`, `transfer.decided`, `outcome.decided`,
+   * `funding.decided`, `quoteFunding.decided`, `incoming.decided` and `approval.decided`
+   * name a new quote, a quote's execution, a transfer, a pending outcome played out, a
+   * sandbox funding, a REALTIME_FUNDING quote's money, an incoming UMA payment and its
+   * approval by their facts; the kinds apply the `quote.created` and `payment.recorded`
+   * derived from them and the state here (actors/quote.ts, actors/payment.ts,
+   * actors/transfer.ts, actors/incoming.ts).
    */
   override apply(event: DomainEvent, at: number): void {
     switch (event.type) {
