@@ -7,7 +7,7 @@
 // customer's default UMA deposit account of the currency, or else credited to its internal
 // account of the currency, and reported COMPLETED by a second INCOMING_PAYMENT. The
 // transaction belongs to that internal account; its actor decides each step.
-import { newId } from '../src/engine/ids.js';
+import { idOf, loggedId } from '../src/engine/ids.js';
 import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError } from './errors.js';
 import type { Customer } from './customer.js';
@@ -15,7 +15,8 @@ import type { ExternalAccount } from './external-account.js';
 import type { InternalAccount } from './internal-account.js';
 import type { PlatformEnv } from './platform.js';
 import { assertIntakeRoom, type Intake } from './ledger.js';
-import type { PaymentRecorded } from './payment-recorded.js';
+import type { ApprovalDecided, IncomingDecided, PaymentRecorded } from './payment-recorded.js';
+import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { unquotedAmounts, withStatus, type FailureReason, type Transaction } from './transaction.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 
@@ -64,7 +65,7 @@ export function decideApprovalAnswer(
   account: InternalAccount | undefined,
   statusCode: number,
   at: number,
-): Array<PaymentRecorded | EngineEvent<ApprovalTimer>> {
+): Array<ApprovalDecided | EngineEvent<ApprovalTimer>> {
   if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
   const answer = approvalAnswer(statusCode);
   if (answer.kind !== 'AWAIT') return decideSettleIncoming(tx, account, answer, at);
@@ -78,37 +79,62 @@ export function decideApprovalAnswer(
  * Its amount counts in the environment's intake from now on (reserved while it awaits
  * approval, see Intake), so it is checked here, and approving it later, however much
  * money arrived meanwhile, cannot pass the bound: money that would have is refused instead.
+ * The decision is its facts (`incoming.decided`); the records are derived when it applies
+ * (incomingRecorded).
  */
 export function decideReceive(
   input: IncomingInput,
   env: PlatformEnv,
   account: InternalAccount,
-  customer: Customer,
   deposit: ExternalAccount | undefined,
   intake: Intake,
   at: number,
-): PaymentRecorded[] {
+): Array<IncomingDecided | ApprovalDecided> {
   const amount = input.receivingCurrencyAmount;
   assertIntakeRoom(intake, account.envId, [{ currency: account.currency, amount }], 'receivingCurrencyAmount');
-  const id = newId('Transaction', at);
+  const id = newPaymentTransactionId(at);
+  const decided: IncomingDecided = {
+    type: 'incoming.decided',
+    transactionId: loggedId(id, 'Transaction'),
+    internalAccount: loggedId(account.id, 'InternalAccount'),
+    senderUmaAddress: input.senderUmaAddress,
+    amount,
+  };
+  // Paid out to the customer's default UMA deposit account of the currency, if any, else kept in its internal account.
+  if (deposit !== undefined && deposit.currency === account.currency) decided.depositAccount = loggedId(deposit.id, 'ExternalAccount');
+  const approveNow = env.config.webhookEndpoint === '';
+  return approveNow ? [decided, approvalDecided(id, { kind: 'APPROVE' }, at)] : [decided];
+}
+
+/** The state an incoming payment's records are derived from when its events apply. */
+export interface IncomingState {
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+  readonly transactions: { get(id: string): Transaction | undefined };
+}
+
+/** What `incoming.decided` records: the INCOMING transaction PENDING and its approval webhook (its id derived from the transaction's). */
+export function incomingRecorded(event: IncomingDecided, state: IncomingState, at: number): PaymentRecorded {
+  const accountId = idOf(event.internalAccount, 'InternalAccount');
+  const account = state.internalAccounts.get(accountId);
+  if (account === undefined) throw new Error(`incoming.decided for ${accountId}, which does not exist`);
+  const id = idOf(event.transactionId, 'Transaction');
   const tx: Transaction = {
     id,
     envId: account.envId,
     type: 'INCOMING',
     status: 'PENDING',
     accountId: account.id,
-    customerId: customer.id,
-    platformCustomerId: customer.platformCustomerId,
-    source: { sourceType: 'UMA_ADDRESS', umaAddress: input.senderUmaAddress },
-    // The customer's default UMA deposit account of the currency, if any, else its internal account.
-    destination: { destinationType: 'ACCOUNT', accountId: deposit !== undefined && deposit.currency === account.currency ? deposit.id : account.id },
-    ...unquotedAmounts(id, input.receivingCurrencyCode, amount),
+    customerId: account.customerId,
+    platformCustomerId: state.customers.get(account.customerId)?.platformCustomerId ?? '',
+    source: { sourceType: 'UMA_ADDRESS', umaAddress: event.senderUmaAddress },
+    destination: { destinationType: 'ACCOUNT', accountId: event.depositAccount === undefined ? account.id : idOf(event.depositAccount, 'ExternalAccount') },
+    ...unquotedAmounts(id, account.currency, event.amount),
     createdAt: at,
     updatedAt: at,
   };
-  const created: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, true)] };
-  const approveNow = env.config.webhookEndpoint === '';
-  return approveNow ? [created, ...decideSettleIncoming(tx, account, { kind: 'APPROVE' }, at)] : [created];
+  const webhookId = paymentIdsFrom(id)('Webhook');
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, true, webhookId)] };
 }
 
 /**
@@ -116,35 +142,59 @@ export function decideReceive(
  * TRANSACTION_NOT_PENDING. `account` is the internal account of the transaction (undefined
  * when its accountId names none, which only a transaction of another kind does).
  */
-export function decideSettleIncoming(tx: Transaction, account: InternalAccount | undefined, outcome: IncomingOutcome, at: number): PaymentRecorded[] {
+export function decideSettleIncoming(tx: Transaction, account: InternalAccount | undefined, outcome: IncomingOutcome, at: number): ApprovalDecided[] {
   if (tx.type !== 'INCOMING' || tx.status !== 'PENDING') {
     throw new DomainError('TRANSACTION_NOT_PENDING', `transaction ${tx.id} is not a pending incoming payment (it is ${tx.type} ${tx.status})`);
   }
   if (account === undefined) throw new Error(`incoming payment ${tx.id} names ${tx.accountId}, which is no internal account`);
-  switch (outcome.kind) {
+  return [approvalDecided(tx.id, outcome, at)];
+}
+
+function approvalDecided(transactionId: string, outcome: IncomingOutcome, at: number): ApprovalDecided {
+  const event: ApprovalDecided = {
+    type: 'approval.decided',
+    transactionId: loggedId(transactionId, 'Transaction'),
+    outcome: outcome.kind,
+    webhookId: loggedId(newDerivingId('Webhook', at), 'Webhook'),
+  };
+  if (outcome.kind === 'FAIL') event.failureReason = outcome.reason;
+  return event;
+}
+
+/**
+ * What `approval.decided` changes: the payment COMPLETED (its money in, and paid out to
+ * the deposit account it names, if any), REJECTED or FAILED, with its INCOMING_PAYMENT and
+ * the ACCOUNT_STATUS of a balance it changes, their ids from the event's first.
+ */
+export function approvalRecorded(event: ApprovalDecided, state: IncomingState, at: number): PaymentRecorded[] {
+  const id = idOf(event.transactionId, 'Transaction');
+  const tx = state.transactions.get(id);
+  const account = tx === undefined ? undefined : state.internalAccounts.get(tx.accountId);
+  if (tx === undefined || account === undefined) throw new Error(`approval.decided for ${id}, which is no incoming payment`);
+  const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
+  switch (event.outcome) {
     case 'APPROVE': {
       const done = withStatus(tx, 'COMPLETED', at);
       const amount = tx.receivedAmount;
       // Paid out to the default UMA deposit account, the money passes through the internal
       // account (in and out, balance unchanged) and leaves the service at once.
       const paidOut = tx.destination.destinationType === 'ACCOUNT' && tx.destination.accountId !== account.id;
-      const event: PaymentRecorded = {
+      const approved: PaymentRecorded = {
         type: 'payment.recorded',
         transactions: [done],
         postings: [{ accountId: account.id, balance: paidOut ? 0 : amount, inflow: amount, outflow: paidOut ? amount : 0 }],
         ledger: [],
-        webhooks: [transactionWebhook(done, 'INCOMING_PAYMENT', at)],
+        webhooks: [transactionWebhook(done, 'INCOMING_PAYMENT', at, false, nextId())],
       };
-      return withAccountStatus([event], [account], at);
+      return withAccountStatus([approved], [account], at, nextId);
     }
     case 'REJECT':
-      return [settled(withStatus(tx, 'REJECTED', at), at)];
+      return [settled(withStatus(tx, 'REJECTED', at), at, nextId())];
     case 'FAIL':
-      return [settled(withStatus(tx, 'FAILED', at, { failureReason: outcome.reason }), at)];
+      return [settled(withStatus(tx, 'FAILED', at, event.failureReason === undefined ? {} : { failureReason: event.failureReason }), at, nextId())];
   }
 }
 
-function settled(tx: Transaction, at: number): PaymentRecorded {
-  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at)] };
+function settled(tx: Transaction, at: number, webhookId: string): PaymentRecorded {
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, false, webhookId)] };
 }
-

@@ -15,12 +15,15 @@
 // `transfer.decided` (actors/transfer.ts, transferRecorded) and a pending outcome that
 // plays out `outcome.decided` (actors/payment.ts, outcomeRecorded); their
 // `payment.recorded`, as logged before, still applies for the stores written then.
-// Funding (sandbox and REALTIME_FUNDING) and incoming UMA payments still log it whole.
+// Sandbox funding logs `funding.decided` and a REALTIME_FUNDING quote's money
+// `quoteFunding.decided` (actors/payment.ts), an incoming UMA payment `incoming.decided` and
+// its approval, rejection or failure `approval.decided` (actors/incoming.ts); the
+// `payment.recorded` they logged before still applies.
 import type { LoggedId } from '../src/engine/ids.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import type { Quote, QuoteChange, QuoteDecided, QuoteEvent } from './quote.js';
-import type { LoggedTransaction, PayoutOutcome, PayoutPlan } from './transaction.js';
+import type { FailureReason, LoggedTransaction, PayoutOutcome, PayoutPlan } from './transaction.js';
 import type { WebhookRecordedAs } from './webhook-event.js';
 
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
@@ -90,4 +93,71 @@ export interface OutcomeDecided {
   webhookId: LoggedId;
 }
 
-export type MoneyEvent = QuoteEvent | QuoteDecided | PaymentRecorded | PaymentDecided | TransferDecided | OutcomeDecided;
+/**
+ * Sandbox money into an internal account (POST /sandbox/internal-accounts/{id}/fund): the
+ * facts its `payment.recorded` is derived from (actors/payment.ts, fundingRecorded). The
+ * currency and owner are the account's, the time the entry's.
+ */
+export interface FundingDecided {
+  type: 'funding.decided';
+  /** The INCOMING transaction's id; its webhook events take theirs from it (paymentIdsFrom). */
+  transactionId: LoggedId;
+  internalAccount: LoggedId;
+  amount: number;
+}
+
+/**
+ * The money of a REALTIME_FUNDING quote arrived (POST /sandbox/send): the facts its
+ * `payment.recorded` is derived from (actors/payment.ts, quoteFundingRecorded); the
+ * amounts and the credited account are the quote's, the time the entry's.
+ */
+export interface QuoteFundingDecided {
+  type: 'quoteFunding.decided';
+  quoteId: LoggedId;
+  /** The INCOMING transaction's id; its webhook events take theirs from it (paymentIdsFrom). */
+  transactionId: LoggedId;
+}
+
+/**
+ * An incoming UMA payment recorded PENDING (POST /sandbox/uma/receive): the facts its
+ * `payment.recorded` is derived from (actors/incoming.ts, incomingRecorded). The customer
+ * and currency are the internal account's, the time the entry's.
+ */
+export interface IncomingDecided {
+  type: 'incoming.decided';
+  /** The INCOMING transaction's id; its approval webhook takes its id from it (paymentIdsFrom). */
+  transactionId: LoggedId;
+  /** The account that receives it and owns the transaction. */
+  internalAccount: LoggedId;
+  senderUmaAddress: string;
+  amount: number;
+  /** The customer's default UMA deposit account it is paid out to once approved; absent: kept in the internal account. */
+  depositAccount?: LoggedId;
+}
+
+/**
+ * A pending incoming payment approved, rejected or failed (by the platform, its webhook's
+ * answer or the approval timer): its steps are derived from the transaction as the state
+ * holds it (actors/incoming.ts, approvalRecorded); the time is the entry's.
+ */
+export interface ApprovalDecided {
+  type: 'approval.decided';
+  transactionId: LoggedId;
+  outcome: 'APPROVE' | 'REJECT' | 'FAIL';
+  /** FAIL: why. */
+  failureReason?: FailureReason;
+  /** The first webhook event's id; the others' are derived from it (idsStartingAt). */
+  webhookId: LoggedId;
+}
+
+export type MoneyEvent =
+  | QuoteEvent
+  | QuoteDecided
+  | PaymentRecorded
+  | PaymentDecided
+  | TransferDecided
+  | OutcomeDecided
+  | FundingDecided
+  | QuoteFundingDecided
+  | IncomingDecided
+  | ApprovalDecided;

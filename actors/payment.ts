@@ -38,9 +38,10 @@ import {
   umaTestPlan,
   withStatus,
   type PaymentTimer,
+  payoutTimer,
   type Transaction,
 } from './transaction.js';
-import type { OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
+import type { FundingDecided, QuoteFundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
@@ -215,7 +216,7 @@ function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSo
 
 /** The payout's outcome timer, when it plays out later: keyed by the transaction id, held by the quote's owner. */
 function timerOf(quote: Quote, txId: string, pending: PendingOutcome | undefined): ExecuteDecision<PaymentDecided>['timer'] {
-  return pending === undefined ? undefined : { due: pending.due, actorIds: [quote.ownerId], message: { type: 'payout.outcome', transactionId: txId }, key: txId };
+  return pending === undefined ? undefined : payoutTimer(txId, pending.due, quote.ownerId);
 }
 
 /** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */
@@ -294,7 +295,7 @@ export interface FundingReceived {
  * for a direct pull. The caller holds the quote's owner, the destination account and
  * its customer.
  */
-export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, intake: Intake, at: number): PaymentRecorded {
+export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: FundingReceived, intake: Intake, at: number): QuoteFundingDecided {
   if (quote.fundingReference === undefined) throw invalidField('quoteId', `quote ${quote.id} is not a REALTIME_FUNDING quote: execute it instead`);
   if (quote.status === 'EXPIRED' || (quote.status === 'PENDING' && at >= quote.expiresAt)) {
     throw new DomainError('QUOTE_EXPIRED', `quote ${quote.id} expired at ${isoTime(quote.expiresAt)}`);
@@ -308,7 +309,6 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
   }
   const payee = parties.payee;
   if (payee.kind !== 'INTERNAL') throw new Error(`funding quote ${quote.id} pays ${payee.kind}`);
-  const target = payee.account;
   assertIntakeRoom(
     intake,
     quote.envId,
@@ -318,7 +318,29 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     ],
     'currencyAmount',
   );
-  const txId = newId('Transaction', at);
+  return { type: 'quoteFunding.decided', quoteId: loggedId(quote.id, 'Quote'), transactionId: loggedId(newPaymentTransactionId(at), 'Transaction') };
+}
+
+/** The state a funded quote's records are derived from when its `quoteFunding.decided` applies. */
+export interface QuoteFundingState {
+  readonly quotes: { get(id: string): Quote | undefined };
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+}
+
+/**
+ * What `quoteFunding.decided` changes: the quote COMPLETED, one INCOMING transaction for
+ * the credited account, its posting and the ledger's totals, and the INCOMING_PAYMENT and
+ * ACCOUNT_STATUS events, their ids derived from the transaction's; all from the quote and
+ * its destination as the state holds them where the entry applies.
+ */
+export function quoteFundingRecorded(event: QuoteFundingDecided, state: QuoteFundingState, at: number): PaymentRecorded {
+  const quoteId = idOf(event.quoteId, 'Quote');
+  const quote = state.quotes.get(quoteId);
+  const target = quote?.payeeAccountId === undefined ? undefined : state.internalAccounts.get(quote.payeeAccountId);
+  if (quote === undefined || target === undefined) throw new Error(`quoteFunding.decided for quote ${quoteId}, which does not exist or pays no internal account`);
+  const p = quote.price;
+  const txId = idOf(event.transactionId, 'Transaction');
   const incoming: Transaction = {
     id: txId,
     envId: quote.envId,
@@ -326,36 +348,57 @@ export function decideFundQuote(quote: Quote, parties: QuoteParties, sent: Fundi
     status: 'COMPLETED',
     accountId: target.id,
     customerId: target.customerId,
-    platformCustomerId: payee.customer?.platformCustomerId ?? '',
+    platformCustomerId: target.customerId === '' ? '' : (state.customers.get(target.customerId)?.platformCustomerId ?? ''),
     source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
     ...quotedFields(quote),
-    reference: quote.fundingReference,
+    reference: quote.fundingReference!,
     ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
     settledAt: at,
     createdAt: at,
     updatedAt: at,
   };
+  const nextId = paymentIdsFrom(txId);
   const step = paymentStep(
     { id: quote.id, status: 'COMPLETED', transactionId: txId },
     incoming,
     [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
     at,
+    nextId('Webhook'),
   );
-  return withAccountStatus([step], [target], at)[0]!;
+  return withAccountStatus([step], [target], at, () => nextId('Webhook'))[0]!;
 }
 
 /**
  * Simulated funding of an internal account (POST /sandbox/internal-accounts/{id}/fund):
- * the money enters the service through the account (inflow), and is reported like any
- * arriving money, by a COMPLETED INCOMING transaction whose source is `SANDBOX_FUNDING`
- * (no account, quote or sender is behind it), with its INCOMING_PAYMENT event and then the
- * account's ACCOUNT_STATUS. `platformCustomerId` is the owning customer's ('' for the
- * platform). The caller holds the account and its customer.
+ * checks the intake and decides the transaction's id, the facts of its `funding.decided`.
+ * What it makes is derived when the event applies (fundingRecorded). The caller holds the
+ * account and its customer.
  */
-export function decideSandboxFund(account: InternalAccount, platformCustomerId: string, amount: number, intake: Intake, at: number): PaymentRecorded[] {
+export function decideSandboxFund(account: InternalAccount, amount: number, intake: Intake, at: number): FundingDecided[] {
   assertIntakeRoom(intake, account.envId, [{ currency: account.currency, amount }], 'amount');
-  const id = newId('Transaction', at);
+  return [{ type: 'funding.decided', transactionId: loggedId(newPaymentTransactionId(at), 'Transaction'), internalAccount: loggedId(account.id, 'InternalAccount'), amount }];
+}
+
+/** The state a sandbox funding's records are derived from when its `funding.decided` applies. */
+export interface FundingState {
+  readonly internalAccounts: { get(id: string): InternalAccount | undefined };
+  readonly customers: { get(id: string): Customer | undefined };
+}
+
+/**
+ * What `funding.decided` changes: the money enters the service through the account
+ * (inflow), reported like any arriving money by a COMPLETED INCOMING transaction whose
+ * source is `SANDBOX_FUNDING` (no account, quote or sender is behind it), with its
+ * INCOMING_PAYMENT event and then the account's ACCOUNT_STATUS, their ids derived from the
+ * transaction's. `platformCustomerId` is the owning customer's ('' for the platform).
+ */
+export function fundingRecorded(event: FundingDecided, state: FundingState, at: number): PaymentRecorded {
+  const accountId = idOf(event.internalAccount, 'InternalAccount');
+  const account = state.internalAccounts.get(accountId);
+  if (account === undefined) throw new Error(`funding.decided for ${accountId}, which does not exist`);
+  const id = idOf(event.transactionId, 'Transaction');
+  const { amount } = event;
   const incoming: Transaction = {
     id,
     envId: account.envId,
@@ -363,7 +406,7 @@ export function decideSandboxFund(account: InternalAccount, platformCustomerId: 
     status: 'COMPLETED',
     accountId: account.id,
     customerId: account.customerId,
-    platformCustomerId,
+    platformCustomerId: account.customerId === '' ? '' : (state.customers.get(account.customerId)?.platformCustomerId ?? ''),
     source: { sourceType: 'SANDBOX_FUNDING' },
     destination: { destinationType: 'ACCOUNT', accountId: account.id },
     ...unquotedAmounts(id, account.currency, amount),
@@ -371,7 +414,9 @@ export function decideSandboxFund(account: InternalAccount, platformCustomerId: 
     createdAt: at,
     updatedAt: at,
   };
-  return withAccountStatus([paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at)], [account], at);
+  const nextId = paymentIdsFrom(id);
+  const step = paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at, nextId('Webhook'));
+  return withAccountStatus([step], [account], at, () => nextId('Webhook'))[0]!;
 }
 
 /**

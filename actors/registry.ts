@@ -260,7 +260,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return false;
   }
 
-  abstract onTimer(message: T, at: number): E[];
+  abstract onTimer(message: T, at: number, id: string): E[];
 }
 
 /** A listing index: ids sorted ascending, which for UUIDv7 ids is creation order. */

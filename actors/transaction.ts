@@ -248,7 +248,17 @@ export function receivedSide(
 }
 
 /** Timer messages of payments: a quote's expiry, an external payout's sandbox outcome. */
-export type PaymentTimer = QuoteTimer | { type: 'payout.outcome'; transactionId: string };
+/**
+ * A payout's or transfer's outcome timer is keyed by its transaction's id (payoutTimer), which
+ * its message does not repeat (timers set before also carry it as `transactionId`; every
+ * one was keyed by it too).
+ */
+export type PaymentTimer = QuoteTimer | { type: 'payout.outcome' };
+
+/** The outcome timer of the payout or transfer `transactionId`, due at `due`, held by `actorId`. */
+export function payoutTimer(transactionId: string, due: number, actorId: string): { due: number; actorIds: string[]; message: PaymentTimer; key: string } {
+  return { due, actorIds: [actorId], message: { type: 'payout.outcome' }, key: transactionId };
+}
 
 /**
  * The reconciliation reference of a payment: derived from the outgoing transaction's id

@@ -24,7 +24,7 @@ import type { PaymentRecorded, TransferDecided, TransferWait } from './payment-r
 import { newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
 import { withAccountStatus } from './webhook-event.js';
 import type { Environment } from './platform.js';
-import { BANK_RETURN_MS, SHORT_OUTCOME_MS, unquotedAmounts, type Transaction } from './transaction.js';
+import { BANK_RETURN_MS, payoutTimer, SHORT_OUTCOME_MS, unquotedAmounts, type Transaction } from './transaction.js';
 
 /** A transfer's decision: its facts (`transfer.decided`), and its outcome timer when the bank holds it. */
 type PaymentDecision = ExecuteDecision<TransferDecided>;
@@ -96,7 +96,7 @@ function decided(parties: TransferParties, direction: 'IN' | 'OUT', amount: numb
     ...extra,
   };
   if (wait === undefined) return { events: [event] };
-  const timer = { due: at + wait.afterMs, actorIds: [parties.internal.id], message: { type: 'payout.outcome', transactionId } as const, key: transactionId };
+  const timer = payoutTimer(transactionId, at + wait.afterMs, parties.internal.id);
   return { events: [{ ...event, wait }], timer };
 }
 

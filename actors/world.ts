@@ -4,12 +4,12 @@
 // time). Records are replaced, never mutated, so a snapshot can hold references while
 // later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import { Customers, type CustomerEvent } from './customer.js';
-import { decideSettleIncoming, type ApprovalTimer } from './incoming.js';
+import { approvalRecorded, decideSettleIncoming, incomingRecorded, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome, executionRecorded, outcomeRecorded } from './payment.js';
+import { decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded, quoteFundingRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
 import { transferRecorded } from './transfer.js';
@@ -73,10 +73,13 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   }
 
   /**
-   * `quote.decided`, `payment.decided`, `transfer.decided` and `outcome.decided` name a
-   * new quote, a quote's execution, a transfer and a pending outcome played out by their
-   * facts; the kinds apply the `quote.created` and `payment.recorded` derived from them
-   * and the state here (actors/quote.ts, actors/payment.ts, actors/transfer.ts).
+   * `quote.decided`, `payment.decided`, `transfer.decided`, `outcome.decided`,
+   * `funding.decided`, `quoteFunding.decided`, `incoming.decided` and `approval.decided`
+   * name a new quote, a quote's execution, a transfer, a pending outcome played out, a
+   * sandbox funding, a REALTIME_FUNDING quote's money, an incoming UMA payment and its
+   * approval by their facts; the kinds apply the `quote.created` and `payment.recorded`
+   * derived from them and the state here (actors/quote.ts, actors/payment.ts,
+   * actors/transfer.ts, actors/incoming.ts).
    */
   override apply(event: DomainEvent, at: number): void {
     switch (event.type) {
@@ -86,6 +89,15 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply(executionRecorded(event, this, at), at);
       case 'transfer.decided':
         return super.apply(transferRecorded(event, this, at), at);
+      case 'quoteFunding.decided':
+        return super.apply(quoteFundingRecorded(event, this, at), at);
+      case 'incoming.decided':
+        return super.apply(incomingRecorded(event, this, at), at);
+      case 'approval.decided':
+        for (const step of approvalRecorded(event, this, at)) super.apply(step, at);
+        return;
+      case 'funding.decided':
+        return super.apply(fundingRecorded(event, this, at), at);
       case 'outcome.decided':
         for (const step of outcomeRecorded(event, this, at)) super.apply(step, at);
         return;
@@ -103,15 +115,15 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
    * Payment timers hold the actor that owns the quote or transaction (its source account,
    * the pulling customer, for a REALTIME_FUNDING quote its customer or environment, or an
    * incoming payment's receiving account); a transfer's outcome timer holds its internal
-   * account. Wallet
-   * timers hold the wallet's account.
+   * account. A payout's or transfer's outcome timer is keyed by its transaction (`timerId`).
+   * Wallet timers hold the wallet's account.
    */
-  onTimer(message: TimerMessage, at: number): DomainEvent[] {
+  onTimer(message: TimerMessage, at: number, timerId: string): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':
         return decideExpireQuote(this.quotes.get(message.quoteId), at);
       case 'payout.outcome': {
-        const tx = this.transactions.get(message.transactionId);
+        const tx = this.transactions.get(timerId);
         return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);
       }
       case 'incoming.approval-timeout': {

@@ -11,7 +11,7 @@
 //   npm run build && node --expose-gc dist/bench/webhook-backlog.js [events, default 1000000]
 import { decideAttempt, decidePrune, pruneCandidates, PRUNE_BATCH, WEBHOOK_RETENTION_MS, type WebhookEvent } from '../actors/webhook-event.js';
 import { decideCreateCustomer } from '../actors/customer.js';
-import { decideSandboxFund } from '../actors/payment.js';
+import { decideSandboxFund, fundingRecorded } from '../actors/payment.js';
 import { samplePlatformEnv } from './support/sample-event.js';
 import { World } from '../actors/world.js';
 import { newId } from '../src/engine/ids.js';
@@ -40,7 +40,8 @@ function funded(withWebhooks: boolean): { world: World; heap: number } {
   const usd = [...world.internalAccounts.idsOwnedBy(customer.id)].map((id) => world.internalAccounts.get(id)!).find((a) => a.currency === 'USD')!;
   for (let i = 0; i < fundings; i++) {
     const at = start + 1 + i;
-    for (const event of decideSandboxFund(world.internalAccounts.get(usd.id)!, customer.platformCustomerId, 1, world, at)) {
+    for (const decided of decideSandboxFund(world.internalAccounts.get(usd.id)!, 1, world, at)) {
+      const event = fundingRecorded(decided, world, at);
       world.apply(withWebhooks ? event : { ...event, webhooks: [] }, at);
     }
   }

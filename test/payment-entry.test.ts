@@ -16,6 +16,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { SHORT_OUTCOME_MS } from '../actors/transaction.js';
 import { answersTo, startTestService, type TestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
 /** What a quote-and-execute between internal accounts may take in the log. */
@@ -35,10 +36,13 @@ const KEYED_PAYMENT_EXTRA = 300;
 const STEP_ENTRY_LIMITS: Record<string, number> = {
   'transfer-in': 200,
   'transfer-out': 200,
-  'transfer-out, held by the bank': 520,
+  'transfer-out, held by the bank': 450,
   'its refund': 200,
   'a payout\'s refund': 200,
-  'sandbox funding': 1_300,
+  'sandbox funding': 150,
+  'money for a REALTIME_FUNDING quote': 200,
+  'an incoming UMA payment, approved at once': 300,
+  'an incoming UMA payment\'s approval': 240,
 };
 
 /** The bytes of each log group, by the sequence number it starts at. */
@@ -149,6 +153,8 @@ describe('the payment entry', () => {
       steps.set(name, before + 1);
     };
     const reads = ['/transactions?limit=100', '/webhooks/events?limit=100', '/internal-accounts?limit=100'];
+    const world = () => svc.service.services.world;
+    let receiver: Receiver | undefined;
     let live: Record<string, unknown> = {};
     try {
       const { customer, usd } = await fundedCustomer(svc, 0);
@@ -163,9 +169,23 @@ describe('the payment entry', () => {
       await step('a payout\'s refund', async () => clock.advance(SHORT_OUTCOME_MS + 1));
       await until(svc, () => svc.service.services.world.transactions.get(payout.transactionId)?.status === 'REFUNDED');
       await step('sandbox funding', async () => fund(svc, usd.id, 3_000));
+      const funding = await createQuote(svc, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: customer.id }, destination: { destinationType: 'ACCOUNT', accountId: usd.id }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_500 });
+      await step('money for a REALTIME_FUNDING quote', async () => assertStatus(await svc.request('POST', '/sandbox/send', { body: { quoteId: funding.id, currencyCode: 'USD' } }), 200));
+      const incoming = { senderUmaAddress: '$alice@sandbox.uma.test', customerId: customer.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 500 };
+      await step('an incoming UMA payment, approved at once', async () => assertStatus(await svc.request('POST', '/sandbox/uma/receive', { body: incoming }), 201));
+      // Asked for its approval (202: later), then approved; every event delivered before and after, so no delivery's entry falls into the step.
+      const pendingIds = () => [...world().envs.records.keys()].reduce((n, env) => n + world().webhookEvents.pendingIn(env), 0);
+      receiver = await startReceiver((json: { transaction?: { status: string } }) => (json.transaction?.status === 'PENDING' ? 202 : 200));
+      assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+      const pending = await svc.request<{ id: string }>('POST', '/sandbox/uma/receive', { body: incoming });
+      assertStatus(pending, 201);
+      await until(svc, () => pendingIds() === 0, 'every event delivered');
+      await step('an incoming UMA payment\'s approval', async () => assertStatus(await svc.request('POST', `/transactions/${pending.body.id}/approve`), 200));
+      await until(svc, () => pendingIds() === 0, 'the approval\'s events delivered');
       live = await answersTo(svc, reads);
     } finally {
       await svc.stop({ keepData: true });
+      await receiver?.close();
     }
     const groups = await groupBytes(dataDir);
     svc = await startTestService({ clock, dataDir });

@@ -1,17 +1,22 @@
 // Webhook delivery (CONTRACT.md "Webhooks") to a real HTTP receiver on loopback: signed
 // bodies that verify with the published key, creation order per endpoint across retries,
 // 1 s doubling backoff and FAILED after 10 tries, redelivery, endpoints independent of
-// each other, and POST /webhooks/test. Time moves through the ManualClock.
+// each other, POST /webhooks/test, and an event's bytes the same on every delivery. Time
+// moves through the ManualClock.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
+import { SHORT_OUTCOME_MS } from '../actors/transaction.js';
 import { verifyWebhookSignature } from '../src/crypto/index.js';
 import { basicHeader, startTestService, type TestService } from './support/service.js';
 import { createPlatform } from '../src/platforms.js';
 import { assertError, assertInvalid, assertStatus, createCustomer, customerAccounts, type Auth } from './support/assertions.js';
-import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
-import { assertSigned, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { createQuote, externalUsd, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { assertSigned, startReceiver, type Received, type Receiver } from './support/webhook-receiver.js';
 import { quiet } from './support/webhook-queue.js';
 
 async function setEndpoint(svc: TestService, url: string, auth: Auth = 'sandbox'): Promise<any> {
@@ -212,5 +217,59 @@ describe('webhook delivery', () => {
     assert.equal(receiver.received[before]!.json.type, 'TEST');
     assertInvalid(await svc.request('POST', '/webhooks/test', { body: { url: 'ftp://example.com/x' } }), 'url');
     assertInvalid(await svc.request('POST', '/webhooks/test', { body: {}, auth: 'production' }), 'url');
+  });
+});
+
+// An event says what its record was when it was made: its body is rendered from that record
+// on every delivery and listing, so a redelivery after the record changed, and after a
+// restart that rebuilt the record from the log's facts, sends the bytes the first delivery
+// sent, and the signature covers them.
+describe('a webhook event delivered again', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'webhook-again-'));
+  const clock = new ManualClock(Date.UTC(2026, 6, 1));
+  let svc: TestService | undefined;
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await svc?.stop();
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('sends the bytes of its first delivery, signed, after its transaction changed and after a restart', async () => {
+    svc = await startTestService({ clock, dataDir });
+    const { webhookPublicKey } = await setEndpoint(svc, receiver.url);
+    const { customer, usd } = await fundedCustomer(svc, 5_000);
+    const bank = await externalUsd(svc, customer.id, '004');
+    const held = await svc.request('POST', '/transfer-out', { body: { source: { accountId: usd.id }, destination: { accountId: bank.id }, amount: 2_000 } });
+    assertStatus(held, 201);
+    const txId: string = held.body.id;
+    const reportsTx = (status: string) => (r: Received) => r.json.type === 'OUTGOING_PAYMENT' && r.json.transaction.id === txId && r.json.transaction.status === status;
+    await until(svc, () => receiver.received.some(reportsTx('PROCESSING')), 'the transfer delivered');
+    const first = receiver.received.find(reportsTx('PROCESSING'))!;
+    // The sandbox bank refuses it and the money comes back: the transaction is REJECTED, then REFUNDED.
+    clock.advance(SHORT_OUTCOME_MS + 1);
+    await until(svc, () => receiver.received.some(reportsTx('REFUNDED')), 'the refund delivered');
+    const again = async (): Promise<Received> => {
+      const count = receiver.received.length;
+      assertStatus(await svc!.request('POST', `/webhooks/events/${first.json.id}/redeliver`), 200);
+      const redelivered = () => receiver.received.slice(count).find((r) => r.json.id === first.json.id);
+      await until(svc!, () => redelivered() !== undefined, 'the redelivery');
+      return redelivered()!;
+    };
+    const sameAsFirst = async (delivery: Received, when: string): Promise<void> => {
+      assert.equal(delivery.json.id, first.json.id);
+      assert.equal(delivery.body, first.body, `the bytes ${when}`);
+      assert.ok(verifyWebhookSignature(first.body, delivery.signature, webhookPublicKey), `its signature covers the first delivery's bytes ${when}`);
+      const { deliveryStatus: _status, attempts: _attempts, ...listed } = await getJson(svc!, `/webhooks/events/${first.json.id}`);
+      assert.equal(JSON.stringify(listed), first.body, `the listing ${when}`);
+    };
+    await sameAsFirst(await again(), 'after the transaction changed');
+    await svc.stop({ keepData: true });
+    clock.advance(60_000);
+    svc = await startTestService({ clock, dataDir });
+    await sameAsFirst(await again(), 'after a restart');
   });
 });

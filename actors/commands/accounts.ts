@@ -87,7 +87,8 @@ export const fundSandboxAccount: DomainCommand<{ envId: string; accountId: strin
   },
   decide: ({ envId, accountId, amount }, world, at) => {
     const account = internalAccountIn(world, envId, accountId, 'accountId');
-    const platformCustomerId = account.customerId === '' ? '' : customerIn(world, envId, account.customerId).platformCustomerId;
-    return { events: decideSandboxFund(account, platformCustomerId, amount, world, at), reply: () => world.internalAccounts.get(accountId)! };
+    // A customer's account is funded only while its customer is there (the transaction names its platformCustomerId).
+    if (account.customerId !== '') customerIn(world, envId, account.customerId);
+    return { events: decideSandboxFund(account, amount, world, at), reply: () => world.internalAccounts.get(accountId)! };
   },
 };

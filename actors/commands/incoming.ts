@@ -1,6 +1,7 @@
 // Incoming UMA payment commands (actors/incoming.ts): the sandbox simulation that records
 // one, and the platform's approve and reject after answering its webhook 202. (The webhook
 // answer that also decides is the delivery worker's, src/webhooks/delivery.ts.)
+import { idOf } from '../../src/engine/ids.js';
 import { cancelTimer } from '../../src/engine/state-machine.js';
 import { assertActive, type Customer } from '../customer.js';
 import { invalidField, notFound } from '../errors.js';
@@ -47,8 +48,8 @@ export const receiveUmaPayment: DomainCommand<{ envId: string; payment: Simulate
     const account = receivingAccount(world, customer.id, payment.receivingCurrencyCode);
     if (account === undefined) throw invalidField('receivingCurrencyCode', `customer ${customer.id} has no ${payment.receivingCurrencyCode} account`);
     const deposit = world.externalAccounts.defaultDepositAccount(customer.id);
-    const events = decideReceive(payment, world.envs.get(envId)!, account, customer, deposit, world, at);
-    const txId = events[0]!.transactions[0]!.id;
+    const events = decideReceive(payment, world.envs.get(envId)!, account, deposit, world, at);
+    const txId = idOf(events[0]!.transactionId, 'Transaction');
     return { events, reply: () => world.transactions.get(txId)! };
   },
 };

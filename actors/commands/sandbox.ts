@@ -4,6 +4,7 @@
 // result is the Transaction it made. The decision holds the quote's parties (the quote's
 // owner, the customer or the environment for the platform; the credited account and its
 // customer). The environment comes with the input, as for every quote (commands/quotes.ts).
+import { idOf } from '../../src/engine/ids.js';
 import { DomainError, invalidField } from '../errors.js';
 import { decideFundQuote } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
@@ -44,7 +45,7 @@ export const sandboxSend: DomainCommand<{ env: PlatformEnv; send: SandboxSend },
     const quote = fundedQuote(world, env, send);
     const sent = { currency: send.currencyCode, amount: send.currencyAmount };
     const event = decideFundQuote(quote, partiesOfQuote(world, env, quote), sent, world, at);
-    const txId = event.transactions[0]!.id;
+    const txId = idOf(event.transactionId, 'Transaction');
     return { events: [cancelExpiry(quote), event], reply: () => world.transactions.get(txId)! };
   },
 };

@@ -184,7 +184,7 @@ export class Scheduler<E extends DomainEvent, T> {
       .exec(timer.actors, (at) => {
         // Cancelled, replaced or done by another path in the meantime: nothing to do.
         if (this.timers.get(timer.id) !== timer) return { events: [], reply: () => undefined };
-        const produced = this.#parts.machine.onTimer(timer.message, at);
+        const produced = this.#parts.machine.onTimer(timer.message, at, timer.id);
         const events: Array<LoggedEvent<E>> = [{ type: '$timer.done', id: timer.id }];
         for (const event of produced) events.push(event);
         return { events, reply: () => undefined };

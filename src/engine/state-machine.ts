@@ -267,6 +267,10 @@ export interface StateMachine<E extends DomainEvent, T> {
    * for the engine's own events that refer to a record (an idempotency record's reply).
    */
   recordOf?(id: string): unknown;
-  /** Decides what a due timer's message does now, synchronously (its actors are held); a throw is retried with backoff. */
-  onTimer(message: T, at: number): E[];
+  /**
+   * Decides what a due timer's message does now, synchronously (its actors are held); a
+   * throw is retried with backoff. `id` is the timer's (its key, when the domain chose one),
+   * so a message need not repeat what its key already names.
+   */
+  onTimer(message: T, at: number, id: string): E[];
 }
