@@ -47,13 +47,17 @@ function failureText(options: SimulationOptions, result: SimulationResult): stri
 
 async function once(options: SimulationOptions, stats: boolean): Promise<number> {
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const result = await simulate(options);
   const seconds = (performance.now() - started) / 1000;
+  // CPU time as well as wall time: on a shared machine the wall time moves with the neighbours' load.
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   process.stdout.write(`${resultLine(result)}\n`);
   if (stats) {
     const s = result.stats;
     process.stderr.write(
-      `${Math.round(result.ops / seconds)} ops/s (${seconds.toFixed(1)} s); ${s.entries} log entries, ${s.transactions} transactions, ${s.snapshots} snapshots, ` +
+      `${Math.round(result.ops / seconds)} ops/s (${seconds.toFixed(1)} s), ${Math.round(result.ops / cpuSeconds)} ops per CPU s (${cpuSeconds.toFixed(1)} s); ${s.entries} log entries, ${s.transactions} transactions, ${s.snapshots} snapshots, ` +
         `${s.lost} writes lost in crashes, ${s.flipsCaught} flipped bits refused, ${Math.round(s.simulatedMs / 1000)} simulated s\n`,
     );
   }
