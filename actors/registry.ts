@@ -5,10 +5,10 @@
 // into the engine's StateMachine: `apply` looks the event type up in a map (one event type
 // may change several kinds: a created customer also brings its internal accounts),
 // `restore` routes each record by its id prefix, `capture` and `checkInvariants` visit
-// every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a set
+// every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -140,7 +140,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly #byPrefix = new Map<string, Registered>();
   readonly #kinds: Registered[] = [];
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
-  readonly #changed = new Set<string>();
+  readonly #changed = new ChangeLog<string>();
   readonly #held = new HeldActors();
   /** The kind `storedForm` found last. */
   #lastStored: Registered | undefined;
@@ -205,7 +205,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
 
   captureChanges(): DomainChanges {
     const changes: Array<readonly [string, unknown]> = [];
-    for (const id of this.#changed) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
+    for (const id of this.#changed.take()) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
     this.#changed.clear();
     return changes;
   }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../src/engine/engine.js';
 import { systemClock } from '../src/engine/clock.js';
-import { ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
 import { sampleCustomerRecord } from './support/sample-event.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
@@ -38,7 +38,7 @@ const idOf = (n: number): string => `Customer:019a0000-0000-7000-8000-${String(n
 
 class CustomerStore implements StateMachine<BenchEvent, never> {
   readonly records = new ChangeTrackingMap<string, CustomerLike>();
-  readonly #changed = new Set<string>();
+  readonly #changed = new ChangeLog<string>();
 
   constructor() {
     this.records.track(this.#changed);

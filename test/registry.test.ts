@@ -9,6 +9,7 @@ import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import type { PlatformEnv } from '../actors/platform.js';
 import { sandboxEnv } from './support/sandbox-env.js';
+import { ChangeLog } from '../src/engine/state-machine.js';
 
 interface Note {
   readonly id: string;
@@ -166,6 +167,15 @@ describe('record-kind registry', () => {
     );
     assert.ok(changes.some(([id]) => id === `Customer:${created!.type === 'customer.opened' ? created!.u : ''}`));
     assert.deepEqual(world.captureChanges(), [], 'taken once');
+    // A record written again and again between snapshots is one change, and the log of
+    // changes does not grow with the writes.
+    const customerId = openedCustomerId(created!);
+    const account = world.internalAccounts.idsOwnedBy(customerId)[0]!;
+    const log = new ChangeLog<string>();
+    for (let i = 0; i < 300_000; i++) log.note(i % 3 === 0 ? account : i % 3 === 1 ? customerId : env.id);
+    assert.ok(log.length <= 65_536, `the log holds ${log.length} keys for 3 written 300,000 times`);
+    assert.deepEqual(log.take(), [account, customerId, env.id], 'each key once, in the order first noted');
+    assert.deepEqual(log.take(), []);
 
     const restored = new World();
     restored.restore(world.capture());

@@ -5,7 +5,7 @@
 // The engine applies the `$effect.*` events to this table; logging outcomes and failures is
 // the engine's (it holds the effect's actors, and shares the retry policy with timers).
 import type { Clock } from './clock.js';
-import { ChangeTrackingMap, type Effect, type EngineEvent } from './state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type Effect, type EngineEvent } from './state-machine.js';
 import type { Report } from './report.js';
 
 /** Effects running at once. */
@@ -40,7 +40,7 @@ export interface EffectHost<E> {
 export class EffectTable<E> {
   readonly #pending = new ChangeTrackingMap<string, Effect>();
   /** Ids added or removed since the last snapshot capture (bounded by the entries between snapshots). */
-  readonly #changed = new Set<string>();
+  readonly #changed = new ChangeLog<string>();
   readonly #runners = new Map<string, EffectRunner<E, never, unknown>>();
   /** Ids of pending effects whose time has come, waiting for a free run slot (at most `limit`). */
   #due: string[] = [];

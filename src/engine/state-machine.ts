@@ -186,42 +186,80 @@ export interface DomainColumns {
 /** The records changed since the previous capture, as they are now; undefined: removed. */
 export type DomainChanges = ReadonlyArray<readonly [string, unknown]>;
 
+/** Keys a change log holds at least before it drops its duplicates on the write path. */
+const CHANGE_LOG_FLOOR = 65_536;
+
 /**
- * A Map that notes the key of every set and delete in a change set, so a snapshot can write
- * only what changed since the previous one. One Set operation per change; the set may be
- * shared by several maps (the registry's kinds) or be the map's own.
+ * The keys changed since the changes were last taken, noted with an array push: a Set's
+ * insert on every write was a hash operation, on the write path, into a table of every key
+ * changed since the previous snapshot. Duplicates are dropped when the changes are taken,
+ * and, so that a key written over and over cannot grow the log without bound, whenever it
+ * doubles past what it held after the last drop (at least CHANGE_LOG_FLOOR keys).
+ */
+export class ChangeLog<K> {
+  #keys: K[] = [];
+  #dropAt = CHANGE_LOG_FLOOR;
+
+  note(key: K): void {
+    if (this.#keys.push(key) >= this.#dropAt) {
+      this.#keys = [...new Set(this.#keys)];
+      this.#dropAt = Math.max(CHANGE_LOG_FLOOR, 2 * this.#keys.length);
+    }
+  }
+
+  /** Each key noted since the last take, once, in the order it was first noted; the log starts empty again. */
+  take(): K[] {
+    const keys = [...new Set(this.#keys)];
+    this.clear();
+    return keys;
+  }
+
+  clear(): void {
+    this.#keys = [];
+    this.#dropAt = CHANGE_LOG_FLOOR;
+  }
+
+  /** Keys noted, duplicates included (what the log costs in memory). */
+  get length(): number {
+    return this.#keys.length;
+  }
+}
+
+/**
+ * A Map that notes the key of every set and delete in a change log, so a snapshot can write
+ * only what changed since the previous one. The log may be shared by several maps (the
+ * registry's kinds) or be the map's own.
  */
 export class ChangeTrackingMap<K, V> extends Map<K, V> {
   // Not a #private field: Map's constructor may call `set` before those exist.
-  private changes: Set<K> | undefined;
+  private changes: ChangeLog<K> | undefined;
 
   /** From now on, changes are noted in `changes` (undefined: not noted, as while restoring). */
-  track(changes: Set<K> | undefined): void {
+  track(changes: ChangeLog<K> | undefined): void {
     this.changes = changes;
   }
 
   override set(key: K, value: V): this {
-    this.changes?.add(key);
+    this.changes?.note(key);
     return super.set(key, value);
   }
 
   override delete(key: K): boolean {
     if (!super.delete(key)) return false;
-    this.changes?.add(key);
+    this.changes?.note(key);
     return true;
   }
 
   override clear(): void {
-    if (this.changes !== undefined) for (const key of this.keys()) this.changes.add(key);
+    if (this.changes !== undefined) for (const key of this.keys()) this.changes.note(key);
     super.clear();
   }
 
-  /** The keys changed since the last call (with their values now) when the map tracks its own set. */
+  /** The keys changed since the last call (with their values now) when the map tracks its own log. */
   takeChanges(): Array<[K, V | undefined]> {
     const out: Array<[K, V | undefined]> = [];
     if (this.changes === undefined) return out;
-    for (const key of this.changes) out.push([key, this.get(key)]);
-    this.changes.clear();
+    for (const key of this.changes.take()) out.push([key, this.get(key)]);
     return out;
   }
 }

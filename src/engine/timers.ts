@@ -4,7 +4,7 @@
 // paced: at most TIMERS_PER_TURN are started per event-loop turn, the rest on the next
 // turns, so thousands that fell due during an outage do not start in one storm.
 import type { Clock } from './clock.js';
-import { ChangeTrackingMap, type Timer } from './state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type Timer } from './state-machine.js';
 
 /** Timers started per event-loop turn when many are due at once. */
 export const TIMERS_PER_TURN = 100;
@@ -12,7 +12,7 @@ export const TIMERS_PER_TURN = 100;
 export class TimerTable<T> {
   readonly #pending = new ChangeTrackingMap<string, Timer<T>>();
   /** Ids set or removed since the last snapshot capture (bounded by the entries between snapshots). */
-  readonly #changed = new Set<string>();
+  readonly #changed = new ChangeLog<string>();
   #heap: Timer<T>[] = [];
   #cancelArmed: (() => void) | undefined;
   #armedAt = Infinity;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { Clock } from '../../src/engine/clock.js';
-import { ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
 
 /** `drop` removes a counter (so snapshots see removals). */
 export type CounterEvent = { type: 'add'; id: string; n: number } | { type: 'drop'; id: string };
@@ -13,7 +13,7 @@ export type CounterTimer = { type: 'bonus'; id: string; n: number } | { type: 'b
 
 export class Counters implements StateMachine<CounterEvent, CounterTimer> {
   readonly values = new ChangeTrackingMap<string, number>();
-  readonly #changed = new Set<string>();
+  readonly #changed = new ChangeLog<string>();
   applied = 0;
   /** onTimer calls, failed ones included. */
   timerCalls = 0;
