@@ -453,7 +453,7 @@ function counterpartyOf(payee: Payee): Record<string, string> | undefined {
 
 /** The timer that expires a new quote at its expiresAt: keyed by the quote id, delivered to the quote's owner. */
 export function expiryTimer(quote: Quote, at: number): EngineEvent<QuoteTimer> {
-  return setTimer<QuoteTimer>(quote.expiresAt, [quote.ownerId], { type: 'quote.expire', quoteId: quote.id }, at, quote.id);
+  return setTimer<QuoteTimer>(quote.expiresAt, [quote.ownerId], { type: 'quote.expire' }, at, quote.id);
 }
 
 /** Cancels the expiry timer of a quote that executes (or whose money arrives). */
@@ -515,8 +515,12 @@ function changedQuote(quote: Quote, change: QuoteChange, at: number): Quote {
   return next;
 }
 
-/** The timer that expires an unexecuted quote. */
-export type QuoteTimer = { type: 'quote.expire'; quoteId: string };
+/**
+ * The timer that expires an unexecuted quote. It is keyed by the quote's id, which the
+ * engine hands `onTimer` with it, so the message does not repeat it. (Timers set before
+ * issue 38 also carry it as `quoteId`: every expiry timer was keyed by its quote's id.)
+ */
+export type QuoteTimer = { type: 'quote.expire' };
 
 /** The events the quotes apply, as far as they read them (payment-recorded.ts has the whole payment step). */
 type QuotesEvent = QuoteEvent | { type: 'payment.recorded'; quoteChange?: QuoteChange; quote?: Quote };

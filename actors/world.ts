@@ -121,7 +121,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   onTimer(message: TimerMessage, at: number, timerId: string): DomainEvent[] {
     switch (message.type) {
       case 'quote.expire':
-        return decideExpireQuote(this.quotes.get(message.quoteId), at);
+        return decideExpireQuote(this.quotes.get(timerId), at);
       case 'payout.outcome': {
         const tx = this.transactions.get(timerId);
         return decidePayoutOutcome(tx, tx === undefined || tx.quoteId === '' ? undefined : this.quotes.get(tx.quoteId), at);

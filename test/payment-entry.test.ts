@@ -34,6 +34,7 @@ const KEYED_PAYMENT_EXTRA = 300;
  * that made each log its decided facts, with some room: ids as bytes, no records).
  */
 const STEP_ENTRY_LIMITS: Record<string, number> = {
+  'a quote to execute later': 400,
   'transfer-in': 200,
   'transfer-out': 200,
   'transfer-out, held by the bank': 450,
@@ -165,7 +166,11 @@ describe('the payment entry', () => {
       await step('transfer-out', transfer('/transfer-out', { source: { accountId: usd.id }, destination: { accountId: bank.id }, amount: 1_000 }));
       await step('transfer-out, held by the bank', transfer('/transfer-out', { source: { accountId: usd.id }, destination: { accountId: holding.id }, amount: 2_000 }));
       await step('its refund', async () => clock.advance(SHORT_OUTCOME_MS + 1));
-      const payout = await execute(svc, (await createQuote(svc, quoteBody(usd.id, holding.id, 700))).id);
+      let later: { id: string } | undefined;
+      await step('a quote to execute later', async () => {
+        later = await createQuote(svc, quoteBody(usd.id, holding.id, 700));
+      });
+      const payout = await execute(svc, later!.id);
       await step('a payout\'s refund', async () => clock.advance(SHORT_OUTCOME_MS + 1));
       await until(svc, () => svc.service.services.world.transactions.get(payout.transactionId)?.status === 'REFUNDED');
       await step('sandbox funding', async () => fund(svc, usd.id, 3_000));
