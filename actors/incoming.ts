@@ -23,11 +23,25 @@ import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 /** How long the platform has to approve or reject after answering 202. */
 export const APPROVAL_WINDOW_MS = 5_000;
 
-export type ApprovalTimer = { type: 'incoming.approval-timeout'; transactionId: string };
+/**
+ * The timer that fails an incoming payment the platform did not decide in time. Its key
+ * names the transaction (approvalTimerKey), and the engine hands `onTimer` the key, so the
+ * message does not repeat it. (Timers set before issue 38 also carry it as `transactionId`:
+ * every approval timer was keyed so.)
+ */
+export type ApprovalTimer = { type: 'incoming.approval-timeout' };
+
+const APPROVAL_TIMER_PREFIX = 'approval:';
 
 /** The key of a transaction's approval timer (approve and reject cancel it). */
 export function approvalTimerKey(transactionId: string): string {
-  return `approval:${transactionId}`;
+  return `${APPROVAL_TIMER_PREFIX}${transactionId}`;
+}
+
+/** The transaction an approval timer's key names. */
+export function approvalTimerTransaction(key: string): string {
+  if (!key.startsWith(APPROVAL_TIMER_PREFIX)) throw new Error(`approval timer ${key} is not keyed by its transaction`);
+  return key.slice(APPROVAL_TIMER_PREFIX.length);
 }
 
 export interface IncomingInput {
@@ -69,7 +83,7 @@ export function decideApprovalAnswer(
   if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
   const answer = approvalAnswer(statusCode);
   if (answer.kind !== 'AWAIT') return decideSettleIncoming(tx, account, answer, at);
-  const message: ApprovalTimer = { type: 'incoming.approval-timeout', transactionId: tx.id };
+  const message: ApprovalTimer = { type: 'incoming.approval-timeout' };
   return [setTimer(at + APPROVAL_WINDOW_MS, [tx.accountId], message, at, approvalTimerKey(tx.id))];
 }
 

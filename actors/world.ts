@@ -4,7 +4,7 @@
 // time). Records are replaced, never mutated, so a snapshot can hold references while
 // later entries apply. Indexes are not snapshotted; `restore` rebuilds them.
 import { Customers, type CustomerEvent } from './customer.js';
-import { approvalRecorded, decideSettleIncoming, incomingRecorded, type ApprovalTimer } from './incoming.js';
+import { approvalRecorded, approvalTimerTransaction, decideSettleIncoming, incomingRecorded, type ApprovalTimer } from './incoming.js';
 import { ExternalAccounts, type ExternalAccountEvent } from './external-account.js';
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
@@ -128,7 +128,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
       }
       case 'incoming.approval-timeout': {
         // Approved or rejected in time: the timer was cancelled then; a stale one finds it settled.
-        const tx = this.transactions.get(message.transactionId);
+        const tx = this.transactions.get(approvalTimerTransaction(timerId));
         const account = tx === undefined ? undefined : this.internalAccounts.get(tx.accountId);
         if (tx === undefined || account === undefined || tx.status !== 'PENDING') return [];
         return decideSettleIncoming(tx, account, { kind: 'FAIL', reason: 'PAYMENT_APPROVAL_TIMED_OUT' }, at);
