@@ -19,7 +19,7 @@
 // Every step that adds inflow is refused first when it would take the environment's intake
 // past Number.MAX_SAFE_INTEGER (assertIntakeRoom, actors/ledger.ts); the others only move
 // what the intake counts already, so no balance or total can pass it.
-import { idOf, loggedId, newId } from '../src/engine/ids.js';
+import { idOf, loggedId } from '../src/engine/ids.js';
 import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
@@ -29,7 +29,6 @@ import {
   paymentReference,
   unquotedAmounts,
   quotedFields,
-  logged,
   receivedSide,
   payoutPlan,
   pullPlan,
@@ -490,10 +489,14 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
   }
 }
 
-/** One step of a payment's transaction (and its quote, if any), with the webhook event that reports it. */
-export function paymentStep(quoteChange: QuoteChange | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId = newId('Webhook', at)): PaymentRecorded {
+/**
+ * One step of a payment's transaction (and its quote, if any), with the webhook event that
+ * reports it. Every step is derived when a decided event applies, never logged: it carries
+ * the transaction itself, and its webhook's id comes from the logged ones.
+ */
+export function paymentStep(quoteChange: QuoteChange | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId: string): PaymentRecorded {
   const webhook = transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at, false, webhookId);
-  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [logged(tx)], postings, ledger, webhooks: [webhook] };
+  const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook] };
   if (quoteChange !== undefined) event.quoteChange = quoteChange;
   return event;
 }

@@ -152,18 +152,12 @@ export function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
 }
 
 /**
- * A transaction as a payment step logs it. One made from a quote leaves out what it takes
- * from the quote (`quotedFields`: every transaction with a quote id got them from it, and a
- * quote never changes them); applying it takes them from the quote again.
+ * A transaction as payment steps logged it before issue 38 (steps are now derived from
+ * decided facts, never logged): one made from a quote left out what it takes from the quote
+ * (`quotedFields`), and applying it takes them from the quote again.
  */
 export type LoggedTransaction = Transaction | FromQuote;
 type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string };
-
-/** The logged form of a decided transaction. */
-export function logged(tx: Transaction): LoggedTransaction {
-  if (tx.quoteId === '') return tx;
-  return { ...ownFields(tx), fromQuote: tx.quoteId };
-}
 
 /** The fields a transaction does not take from its quote; `counterparty` null: none. */
 function ownFields(
