@@ -4,7 +4,7 @@
 // accounts sort right after it, as accounts made in the same millisecond would, and an
 // account id alone says which customer and which provisioned currency it stands for: such
 // an account needs no stored record until money first moves through it.
-import { newBaseId } from '../src/engine/ids.js';
+import { hexValue, newBaseId } from '../src/engine/ids.js';
 
 export const CUSTOMER_PREFIX = 'Customer:';
 const ACCOUNT_PREFIX = 'InternalAccount:';
@@ -46,16 +46,11 @@ export function isDerivedId(accountId: string, customerId: string): boolean {
 /** The customer and provisioned index a derived account id stands for, if its shape says it is one. */
 export function derivedFrom(accountId: string): { customerId: string; index: number } | undefined {
   if (accountId.length !== ACCOUNT_ID_LENGTH || !accountId.startsWith(ACCOUNT_PREFIX)) return undefined;
-  const index = hexDigit(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 2)) * 16 + hexDigit(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 1)) - 1;
-  if (!(index >= 0)) return undefined;
+  const high = hexValue(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 2));
+  const low = hexValue(accountId.charCodeAt(ACCOUNT_ID_LENGTH - 1));
+  const index = high * 16 + low - 1;
+  if (high < 0 || low < 0 || index < 0) return undefined;
   return { customerId: `${CUSTOMER_PREFIX}${accountId.slice(ACCOUNT_PREFIX.length, -2)}00`, index };
-}
-
-/** The value of a lower-case hex digit's char code; NaN for anything else. */
-function hexDigit(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 97 && code <= 102) return code - 87;
-  return NaN;
 }
 
 /**

@@ -206,7 +206,6 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   captureChanges(): DomainChanges {
     const changes: Array<readonly [string, unknown]> = [];
     for (const id of this.#changed.take()) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
-    this.#changed.clear();
     return changes;
   }
 

@@ -152,7 +152,7 @@ export function lowerBound(sorted: readonly string[], id: string): number {
 export type LoggedId = Uint8Array | string;
 
 /** The value of a lowercase hex digit's char code, -1 for any other. */
-function hexValue(code: number): number {
+export function hexValue(code: number): number {
   if (code >= 0x30 && code <= 0x39) return code - 0x30;
   if (code >= 0x61 && code <= 0x66) return code - 0x57;
   return -1;

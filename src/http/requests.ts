@@ -140,14 +140,14 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
   return { route: match.route, params: match.params, env, expectsBody };
 }
 
+/** Where every path of this version starts. */
+const VERSION_PREFIX = `/${API_VERSION}`;
+
 /**
  * The route and path parameters the request reaches, or the 404, 405 or 400 (version,
  * percent-encoding) that says why none. A parameterless route's own path is looked up as
  * sent (Router.exact) instead of split, decoded and matched.
  */
-/** Where every path of this version starts. */
-const VERSION_PREFIX = `/${API_VERSION}`;
-
 function routeOf(router: Router, incoming: Incoming): { route: Route; params: Record<string, string> } {
   // HEAD is GET without the body (send() leaves it out).
   const method = incoming.method === 'HEAD' ? 'GET' : incoming.method;
