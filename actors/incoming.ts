@@ -148,7 +148,7 @@ export function incomingRecorded(event: IncomingDecided, state: IncomingState, a
     updatedAt: at,
   };
   const webhookId = paymentIdsFrom(id)('Webhook');
-  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, true, webhookId)] };
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', webhookId, true)] };
 }
 
 /**
@@ -198,9 +198,9 @@ export function approvalRecorded(event: ApprovalDecided, state: IncomingState, a
         transactions: [done],
         postings: [{ accountId: account.id, balance: paidOut ? 0 : amount, inflow: amount, outflow: paidOut ? amount : 0 }],
         ledger: [],
-        webhooks: [transactionWebhook(done, 'INCOMING_PAYMENT', at, false, nextId())],
+        webhooks: [transactionWebhook(done, 'INCOMING_PAYMENT', nextId())],
       };
-      return withAccountStatus([approved], [account], at, nextId);
+      return withAccountStatus([approved], [account], nextId);
     }
     case 'REJECT':
       return [settled(withStatus(tx, 'REJECTED', at), at, nextId())];
@@ -210,5 +210,5 @@ export function approvalRecorded(event: ApprovalDecided, state: IncomingState, a
 }
 
 function settled(tx: Transaction, at: number, webhookId: string): PaymentRecorded {
-  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', at, false, webhookId)] };
+  return { type: 'payment.recorded', transactions: [tx], postings: [], ledger: [], webhooks: [transactionWebhook(tx, 'INCOMING_PAYMENT', webhookId)] };
 }

@@ -128,12 +128,12 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
   const recorded =
     plan?.atExecute === 'PROCESS' && source.kind === 'PULL'
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
-        paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], at, nextId('Webhook'))
+        paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], nextId('Webhook'))
       : payee.kind === 'INTERNAL'
         ? payInternally(quote, source, payee, execution, nextId, at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
   const target = payee.kind === 'INTERNAL' ? payee.account : undefined;
-  return withAccountStatus([recorded], [source.kind === 'INTERNAL' ? source.account : undefined, target], at, () => nextId('Webhook'))[0]!;
+  return withAccountStatus([recorded], [source.kind === 'INTERNAL' ? source.account : undefined, target], () => nextId('Webhook'))[0]!;
 }
 
 /** A quote's parties as the state holds them, for deriving what its execution made (the decision checked them). */
@@ -232,14 +232,14 @@ function payInternally(
   const converted = isConverted(quote);
   const out = withStatus(execution.outgoing, 'COMPLETED', at);
   const transactions = [out];
-  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', at, false, nextId('Webhook'))];
+  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', nextId('Webhook'))];
   // Another party receives it: the receiver sees an INCOMING transaction of its own.
   if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
     // Its counterparty is the sender (when the quote names one), not the receiver.
     const sender = quote.senderCustomerInfo;
     const incomingTx = receivedSide(out, nextId('Transaction'), target, payee.customer?.platformCustomerId ?? '', sender);
     transactions.push(incomingTx);
-    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', at, false, nextId('Webhook')));
+    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', nextId('Webhook')));
   }
   return {
     type: 'payment.recorded',
@@ -263,14 +263,14 @@ function payOut(quote: Quote, sourceId: string, plan: PayoutPlan, execution: Exe
   const p = quote.price;
   if (plan.atExecute === 'FAIL') {
     const failed = withStatus(execution.outgoing, 'FAILED', at, { failureReason: plan.failureReason ?? 'QUOTE_EXECUTION_FAILED' });
-    return paymentStep(execution.change('FAILED'), failed, [], [], at, nextId('Webhook'));
+    return paymentStep(execution.change('FAILED'), failed, [], [], nextId('Webhook'));
   }
   if (plan.atExecute === 'COMPLETE') {
     const done = withStatus(execution.outgoing, 'COMPLETED', at, pendingChange(plan, at));
-    return paymentStep(execution.change('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), at, nextId('Webhook'));
+    return paymentStep(execution.change('COMPLETED'), done, [posting(sourceId, -p.totalSendingAmount, 0, p.principal)], nonZero([execution.fees]), nextId('Webhook'));
   }
   const inFlight = withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at));
-  return paymentStep(execution.change('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), at, nextId('Webhook'));
+  return paymentStep(execution.change('PROCESSING'), inFlight, [posting(sourceId, -p.totalSendingAmount, 0, 0)], nonZero([ledgerDelta(quote.envId, p.sendingCurrency, p.principal, p.feesIncluded)]), nextId('Webhook'));
 }
 
 /** The transaction's pending outcome under `plan`, as a change to it (none when nothing plays out later). */
@@ -362,10 +362,9 @@ export function quoteFundingRecorded(event: QuoteFundingDecided, state: QuoteFun
     incoming,
     [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)],
     nonZero([ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal)]),
-    at,
     nextId('Webhook'),
   );
-  return withAccountStatus([step], [target], at, () => nextId('Webhook'))[0]!;
+  return withAccountStatus([step], [target], () => nextId('Webhook'))[0]!;
 }
 
 /**
@@ -414,8 +413,8 @@ export function fundingRecorded(event: FundingDecided, state: FundingState, at: 
     updatedAt: at,
   };
   const nextId = paymentIdsFrom(id);
-  const step = paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], at, nextId('Webhook'));
-  return withAccountStatus([step], [account], at, () => nextId('Webhook'))[0]!;
+  const step = paymentStep(undefined, incoming, [posting(account.id, amount, amount, 0)], [], nextId('Webhook'));
+  return withAccountStatus([step], [account], () => nextId('Webhook'))[0]!;
 }
 
 /**
@@ -447,7 +446,7 @@ export function outcomeRecorded(event: OutcomeDecided, state: OutcomeState, at: 
   if (tx?.pending === undefined) throw new Error(`outcome.decided for transaction ${id}, which has no pending outcome`);
   const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
   const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
-  return withAccountStatus(outcomeSteps(tx, tx.pending, quote, at, nextId), [state.internalAccounts.get(tx.accountId)], at, nextId);
+  return withAccountStatus(outcomeSteps(tx, tx.pending, quote, at, nextId), [state.internalAccounts.get(tx.accountId)], nextId);
 }
 
 /** The steps of `tx`'s pending outcome; `nextId` gives their webhook events' ids. */
@@ -459,7 +458,7 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
   const currency = tx.sendingCurrency;
   const reason: Partial<Transaction> = failureReason !== undefined ? { failureReason } : {};
   const quoteIs = (status: QuoteStatus): QuoteChange | undefined => (quote === undefined ? undefined : changeOf(quote, status));
-  const step = (q: QuoteChange | undefined, next: Transaction, postings: Posting[], ledger: LedgerDelta[]): PaymentRecorded => paymentStep(q, next, postings, ledger, at, nextId());
+  const step = (q: QuoteChange | undefined, next: Transaction, postings: Posting[], ledger: LedgerDelta[]): PaymentRecorded => paymentStep(q, next, postings, ledger, nextId());
   switch (outcome) {
     case 'SETTLE':
       return [step(quoteIs('COMPLETED'), withStatus(tx, 'COMPLETED', at), [posting(tx.accountId, 0, 0, P)], [ledgerDelta(tx.envId, currency, -P, 0)])];
@@ -494,8 +493,8 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
  * reports it. Every step is derived when a decided event applies, never logged: it carries
  * the transaction itself, and its webhook's id comes from the logged ones.
  */
-export function paymentStep(quoteChange: QuoteChange | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], at: number, webhookId: string): PaymentRecorded {
-  const webhook = transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', at, false, webhookId);
+export function paymentStep(quoteChange: QuoteChange | undefined, tx: Transaction, postings: Posting[], ledger: LedgerDelta[], webhookId: string): PaymentRecorded {
+  const webhook = transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', webhookId);
   const event: PaymentRecorded = { type: 'payment.recorded', transactions: [tx], postings, ledger, webhooks: [webhook] };
   if (quoteChange !== undefined) event.quoteChange = quoteChange;
   return event;

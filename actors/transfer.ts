@@ -152,15 +152,15 @@ export function transferRecorded(event: TransferDecided, state: TransferState, a
   const account = (balance: number, inflow: number, outflow: number): Posting => ({ accountId: internal.id, balance, inflow, outflow });
   let step: PaymentRecorded;
   if (wait === undefined) {
-    step = paymentStep(undefined, { ...tx, status: 'COMPLETED', settledAt: at }, [direction === 'IN' ? account(amount, amount, 0) : account(-amount, 0, amount)], [], at, nextId('Webhook'));
+    step = paymentStep(undefined, { ...tx, status: 'COMPLETED', settledAt: at }, [direction === 'IN' ? account(amount, amount, 0) : account(-amount, 0, amount)], [], nextId('Webhook'));
   } else if (direction === 'IN') {
     // The bank has not delivered: nothing moves until it does (and in the sandbox it will not).
-    step = paymentStep(undefined, waiting(tx, wait, at), [], [], at, nextId('Webhook'));
+    step = paymentStep(undefined, waiting(tx, wait, at), [], [], nextId('Webhook'));
   } else {
     const ledger = [{ envId: internal.envId, currency: internal.currency, inTransit: amount, fees: 0, inflow: 0, outflow: 0 }];
-    step = paymentStep(undefined, waiting(tx, wait, at), [account(-amount, 0, 0)], ledger, at, nextId('Webhook'));
+    step = paymentStep(undefined, waiting(tx, wait, at), [account(-amount, 0, 0)], ledger, nextId('Webhook'));
   }
-  return withAccountStatus([step], [internal], at, () => nextId('Webhook'))[0]!;
+  return withAccountStatus([step], [internal], () => nextId('Webhook'))[0]!;
 }
 
 /** What a transfer-out adds to its transaction: the rail it names, its remittanceInformation as the description. */

@@ -26,7 +26,7 @@
 // applied after the transactions and postings of its own entry, which recreate it.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
-import { lowerBound, newId } from '../src/engine/ids.js';
+import { lowerBound } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
@@ -193,14 +193,14 @@ interface RenderedWebhook {
 /** What a log entry may hold for a new webhook event. */
 export type WebhookRecordedAs = LoggedWebhook | RenderedWebhook;
 
-/** A new event reporting a transaction (one in the same `payment.recorded`). */
-export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', at: number, approval = false, id = newId('Webhook', at)): LoggedWebhook {
+/** A new event reporting a transaction (one in the same `payment.recorded`), with its derived id. */
+export function transactionWebhook(tx: Transaction, type: 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT', id: string, approval = false): LoggedWebhook {
   const event = { id, type, transactionId: tx.id };
   return approval ? { ...event, approval: true } : event;
 }
 
 /** ACCOUNT_STATUS for an account as its event's postings leave it. */
-export function accountStatusWebhook(account: InternalAccount, at: number, id = newId('Webhook', at)): LoggedWebhook {
+export function accountStatusWebhook(account: InternalAccount, id: string): LoggedWebhook {
   return { id, type: 'ACCOUNT_STATUS', accountId: account.id };
 }
 
@@ -208,14 +208,13 @@ export function accountStatusWebhook(account: InternalAccount, at: number, id = 
  * The payment events with an ACCOUNT_STATUS event added for every balance they change
  * (CONTRACT.md: every internal-account balance change) among `accounts`. Each event
  * reports the account as its own postings leave it (the record it names is read when the
- * event is applied, after those postings). `webhookId` gives the new events' ids (a
- * quote's execution derives them from its transaction's).
+ * event is applied, after those postings). `webhookId` gives the new events' ids, derived
+ * from the logged ones (events are derived when their entry applies, the same on replay).
  */
 export function withAccountStatus<P extends { postings: readonly Posting[]; webhooks: readonly WebhookRecordedAs[] }>(
   events: P[],
   accounts: ReadonlyArray<InternalAccount | undefined>,
-  at: number,
-  webhookId: () => string = () => newId('Webhook', at),
+  webhookId: () => string,
 ): P[] {
   const known = new Map<string, InternalAccount>();
   for (const account of accounts) if (account !== undefined) known.set(account.id, account);
@@ -227,7 +226,7 @@ export function withAccountStatus<P extends { postings: readonly Posting[]; webh
       changed.push(account);
     }
     if (changed.length === 0) return event;
-    return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, at, webhookId()))] };
+    return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, webhookId()))] };
   });
 }
 
