@@ -4,48 +4,13 @@
 // the service's code: what passes here passes for any client that speaks the documented API.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey, verifyOtpVerificationToken } from '@turnkey/crypto';
 import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
-
-interface Answer {
-  status: number;
-  body: any;
-}
-
-/** A client of the documented API: Basic auth, JSON bodies, and whatever headers a call adds. */
-class Client {
-  constructor(
-    private readonly baseUrl: string,
-    private readonly authorization: string,
-  ) {}
-
-  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
-  }
-
-  async ok(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
-    const answer = await this.call(method, path, body, headers);
-    assert.ok(answer.status >= 200 && answer.status < 300, `${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
-    return answer.body;
-  }
-}
-
-/** A 400 whose details name `field`. */
-function refusedNaming(answer: Answer, field: string): void {
-  assert.equal(answer.status, 400, JSON.stringify(answer.body));
-  const fields = (answer.body.details ?? []).map((d: { field: string }) => d.field);
-  assert.ok(fields.includes(field), `expected ${field} among ${fields.join(', ')}`);
-}
+import { refusedNaming, sandboxClient, type PlainClient } from './support/plain-client.js';
 
 async function stamp(payload: string, privateKeyHex: string): Promise<string> {
   const apiPublicKey = Buffer.from(getPublicKey(privateKeyHex, true)).toString('hex');
@@ -55,12 +20,10 @@ async function stamp(payload: string, privateKeyHex: string): Promise<string> {
 describe('issue 16 flows through plain HTTP, the service in its own process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'generic-client-'));
   let child: ServiceChild;
-  let api: Client;
+  let api: PlainClient;
   before(async () => {
     child = await spawnService(dataDir);
-    const credentials = JSON.parse(readFileSync(child.credentialsPath, 'utf8')) as Record<'sandbox', { tokenId: string; clientSecret: string }>;
-    const { tokenId, clientSecret } = credentials.sandbox;
-    api = new Client(child.baseUrl, `Basic ${Buffer.from(`${tokenId}:${clientSecret}`).toString('base64')}`);
+    api = sandboxClient(child);
     await api.ok('PATCH', '/config', {
       supportedCurrencies: ['USD', 'USDB'].map((currencyCode) => ({ currencyCode, minAmount: 1, maxAmount: 1_000_000_000, enabledTransactionTypes: ['OUTGOING', 'INCOMING'] })),
     });
