@@ -156,7 +156,8 @@ export type CustomerEvent =
   /** The full record and account records, as logged before `customer.opened`; applied so that older logs still replay. */
   | { type: 'customer.created'; customer: Customer; accounts: InternalAccount[] }
   | CustomerOpened
-  | { type: 'customer.updated'; customer: Customer; accounts: InternalAccount[] };
+  /** `webhookId`: the CUSTOMER event of an ENVELOPE environment whose KYC or KYB status it changes (actors/webhook-envelope.ts). */
+  | { type: 'customer.updated'; customer: Customer; accounts: InternalAccount[]; webhookId?: string };
 
 export interface CustomerInput {
   customerType: CustomerType;

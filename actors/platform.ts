@@ -41,8 +41,22 @@ export interface PlatformConfig {
    * fills the rest.
    */
   readonly embeddedWallet?: EmbeddedWalletSettings;
+  /** ENVELOPE when the platform chose it; absent: FLAT (so every configuration logged before stays as it was). */
+  readonly webhookFormat?: 'ENVELOPE';
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/**
+ * How the environment's webhook events are made (CONTRACT.md "Today's clients, second
+ * wave"): FLAT, SERVICE_SPEC's bodies and X-Service-Signature; ENVELOPE, `{id, type,
+ * timestamp, data}` with X-Grid-Signature. An event keeps the format it was made in.
+ */
+export type WebhookFormat = 'FLAT' | 'ENVELOPE';
+export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['FLAT', 'ENVELOPE'];
+
+export function webhookFormatOf(config: PlatformConfig): WebhookFormat {
+  return config.webhookFormat ?? 'FLAT';
 }
 
 /** A JSON Web Key as a platform lists it inline: public members only (typebox drops the rest). */
@@ -215,6 +229,7 @@ export interface ConfigPatch {
   webhookEndpoint?: string;
   supportedCurrencies?: SupportedCurrencyPatch[];
   embeddedWalletConfig?: EmbeddedWalletSettings;
+  webhookFormat?: WebhookFormat;
 }
 
 /**
@@ -242,8 +257,11 @@ export function patchedConfig(config: PlatformConfig, patch: ConfigPatch, at: nu
   }
   if (patch.webhookEndpoint !== undefined && patch.webhookEndpoint !== '') checkOutboundUrl('webhookEndpoint', patch.webhookEndpoint);
   const embeddedWallet = patch.embeddedWalletConfig === undefined ? undefined : patchedEmbeddedWallet(config, patch.embeddedWalletConfig);
+  const { webhookFormat: _format, ...unformatted } = config;
+  const webhookFormat = patch.webhookFormat ?? webhookFormatOf(config);
   return {
-    ...config,
+    ...unformatted,
+    ...(webhookFormat === 'ENVELOPE' ? { webhookFormat } : {}),
     ...(patch.umaDomain !== undefined ? { umaDomain: patch.umaDomain.toLowerCase() } : {}),
     ...(patch.proxyUmaSubdomain !== undefined ? { proxyUmaSubdomain: patch.proxyUmaSubdomain } : {}),
     ...(patch.webhookEndpoint !== undefined ? { webhookEndpoint: patch.webhookEndpoint } : {}),
@@ -403,6 +421,7 @@ export interface PlatformConfigView {
   webhookPublicKey: string;
   webhookPublicKeyPem: string;
   embeddedWalletConfig: EmbeddedWalletConfig & { signerPublicKey: string };
+  webhookFormat: WebhookFormat;
   createdAt: string;
   updatedAt: string;
 }
@@ -420,6 +439,7 @@ export function renderConfig(env: PlatformEnv, signerPublicKey: string): Platfor
     webhookPublicKey: env.webhookPublicKey,
     webhookPublicKeyPem: p256SpkiPem(env.webhookPublicKey),
     embeddedWalletConfig: { ...embeddedWalletConfigOf(c), signerPublicKey },
+    webhookFormat: webhookFormatOf(c),
     createdAt: isoTime(c.createdAt),
     updatedAt: isoTime(c.updatedAt),
   };

@@ -24,6 +24,14 @@
 // record of that moment (records are immutable, so that is a reference, not a copy) and is
 // rendered when it is delivered or read. The log names the record only: the event is
 // applied after the transactions and postings of its own entry, which recreate it.
+//
+// Format (CONTRACT.md "Today's clients, second wave"): an event is made in its
+// environment's `webhookFormat` as of its entry, and keeps it. The log need not repeat it:
+// the configuration changes are entries of the same log, so an event's entry applies after
+// every change made before it, on replay as on first apply, and the record holds the
+// format from then on (snapshots keep it). A FLAT event's record is as it was before
+// formats existed. ENVELOPE environments also get the kinds FLAT never had (CUSTOMER,
+// VERIFICATION, EXTERNAL_ACCOUNT), each derived from its record's own entry.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { lowerBound } from '../src/engine/ids.js';
@@ -31,9 +39,25 @@ import { renderInternalAccount, type InternalAccount, type Posting, type Interna
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
 import { SettledQueue } from './settled-queue.js';
+import { renderCustomer, type Customer, type Customers } from './customer.js';
+import { renderExternalAccount, type ExternalAccount, type ExternalAccounts } from './external-account.js';
+import { renderVerification, type Verification } from './verification.js';
+import type { PlatformEnvs } from './platform.js';
+import {
+  BALANCE_UPDATED,
+  customerEnvelopeType,
+  EXTERNAL_ACCOUNT_STATUS_UPDATED,
+  paymentEnvelopeType,
+  verificationEnvelopeType,
+  webhookIdOfRecord,
+  type EnvelopeBody,
+} from './webhook-envelope.js';
 
-export type WebhookEventType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS'];
+/** The kinds of both formats, as FLAT names them (ACCOUNT_STATUS is ENVELOPE's INTERNAL_ACCOUNT.BALANCE_UPDATED). */
+export type FlatWebhookType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
+/** Every kind: FLAT's, those only ENVELOPE environments get, and TEST (POST /sandbox/webhooks/test, either format). */
+export type WebhookEventType = FlatWebhookType | 'CUSTOMER' | 'VERIFICATION' | 'EXTERNAL_ACCOUNT' | 'TEST';
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS', 'CUSTOMER', 'VERIFICATION', 'EXTERNAL_ACCOUNT', 'TEST'];
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED'];
 
@@ -86,6 +110,12 @@ export interface WebhookEvent {
   readonly transaction?: Transaction;
   /** ACCOUNT_STATUS: the internal account as it was after the change. */
   readonly account?: InternalAccount;
+  /** CUSTOMER, VERIFICATION, EXTERNAL_ACCOUNT (ENVELOPE only): the record as its change left it. */
+  readonly customer?: Customer;
+  readonly verification?: Verification;
+  readonly externalAccount?: ExternalAccount;
+  /** Made in an ENVELOPE environment; absent: FLAT. */
+  readonly format?: 'ENVELOPE';
   /** Events recorded before records were referenced: their resource as it was rendered then. */
   readonly rendered?: { transaction?: TransactionView; account?: InternalAccountView };
   readonly deliveryStatus: DeliveryStatus;
@@ -137,17 +167,45 @@ export function healthOf(endpoint: WebhookEndpoint | undefined, url: string): We
   return endpoint?.url === url ? endpoint : undefined;
 }
 
-/** What the platform's endpoint receives. */
+/** What a FLAT endpoint receives. */
 export interface WebhookBody {
   id: string;
-  type: WebhookEventType;
+  type: FlatWebhookType | 'TEST';
   timestamp: string;
   transaction?: TransactionView;
   account?: InternalAccountView;
 }
 
-export function webhookBody(event: WebhookEvent): WebhookBody {
-  const body: WebhookBody = { id: event.id, type: event.type, timestamp: isoTime(event.timestamp) };
+/** What the platform's endpoint receives for `event`, in the format the event was made in. */
+export function webhookBody(event: WebhookEvent): WebhookBody | EnvelopeBody {
+  return event.format === 'ENVELOPE' ? envelopeBody(event) : flatBody(event);
+}
+
+/** The signature header an event's body is sent with: X-Grid-Signature for ENVELOPE. */
+export function isEnvelope(event: WebhookEvent): boolean {
+  return event.format === 'ENVELOPE';
+}
+
+function envelopeBody(event: WebhookEvent): EnvelopeBody {
+  const [type, data] = envelopeContent(event);
+  return { id: event.id, type, timestamp: isoTime(event.timestamp), data };
+}
+
+/** The vendor's type and the resource as its GET shows it. */
+function envelopeContent(event: WebhookEvent): [type: string, data: object] {
+  const { transaction, account, customer, verification, externalAccount } = event;
+  if (transaction !== undefined && (event.type === 'INCOMING_PAYMENT' || event.type === 'OUTGOING_PAYMENT')) {
+    return [paymentEnvelopeType(event.type, transaction.status), renderTransaction(transaction)];
+  }
+  if (account !== undefined) return [BALANCE_UPDATED, renderInternalAccount(account)];
+  if (customer !== undefined) return [customerEnvelopeType(customer)!, renderCustomer(customer)];
+  if (verification !== undefined) return [verificationEnvelopeType(verification)!, renderVerification(verification)];
+  if (externalAccount !== undefined) return [EXTERNAL_ACCOUNT_STATUS_UPDATED, renderExternalAccount(externalAccount)];
+  return ['TEST', {}];
+}
+
+function flatBody(event: WebhookEvent): WebhookBody {
+  const body: WebhookBody = { id: event.id, type: event.type as FlatWebhookType | 'TEST', timestamp: isoTime(event.timestamp) };
   const transaction = event.rendered?.transaction ?? (event.transaction === undefined ? undefined : renderTransaction(event.transaction));
   const account = event.rendered?.account ?? (event.account === undefined ? undefined : renderInternalAccount(event.account));
   if (transaction !== undefined) body.transaction = transaction;
@@ -170,7 +228,7 @@ export function reportedTransactionId(event: WebhookEvent): string | undefined {
 export interface LoggedWebhook {
   readonly id: string;
   readonly envId?: string;
-  readonly type: WebhookEventType;
+  readonly type: FlatWebhookType;
   readonly timestamp?: number;
   readonly transactionId?: string;
   readonly accountId?: string;
@@ -181,7 +239,7 @@ export interface LoggedWebhook {
 interface RenderedWebhook {
   readonly id: string;
   readonly envId: string;
-  readonly type: WebhookEventType;
+  readonly type: FlatWebhookType;
   readonly timestamp: number;
   readonly transaction?: TransactionView;
   readonly account?: InternalAccountView;
@@ -246,7 +304,9 @@ export type WebhookDeliveryEvent =
    * Events of a change that records no payment, in that change's entry: sandbox funding as
    * logged before it recorded a transaction; applied so that older logs still replay.
    */
-  | { type: 'webhooks.recorded'; webhooks: WebhookRecordedAs[] };
+  | { type: 'webhooks.recorded'; webhooks: WebhookRecordedAs[] }
+  /** POST /sandbox/webhooks/test: a TEST event, tried once (it reports nothing, so a failure is only its answer). */
+  | { type: 'webhook.test.recorded'; id: string; envId: string };
 
 /**
  * The outcome of one try, decided from the event and its endpoint as the log has them:
@@ -267,14 +327,19 @@ export function decideAttempt(
   const before = healthOf(endpoint, url);
   const wasDown = before?.downSince !== undefined;
   const noAnswer = !ok && unanswered(attempt.statusCode);
-  const probe = wasDown && noAnswer && event.approval !== true;
+  const probe = wasDown && noAnswer && !triedOnce(event);
   const tries = probe ? (event.tries ?? 0) : (event.tries ?? 0) + 1;
-  const limit = event.approval === true ? 1 : MAX_DELIVERY_TRIES;
+  const limit = triedOnce(event) ? 1 : MAX_DELIVERY_TRIES;
   const deliveryStatus: DeliveryStatus = ok ? 'DELIVERED' : tries >= limit ? 'FAILED' : 'PENDING';
   const health = healthAfter(before, url, noAnswer, attempt);
   const retryAt = health.nextProbeAt ?? attempt.at + attempt.ms + deliveryRetryDelayMs(tries);
   const nextAttemptAt = deliveryStatus === 'PENDING' ? retryAt : 0;
   return { type: 'webhook.attempted', id: event.id, attempt, deliveryStatus, tries, nextAttemptAt, endpoint: health };
+}
+
+/** An approval (its answer decides its payment) and a TEST (its answer is the whole point) are tried once. */
+function triedOnce(event: WebhookEvent): boolean {
+  return event.approval === true || event.type === 'TEST';
 }
 
 function healthAfter(before: WebhookEndpoint | undefined, url: string, noAnswer: boolean, attempt: DeliveryAttempt): EndpointHealth {
@@ -347,7 +412,21 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  * the delivery worker, the sweep and redelivery do.
  */
 /** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
-type OutboxEvent = { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] } | WebhookDeliveryEvent;
+type OutboxEvent =
+  | { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] }
+  | WebhookDeliveryEvent
+  | EnvelopeSourceEvent;
+
+/**
+ * The changes that are events of ENVELOPE environments only, as far as the outbox reads
+ * them. A creation's event takes its record's UUID (webhookIdOfRecord); a customer update
+ * names the id its decision drew, since a customer is updated many times.
+ */
+type EnvelopeSourceEvent =
+  | { type: 'customer.opened'; u: string; e: string }
+  | { type: 'customer.updated'; customer: { readonly id: string }; webhookId?: string }
+  | { type: 'verification.created'; verification: Verification }
+  | { type: 'externalAccount.created'; account: { readonly id: string } };
 
 export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   readonly idPrefix = 'Webhook:';
@@ -360,10 +439,16 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
 
-  /** The records the events report; both kinds apply an entry's events before this one. */
+  /**
+   * The records the events report: those kinds apply an entry's events before this one
+   * (a verification is taken from its event); the environments give each event its format.
+   */
   constructor(
     private readonly accounts: InternalAccounts,
     private readonly transactions: Transactions,
+    private readonly envs: PlatformEnvs,
+    private readonly customers: Customers,
+    private readonly externalAccounts: ExternalAccounts,
   ) {}
 
   readonly appliers: Appliers<OutboxEvent> = {
@@ -398,7 +483,41 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
       this.onQueued?.(event.envId);
     },
     'webhooks.pruned': (event) => this.#prune(event.ids),
+    'webhook.test.recorded': (event, at) => this.#made(event.envId, event.id, 'TEST', at, {}),
+    'customer.opened': (event, at) => {
+      if (!this.#envelope(event.e)) return;
+      const customer = this.customers.get(`Customer:${event.u}`)!;
+      if (customerEnvelopeType(customer) !== undefined) this.#made(event.e, webhookIdOfRecord(customer.id), 'CUSTOMER', at, { customer });
+    },
+    'customer.updated': (event, at) => {
+      if (event.webhookId === undefined) return;
+      const customer = this.customers.get(event.customer.id)!;
+      this.#made(customer.envId, event.webhookId, 'CUSTOMER', at, { customer });
+    },
+    'verification.created': (event, at) => {
+      const { verification } = event;
+      if (this.#envelope(verification.envId) && verificationEnvelopeType(verification) !== undefined) {
+        this.#made(verification.envId, webhookIdOfRecord(verification.id), 'VERIFICATION', at, { verification });
+      }
+    },
+    'externalAccount.created': (event, at) => {
+      const externalAccount = this.externalAccounts.get(event.account.id)!;
+      if (this.#envelope(externalAccount.envId)) this.#made(externalAccount.envId, webhookIdOfRecord(externalAccount.id), 'EXTERNAL_ACCOUNT', at, { externalAccount });
+    },
   };
+
+  /** Whether the environment makes its events in the envelope now. */
+  #envelope(envId: string): boolean {
+    return this.envs.get(envId)?.config.webhookFormat === 'ENVELOPE';
+  }
+
+  /** A new PENDING event of the environment's current format, reporting `resource`. */
+  #made(envId: string, id: string, type: WebhookEventType, at: number, resource: Pick<WebhookEvent, 'customer' | 'verification' | 'externalAccount'>): void {
+    if (this.#events.has(id)) throw new Error(`webhook event ${id} exists already`);
+    const event: WebhookEvent = { id, envId, type, timestamp: at, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, ...resource };
+    this.#put(this.#envelope(envId) ? { ...event, format: 'ENVELOPE' } : event);
+    this.onQueued?.(envId);
+  }
 
   restore(event: WebhookEvent): void {
     // Snapshots taken before records were referenced hold the rendered resource.
@@ -549,6 +668,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     if (logged.approval === true) event.approval = true;
     if (tx !== undefined) event.transaction = tx;
     if (account !== undefined) event.account = account;
+    if (this.#envelope(envId)) event.format = 'ENVELOPE';
     return event;
   }
 

@@ -51,7 +51,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   readonly lookups = new Lookups();
   readonly quotes = new Quotes();
   readonly transactions = new Transactions(this.quotes);
-  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions);
+  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts);
   readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);
   readonly verifications = new Verifications();
 

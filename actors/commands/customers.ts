@@ -2,6 +2,8 @@
 // Creating and updating read the environment's configuration (which currencies it offers)
 // and its UMA index, so they hold the environment; updating also reads which currencies
 // the customer has accounts in, so it holds those accounts. Deleting touches the customer only.
+// An update that moves a KYC or KYB status in an ENVELOPE environment draws the id of its
+// CUSTOMER event here, where the environment (its format) is held.
 import {
   decideCreateCustomer,
   decideDeleteCustomer,
@@ -12,6 +14,9 @@ import {
   type CustomerPatch,
 } from '../customer.js';
 import { notFound } from '../errors.js';
+import { newId } from '../../src/engine/ids.js';
+import { webhookFormatOf } from '../platform.js';
+import { customerStatusEvent } from '../webhook-envelope.js';
 import type { DomainCommand, World } from '../world.js';
 
 /** The customer `id` of environment `envId`; a 404 names `field`, where the request gave the id. */
@@ -37,7 +42,10 @@ export const updateCustomer: DomainCommand<{ envId: string; customerId: string; 
   decide: ({ envId, customerId, patch }, world, at) => {
     const customer = customerIn(world, envId, customerId);
     const currencies = world.internalAccounts.currenciesOwnedBy(customerId);
-    const events = decideUpdateCustomer(world.envs.get(envId)!, customer, patch, currencies, world.customers, at);
+    const env = world.envs.get(envId)!;
+    const events = decideUpdateCustomer(env, customer, patch, currencies, world.customers, at).map((event) =>
+      event.type === 'customer.updated' && webhookFormatOf(env.config) === 'ENVELOPE' && customerStatusEvent(customer, event.customer) ? { ...event, webhookId: newId('Webhook', at) } : event,
+    );
     return { events, reply: () => world.customers.get(customerId)! };
   },
 };

@@ -1,4 +1,4 @@
-// Webhook body signatures (`X-Service-Signature`): base64 of the DER ECDSA P-256 SHA-256
+// Webhook body signatures (`X-Service-Signature`, `X-Grid-Signature` for the envelope): base64 of the DER ECDSA P-256 SHA-256
 // signature over the exact body bytes, made with the environment's webhook key. The
 // public key is published as uncompressed SEC1 hex (`webhookPublicKey` in GET /config).
 import type { KeyObject } from 'node:crypto';
@@ -7,6 +7,8 @@ import { parseDerSignature, signP256, verifyP256 } from './p256.js';
 
 /** The request header a webhook's signature travels in: delivery sets it, the OpenAPI document names it. */
 export const WEBHOOK_SIGNATURE_HEADER = 'X-Service-Signature';
+/** The same signature, over an ENVELOPE body (CONTRACT.md "Today's clients, second wave"): the vendor's header name. */
+export const ENVELOPE_SIGNATURE_HEADER = 'X-Grid-Signature';
 
 /** base64(DER ECDSA P-256 SHA-256 over `body`), low-S. */
 export function signWebhookBody(body: Uint8Array | string, privateKey: Uint8Array | KeyObject): string {

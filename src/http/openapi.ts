@@ -12,7 +12,7 @@
 // one name would leave the document, and typebox's compiler (which compiles one function
 // per $id), using one of them for both, so building the document fails instead.
 import type { TSchema } from '@sinclair/typebox';
-import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
+import { ENVELOPE_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
 import type { Route } from './route.js';
 import { API_VERSION } from './server.js';
 import { ErrorSchema } from './schemas/error.js';
@@ -124,6 +124,13 @@ const PARAMETERS: Record<string, Json> = {
       'or webhookPublicKeyPem (SPKI PEM) of GET /config before trusting the body',
     schema: { type: 'string' },
   },
+  EnvelopeWebhookSignature: {
+    name: ENVELOPE_SIGNATURE_HEADER,
+    in: 'header',
+    required: true,
+    description: 'The same signature as WebhookSignature (over the exact body bytes, by the same key), under the header an ENVELOPE environment gets',
+    schema: { type: 'string' },
+  },
 };
 
 /** Response headers, each published once under components/headers. */
@@ -191,7 +198,7 @@ function webhookOperationOf(w: WebhookDefinition, components: SchemaComponents):
     operationId: w.operationId,
     summary: w.summary,
     security: [],
-    parameters: [ref('parameters', 'WebhookSignature')],
+    parameters: [ref('parameters', w.envelope === true ? 'EnvelopeWebhookSignature' : 'WebhookSignature')],
     requestBody: { required: true, content: { 'application/json': { schema: components.publish(w.payload) } } },
     responses: mapValues(w.answers, (description) => ({ description })),
   };
@@ -200,7 +207,7 @@ function webhookOperationOf(w: WebhookDefinition, components: SchemaComponents):
 const DESCRIPTION =
   'Payments and embedded wallets. Every response carries X-Request-Id, and an error body repeats it as requestId. ' +
   'Request bodies: a property a schema does not list is ignored and not kept. ' +
-  `Webhooks: what the service POSTs to the configured webhookEndpoint, signed in ${WEBHOOK_SIGNATURE_HEADER}.`;
+  `Webhooks: what the service POSTs to the configured webhookEndpoint, signed in ${WEBHOOK_SIGNATURE_HEADER} (webhookFormat FLAT) or ${ENVELOPE_SIGNATURE_HEADER} (ENVELOPE).`;
 
 export function openApiDocument(routes: readonly Route[], baseUrl: string): OpenApiDocument {
   const components = new SchemaComponents();

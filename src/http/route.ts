@@ -43,9 +43,10 @@ export interface RoutePorts {
   outboundTargets: Pick<TargetPolicy, 'check'>;
   /**
    * The delivery worker: the endpoint's state as its tries left it (in memory, not logged),
-   * a signed test send (outside the outbox), and a look at the queue once a new endpoint is set.
+   * a signed test send (outside the outbox), a look at the queue once a new endpoint is set,
+   * and a wait for a recorded event's first logged try (POST /sandbox/webhooks/test).
    */
-  webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick'>;
+  webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick' | 'triedWithin'>;
   /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
   wallet: WalletPorts;
 }

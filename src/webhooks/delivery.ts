@@ -34,6 +34,7 @@ import {
   dropCandidates,
   endpointIdOf,
   healthOf,
+  isEnvelope,
   reportedTransactionId,
   webhookBody,
   type DeliveryAttempt,
@@ -44,7 +45,8 @@ import { decideApprovalAnswer } from '../../actors/incoming.js';
 import type { EngineEvent } from '../engine/state-machine.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { CryptoPool } from '../crypto/pool.js';
-import { WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
+import { ENVELOPE_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_HEADER } from '../crypto/webhook-signature.js';
+import { webhookFormatOf } from '../../actors/platform.js';
 import { isoTime } from '../../actors/iso-time.js';
 import type { Egress, EgressOutcome } from '../outbound/egress.js';
 import { WebhookRetention } from './retention.js';
@@ -143,6 +145,8 @@ export class WebhookDelivery {
   readonly #waiting = new Set<string>();
   readonly #inFlight = new Set<AbortController>();
   readonly #keys = new Map<string, Uint8Array>();
+  /** Told when an event's try is logged (POST /sandbox/webhooks/test waits for its TEST event's try). */
+  readonly #tryWaiters = new Map<string, Array<() => void>>();
   /** Environments whose queue may be past its cap, looked at once per turn. */
   readonly #toTrim = new Set<string>();
   #trimming = false;
@@ -302,7 +306,7 @@ export class WebhookDelivery {
     const endpoint = this.#endpointOf(envId);
     if (!this.#running || endpoint === '') return;
     const at = this.#clock.now();
-    const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal);
+    const outcome = await this.post(envId, endpoint, JSON.stringify(webhookBody(head)), controller.signal, isEnvelope(head));
     if (!this.#running) return;
     const delivery = outcomeOf(outcome);
     this.#observer?.attempted(delivery);
@@ -335,6 +339,7 @@ export class WebhookDelivery {
         }
         return { events, reply: () => undefined };
       });
+      this.#told(head.id);
     } catch (err) {
       // The outcome could not be logged (overload, closing): the try counts as not made.
       const error = err instanceof Error ? err.message : String(err);
@@ -387,15 +392,16 @@ export class WebhookDelivery {
    * Signs `body` with the environment's webhook key and POSTs it under the environment's
    * target policy; never throws. A refused target is reported and comes to statusCode 0.
    */
-  async post(envId: string, url: string, body: string, signal?: AbortSignal): Promise<EgressOutcome> {
+  async post(envId: string, url: string, body: string, signal?: AbortSignal, envelope = false): Promise<EgressOutcome> {
     const signature = await this.#deps.crypto.signWebhook(body, this.#key(envId));
+    const signatureHeader = envelope ? ENVELOPE_SIGNATURE_HEADER : WEBHOOK_SIGNATURE_HEADER;
     const environment = this.#deps.world.envs.get(envId)?.environment;
     if (environment === undefined) throw new Error(`no environment ${envId}`);
     const outcome = await this.#deps.egress.post({
       environment,
       url,
       body,
-      headers: { 'content-type': 'application/json', [WEBHOOK_SIGNATURE_HEADER]: signature },
+      headers: { 'content-type': 'application/json', [signatureHeader]: signature },
       timeoutMs: this.#timeoutMs,
       ...(signal !== undefined ? { signal } : {}),
     });
@@ -405,12 +411,48 @@ export class WebhookDelivery {
     return outcome;
   }
 
-  /** POST /webhooks/test: a signed TEST event, not recorded. */
+  /** POST /webhooks/test: a signed TEST event in the environment's format, not recorded. */
   async sendTest(envId: string, url: string): Promise<{ url: string; delivered: boolean; statusCode: number }> {
     const at = this.#clock.now();
-    const body = JSON.stringify({ id: newId('Webhook', at), type: 'TEST', timestamp: isoTime(at) });
-    const { statusCode } = await this.post(envId, url, body);
+    const env = this.#deps.world.envs.get(envId);
+    const envelope = env !== undefined && webhookFormatOf(env.config) === 'ENVELOPE';
+    const test = { id: newId('Webhook', at), type: 'TEST', timestamp: isoTime(at) };
+    const { statusCode } = await this.post(envId, url, JSON.stringify(envelope ? { ...test, data: {} } : test), undefined, envelope);
     return { url, delivered: statusCode >= 200 && statusCode < 300, statusCode };
+  }
+
+  /**
+   * The recorded event `id` once a try of it is logged (a TEST event is tried once, so
+   * settled), or undefined when none is within `waitMs` (older events of its endpoint are
+   * ahead of it, or the endpoint is down): it stays queued.
+   */
+  async triedWithin(id: string, waitMs: number): Promise<WebhookEvent | undefined> {
+    const deadline = this.#clock.now() + waitMs;
+    const tried = (): WebhookEvent | undefined => {
+      const event = this.#deps.world.webhookEvents.get(id);
+      return event !== undefined && event.attempts.length > 0 ? event : undefined;
+    };
+    if (tried() !== undefined) return tried();
+    await new Promise<void>((resolve) => {
+      let cancel: (() => void) | undefined;
+      const done = (): void => {
+        cancel?.();
+        resolve();
+      };
+      const waiters = this.#tryWaiters.get(id) ?? [];
+      this.#tryWaiters.set(id, waiters);
+      waiters.push(done);
+      cancel = this.#clock.schedule(deadline, done);
+    });
+    this.#tryWaiters.delete(id);
+    return tried();
+  }
+
+  #told(id: string): void {
+    const waiters = this.#tryWaiters.get(id);
+    if (waiters === undefined) return;
+    this.#tryWaiters.delete(id);
+    for (const done of waiters) done();
   }
 
   #key(envId: string): Uint8Array {

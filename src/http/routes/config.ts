@@ -1,11 +1,11 @@
 // Platform configuration of the calling environment (SERVICE_SPEC part 4, CONTRACT.md).
 import { Type, type Static } from '@sinclair/typebox';
-import { renderConfig, type PlatformEnv } from '../../../actors/platform.js';
+import { renderConfig, WEBHOOK_FORMATS, type PlatformEnv } from '../../../actors/platform.js';
 import { updateConfig } from '../../../actors/commands/config.js';
 import { platformEnv } from '../../../actors/queries/records.js';
 import { route, type Reply, type Route, type RoutePorts } from '../route.js';
 import { EmbeddedWalletConfigInput, PlatformConfigView, SupportedCurrencyInput } from '../schemas/resources.js';
-import { List, Obj, Str, Text, validator } from '../validation.js';
+import { List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 
 const DOMAIN_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
 
@@ -16,6 +16,9 @@ const PatchConfig = Obj(
     webhookEndpoint: Type.Optional(Text({ maxLength: 2048, description: 'http(s) URL; empty string removes it. Production: public addresses only (sandbox: also loopback)' })),
     supportedCurrencies: Type.Optional(List(SupportedCurrencyInput, { maxItems: 20 })),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfigInput),
+    webhookFormat: Type.Optional(
+      StringEnum(WEBHOOK_FORMATS, { description: 'how events made from now on are sent and listed; an event keeps the format it was made in. ENVELOPE also records CUSTOMER, VERIFICATION and EXTERNAL_ACCOUNT events' }),
+    ),
   },
   { $id: 'UpdateConfigRequest' },
 );
@@ -48,7 +51,7 @@ export const configRoutes: Route[] = [
     method: 'PATCH',
     path: '/config',
     operationId: 'updateConfig',
-    summary: 'Update umaDomain, webhookEndpoint, supportedCurrencies or embeddedWalletConfig; newly supported currencies get platform accounts',
+    summary: 'Update umaDomain, webhookEndpoint, webhookFormat, supportedCurrencies or embeddedWalletConfig; newly supported currencies get platform accounts',
     tag: 'Configuration',
     body: validator(PatchConfig),
     response: PlatformConfigView,

@@ -44,7 +44,7 @@ const CreateVerification = Obj(
   { $id: 'CreateVerificationRequest' },
 );
 const CheckStatus = StringEnum(CHECK_STATUSES);
-const VerificationView = Obj(
+export const VerificationView = Obj(
   {
     id: Str(),
     customerId: Type.Optional(Str()),

@@ -1,9 +1,13 @@
 // The webhook outbox as a platform reads it (CONTRACT.md "Webhooks"): the events recorded
-// with every payment change, their delivery status and attempts; redelivery, and a signed
-// TEST event. Delivery itself is src/webhooks/delivery.ts.
+// with every payment change, their delivery status and attempts, each in the format it was
+// made in; redelivery, and a signed TEST event (POST /webhooks/test, sent at once and not
+// recorded; POST /sandbox/webhooks/test, the vendor's, recorded and sent by the delivery
+// worker like any event). Delivery itself is src/webhooks/delivery.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookBody, type WebhookBody, type WebhookEvent } from '../../../actors/webhook-event.js';
-import { redeliverWebhookEvent } from '../../../actors/commands/webhooks.js';
+import { recordTestWebhook, redeliverWebhookEvent } from '../../../actors/commands/webhooks.js';
+import { DomainError } from '../../../actors/errors.js';
+import type { EnvelopeBody } from '../../../actors/webhook-envelope.js';
 import { webhookEvent, webhookEventPage } from '../../../actors/queries/webhooks.js';
 import { platformEnv } from '../../../actors/queries/records.js';
 import { invalidField } from '../../../actors/errors.js';
@@ -43,13 +47,20 @@ type ListQuery = Static<typeof ListEvents>;
 const EventIdParam = validator(Obj({ id: IdOf('Webhook') }));
 const TestBody = Obj({ url: Type.Optional(Text({ maxLength: 2048, description: 'http(s) URL, held to the same address rule as webhookEndpoint; the configured webhookEndpoint when left out' })) }, { $id: 'SendTestWebhookRequest' });
 const TestResult = Obj({ url: Str(), delivered: Type.Boolean(), statusCode: Type.Integer({ description: "the endpoint's status; 0 when no answer came within 5 s" }) }, { $id: 'WebhookTestResult' });
+const TestWebhookResponse = Obj(
+  { url: Str({ description: 'the configured webhookEndpoint it was sent to' }), response_status: Type.Integer({ description: "the endpoint's status (a 2xx; any other is a 400 WEBHOOK_DELIVERY_ERROR)" }) },
+  { $id: 'TestWebhookResponse' },
+);
+/** How long POST /sandbox/webhooks/test waits for its event's try: older events of the endpoint go first. */
+const TEST_ANSWER_WAIT_MS = 15_000;
 
-interface WebhookEventListed extends WebhookBody {
+type WebhookEventListed = (WebhookBody | EnvelopeBody) & {
   deliveryStatus: WebhookEvent['deliveryStatus'];
   attempts: Array<{ at: string; statusCode: number; ms: number }>;
   failureReason?: string;
-}
+};
 
+/** The event as its endpoint gets it, in its own format (not the environment's current one), with its delivery. */
 function renderEvent(event: WebhookEvent): WebhookEventListed {
   const listed: WebhookEventListed = {
     ...webhookBody(event),
@@ -103,8 +114,8 @@ export const webhookRoutes: Route[] = [
   route<Static<typeof TestBody>>({
     method: 'POST',
     path: '/webhooks/test',
-    operationId: 'sendTestWebhook',
-    summary: 'Send a signed TEST event to `url` or the configured endpoint',
+    operationId: 'sendTestWebhookTo',
+    summary: 'Send a signed TEST event to `url` or the configured endpoint, at once and unrecorded',
     tag: 'Webhooks',
     body: validator(TestBody),
     response: TestResult,
@@ -118,4 +129,39 @@ export const webhookRoutes: Route[] = [
       return { status: 200, body: await ports.webhooks.sendTest(env.id, url) };
     },
   }),
+  route({
+    method: 'POST',
+    path: '/sandbox/webhooks/test',
+    operationId: 'sendTestWebhook',
+    summary: "Record a TEST event for the configured endpoint and answer with its try (sandbox only): 200 on a 2xx, else 400 WEBHOOK_DELIVERY_ERROR",
+    tag: 'Sandbox',
+    response: TestWebhookResponse,
+    status: 200,
+    sandboxOnly: true,
+    handle: async (ctx) => {
+      const { ports, env, read } = ctx;
+      const url = (await read(platformEnv, { envId: env.id })).config.webhookEndpoint;
+      // A stored endpoint may predate the address rule: checked again, as POST /webhooks/test does.
+      if (url !== '') await ports.outboundTargets.check(env.environment, 'webhookEndpoint', url);
+      let made: WebhookEvent | undefined;
+      await ctx.run(recordTestWebhook, { envId: env.id }, (event) => {
+        made = event;
+        return { status: 200, body: {} };
+      });
+      const tried = await ports.webhooks.triedWithin(made!.id, TEST_ANSWER_WAIT_MS);
+      return testAnswer(url, made!.id, tried);
+    },
+  }),
 ];
+
+/** The vendor's answer to sendTestWebhook: the endpoint's 2xx, else what kept it from one. */
+function testAnswer(url: string, eventId: string, tried: WebhookEvent | undefined): Reply {
+  const status = tried?.attempts.at(-1)?.statusCode;
+  if (status === undefined) {
+    throw new DomainError('WEBHOOK_DELIVERY_ERROR', `${eventId} was not tried within ${TEST_ANSWER_WAIT_MS / 1000} s: older events of the endpoint go first, or it is down; it stays queued`);
+  }
+  if (status < 200 || status >= 300) {
+    throw new DomainError('WEBHOOK_DELIVERY_ERROR', status === 0 ? `${url} did not answer ${eventId} within 5 s` : `${url} answered ${eventId} with ${status}`);
+  }
+  return { status: 200, body: { url, response_status: status } };
+}

@@ -10,6 +10,7 @@ import {
   OTP_EXPIRATION_SECONDS,
   OTP_LENGTH,
   SESSION_LIFETIME_SECONDS,
+  WEBHOOK_FORMATS,
 } from '../../../actors/platform.js';
 import { Country, DateString, List, Obj, Str, StringEnum, Text } from '../validation.js';
 import { AccountInfoSchema } from './account-info.js';
@@ -255,6 +256,7 @@ export const PlatformConfigView = Obj(
     webhookPublicKey: Str({ description: 'uncompressed SEC1 hex of the P-256 key that signs webhooks' }),
     webhookPublicKeyPem: Str({ description: 'the same key as an SPKI PEM (node:crypto createPublicKey reads it)' }),
     embeddedWalletConfig: EmbeddedWalletConfigView,
+    webhookFormat: StringEnum(WEBHOOK_FORMATS, { description: 'FLAT: bodies {id, type, timestamp, transaction|account} signed in X-Service-Signature; ENVELOPE: {id, type (OBJECT.EVENT), timestamp, data} signed in X-Grid-Signature' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },

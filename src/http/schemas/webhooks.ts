@@ -4,14 +4,16 @@
 // does. GET /webhooks/events lists the recorded ones (every type but TEST) with their
 // delivery state.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { WebhookEventType } from '../../../actors/webhook-event.js';
+import type { FlatWebhookType } from '../../../actors/webhook-event.js';
+import { ENVELOPE_TYPES } from '../../../actors/webhook-envelope.js';
 import { APPROVAL_WINDOW_MS } from '../../../actors/incoming.js';
 import { ENDPOINT_DOWN_AFTER, MAX_DELIVERY_TRIES } from '../../../actors/webhook-event.js';
 import { DELIVERY_TIMEOUT_MS } from '../../webhooks/delivery.js';
 import { TransactionView } from './payments.js';
-import { IdOf, InternalAccountView } from './resources.js';
+import { CustomerView, ExternalAccountView, IdOf, InternalAccountView } from './resources.js';
+import { VerificationView } from '../routes/verifications.js';
 import type { Holds, Same } from './same-shape.js';
-import { Obj, Str } from '../validation.js';
+import { Obj, Str, StringEnum } from '../validation.js';
 
 const id = IdOf('Webhook');
 const timestamp = Str({ format: 'date-time', description: 'when the change it reports was made' });
@@ -38,14 +40,29 @@ export const AccountStatusWebhook = Obj(
 
 export const TestWebhook = Obj(
   { id, type: Type.Literal('TEST'), timestamp: Str({ format: 'date-time', description: 'when it was sent' }) },
-  { $id: 'TestWebhook', description: 'POST /webhooks/test: a signed event that reports nothing and is not recorded' },
+  { $id: 'TestWebhook', description: 'POST /webhooks/test (not recorded) and POST /sandbox/webhooks/test (recorded, tried once): a signed event that reports nothing' },
 );
 
-/** The payloads of the events the outbox records, one per WebhookEventType. */
-export const RECORDED_WEBHOOKS = [IncomingPaymentWebhook, OutgoingPaymentWebhook, AccountStatusWebhook] as const;
+/** webhookFormat ENVELOPE: every event, signed in X-Grid-Signature. */
+export const EnvelopeWebhook = Obj(
+  {
+    id,
+    type: StringEnum(ENVELOPE_TYPES, { description: "the vendor's OBJECT.EVENT type" }),
+    timestamp,
+    data: Type.Union([TransactionView, InternalAccountView, CustomerView, ExternalAccountView, VerificationView, Obj({}, { description: 'TEST reports nothing' })], {
+      description:
+        'The resource as its GET showed it when the event was made: a Transaction (INCOMING_PAYMENT.*, OUTGOING_PAYMENT.*), an InternalAccount ' +
+        '(INTERNAL_ACCOUNT.BALANCE_UPDATED), a Customer (CUSTOMER.*), an ExternalAccount (EXTERNAL_ACCOUNT.STATUS_UPDATED), a Verification (VERIFICATION.*); {} for TEST',
+    }),
+  },
+  { $id: 'EnvelopeWebhook', description: 'An event of an environment whose webhookFormat is ENVELOPE (it keeps that format if the setting changes later)' },
+);
 
-/** Fails to compile when an event type is added to the domain without a published payload, or the reverse. */
-export type RecordedWebhookTypesCheck = Holds<Same<Static<(typeof RECORDED_WEBHOOKS)[number]>['type'], WebhookEventType>>;
+/** The payloads of the events the outbox records: one per FLAT type, TEST, and the envelope. */
+export const RECORDED_WEBHOOKS = [IncomingPaymentWebhook, OutgoingPaymentWebhook, AccountStatusWebhook, TestWebhook, EnvelopeWebhook] as const;
+
+/** Fails to compile when a FLAT event type is added to the domain without a published payload, or the reverse. */
+export type RecordedWebhookTypesCheck = Holds<Same<Static<typeof IncomingPaymentWebhook | typeof OutgoingPaymentWebhook | typeof AccountStatusWebhook | typeof TestWebhook>['type'], FlatWebhookType | 'TEST'>>;
 
 export interface WebhookDefinition {
   /** Its key under the document's `webhooks`. */
@@ -55,6 +72,8 @@ export interface WebhookDefinition {
   payload: TSchema;
   /** What the platform's answer does, by status, status range (`2XX`) or `default`. */
   answers: Readonly<Record<string, string>>;
+  /** Signed in X-Grid-Signature (webhookFormat ENVELOPE); else X-Service-Signature. */
+  envelope?: true;
 }
 
 const DEADLINE = `within ${DELIVERY_TIMEOUT_MS / 1000} s`;
@@ -92,8 +111,25 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   {
     name: 'test',
     operationId: 'testWebhook',
-    summary: 'TEST: sent by POST /webhooks/test',
+    summary: 'TEST: sent by POST /webhooks/test and POST /sandbox/webhooks/test',
     payload: TestWebhook,
-    answers: { '2XX': 'delivered: true in the POST /webhooks/test answer', default: `delivered: false, with the status (0: no answer ${DEADLINE}); never retried` },
+    answers: {
+      '2XX': 'delivered: true in the POST /webhooks/test answer; a 200 of POST /sandbox/webhooks/test',
+      default: `delivered: false, with the status (0: no answer ${DEADLINE}); a 400 WEBHOOK_DELIVERY_ERROR of POST /sandbox/webhooks/test. Never retried`,
+    },
+  },
+  {
+    name: 'envelope',
+    operationId: 'envelopeWebhook',
+    summary: 'ENVELOPE: every event of an environment whose webhookFormat is ENVELOPE, signed in X-Grid-Signature',
+    payload: EnvelopeWebhook,
+    envelope: true,
+    answers: {
+      '200': 'Delivered. For INCOMING_PAYMENT.PENDING of an incoming UMA payment: approve it (as incomingPayment describes)',
+      '202': 'Delivered. For INCOMING_PAYMENT.PENDING: the platform approves or rejects later, as incomingPayment describes',
+      '403': 'For INCOMING_PAYMENT.PENDING: reject the payment. Any other event: not delivered, retried',
+      '2XX': DELIVERED,
+      default: RETRIED,
+    },
   },
 ];
