@@ -10,6 +10,7 @@ import type { WalletPorts } from '../../actors/commands/wallet.js';
 import type { TargetPolicy } from '../outbound/target-policy.js';
 import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
+import type { LookupSettings } from '../config.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -46,6 +47,8 @@ export interface RoutePorts {
    * a signed test send (outside the outbox), and a look at the queue once a new endpoint is set.
    */
   webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick'>;
+  /** The operator's VASP directory and End User Terms (src/config.ts): settings of the deployment, read by no decision. */
+  lookups: LookupSettings;
   /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
   wallet: WalletPorts;
 }
