@@ -44,9 +44,9 @@ export const ACCOUNT_CURRENCIES: Readonly<Record<AccountType, readonly string[]>
   BASE_WALLET: ['USDC'],
 };
 
-type WalletType = Extract<AccountInfo, { address: string }>['accountType'];
+export type WalletType = Extract<AccountInfo, { address: string }>['accountType'];
 
-const WALLET_NETWORKS: Readonly<Record<WalletType, readonly CryptoNetwork[]>> = {
+export const WALLET_NETWORKS: Readonly<Record<WalletType, readonly CryptoNetwork[]>> = {
   SOLANA_WALLET: ['SOLANA_MAINNET', 'SOLANA_DEVNET'],
   ETHEREUM_WALLET: ['ETHEREUM_MAINNET', 'ETHEREUM_TESTNET'],
   BASE_WALLET: ['BASE_MAINNET', 'BASE_TESTNET'],

@@ -61,6 +61,11 @@ export function allowedFiat(region: string): string[] {
   return own === 'USD' ? ['USD'] : [own, 'USD'];
 }
 
+/** The regions whose fiat currency is one of `codes`, sorted: where holders of those currencies live. */
+export function regionsOf(codes: readonly string[]): string[] {
+  return [...REGION_CURRENCY].filter(([, currency]) => codes.includes(currency)).map(([region]) => region).sort();
+}
+
 /** ISO 3166-1 alpha-2 codes, for validating `country`, `nationality` and `region`. */
 export const ISO_COUNTRIES: ReadonlySet<string> = new Set(
   ('AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +

@@ -51,6 +51,8 @@ export interface ServiceConfig {
    * `<dataDir>/master.key` (src/store-identity.ts), a cluster in its directory.
    */
   givenMasterKey: MasterKey | undefined;
+  /** What the look-ups serve from the operator's settings: VASPS, END_USER_TERMS_VERSION and END_USER_TERMS_URL. */
+  lookups: LookupSettings;
   /** Cluster mode (NATS_URL set); undefined runs one node on its embedded store. */
   cluster?: ClusterConfig;
 }
@@ -71,6 +73,36 @@ export interface ClusterConfig {
    */
   shards: number | undefined;
 }
+
+/** A VASP of the operator's directory (GET /vasps), as the vendor's Vasp shape has it. */
+export interface Vasp {
+  vaspName: string;
+  url?: string;
+}
+
+/** The End User Terms in force (GET /customers/end-user-terms): where they are published, and their version. */
+export interface EndUserTerms {
+  version: string;
+  url: string;
+}
+
+/** The operator's look-up lists: settings of the deployment, the same for every platform, never records. */
+export interface LookupSettings {
+  /** Sorted by vaspName (in UTF-16 code unit order, as cursors compare positions): GET /vasps pages them so. */
+  vasps: readonly Vasp[];
+  endUserTerms: EndUserTerms;
+}
+
+/** The longest vaspName: a name is also the position a cursor of GET /vasps carries (src/http/pagination.ts). */
+export const MAX_VASP_NAME = 100;
+/** The most VASPs VASPS may list: a directory, read whole into every node's memory. */
+export const MAX_VASPS = 10_000;
+/**
+ * The terms a deployment that sets none serves: version V1 at a `.invalid` address (RFC 2606),
+ * which no client can open, so a missing setting shows rather than sending users to someone
+ * else's terms.
+ */
+export const DEFAULT_END_USER_TERMS: EndUserTerms = { version: 'V1', url: 'https://end-user-terms.invalid/V1' };
 
 /** Shards of a cluster whose first node was given no CLUSTER_SHARDS. */
 export const DEFAULT_CLUSTER_SHARDS = 16;
@@ -153,6 +185,7 @@ export function configFromEnv(env: EnvironmentVariables, overrides: SettingOverr
     logLevel: logLevelFrom(env.LOG_LEVEL),
     metrics: metricsFrom(env.METRICS),
     givenMasterKey,
+    lookups: lookupSettingsFrom(env),
     ...optional('cluster', clusterFrom(env, port)),
   };
 }
@@ -255,6 +288,76 @@ function cryptoRoutesFrom(value: string | undefined): Partial<Record<CryptoOp, C
     routes[op] = route;
   }
   return routes;
+}
+
+/** The look-ups' settings: VASPS (default none), END_USER_TERMS_VERSION and END_USER_TERMS_URL (default DEFAULT_END_USER_TERMS). */
+export function lookupSettingsFrom(env: EnvironmentVariables): LookupSettings {
+  return {
+    vasps: vaspsFrom(env.VASPS),
+    endUserTerms: {
+      version: termsVersionFrom(env.END_USER_TERMS_VERSION),
+      url: env.END_USER_TERMS_URL === undefined || env.END_USER_TERMS_URL === '' ? DEFAULT_END_USER_TERMS.url : webUrlFrom(env.END_USER_TERMS_URL, 'END_USER_TERMS_URL'),
+    },
+  };
+}
+
+/** An absolute http or https URL, as given (a typo such as `htps:` or a bare host refused by name). */
+function webUrlFrom(value: string, name: string): string {
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    throw new ConfigError(`${name}=${value} is not accepted: it must be an absolute http or https URL`);
+  }
+  if (protocol !== 'https:' && protocol !== 'http:') throw new ConfigError(`${name}=${value} is not accepted: it must use http or https, not ${protocol}`);
+  return value;
+}
+
+/** END_USER_TERMS_VERSION: what a customer accepts, compared as given: 1 to 64 letters, digits, '.', '_' or '-'. */
+function termsVersionFrom(value: string | undefined): string {
+  if (value === undefined || value === '') return DEFAULT_END_USER_TERMS.version;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(value)) throw new ConfigError(`END_USER_TERMS_VERSION=${value} is not accepted: it must be 1 to 64 letters, digits, '.', '_' or '-'`);
+  return value;
+}
+
+/**
+ * VASPS: a JSON array of the vendor's Vasp objects, `[{"vaspName": "Kraken", "url":
+ * "https://www.kraken.com"}]`, at most MAX_VASPS. A name is text of 1 to MAX_VASP_NAME characters
+ * without control characters, given once (names are what counterparty declarations pass);
+ * `url`, optional, an http or https URL. Any other key is refused, so a misspelt `url`
+ * does not vanish.
+ */
+function vaspsFrom(value: string | undefined): Vasp[] {
+  if (value === undefined || value.trim() === '') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError('VASPS is not accepted: it must be a JSON array such as [{"vaspName":"Kraken","url":"https://www.kraken.com"}]');
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError('VASPS is not accepted: it must be a JSON array of {"vaspName", "url"?} objects');
+  if (parsed.length > MAX_VASPS) throw new ConfigError(`VASPS is not accepted: it lists ${parsed.length} VASPs, more than ${MAX_VASPS}`);
+  const seen = new Set<string>();
+  const vasps = parsed.map((item: unknown, index) => {
+    const vasp = vaspFrom(item, `VASPS[${index}]`);
+    if (seen.has(vasp.vaspName)) throw new ConfigError(`VASPS[${index}] is not accepted: the vaspName ${JSON.stringify(vasp.vaspName)} is listed twice`);
+    seen.add(vasp.vaspName);
+    return vasp;
+  });
+  return vasps.sort((a, b) => (a.vaspName < b.vaspName ? -1 : 1));
+}
+
+function vaspFrom(item: unknown, where: string): Vasp {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new ConfigError(`${where} is not accepted: it must be an object {"vaspName", "url"?}`);
+  const { vaspName, url, ...rest } = item as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new ConfigError(`${where} is not accepted: ${unknown.join(', ')} is not a VASP field (vaspName, url)`);
+  if (typeof vaspName !== 'string' || vaspName.trim() === '' || vaspName.length > MAX_VASP_NAME || /[\u0000-\u001f\u007f]/.test(vaspName)) {
+    throw new ConfigError(`${where}.vaspName is not accepted: it must be text of 1 to ${MAX_VASP_NAME} characters without control characters`);
+  }
+  if (url === undefined) return { vaspName };
+  if (typeof url !== 'string') throw new ConfigError(`${where}.url is not accepted: it must be a string`);
+  return { vaspName, url: webUrlFrom(url, `${where}.url`) };
 }
 
 /** SMTP_URL: smtp:// or smtps://, credentials allowed in it (so it is never echoed back). */

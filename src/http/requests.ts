@@ -100,6 +100,7 @@ function routePorts(services: Services): RoutePorts {
     signerPublicKey: toHex(services.walletSigner.publicKey),
     outboundTargets: services.outboundTargets,
     webhooks: services.webhooks,
+    lookups: services.config.lookups,
     wallet: new ServiceWalletPorts(services),
   };
 }

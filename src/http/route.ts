@@ -10,6 +10,7 @@ import type { WalletPorts } from '../../actors/commands/wallet.js';
 import type { TargetPolicy } from '../outbound/target-policy.js';
 import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
+import type { LookupSettings } from '../config.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -47,6 +48,8 @@ export interface RoutePorts {
    * and a wait for a recorded event's first logged try (POST /sandbox/webhooks/test).
    */
   webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick' | 'triedWithin'>;
+  /** The operator's VASP directory and End User Terms (src/config.ts): settings of the deployment, read by no decision. */
+  lookups: LookupSettings;
   /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
   wallet: WalletPorts;
 }

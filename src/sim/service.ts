@@ -16,6 +16,7 @@ import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import { Shard, type DomainEngine } from '../shard.js';
 import { DEFAULT_MAX_PENDING_WEBHOOKS } from '../webhooks/delivery.js';
+import { lookupSettingsFrom } from '../config.js';
 import type { SimulatedDisk } from './storage.js';
 
 /** The simulation has no network to fetch a document from. */
@@ -86,6 +87,8 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
       logLevel: 'info',
       metrics: false,
       givenMasterKey: masterKey,
+      // No operator lists: the simulated clients look nothing up.
+      lookups: lookupSettingsFrom({}),
     },
     openStorage: () => options.disk.open(),
     clock: options.clock,

@@ -6,6 +6,7 @@ import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
 import { incomingRoutes } from './incoming.js';
+import { lookupRoutes } from './lookups.js';
 import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { sandboxRoutes } from './sandbox.js';
@@ -28,4 +29,5 @@ export const routes: readonly Route[] = [
   ...webhookRoutes,
   ...authRoutes,
   ...verificationRoutes,
+  ...lookupRoutes,
 ];
