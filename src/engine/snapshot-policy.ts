@@ -11,7 +11,7 @@ import type { IdempotencyTable } from './idempotency-table.js';
 import { EngineClosedError, asError, type Lifecycle } from './lifecycle.js';
 import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
-import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
+import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { SnapshotStore } from './snapshot.js';
 import type { DomainEvent, StateMachine } from './state-machine.js';
 import type { Storage } from './storage.js';
@@ -60,9 +60,9 @@ export class SnapshotPolicy<T> {
     return this.#last;
   }
 
-  /** Recovery restored `image`; `full`: the next snapshot must write everything. */
-  restored(image: SnapshotImage<T>, full: boolean): void {
-    this.#seq = image.seq;
+  /** Recovery restored the snapshot at `seq`; `full`: the next snapshot must write everything. */
+  restored(seq: number, full: boolean): void {
+    this.#seq = seq;
     this.#fullNext = full;
   }
 

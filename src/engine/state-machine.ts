@@ -176,6 +176,8 @@ export class ActorNotHeldError extends Error {
 
 /** One consistent image of the domain: immutable records, safe to encode later. */
 export type DomainImage = ReadonlyArray<readonly [string, unknown]>;
+/** Records as a snapshot hands them to `restore`: a whole image, or a stream read as it is restored. */
+export type DomainRecords = Iterable<readonly [string, unknown]>;
 
 /** Every record as two arrays of one length: for millions of records much cheaper than pairs. */
 export interface DomainColumns {
@@ -288,7 +290,7 @@ export interface StateMachine<E extends DomainEvent, T> {
    */
   storedForm?(id: string, record: unknown): unknown;
   /** Rebuilds state (and derived indexes) from an image; restored records are not changes. */
-  restore(image: DomainImage): void;
+  restore(image: DomainRecords): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
   /**
