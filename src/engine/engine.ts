@@ -25,7 +25,7 @@ import { EffectsFullError, type EffectRunner } from './effects.js';
 import type { EngineObserver, Report } from './report.js';
 import { EngineClosedError, Lifecycle } from './lifecycle.js';
 import { Executor, type ExtraEvents, type LoggedEntry, type LoggedEvent } from './executor.js';
-import { IDEMPOTENCY_MAX_RECORDS, IdempotencyRecords } from './idempotency.js';
+import { IDEMPOTENCY_MAX_RECORDS, IdempotencyRecords, restoredIdempotency } from './idempotency.js';
 import { recover, type RecoveryProgress, type RecoveryReport } from './recovery.js';
 import { MAX_PENDING_EFFECTS, Scheduler } from './scheduling.js';
 import { SnapshotPolicy } from './snapshot-policy.js';
@@ -244,7 +244,8 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     const image = snapshot.rest();
     for (const timer of image.timers) timers.add(timer);
     for (const effect of image.effects) effects.set(effect);
-    for (const [order, record] of image.idempotency) this.#idempotency.table.restore(order, record);
+    const recordOf = (id: string): unknown => this.#machine.recordOf?.(id);
+    for (const [order, record] of image.idempotency) this.#idempotency.table.restore(order, restoredIdempotency(record, recordOf));
     // What was restored is what the snapshot holds; only the tail replayed after it is new.
     timers.forgetChanges();
     effects.forgetChanges();

@@ -86,6 +86,12 @@ export interface IdempotencyRecord {
   reports?: unknown;
   /** The reply's exact bytes, as text (absent with `reports`, and for a reply without a body). */
   body?: string;
+  /**
+   * In a snapshot only, in place of `reports`: the id of the record it reports, which was that
+   * record's current version when the snapshot was captured, so the snapshot holds it once
+   * and the restored idempotency record shares the restored record.
+   */
+  current?: string;
 }
 
 export interface DomainEvent {
