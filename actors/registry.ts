@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -220,7 +220,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return kind.stored === undefined ? record : kind.stored(record);
   }
 
-  restore(image: DomainImage): void {
+  restore(image: DomainRecords): void {
     // What a snapshot holds is not a change: not noted at all (a million Set entries saved).
     for (const kind of this.#kinds) kind.records.track(undefined);
     try {

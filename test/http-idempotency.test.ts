@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
 import { SHORT_OUTCOME_MS } from '../actors/transaction.js';
+import { withStore } from '../src/engine/store-reader.js';
 import { rawExchange, serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, customerAccounts, createCustomer, totalCount, unique } from './support/assertions.js';
 import { externalUsd, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
@@ -149,8 +150,17 @@ describe('an idempotent replay, with the log naming the record instead of the re
   });
 
   it('answers them after a restart from a snapshot and the log after it', async () => {
-    const later = JSON.parse((await send('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bea' })).text) as { id: string };
+    const laterKeyed = await send('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bea' });
+    const later = JSON.parse(laterKeyed.text) as { id: string };
     await svc.service.services.engine.snapshot();
+    // The snapshot holds a record a reply reported once: Bea's is unchanged, so her key names
+    // it; Ada's changed since her reply, so her key keeps the record as the reply saw it.
+    const held = await withStore(dataDir, (store) => store.snapshot()!.idempotency.map(([, record]) => record));
+    const heldFor = (keyed: Keyed) => held.find((record) => record.key.endsWith(` ${keyed.key}`))!;
+    assert.equal(heldFor(laterKeyed).current, later.id);
+    assert.equal(heldFor(laterKeyed).reports, undefined);
+    assert.equal(heldFor(sent[0]!).current, undefined);
+    assert.equal((heldFor(sent[0]!).reports as { fullName: string }).fullName, 'Ada');
     // Changed after the snapshot: the log's tail renames both customers again.
     await patchCustomer(later.id, 'Bea Two');
     await patchCustomer(JSON.parse(sent[0]!.text).id as string, 'Ada Byron');

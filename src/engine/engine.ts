@@ -19,12 +19,13 @@ import { openLmdbStorage, type Storage } from './storage.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError } from './log.js';
 import { MailboxFullError } from './mailbox.js';
-import { SnapshotStore, type SnapshotImage, type SnapshotStats } from './snapshot.js';
+import { SnapshotStore, type SnapshotImage, type SnapshotStats, type SnapshotStream } from './snapshot.js';
+import { streamOf } from './snapshot-image.js';
 import { EffectsFullError, type EffectRunner } from './effects.js';
 import type { EngineObserver, Report } from './report.js';
 import { EngineClosedError, Lifecycle } from './lifecycle.js';
 import { Executor, type ExtraEvents, type LoggedEntry, type LoggedEvent } from './executor.js';
-import { IDEMPOTENCY_MAX_RECORDS, IdempotencyRecords } from './idempotency.js';
+import { IDEMPOTENCY_MAX_RECORDS, IdempotencyRecords, restoredIdempotency } from './idempotency.js';
 import { recover, type RecoveryProgress, type RecoveryReport } from './recovery.js';
 import { MAX_PENDING_EFFECTS, Scheduler } from './scheduling.js';
 import { SnapshotPolicy } from './snapshot-policy.js';
@@ -177,7 +178,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
           // A stored image's timers carry this machine's messages, as the store's own snapshots do.
           offered: storage.offeredImage as SnapshotImage<T> | undefined,
           restore: (image) => this.#restoreImage(image),
-          restored: (image, fullNext) => this.#snapshots.restored(image, fullNext),
+          restored: (seq, fullNext) => this.#snapshots.restored(seq, fullNext),
           applyEntry: (entry) => this.#applyEntry(entry),
           resume: () => this.#resume(),
           progress: (progress) => (this.#recoveryProgress = progress),
@@ -236,13 +237,15 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     this.#snapshots.startTicker();
   }
 
-  /** Puts a loaded snapshot into the machine and the engine's tables. */
-  #restoreImage(image: SnapshotImage<T>): void {
+  /** Puts a snapshot into the machine and the engine's tables, its records as they are read. */
+  #restoreImage(snapshot: SnapshotStream<T>): void {
     const { timers, effects } = this.#scheduler;
-    this.#machine.restore(image.records);
+    this.#machine.restore(snapshot.records);
+    const image = snapshot.rest();
     for (const timer of image.timers) timers.add(timer);
     for (const effect of image.effects) effects.set(effect);
-    for (const [order, record] of image.idempotency) this.#idempotency.table.restore(order, record);
+    const recordOf = (id: string): unknown => this.#machine.recordOf?.(id);
+    for (const [order, record] of image.idempotency) this.#idempotency.table.restore(order, restoredIdempotency(record, recordOf));
     // What was restored is what the snapshot holds; only the tail replayed after it is new.
     timers.forgetChanges();
     effects.forgetChanges();
@@ -261,7 +264,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     // Closed and recovering: nothing is accepted, and applying stays silent and inert (not live).
     this.#lifecycle.closed = true;
     this.#lifecycle.recovering = true;
-    if (image !== undefined) this.#restoreImage(image);
+    if (image !== undefined) this.#restoreImage(streamOf(image));
     for (const entry of entries) this.#applyEntry(entry);
     return {
       timers: [...this.#scheduler.timers.values()],

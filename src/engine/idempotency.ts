@@ -11,6 +11,7 @@ import { IdempotencyTable } from './idempotency-table.js';
 import { idOf } from './ids.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Report } from './report.js';
+import { StoreCorruptError } from './format.js';
 import type { IdempotencyRecord, LoggedIdempotency } from './state-machine.js';
 
 /** How long idempotency records are honoured (CONTRACT.md: 24 hours). */
@@ -89,5 +90,30 @@ function remembered(logged: LoggedIdempotency, at: number, recordOf: (id: string
   // Only a live decision logs this event, right after the events that left the record: a
   // miss is a bug there (the decision stops the process before its entry is logged).
   if (reports === undefined) throw new Error(`an idempotency record's reply names ${id}, which its entry did not leave`);
+  return { key, bodyHash, status, at, kind, reports };
+}
+
+/**
+ * The form a snapshot stores `record` in: when the record it reports is still the current
+ * one (`recordOf` its id, at capture: records are replaced, never changed, so the same
+ * reference is the same version), only its id; else as it is. Restored records then share
+ * the record restored beside them instead of each holding a decoded copy of it.
+ */
+export function storedIdempotency(record: IdempotencyRecord, recordOf: (id: string) => unknown): IdempotencyRecord {
+  const reports = record.reports;
+  if (reports === undefined) return record;
+  const id = (reports as { id?: unknown }).id;
+  if (typeof id !== 'string' || recordOf(id) !== reports) return record;
+  const { key, bodyHash, status, at, kind } = record;
+  return { key, bodyHash, status, at, kind, current: id };
+}
+
+/** An idempotency record as `storedIdempotency` stored it, its record resolved among those restored. */
+export function restoredIdempotency(record: IdempotencyRecord, recordOf: (id: string) => unknown): IdempotencyRecord {
+  const id = record.current;
+  if (id === undefined) return record;
+  const reports = recordOf(id);
+  if (reports === undefined) throw new StoreCorruptError(`the snapshot's idempotency record ${record.key}`, `it names ${id}, which the snapshot does not hold`);
+  const { key, bodyHash, status, at, kind } = record;
   return { key, bodyHash, status, at, kind, reports };
 }

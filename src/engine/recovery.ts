@@ -7,7 +7,7 @@
 import { StoreCorruptError } from './format.js';
 import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
-import type { SnapshotImage } from './snapshot-image.js';
+import { streamOf, type SnapshotImage, type SnapshotStream } from './snapshot-image.js';
 import type { SnapshotStore } from './snapshot.js';
 import type { DomainEvent, StateMachine } from './state-machine.js';
 import type { LoggedEntry, LoggedEvent } from './executor.js';
@@ -46,10 +46,10 @@ export interface RecoveryParts<E, T> {
   store: SnapshotStore<T>;
   /** A snapshot kept outside the store, used when it is newer than the store's own. */
   offered: SnapshotImage<T> | undefined;
-  /** Puts a snapshot image into the machine and the engine's tables. */
-  restore: (image: SnapshotImage<T>) => void;
-  /** Tells the snapshot policy where the restored snapshot is, and whether the next one must be full. */
-  restored: (image: SnapshotImage<T>, fullNext: boolean) => void;
+  /** Puts a snapshot into the machine and the engine's tables, its records as they are read. */
+  restore: (snapshot: SnapshotStream<T>) => void;
+  /** Tells the snapshot policy where the restored snapshot is (its sequence), and whether the next one must be full. */
+  restored: (seq: number, fullNext: boolean) => void;
   /** Applies one replayed entry as it was applied when it was made. */
   applyEntry: (entry: LoggedEntry<E>) => void;
   /** Starts what recovery held back (timers, effects, the snapshot ticker); the state is whole. */
@@ -65,10 +65,11 @@ export interface RecoveryParts<E, T> {
 /** Recovers the state into the machine and the engine's tables, then resumes the engine. `started`: when opening began (performance.now). */
 export async function recover<E, T>(parts: RecoveryParts<E, T>, started: number, signal: AbortSignal | undefined): Promise<RecoveryReport> {
   const { log, report } = parts;
-  const own = parts.store.load();
+  // The store's own snapshot is read as it is restored: only its manifest and what changed since its base are read now.
+  const own = parts.store.stream();
   const base = parts.offered;
-  const image = base !== undefined && (own === undefined || base.seq > own.seq) ? base : own;
-  const readMs = performance.now() - started;
+  const image = base !== undefined && (own === undefined || base.seq > own.seq) ? streamOf(base) : own;
+  const openMs = performance.now() - started;
   // Before any new snapshot, so none of them can ever count.
   const leftovers = await parts.store.removeLeftovers();
   if (leftovers > 0) report(`recovery: removed ${leftovers} values of an abandoned snapshot`, { event: 'recovery.leftovers', removed: leftovers });
@@ -77,12 +78,13 @@ export async function recover<E, T>(parts: RecoveryParts<E, T>, started: number,
     const restoreStarted = performance.now();
     parts.restore(image);
     // The store's own snapshots do not build on an image from outside it.
-    parts.restored(image, image.legacy || image === base);
+    parts.restored(image.seq, image.legacy || image !== own);
     const restoreMs = Math.round(performance.now() - restoreStarted);
+    const { idempotency } = image.rest();
     report(
-      `recovery: snapshot at ${image.seq} loaded: ${image.records.length} records, ${image.idempotency.length} idempotency records ` +
-        `(read ${Math.round(readMs)} ms, restored ${restoreMs} ms)`,
-      { event: 'recovery.snapshot', seq: image.seq, records: image.records.length, idempotencyRecords: image.idempotency.length, readMs: Math.round(readMs), restoreMs },
+      `recovery: snapshot at ${image.seq} loaded: ${image.recordsRead} records, ${idempotency.length} idempotency records ` +
+        `(read ${Math.round(openMs)} ms, restored ${restoreMs} ms)`,
+      { event: 'recovery.snapshot', seq: image.seq, records: image.recordsRead, idempotencyRecords: idempotency.length, readMs: Math.round(openMs), restoreMs },
     );
     snapshotSeq = image.seq;
     log.resumeAfter(image.seq);

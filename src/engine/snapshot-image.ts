@@ -1,7 +1,7 @@
 // What a snapshot holds, apart from how it is stored (snapshot.ts): what the engine hands the
 // snapshot store to write, and what recovery reads back. A storage may offer an image of its
 // own (storage.ts), so these types sit below both.
-import type { DomainChanges, DomainColumns, DomainImage, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { DomainChanges, DomainColumns, DomainImage, DomainRecords, Effect, IdempotencyRecord, Timer } from './state-machine.js';
 
 /** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
 export interface SnapshotWrite<T> {
@@ -39,4 +39,28 @@ export interface SnapshotStats {
   bytes: number;
   /** Values removed after the manifest switch: older generations after a full snapshot, and older layouts once. */
   removed: number;
+}
+
+/** What a snapshot holds besides its records: whole only once the records have all been read. */
+export type SnapshotRest<T> = Pick<SnapshotImage<T>, 'timers' | 'effects' | 'idempotency'>;
+
+/**
+ * A snapshot read as recovery restores it: `records` yields each record once, read and decoded
+ * chunk by chunk as it is restored, so what decoding a chunk makes dies young instead of
+ * living until the whole snapshot is read; `rest` gives the timers, effects and idempotency
+ * records (counted and checked) once `records` has been read to its end.
+ */
+export interface SnapshotStream<T> {
+  seq: number;
+  at: number;
+  legacy: boolean;
+  records: DomainRecords;
+  /** How many records `records` has yielded so far. */
+  readonly recordsRead: number;
+  rest(): SnapshotRest<T>;
+}
+
+/** An image read whole (an older layout's, or one a storage offers) as a stream. */
+export function streamOf<T>(image: SnapshotImage<T>): SnapshotStream<T> {
+  return { seq: image.seq, at: image.at, legacy: image.legacy, records: image.records, recordsRead: image.records.length, rest: () => image };
 }

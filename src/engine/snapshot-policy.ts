@@ -8,10 +8,11 @@
 import type { Clock } from './clock.js';
 import type { EffectTable } from './effects.js';
 import type { IdempotencyTable } from './idempotency-table.js';
+import { storedIdempotency } from './idempotency.js';
 import { EngineClosedError, asError, type Lifecycle } from './lifecycle.js';
 import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
-import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
+import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { SnapshotStore } from './snapshot.js';
 import type { DomainEvent, StateMachine } from './state-machine.js';
 import type { Storage } from './storage.js';
@@ -20,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'recordOf'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -60,9 +61,9 @@ export class SnapshotPolicy<T> {
     return this.#last;
   }
 
-  /** Recovery restored `image`; `full`: the next snapshot must write everything. */
-  restored(image: SnapshotImage<T>, full: boolean): void {
-    this.#seq = image.seq;
+  /** Recovery restored the snapshot at `seq`; `full`: the next snapshot must write everything. */
+  restored(seq: number, full: boolean): void {
+    this.#seq = seq;
     this.#fullNext = full;
   }
 
@@ -165,6 +166,7 @@ export class SnapshotPolicy<T> {
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();
     const storedForm = machine.storedForm?.bind(machine);
+    const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
       return {
         seq,
@@ -175,7 +177,7 @@ export class SnapshotPolicy<T> {
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
-        idempotency: idempotency.captureChanges(),
+        idempotency: idempotency.captureChanges().map(([order, record]) => [order, record === undefined ? undefined : storedIdempotency(record, recordOf)] as const),
       };
     }
     timers.forgetChanges();
@@ -189,7 +191,7 @@ export class SnapshotPolicy<T> {
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),
-      idempotency: idempotency.captureAll(),
+      idempotency: idempotency.captureAll().map(([order, record]) => [order, storedIdempotency(record, recordOf)] as const),
     };
   }
 

@@ -42,9 +42,9 @@ import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
-import type { SnapshotImage, SnapshotStats, SnapshotWrite } from './snapshot-image.js';
+import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
-export type { SnapshotImage, SnapshotStats, SnapshotWrite };
+export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
 
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
@@ -131,10 +131,25 @@ export class SnapshotStore<T> implements OlderLayout<T> {
   }
 
   /**
-   * The latest complete snapshot, verified, or undefined on a fresh data directory. Chunks
-   * that no longer count are noted for `removeLeftovers`.
+   * The latest complete snapshot, read whole and verified, or undefined on a fresh data
+   * directory (the log tool's reads; recovery streams it). Chunks that no longer count are
+   * noted for `removeLeftovers`.
    */
   load(): SnapshotImage<T> | undefined {
+    const stream = this.stream();
+    if (stream === undefined) return undefined;
+    const records = [...stream.records];
+    return { seq: stream.seq, at: stream.at, legacy: stream.legacy, records, ...stream.rest() };
+  }
+
+  /**
+   * The latest complete snapshot as recovery restores it, or undefined on a fresh data
+   * directory: the generations after the base are read now (what changed since the base, a
+   * bounded share of it), the base's chunks as its records are taken (LiveItems). Every chunk
+   * is verified as it is read; the counts once all are. Chunks that no longer count are noted
+   * for `removeLeftovers`.
+   */
+  stream(): SnapshotStream<T> | undefined {
     const manifest = this.#manifest;
     this.#stale = [];
     let highest = 0;
@@ -147,23 +162,42 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (manifest === undefined) {
       for (const layout of this.#older) {
         const older = layout.load();
-        if (older !== undefined) return { ...older, legacy: true };
+        if (older !== undefined) return streamOf({ ...older, legacy: true });
       }
       return undefined;
     }
     const { base, generation } = manifest;
     const where = `snapshot at ${manifest.seq} (generation ${generation})`;
-    const merged = new LiveItems();
-    for (const { key, value } of this.#db.getRange({ start: [base, 0], end: [generation + 1, 0] })) {
+    const live = new LiveItems(where);
+    for (const chunk of this.#chunks(base + 1, generation, where)) live.putNewer(chunk);
+    const records = live.records(this.#chunks(base, base, where));
+    let rest: SnapshotRest<T> | undefined;
+    return {
+      seq: manifest.seq,
+      at: manifest.at,
+      legacy: false,
+      records,
+      get recordsRead() {
+        return live.recordsRead;
+      },
+      rest: () => {
+        if (rest !== undefined) return rest;
+        if (!live.finished) throw new Error(`${where}: its timers, effects and idempotency records are whole only after its records are read`);
+        rest = live.rest<T>();
+        checkCounts(where, rest, manifest.counts);
+        return rest;
+      },
+    };
+  }
+
+  /** The items of each chunk of generations `from` to `to`, in key order, each verified as it is read. */
+  *#chunks(from: number, to: number, where: string): Generator<Item[]> {
+    for (const { key, value } of this.#db.getRange({ start: [from, 0], end: [to + 1, 0] })) {
       if (!Array.isArray(key)) continue;
       const chunk = decodeStored(value, `${where}, chunk ${key[1]} of generation ${key[0]}`);
       if (!Array.isArray(chunk)) throw new StoreCorruptError(`${where}, chunk ${key[1]} of generation ${key[0]}`, 'not a chunk');
-      const inBase = key[0] === base;
-      for (const item of chunk as Item[]) merged.put(item, inBase, where);
+      yield chunk as Item[];
     }
-    const image = merged.image<T>();
-    checkCounts(where, image, manifest.counts);
-    return { seq: manifest.seq, at: manifest.at, ...image, legacy: false };
   }
 
   /**
@@ -261,88 +295,77 @@ export class SnapshotStore<T> implements OlderLayout<T> {
 }
 
 /**
- * The items of a snapshot's generations as they are read, oldest first: the base generation's
- * records in a list, each later generation's in a map by id, where a later item replaces
- * (null: removes) an earlier one. The image keeps each record where the base had it (with its
- * latest version), then the records the increments added, and restores them kind by kind, in
- * the order of their id prefixes, as the per-item layout (sorted by key) did. Only what
- * changed since the base goes through a map (putting items into it profiled at about a
- * sixth of loading a snapshot; bench:recovery moved within its noise without it).
+ * The items of a snapshot's generations: those of the generations after the base first
+ * (`putNewer`, oldest first, a later item replacing, null removing, an earlier one), then the
+ * base's, which `records` yields as it reads them, each record with its latest version in
+ * place of the base's; the records the later generations added follow. A record goes through
+ * a map only when it changed since the base (putting every item into one profiled at about a
+ * sixth of loading a snapshot). Records come kind by kind, as the snapshot wrote them.
  */
 class LiveItems {
-  readonly #base: Array<readonly [string, unknown]> = [];
   readonly #newer = new Map<string, unknown>();
   readonly #timers = new Map<string, unknown>();
   readonly #effects = new Map<string, unknown>();
   readonly #idempotency = new Map<number, unknown>();
+  readonly #where: string;
+  recordsRead = 0;
+  finished = false;
 
-  /** `inBase`: the item is of the base generation, which holds each record once. */
-  put([space, id, item]: Item, inBase: boolean, where: string): void {
-    switch (space) {
-      case 'r':
-        if (typeof id !== 'string') break;
-        if (!inBase) this.#newer.set(id, item);
-        else if (item !== null) this.#base.push([id, item]);
-        return;
-      case 't':
-        if (typeof id !== 'string') break;
-        this.#timers.set(id, item);
-        return;
-      case 'e':
-        if (typeof id !== 'string') break;
-        this.#effects.set(id, item);
-        return;
-      case 'i':
-        if (typeof id !== 'number') break;
-        this.#idempotency.set(id, item);
-        return;
-    }
-    throw new StoreCorruptError(where, `an item of unknown space ${String(space)} or id ${String(id)}`);
+  constructor(where: string) {
+    this.#where = where;
   }
 
-  image<T>(): Pick<SnapshotImage<T>, 'records' | 'timers' | 'effects' | 'idempotency'> {
-    let records = this.#base;
-    const newer = this.#newer;
-    if (newer.size > 0) {
-      records = [];
-      for (const record of this.#base) {
-        const latest = newer.get(record[0]);
-        if (latest === undefined) records.push(record);
-        else {
-          newer.delete(record[0]);
-          if (latest !== null) records.push([record[0], latest]);
-        }
-      }
-      for (const [id, item] of newer) if (item !== null) records.push([id, item]);
+  /** A chunk of a generation after the base: its items replace what older generations held. */
+  putNewer(chunk: Item[]): void {
+    for (const [space, id, item] of chunk) {
+      if (space === 'r' && typeof id === 'string') this.#newer.set(id, item);
+      else this.#pending(space, id, item, true);
     }
-    records = byKind(records);
+  }
+
+  /** The records of the base's chunks as they are read, then those the later generations added. */
+  *records(baseChunks: Iterable<Item[]>): Generator<readonly [string, unknown]> {
+    const newer = this.#newer;
+    for (const chunk of baseChunks) {
+      for (const [space, id, item] of chunk) {
+        if (space !== 'r' || typeof id !== 'string') {
+          // The base is older than every later generation: their items win.
+          this.#pending(space, id, item, false);
+          continue;
+        }
+        let record = item;
+        if (newer.size > 0) {
+          const latest = newer.get(id);
+          if (latest !== undefined) {
+            newer.delete(id);
+            record = latest;
+          }
+        }
+        if (record === null) continue;
+        this.recordsRead++;
+        yield [id, record];
+      }
+    }
+    for (const [id, item] of newer) {
+      if (item === null) continue;
+      this.recordsRead++;
+      yield [id, item];
+    }
+    newer.clear();
+    this.finished = true;
+  }
+
+  /** A timer, effect or idempotency item; `newer`: of a later generation than any put before it. */
+  #pending(space: Space, id: string | number, item: unknown, newer: boolean): void {
+    const map = space === 't' && typeof id === 'string' ? this.#timers : space === 'e' && typeof id === 'string' ? this.#effects : space === 'i' && typeof id === 'number' ? this.#idempotency : undefined;
+    if (map === undefined) throw new StoreCorruptError(this.#where, `an item of unknown space ${String(space)} or id ${String(id)}`);
+    if (newer || !(map as Map<string | number, unknown>).has(id)) (map as Map<string | number, unknown>).set(id, item);
+  }
+
+  rest<T>(): SnapshotRest<T> {
     const live = <V>(map: Map<unknown, unknown>): V[] => [...map.values()].filter((v) => v !== null) as V[];
     const idempotency = [...this.#idempotency].filter(([, v]) => v !== null) as Array<[number, IdempotencyRecord]>;
     idempotency.sort((a, b) => a[0] - b[0]);
-    return { records, timers: live<Timer<T>>(this.#timers), effects: live<Effect>(this.#effects), idempotency };
+    return { timers: live<Timer<T>>(this.#timers), effects: live<Effect>(this.#effects), idempotency };
   }
-}
-
-/** Records grouped by kind (id prefix) in prefix order, each kind's in the order read. */
-function byKind(records: Array<readonly [string, unknown]>): Array<readonly [string, unknown]> {
-  const kinds = new Map<string, Array<readonly [string, unknown]>>();
-  let last = '';
-  let list: Array<readonly [string, unknown]> = [];
-  for (const record of records) {
-    const id = record[0];
-    if (!id.startsWith(last) || last === '') {
-      last = id.slice(0, id.indexOf(':') + 1);
-      let found = kinds.get(last);
-      if (found === undefined) {
-        found = [];
-        kinds.set(last, found);
-      }
-      list = found;
-    }
-    list.push(record);
-  }
-  if (kinds.size <= 1) return records;
-  const out: Array<readonly [string, unknown]> = [];
-  for (const prefix of [...kinds.keys()].sort()) for (const record of kinds.get(prefix)!) out.push(record);
-  return out;
 }

@@ -86,6 +86,12 @@ export interface IdempotencyRecord {
   reports?: unknown;
   /** The reply's exact bytes, as text (absent with `reports`, and for a reply without a body). */
   body?: string;
+  /**
+   * In a snapshot only, in place of `reports`: the id of the record it reports, which was that
+   * record's current version when the snapshot was captured, so the snapshot holds it once
+   * and the restored idempotency record shares the restored record.
+   */
+  current?: string;
 }
 
 export interface DomainEvent {
@@ -176,6 +182,8 @@ export class ActorNotHeldError extends Error {
 
 /** One consistent image of the domain: immutable records, safe to encode later. */
 export type DomainImage = ReadonlyArray<readonly [string, unknown]>;
+/** Records as a snapshot hands them to `restore`: a whole image, or a stream read as it is restored. */
+export type DomainRecords = Iterable<readonly [string, unknown]>;
 
 /** Every record as two arrays of one length: for millions of records much cheaper than pairs. */
 export interface DomainColumns {
@@ -288,7 +296,7 @@ export interface StateMachine<E extends DomainEvent, T> {
    */
   storedForm?(id: string, record: unknown): unknown;
   /** Rebuilds state (and derived indexes) from an image; restored records are not changes. */
-  restore(image: DomainImage): void;
+  restore(image: DomainRecords): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
   /**
