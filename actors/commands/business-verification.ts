@@ -6,6 +6,7 @@
 import { decideCreateOwner, decideUpdateOwner, type BeneficialOwner, type OwnerInput, type OwnerPatch } from '../beneficial-owner.js';
 import { decideReplaceDocument, decideUploadDocument, type DocumentDetails, type DocumentHolder, type StoredFile, type VerificationDocument } from '../document.js';
 import { notFound } from '../errors.js';
+import type { Environment } from '../platform.js';
 import type { DomainCommand, World } from '../world.js';
 import { customerIn } from './customers.js';
 
@@ -31,23 +32,23 @@ export function holderIn(world: World, envId: string, holderId: string): Documen
   return { id: customer.id, envId, customerId: customer.id };
 }
 
-export const createBeneficialOwner: DomainCommand<{ envId: string; customerId: string; owner: OwnerInput }, BeneficialOwner> = {
+export const createBeneficialOwner: DomainCommand<{ envId: string; environment: Environment; customerId: string; owner: OwnerInput }, BeneficialOwner> = {
   name: 'beneficialOwner.create',
   actors: ({ envId, customerId }, world) => [customerIn(world, envId, customerId).id],
-  decide: ({ envId, customerId, owner }, world, at) => {
+  decide: ({ envId, environment, customerId, owner }, world, at) => {
     const business = customerIn(world, envId, customerId);
-    const events = decideCreateOwner(business, world.envs.get(envId)!.environment, owner, at);
+    const events = decideCreateOwner(business, environment, owner, at);
     const id = (events[0] as { owner: BeneficialOwner }).owner.id;
     return { events, reply: () => world.beneficialOwners.get(id)! };
   },
 };
 
-export const updateBeneficialOwner: DomainCommand<{ envId: string; ownerId: string; patch: OwnerPatch }, BeneficialOwner> = {
+export const updateBeneficialOwner: DomainCommand<{ envId: string; environment: Environment; ownerId: string; patch: OwnerPatch }, BeneficialOwner> = {
   name: 'beneficialOwner.update',
   actors: ({ envId, ownerId }, world) => [ownerIn(world, envId, ownerId).customerId],
-  decide: ({ envId, ownerId, patch }, world, at) => {
+  decide: ({ envId, environment, ownerId, patch }, world, at) => {
     const owner = ownerIn(world, envId, ownerId);
-    const events = decideUpdateOwner(owner, world.envs.get(envId)!.environment, patch, at);
+    const events = decideUpdateOwner(owner, environment, patch, at);
     return { events, reply: () => world.beneficialOwners.get(ownerId)! };
   },
 };

@@ -135,7 +135,7 @@ export const businessVerificationRoutes: Route[] = [
     idempotent: true,
     handle: (ctx) => {
       const { customerId, ...owner } = ctx.body;
-      return ctx.run(createBeneficialOwner, { envId: ctx.env.id, customerId, owner }, (o) => recordReply(201, 'BeneficialOwner', o));
+      return ctx.run(createBeneficialOwner, { envId: ctx.env.id, environment: ctx.env.environment, customerId, owner }, (o) => recordReply(201, 'BeneficialOwner', o));
     },
   }),
   route<undefined, Static<typeof ListOwners>>({
@@ -173,7 +173,7 @@ export const businessVerificationRoutes: Route[] = [
     body: validator(UpdateOwner),
     response: OwnerView,
     status: 200,
-    handle: (ctx) => ctx.run(updateBeneficialOwner, { envId: ctx.env.id, ownerId: ctx.params.beneficialOwnerId, patch: ctx.body }, (o) => ({ status: 200, body: renderOwner(o) })),
+    handle: (ctx) => ctx.run(updateBeneficialOwner, { envId: ctx.env.id, environment: ctx.env.environment, ownerId: ctx.params.beneficialOwnerId, patch: ctx.body }, (o) => ({ status: 200, body: renderOwner(o) })),
   }),
   route<MultipartBody>({
     method: 'POST',
