@@ -5,18 +5,46 @@
 // `personalInfo.lastName` its kycStatus: 001 PENDING, 002 REJECTED, anything else
 // APPROVED. Production has no simulated checks: what is submitted waits as PENDING.
 //
+// A business customer's verification (`{customerId}` alone, issue 39's second wave) lists
+// in `errors` what is missing before the business can be checked: owners by role, documents
+// by category, address fields (CONTRACT.md "Today's clients, second wave"); with nothing
+// missing, the sandbox decides by the KYB suffix rule and production waits for review.
+//
 // A verification is written once and never changes, so it needs no actor but its own id.
 import { newId } from '../src/engine/ids.js';
 import { sandboxCheckOutcome, type Customer, type KybStatus } from './customer.js';
+import type { BeneficialOwner } from './beneficial-owner.js';
+import type { DocumentType } from './document.js';
 import { invalidField } from './errors.js';
 import type { Environment } from './platform.js';
-import { RecordMap, type Appliers, type RecordKind } from './registry.js';
+import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import { isoTime } from './iso-time.js';
 
 export type CheckStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
 export const CHECK_STATUSES: readonly CheckStatus[] = ['PENDING', 'APPROVED', 'REJECTED'];
-export type VerificationStatus = CheckStatus | 'UNVERIFIED';
-export const VERIFICATION_STATUSES: readonly VerificationStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'];
+/** A business's verification: what is missing, then the vendor's review states. */
+export type BusinessVerificationStatus = 'RESOLVE_ERRORS' | 'PENDING_MANUAL_REVIEW' | 'APPROVED' | 'REJECTED';
+export type VerificationStatus = CheckStatus | 'UNVERIFIED' | BusinessVerificationStatus;
+export const VERIFICATION_STATUSES: readonly VerificationStatus[] = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW'];
+export const BUSINESS_VERIFICATION_STATUSES: readonly BusinessVerificationStatus[] = ['RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW', 'APPROVED', 'REJECTED'];
+
+export type MissingKind =
+  | 'MISSING_FIELD'
+  | 'MISSING_BENEFICIAL_OWNER'
+  | 'MISSING_CONTROL_PERSON'
+  | 'MISSING_LEGAL_PRESENCE_DOCUMENT'
+  | 'MISSING_PROOF_OF_ADDRESS_DOCUMENT'
+  | 'MISSING_IDENTITY_DOCUMENT';
+
+/** One thing a business verification still needs (the vendor's VerificationError). */
+export interface VerificationProblem {
+  /** The Customer or BeneficialOwner it concerns. */
+  readonly resourceId: string;
+  readonly type: MissingKind;
+  readonly field?: string;
+  readonly acceptedDocumentTypes?: readonly DocumentType[];
+  readonly reason: string;
+}
 
 /** What a KYB check is given about a business (the published schema holds the formats). */
 export interface BusinessInfo {
@@ -42,7 +70,8 @@ export interface PersonalInfo {
   readonly email?: string;
 }
 
-export interface BeneficialOwner {
+/** An owner submitted inline with a business (today's clients' form). */
+export interface SubmittedOwner {
   readonly personalInfo: PersonalInfo;
   readonly kycStatus: CheckStatus;
 }
@@ -55,7 +84,9 @@ export interface Verification {
   readonly verificationStatus: VerificationStatus;
   readonly businessInfo?: BusinessInfo;
   readonly kybStatus?: CheckStatus;
-  readonly beneficialOwners?: readonly BeneficialOwner[];
+  readonly beneficialOwners?: readonly SubmittedOwner[];
+  /** A business customer's verification: what was missing when it was made (empty: complete). */
+  readonly problems?: readonly VerificationProblem[];
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -110,6 +141,63 @@ export function decideCreateVerification(envId: string, environment: Environment
   return [{ type: 'verification.created', verification: { ...verification, verificationStatus: overall(statuses) } }];
 }
 
+const LEGAL_PRESENCE: readonly DocumentType[] = ['CERTIFICATE_OF_INCORPORATION', 'ARTICLES_OF_INCORPORATION', 'ARTICLES_OF_ASSOCIATION', 'STATE_REGISTRY_EXCERPT'];
+const PROOF_OF_ADDRESS: readonly DocumentType[] = ['PROOF_OF_ADDRESS', 'UTILITY_BILL', 'RENT_OR_LEASE_AGREEMENT', 'ELECTRICITY_BILL', 'BANK_STATEMENT', 'TAX_RETURN'];
+const IDENTITY: readonly DocumentType[] = ['PASSPORT', 'DRIVERS_LICENSE', 'NATIONAL_ID'];
+/** The business's principal place of business: the address fields a KYB check cannot go without. */
+const REQUIRED_ADDRESS_FIELDS = ['line1', 'postalCode', 'country'] as const;
+
+/** What a business's verification reads: its owners, and the document types each holder has on file. */
+export interface BusinessFile {
+  owners: readonly BeneficialOwner[];
+  documentTypes: (holderId: string) => ReadonlySet<DocumentType>;
+}
+
+/** Everything `business` still needs before it can be checked, in a stable order. */
+export function missingForBusiness(business: Customer, file: BusinessFile): VerificationProblem[] {
+  const problems: VerificationProblem[] = [];
+  const id = business.id;
+  for (const field of REQUIRED_ADDRESS_FIELDS) {
+    if (business.address?.[field] === undefined) problems.push({ resourceId: id, type: 'MISSING_FIELD', field: `customer.address.${field}`, reason: `the business address needs ${field}` });
+  }
+  if (!file.owners.some((o) => o.roles.includes('UBO'))) problems.push({ resourceId: id, type: 'MISSING_BENEFICIAL_OWNER', reason: 'no beneficial owner with role UBO' });
+  if (!file.owners.some((o) => o.roles.includes('CONTROL_PERSON'))) problems.push({ resourceId: id, type: 'MISSING_CONTROL_PERSON', reason: 'no beneficial owner with role CONTROL_PERSON' });
+  const held = file.documentTypes(id);
+  const lacks = (accepted: readonly DocumentType[], types: ReadonlySet<DocumentType>): boolean => !accepted.some((t) => types.has(t));
+  if (lacks(LEGAL_PRESENCE, held)) problems.push({ resourceId: id, type: 'MISSING_LEGAL_PRESENCE_DOCUMENT', acceptedDocumentTypes: LEGAL_PRESENCE, reason: 'a document of legal presence is required' });
+  if (lacks(PROOF_OF_ADDRESS, held)) problems.push({ resourceId: id, type: 'MISSING_PROOF_OF_ADDRESS_DOCUMENT', acceptedDocumentTypes: PROOF_OF_ADDRESS, reason: 'a proof of address is required' });
+  for (const owner of file.owners) {
+    if (lacks(IDENTITY, file.documentTypes(owner.id))) problems.push({ resourceId: owner.id, type: 'MISSING_IDENTITY_DOCUMENT', acceptedDocumentTypes: IDENTITY, reason: 'an identity document of this owner is required' });
+  }
+  return problems;
+}
+
+/** A complete business's outcome: the sandbox's KYB suffix rule (none given: APPROVED); production waits for review. */
+function businessOutcome(business: Customer, environment: Environment): BusinessVerificationStatus {
+  if (environment !== 'sandbox') return 'PENDING_MANUAL_REVIEW';
+  const registrationNumber = business.businessInfo?.registrationNumber;
+  const outcome = registrationNumber === undefined ? 'APPROVED' : sandboxCheckOutcome(registrationNumber);
+  return outcome === 'PENDING' ? 'PENDING_MANUAL_REVIEW' : outcome;
+}
+
+/** A business customer's verification as it stands: RESOLVE_ERRORS while anything is missing, else its outcome. */
+export function decideBusinessVerification(business: Customer, environment: Environment, file: BusinessFile, at: number): VerificationEvent[] {
+  const problems = missingForBusiness(business, file);
+  const verificationStatus = problems.length > 0 ? 'RESOLVE_ERRORS' : businessOutcome(business, environment);
+  const verification: Verification = { id: newId('Verification', at), envId: business.envId, customerId: business.id, verificationStatus, problems, createdAt: at, updatedAt: at };
+  return [{ type: 'verification.created', verification }];
+}
+
+/**
+ * A production business's verification waiting for review reads as the kybStatus PATCH
+ * /customers/{id} has set since (APPROVED or REJECTED); any other reads as it was made.
+ */
+export function currentStatus(verification: Verification, customer: Customer | undefined): VerificationStatus {
+  if (verification.verificationStatus !== 'PENDING_MANUAL_REVIEW') return verification.verificationStatus;
+  const kyb = customer?.kybStatus;
+  return kyb === 'APPROVED' || kyb === 'REJECTED' ? kyb : 'PENDING_MANUAL_REVIEW';
+}
+
 export class Verifications implements RecordKind<Verification, VerificationEvent> {
   readonly idPrefix = 'Verification:';
   actorOf(verification: Verification): string {
@@ -125,8 +213,18 @@ export class Verifications implements RecordKind<Verification, VerificationEvent
     },
   };
 
+  readonly #byEnv = new Map<string, SortedIds>();
+  readonly #byCustomer = new Map<string, SortedIds>();
+
   restore(record: Verification): void {
     this.#records.set(record.id, record);
+    bucket(this.#byEnv, record.envId).insert(record.id);
+    if (record.customerId !== undefined) bucket(this.#byCustomer, record.customerId).insert(record.id);
+  }
+
+  /** Ids of the environment's verifications, or of one customer's, oldest first. */
+  idsIn(envId: string, customerId?: string): readonly string[] {
+    return (customerId === undefined ? this.#byEnv.get(envId) : this.#byCustomer.get(customerId))?.ids ?? [];
   }
 
   checkInvariants(): string[] {
@@ -147,17 +245,33 @@ export interface VerificationView {
   businessInfo?: BusinessInfo;
   kybStatus?: CheckStatus;
   beneficialOwners?: Array<{ personalInfo: PersonalInfo; kycStatus: CheckStatus }>;
-  /** Always empty: problems with the input are refused with a 400 instead. */
-  errors: Array<{ field: string; message: string }>;
+  /** A business customer's: what is missing; otherwise empty (problems with the input are refused with a 400). */
+  errors: VerificationErrorView[];
   createdAt: string;
   updatedAt: string;
 }
 
-export function renderVerification(v: Verification): VerificationView {
+export interface VerificationErrorView {
+  resourceId: string;
+  type: MissingKind;
+  field?: string;
+  acceptedDocumentTypes?: DocumentType[];
+  reason: string;
+}
+
+function renderProblem(p: VerificationProblem): VerificationErrorView {
+  const view: VerificationErrorView = { resourceId: p.resourceId, type: p.type, reason: p.reason };
+  if (p.field !== undefined) view.field = p.field;
+  if (p.acceptedDocumentTypes !== undefined) view.acceptedDocumentTypes = [...p.acceptedDocumentTypes];
+  return view;
+}
+
+/** `status`: the verification's status as it reads now (currentStatus). */
+export function renderVerification(v: Verification, status: VerificationStatus = v.verificationStatus): VerificationView {
   const view: VerificationView = {
     id: v.id,
-    verificationStatus: v.verificationStatus,
-    errors: [],
+    verificationStatus: status,
+    errors: (v.problems ?? []).map(renderProblem),
     createdAt: isoTime(v.createdAt),
     updatedAt: isoTime(v.updatedAt),
   };

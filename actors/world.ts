@@ -19,6 +19,8 @@ import type { MoneyEvent } from './payment-recorded.js';
 import { Transactions, type PaymentTimer } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
+import { BeneficialOwners, type BeneficialOwnerEvent } from './beneficial-owner.js';
+import { Documents, type DocumentEvent } from './document.js';
 import { WebhookEndpoints, WebhookEvents, type WebhookDeliveryEvent } from './webhook-event.js';
 
 export type DomainEvent =
@@ -30,7 +32,9 @@ export type DomainEvent =
   | MoneyEvent
   | WalletEvent
   | WebhookDeliveryEvent
-  | VerificationEvent;
+  | VerificationEvent
+  | BeneficialOwnerEvent
+  | DocumentEvent;
 
 /** An operation of this domain (actors/commands/): the Command of the engine contract over World. */
 export type DomainCommand<I, R, F = undefined> = Command<World, I, R, DomainEvent, F>;
@@ -54,6 +58,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts);
   readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);
   readonly verifications = new Verifications();
+  readonly beneficialOwners = new BeneficialOwners();
+  readonly documents = new Documents();
 
   constructor() {
     super();
@@ -70,6 +76,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
     this.register(this.webhookEndpoints);
     this.register(this.webhookEvents);
     this.register(this.verifications);
+    this.register(this.beneficialOwners);
+    this.register(this.documents);
   }
 
   /**

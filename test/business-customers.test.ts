@@ -157,16 +157,14 @@ describe('BUSINESS customers', () => {
     assert.ok(people.items.length >= 2 && people.items.every((c) => c.customerType === 'INDIVIDUAL'));
   });
 
-  it("/verifications of a business customer answers with its KYB standing; HOLD waits as PENDING", async () => {
+  it('/verifications of a business customer named alone lists what it lacks (issue 39); with businessInfo inline, the suffix rule answers as before', async () => {
     const c = await business({ ...ACME, registrationNumber: 'REG-001' });
-    const pending = await svc.request('POST', '/verifications', { body: { customerId: c.id } });
-    assertStatus(pending, 201);
-    assert.equal(pending.body.verificationStatus, 'PENDING');
-    assertStatus(await patch(c.id, { customerType: 'BUSINESS', kybStatus: 'HOLD' }), 200);
-    assert.equal((await svc.request('POST', '/verifications', { body: { customerId: c.id } })).body.verificationStatus, 'PENDING');
-    const rejected = await business({ ...ACME, registrationNumber: 'REG-002' });
-    assert.equal((await svc.request('POST', '/verifications', { body: { customerId: rejected.id } })).body.verificationStatus, 'REJECTED');
+    const alone = await svc.request('POST', '/verifications', { body: { customerId: c.id } });
+    assertStatus(alone, 200);
+    assert.equal(alone.body.verificationStatus, 'RESOLVE_ERRORS');
+    assert.ok(alone.body.errors.some((e: { type: string }) => e.type === 'MISSING_BENEFICIAL_OWNER'));
     const kyb = await svc.request('POST', '/verifications', { body: { customerId: c.id, businessInfo: { registrationNumber: 'REG-777' } } });
+    assertStatus(kyb, 201);
     assert.equal(kyb.body.kybStatus, 'APPROVED');
     assert.equal(kyb.body.customerId, c.id);
   });

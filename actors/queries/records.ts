@@ -2,18 +2,10 @@
 // parameter when the environment holds no such record, and of the environment's own settings.
 import type { PlatformEnv } from '../platform.js';
 import type { Quote } from '../quote.js';
-import type { Verification } from '../verification.js';
 import { quoteIn } from '../commands/quotes.js';
-import { notFound } from '../errors.js';
 import type { DomainQuery } from '../world.js';
 
 export const quote: DomainQuery<{ envId: string; quoteId: string }, Quote> = ({ envId, quoteId }, world) => quoteIn(world, envId, quoteId);
-
-export const verification: DomainQuery<{ envId: string; verificationId: string }, Verification> = ({ envId, verificationId }, world) => {
-  const found = world.verifications.inEnv(envId, verificationId);
-  if (found === undefined) throw notFound('id', 'verification', verificationId);
-  return found;
-};
 
 /** The environment as it is now: its configuration, with what PATCH /config changed. */
 export const platformEnv: DomainQuery<{ envId: string }, PlatformEnv> = ({ envId }, world) => world.envs.get(envId)!;

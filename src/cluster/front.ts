@@ -10,7 +10,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '../../actors/errors.js';
 import { Authenticator, credentialsOf } from '../http/platform-auth.js';
-import { prepare, readRequest, type Answer, type Dispatched, type Incoming, type ReadRequest, type RequestDispatcher } from '../http/requests.js';
+import { MAX_BODY_BYTES, prepare, readRequest, type Answer, type Dispatched, type Incoming, type ReadRequest, type RequestDispatcher } from '../http/requests.js';
 import type { Route } from '../http/route.js';
 import { Router } from '../http/router.js';
 import type { Directory } from './directory.js';
@@ -43,6 +43,8 @@ export class ClusterRequests implements RequestDispatcher {
       if (tokenId === undefined) throw err;
       return {
         expectsBody: true,
+        // The route is not known before the token is: JSON's limit (a document upload above it is refused until the token is read here).
+        maxBodyBytes: MAX_BODY_BYTES,
         process: async (raw, requestId) => {
           await this.#directory.fetchToken(tokenId);
           const dispatched = this.#dispatchRead(incoming, matched);
@@ -57,6 +59,7 @@ export class ClusterRequests implements RequestDispatcher {
     const prepared = prepare(this.#auth, this.#router, incoming, matched);
     return {
       expectsBody: prepared.expectsBody,
+      maxBodyBytes: prepared.maxBodyBytes,
       process: async (raw, requestId) => {
         const request = readRequest(prepared, incoming, raw);
         const shard = this.#directory.placement.shardOf(prepared.env.id);

@@ -115,6 +115,8 @@ export type IdKind =
   | 'Platform'
   | 'Webhook'
   | 'Verification'
+  | 'BeneficialOwner'
+  | 'Document'
   | 'Timer'
   | 'Effect';
 

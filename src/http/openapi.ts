@@ -188,6 +188,7 @@ function operationOf(r: Route, components: SchemaComponents, error: unknown): Js
   const operation: Json = { operationId: r.operationId, summary: r.summary, tags: [r.tag], parameters };
   if (r.sandboxOnly === true) operation.description = 'Sandbox only: production tokens get 403 SANDBOX_ONLY.';
   if (r.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: components.publish(r.body.schema) } } };
+  if (r.multipart !== undefined) operation.requestBody = { required: true, content: { 'multipart/form-data': { schema: components.publish(r.multipart.schema) } } };
   operation.responses = responses;
   return operation;
 }

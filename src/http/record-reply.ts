@@ -3,7 +3,9 @@
 // record again. Both go through the one render of the record's kind below, and the record a
 // replay renders is the one the first reply's entry left (records are immutable), so the
 // replay's bytes are the first reply's.
+import { renderOwner } from '../../actors/beneficial-owner.js';
 import { renderCustomer } from '../../actors/customer.js';
+import { renderDocument } from '../../actors/document.js';
 import { renderExternalAccount } from '../../actors/external-account.js';
 import { renderInternalAccount } from '../../actors/internal-account.js';
 import { renderQuote } from '../../actors/quote.js';
@@ -13,6 +15,8 @@ import type { Reply } from './route.js';
 
 /** The render of each kind of record an idempotent route answers with. */
 const RENDERS = {
+  BeneficialOwner: renderOwner,
+  Document: renderDocument,
   Customer: renderCustomer,
   ExternalAccount: renderExternalAccount,
   InternalAccount: renderInternalAccount,

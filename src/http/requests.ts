@@ -19,6 +19,8 @@ import { Router } from './router.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 import { DomainError, invalidField } from '../../actors/errors.js';
 import { API_VERSION } from './api-version.js';
+import type { MultipartBody } from './multipart.js';
+import { createHash } from 'node:crypto';
 
 export { API_VERSION };
 
@@ -39,6 +41,8 @@ export type Answer = { status: number; body: string; headers: Array<[string, str
 /** A request taken on from its head: whether a body is read for it, and what answers it once the body is in. */
 export interface Dispatched {
   expectsBody: boolean;
+  /** The most body bytes the route takes (the front answers 413 past it). */
+  maxBodyBytes: number;
   process(raw: Buffer | undefined, requestId: string): Promise<Answer>;
 }
 
@@ -80,7 +84,7 @@ export class ApiRequests implements RequestDispatcher {
 
   dispatch(incoming: Incoming, matched: (route: Route) => void): Dispatched {
     const prepared = this.prepare(incoming, matched);
-    return { expectsBody: prepared.expectsBody, process: (raw, requestId) => this.handle(prepared, incoming, raw, requestId) };
+    return { expectsBody: prepared.expectsBody, maxBodyBytes: prepared.maxBodyBytes, process: (raw, requestId) => this.handle(prepared, incoming, raw, requestId) };
   }
 
   /** The answer to a prepared request with its body (a refusal of the body rejects, never throws). */
@@ -102,8 +106,15 @@ function routePorts(services: Services): RoutePorts {
     webhooks: services.webhooks,
     lookups: services.config.lookups,
     wallet: new ServiceWalletPorts(services),
+    documentBytes: services.engine.blobs(DOCUMENT_BYTES_TABLE),
   };
 }
+
+/** The store's table of documents' bytes. */
+const DOCUMENT_BYTES_TABLE = 'document-bytes';
+
+/** Request bodies up to 1 MiB (CONTRACT.md), but for multipart routes, which set their own limit. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** What answering a request uses, made once with its ApiRequests. */
 interface Answering {
@@ -118,6 +129,7 @@ export interface Prepared {
   params: Record<string, string>;
   env: PlatformEnv;
   expectsBody: boolean;
+  maxBodyBytes: number;
 }
 
 /**
@@ -135,10 +147,15 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
   // Routes without a body schema (execute, approve) still read what is sent: nothing, an
   // empty body or JSON is fine (and ignored), anything else is 415.
   const expectsBody = match.route.body !== undefined || match.route.method !== 'GET';
+  const { multipart } = match.route;
+  if (multipart !== undefined) {
+    if (!isMultipartForm(incoming.contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'this request body must be multipart/form-data');
+    return { route: match.route, params: match.params, env, expectsBody, maxBodyBytes: multipart.maxBytes };
+  }
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
-  return { route: match.route, params: match.params, env, expectsBody };
+  return { route: match.route, params: match.params, env, expectsBody, maxBodyBytes: MAX_BODY_BYTES };
 }
 
 /** Where every path of this version starts. */
@@ -176,6 +193,10 @@ function routeOf(router: Router, incoming: Incoming): { route: Route; params: Re
   return match;
 }
 
+function isMultipartForm(contentType: string): boolean {
+  return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'multipart/form-data';
+}
+
 function isJson(contentType: string): boolean {
   if (contentType === 'application/json') return true;
   const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
@@ -202,6 +223,7 @@ export interface ReadRequest {
 /** A prepared request with its body: JSON parsed and checked, hashed for its Idempotency-Key, body and query validated. */
 export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
   const { route, env, params } = prepared;
+  if (route.multipart !== undefined) return readMultipart(prepared, incoming, raw);
   const json = parseJson(raw, incoming.contentType);
   const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
   // Hashed before validation, which drops unknown properties in place. A route without a
@@ -210,6 +232,15 @@ export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer 
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
   return { route, env, params, query, body, headers: incoming.headers, requestHash: hash };
+}
+
+/** A multipart request: its bytes go to the handler as they came (multipart.ts parses them); its Idempotency-Key hashes them. */
+function readMultipart({ route, env, params }: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
+  const bytes = raw ?? Buffer.alloc(0);
+  const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
+  const hash = keyed ? requestHash({ multipart: createHash('sha256').update(bytes).digest('hex') }) : '';
+  const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
+  return { route, env, params, query, body: { contentType: incoming.contentType, bytes } satisfies MultipartBody, headers: incoming.headers, requestHash: hash };
 }
 
 async function answer({ services, ports, idempotency, cursors }: Answering, request: ReadRequest, requestId: string): Promise<Answer> {

@@ -11,8 +11,9 @@ import type { TargetPolicy } from '../outbound/target-policy.js';
 import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
 import type { LookupSettings } from '../config.js';
+import type { BlobStore } from '../engine/blob-store.js';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export interface Reply {
   status: number;
@@ -52,6 +53,8 @@ export interface RoutePorts {
   lookups: LookupSettings;
   /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
   wallet: WalletPorts;
+  /** Where documents' bytes are kept, beside the log: written durably before the entry that names them. */
+  documentBytes: BlobStore;
 }
 
 export interface RouteContext<B, Q, P = PathParams> {
@@ -80,6 +83,12 @@ export interface Route<B = unknown, Q = unknown, P = PathParams> {
   summary: string;
   tag: string;
   body?: Validator<B>;
+  /**
+   * A multipart/form-data body instead of JSON, of at most `maxBytes` (the front's 1 MiB
+   * limit is for JSON): the handler gets the bytes (a MultipartBody) and parses them itself,
+   * before its command. `schema` publishes the form's fields.
+   */
+  multipart?: { schema: TSchema; maxBytes: number };
   query?: Validator<Q>;
   /** Reads the path's `{name}` parameters; published as the path parameters' schemas. */
   params?: Validator<P>;

@@ -8,16 +8,14 @@ import uWS from 'uWebSockets.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { errorBody, statusOf, type ErrorBody } from './errors.js';
 import type { Reply, Route } from './route.js';
-import { API_VERSION, MethodNotAllowed, parseJson, serialise, type Answer, type Incoming, type RequestDispatcher } from './requests.js';
+import { API_VERSION, MAX_BODY_BYTES, MethodNotAllowed, parseJson, serialise, type Answer, type Incoming, type RequestDispatcher } from './requests.js';
 import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
 import { ContendedError, EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, type RecoveryProgress } from '../engine/engine.js';
 import type { Report } from '../engine/report.js';
 import { DASHBOARD_HEADERS, type DashboardFile } from './dashboard.js';
 import { DomainError, invalidInput, unauthorized } from '../../actors/errors.js';
 
-export { API_VERSION };
-/** Request bodies up to 1 MiB (CONTRACT.md). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { API_VERSION, MAX_BODY_BYTES };
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
@@ -290,18 +288,19 @@ function incomingOf(req: uWS.HttpRequest, h: HeaderScan): Incoming {
 }
 
 /**
- * Reads the body (at most MAX_BODY_BYTES; 413 when more is declared) and runs `process` on
- * it, or at once when none is expected or sent.
+ * Reads the body (at most `maxBodyBytes`, the route's: MAX_BODY_BYTES but for multipart
+ * routes; 413 when more is declared) and runs `process` on it, or at once when none is
+ * expected or sent.
  */
-function readBody(exchange: Exchange, front: Front, expectsBody: boolean, process: Processor): void {
+function readBody(exchange: Exchange, front: Front, { expectsBody, maxBodyBytes, process }: Handler): void {
   const { res, incoming } = exchange;
   if (!expectsBody) {
     exchange.run(process, undefined);
     return;
   }
   const declared = incoming.contentLength === '' ? undefined : Number(incoming.contentLength);
-  if (declared !== undefined && declared > MAX_BODY_BYTES) {
-    exchange.refuse(payloadTooLarge());
+  if (declared !== undefined && declared > maxBodyBytes) {
+    exchange.refuse(payloadTooLarge(maxBodyBytes));
     return;
   }
   if (declared === undefined || declared === 0) {
@@ -323,7 +322,12 @@ function readBody(exchange: Exchange, front: Front, expectsBody: boolean, proces
 }
 
 /** How a request is handled once its body is in; undefined when it was answered from its head alone. */
-type Dispatch = (exchange: Exchange) => { expectsBody: boolean; process: Processor } | undefined;
+type Dispatch = (exchange: Exchange) => Handler | undefined;
+interface Handler {
+  expectsBody: boolean;
+  maxBodyBytes: number;
+  process: Processor;
+}
 
 /**
  * The versioned API, the health and OpenAPI documents and the operator endpoints, over
@@ -352,10 +356,10 @@ function apiDispatch(api: Api): Dispatch {
     }
     if (incoming.path.startsWith('/_operator/')) {
       checkOperator(extras.operator.keyHash, incoming);
-      return { expectsBody: true, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)), exchange.requestId) };
+      return { expectsBody: true, maxBodyBytes: MAX_BODY_BYTES, process: async (raw) => serialise(await extras.operator.handle(incoming.path, parseJson(raw, incoming.contentType)), exchange.requestId) };
     }
     const dispatched = requests.dispatch(incoming, (route) => (exchange.route = labels.get(route) ?? UNMATCHED));
-    return { expectsBody: dispatched.expectsBody, process: (raw) => dispatched.process(raw, exchange.requestId) };
+    return { expectsBody: dispatched.expectsBody, maxBodyBytes: dispatched.maxBodyBytes, process: (raw) => dispatched.process(raw, exchange.requestId) };
   };
 }
 
@@ -366,7 +370,7 @@ const OPENAPI_PATH = `/${API_VERSION}/openapi.json`;
  * `/readyz` (503 with recovery's progress until the API is served), `/metrics` when on.
  * Undefined for every other path.
  */
-function probe(exchange: Exchange, options: FrontOptions, ready: boolean): { expectsBody: false; process: Processor } | 'answered' | undefined {
+function probe(exchange: Exchange, options: FrontOptions, ready: boolean): Handler | 'answered' | undefined {
   const { incoming } = exchange;
   const path = incoming.path;
   if (path !== '/livez' && path !== '/readyz' && (path !== '/metrics' || options.metrics === undefined)) return undefined;
@@ -380,7 +384,7 @@ function probe(exchange: Exchange, options: FrontOptions, ready: boolean): { exp
     else exchange.answer(503, { status: 'recovering', replayed: progress.replayed, total: progress.total }, [['Retry-After', '1']]);
   } else {
     const metrics = options.metrics!;
-    return { expectsBody: false, process: async () => ({ status: 200, body: await metrics.render(), headers: [], contentType: metrics.contentType }) };
+    return { expectsBody: false, maxBodyBytes: 0, process: async () => ({ status: 200, body: await metrics.render(), headers: [], contentType: metrics.contentType }) };
   }
   return 'answered';
 }
@@ -451,7 +455,7 @@ export function startHttpServer(options: FrontOptions): Promise<HttpServer> {
       exchange.refuse(err);
       return;
     }
-    if (handler !== undefined) readBody(exchange, front, handler.expectsBody, handler.process);
+    if (handler !== undefined) readBody(exchange, front, handler);
   });
 
   return listen(app, options, front, (served) => (api = apiDispatch(served)));
@@ -534,8 +538,8 @@ function shuttingDown(): DomainError {
   return new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down', undefined, undefined, 1);
 }
 
-function payloadTooLarge(): DomainError {
-  return new DomainError('PAYLOAD_TOO_LARGE', `request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+function payloadTooLarge(limit: number): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', `this request's body is limited to ${limit} bytes`);
 }
 
 /** What a failed request answers: its own error, or for the engine's refusals and bugs the API's (a bug is logged under the request's id). */

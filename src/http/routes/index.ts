@@ -12,6 +12,7 @@ import { receiverRoutes } from './receiver.js';
 import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
 import { verificationRoutes } from './verifications.js';
+import { businessVerificationRoutes } from './business-verification.js';
 import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -30,4 +31,5 @@ export const routes: readonly Route[] = [
   ...authRoutes,
   ...verificationRoutes,
   ...lookupRoutes,
+  ...businessVerificationRoutes,
 ];

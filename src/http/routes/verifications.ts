@@ -1,14 +1,19 @@
 // Verifications (CONTRACT.md; SERVICE_SPEC parts 3 and 4): KYB of a business with its
 // beneficial owners, or a customer's standing. Outcomes are decided at creation
-// (actors/verification.ts) and read back by id.
+// (actors/verification.ts) and read back by id or listed. A business customer named alone
+// is verified from its owners and documents on file and answered 200 as the vendor's
+// createVerification is (its errors say what is missing); the forms today's clients send
+// inline keep their 201.
 import { Type, type Static } from '@sinclair/typebox';
 import { CHECK_STATUSES, renderVerification, VERIFICATION_STATUSES, type Verification, type VerificationView as VerificationViewType } from '../../../actors/verification.js';
+import { DOCUMENT_TYPES } from '../../../actors/document.js';
 import { createVerification } from '../../../actors/commands/verifications.js';
-import { verification } from '../../../actors/queries/records.js';
+import { verificationNow, verificationPage } from '../../../actors/queries/business-verification.js';
+import { PageQuery } from '../pagination.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
 import { route, type Reply, type Route } from '../route.js';
 import { recordReply } from '../record-reply.js';
-import { IdOf } from '../schemas/resources.js';
+import { IdOf, ListOf } from '../schemas/resources.js';
 import { Country, DateString, List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 
 const Field = (options: { maxLength?: number; description?: string } = {}) => Text({ minLength: 1, maxLength: options.maxLength ?? 255, ...(options.description !== undefined ? { description: options.description } : {}) });
@@ -44,6 +49,11 @@ const CreateVerification = Obj(
   { $id: 'CreateVerificationRequest' },
 );
 const CheckStatus = StringEnum(CHECK_STATUSES);
+const MISSING_KINDS = ['MISSING_FIELD', 'MISSING_BENEFICIAL_OWNER', 'MISSING_CONTROL_PERSON', 'MISSING_LEGAL_PRESENCE_DOCUMENT', 'MISSING_PROOF_OF_ADDRESS_DOCUMENT', 'MISSING_IDENTITY_DOCUMENT'] as const;
+const VerificationError = Obj(
+  { resourceId: Str(), type: StringEnum(MISSING_KINDS), field: Type.Optional(Str()), acceptedDocumentTypes: Type.Optional(List(StringEnum(DOCUMENT_TYPES))), reason: Str() },
+  { $id: 'VerificationError' },
+);
 export const VerificationView = Obj(
   {
     id: Str(),
@@ -52,7 +62,7 @@ export const VerificationView = Obj(
     businessInfo: Type.Optional(BusinessInfo),
     kybStatus: Type.Optional(CheckStatus),
     beneficialOwners: Type.Optional(List(Obj({ personalInfo: PersonalInfo, kycStatus: CheckStatus }), { maxItems: 25 })),
-    errors: List(Obj({ field: Str(), message: Str() }), { maxItems: 0, description: 'always empty: problems with the input are refused with a 400' }),
+    errors: List(VerificationError, { description: "a business customer's: what is missing before it can be checked; otherwise empty (bad input is refused with a 400)" }),
     createdAt: Str({ format: 'date-time' }),
     updatedAt: Str({ format: 'date-time' }),
   },
@@ -60,7 +70,10 @@ export const VerificationView = Obj(
 );
 const VerificationIdParam = validator(Obj({ id: IdOf('Verification') }));
 
-const createdVerification = (verification: Verification): Reply => recordReply(201, 'Verification', verification);
+const ListVerifications = Obj({ customerId: Type.Optional(IdOf('Customer')), verificationStatus: Type.Optional(StringEnum(VERIFICATION_STATUSES)), ...PageQuery });
+
+/** A business verified from its file answers 200 (the vendor's status); the inline forms 201, as they always did. */
+const createdVerification = (verification: Verification): Reply => recordReply(verification.problems === undefined ? 201 : 200, 'Verification', verification);
 
 export const verificationRoutes: Route[] = [
   route<Static<typeof CreateVerification>>({
@@ -72,6 +85,7 @@ export const verificationRoutes: Route[] = [
     body: validator(CreateVerification),
     response: VerificationView,
     status: 201,
+    alsoAnswers: [{ status: 200, response: VerificationView, description: 'a BUSINESS customer named alone: verified from its owners and documents on file; errors list what is missing' }],
     idempotent: true,
     handle: (ctx) => ctx.run(createVerification, { envId: ctx.env.id, environment: ctx.env.environment, verification: ctx.body }, createdVerification),
   }),
@@ -84,7 +98,24 @@ export const verificationRoutes: Route[] = [
     params: VerificationIdParam,
     response: VerificationView,
     status: 200,
-    handle: async ({ read, env, params }) => ({ status: 200, body: renderVerification(await read(verification, { envId: env.id, verificationId: params.id })) }),
+    handle: async ({ read, env, params }) => {
+      const { verification, status } = await read(verificationNow, { envId: env.id, verificationId: params.id });
+      return { status: 200, body: renderVerification(verification, status) };
+    },
+  }),
+  route<undefined, Static<typeof ListVerifications>>({
+    method: 'GET',
+    path: '/verifications',
+    operationId: 'listVerifications',
+    summary: "List the environment's verifications, newest first, by customer and status as they read now",
+    tag: 'Verifications',
+    query: validator(ListVerifications, { coerce: true }),
+    response: ListOf(VerificationView),
+    status: 200,
+    handle: async ({ read, env, query: { customerId, verificationStatus, ...page } }) => {
+      const found = await read(verificationPage, { envId: env.id, ...(customerId === undefined ? {} : { customerId }), ...(verificationStatus === undefined ? {} : { status: verificationStatus }), page });
+      return { status: 200, body: { ...found, data: found.data.map((v) => renderVerification(v.verification, v.status)) } };
+    },
   }),
 ];
 
