@@ -115,6 +115,7 @@ export type IdKind =
   | 'Platform'
   | 'Webhook'
   | 'Verification'
+  | 'Token'
   | 'Timer'
   | 'Effect';
 

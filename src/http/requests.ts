@@ -1,14 +1,14 @@
 // The API's request path without a transport: from a request as data (method, path, query,
 // the headers the API reads, the body's bytes) to its answer. In order: version segment and
-// route (404/405; HEAD is GET without the body), authentication (401), environment (403
-// SANDBOX_ONLY), media type (415), UTF-8, JSON, nesting depth, Unicode and schema (400),
+// route (404/405; HEAD is GET without the body), authentication (401) with the route's
+// permission (403 FORBIDDEN), environment (403 SANDBOX_ONLY), media type (415), UTF-8, JSON, nesting depth, Unicode and schema (400),
 // list cursor (400), idempotency, then the route's handler, whose reply comes once its log
 // entry is durable. The uWebSockets.js front (server.ts) feeds it after framing and size;
 // a simulation can feed it directly.
 import type { TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { checkJsonShape } from './validation.js';
-import { Authenticator } from './platform-auth.js';
+import { Authenticator, issueToken, tokenIdKey } from './platform-auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
 import { CursorCodec } from './pagination.js';
@@ -96,7 +96,9 @@ export class ApiRequests implements RequestDispatcher {
 
 /** The ports a route reaches (route.ts says why each is one), over the services. */
 function routePorts(services: Services): RoutePorts {
+  const idKey = tokenIdKey(services.masterKey);
   return {
+    issueToken: (environment) => issueToken(environment, idKey),
     signerPublicKey: toHex(services.walletSigner.publicKey),
     outboundTargets: services.outboundTargets,
     webhooks: services.webhooks,
@@ -116,6 +118,8 @@ export interface Prepared {
   route: Route;
   params: Record<string, string>;
   env: PlatformEnv;
+  /** The client id of the token that authenticated the request. */
+  tokenId: string;
   expectsBody: boolean;
 }
 
@@ -127,7 +131,7 @@ export interface Prepared {
 export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
   const match = routeOf(router, incoming);
   matched(match.route);
-  const env = auth.authenticate(incoming.authorization);
+  const { env, tokenId } = auth.authenticate(incoming.authorization, match.route.permission);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
@@ -137,7 +141,7 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
-  return { route: match.route, params: match.params, env, expectsBody };
+  return { route: match.route, params: match.params, env, tokenId, expectsBody };
 }
 
 /** Where every path of this version starts. */
@@ -189,6 +193,8 @@ function isJson(contentType: string): boolean {
 export interface ReadRequest {
   route: Route;
   env: PlatformEnv;
+  /** The client id of the token that authenticated the request. */
+  tokenId: string;
   /** The path parameters as matched (the route's `params` schema reads them as the handler is called). */
   params: Record<string, string>;
   query: unknown;
@@ -200,7 +206,7 @@ export interface ReadRequest {
 
 /** A prepared request with its body: JSON parsed and checked, hashed for its Idempotency-Key, body and query validated. */
 export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
-  const { route, env, params } = prepared;
+  const { route, env, tokenId, params } = prepared;
   const json = parseJson(raw, incoming.contentType);
   const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
   // Hashed before validation, which drops unknown properties in place. A route without a
@@ -208,11 +214,11 @@ export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer 
   const hash = keyed ? requestHash(route.body === undefined ? {} : json) : '';
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
-  return { route, env, params, query, body, headers: incoming.headers, requestHash: hash };
+  return { route, env, tokenId, params, query, body, headers: incoming.headers, requestHash: hash };
 }
 
 async function answer({ services, ports, idempotency, cursors }: Answering, request: ReadRequest, requestId: string): Promise<Answer> {
-  const { route, env, params, headers } = request;
+  const { route, env, tokenId, params, headers } = request;
   const list = pagedList(env.id, route, params, request.query);
   const query = list === undefined ? request.query : openCursor(cursors, list, request.query as PageRequest);
   const key = route.idempotent === true ? headers.idempotencyKey : undefined;
@@ -222,6 +228,7 @@ async function answer({ services, ports, idempotency, cursors }: Answering, requ
   const invoke = (run: RouteContext<unknown, unknown>['run']): Promise<Reply> =>
     route.handle({
       env,
+      tokenId,
       params: route.params === undefined ? params : route.params.parse(params),
       query,
       body: request.body,

@@ -5,7 +5,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { IdKind } from '../engine/ids.js';
 import type { DomainCommand, DomainQuery } from '../../actors/world.js';
-import type { PlatformEnv } from '../../actors/platform.js';
+import type { Environment, Permission, PlatformEnv } from '../../actors/platform.js';
+import type { IssuedToken } from './platform-auth.js';
 import type { WalletPorts } from '../../actors/commands/wallet.js';
 import type { TargetPolicy } from '../outbound/target-policy.js';
 import type { WebhookDelivery } from '../webhooks/delivery.js';
@@ -21,6 +22,11 @@ export interface Reply {
    * idempotency record names it instead of carrying the rendered body.
    */
   reports?: { kind: IdKind; id: string };
+  /**
+   * What an Idempotency-Key's replay answers instead of `body`, when `body` holds what must
+   * never be stored: a new API token's secret, shown once.
+   */
+  replayBody?: unknown;
 }
 
 export interface RequestHeaders {
@@ -48,10 +54,14 @@ export interface RoutePorts {
   webhooks: Pick<WebhookDelivery, 'endpointState' | 'sendTest' | 'kick'>;
   /** Cryptography, mail and verifiers for the wallet's commands, the stamp of a quote's execute among them (src/wallet/ports.ts). */
   wallet: WalletPorts;
+  /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
+  issueToken(environment: Environment): IssuedToken;
 }
 
 export interface RouteContext<B, Q, P = PathParams> {
   env: PlatformEnv;
+  /** The client id of the API token the request was authenticated with. */
+  tokenId: string;
   params: P;
   query: Q;
   body: B;
@@ -75,6 +85,13 @@ export interface Route<B = unknown, Q = unknown, P = PathParams> {
   operationId: string;
   summary: string;
   tag: string;
+  /**
+   * What the request's API token must hold (CONTRACT.md): VIEW for every GET; TRANSACT for
+   * moving money (quotes, execution, transfers, sandbox money, approvals, cancellations);
+   * MANAGE for configuration, tokens, customers and accounts, webhooks and documents.
+   * Checked as the request is authenticated, before its body is read.
+   */
+  permission: Permission;
   body?: Validator<B>;
   query?: Validator<Q>;
   /** Reads the path's `{name}` parameters; published as the path parameters' schemas. */

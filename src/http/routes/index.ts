@@ -11,6 +11,7 @@ import { receiverRoutes } from './receiver.js';
 import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
 import { verificationRoutes } from './verifications.js';
+import { tokenRoutes } from './tokens.js';
 import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -28,4 +29,5 @@ export const routes: readonly Route[] = [
   ...webhookRoutes,
   ...authRoutes,
   ...verificationRoutes,
+  ...tokenRoutes,
 ];
