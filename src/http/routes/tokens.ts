@@ -90,7 +90,7 @@ export const tokenRoutes: Route[] = [
     summary: "List the environment's API tokens (never their secrets)",
     tag: 'API Tokens',
     permission: 'VIEW',
-    query: validator(ListTokens),
+    query: validator(ListTokens, { coerce: true }),
     response: ListOf(ApiTokenView),
     status: 200,
     handle: list,
