@@ -72,6 +72,8 @@ export class Directory implements TokenSource {
   readonly #jsm: JetStreamManager;
   /** The watched copy: every token key's record (a deleted key leaves it). */
   readonly #tokens = new Map<string, CopiedToken>();
+  /** The copy's token ids by environment, for `syncTokens`. */
+  readonly #tokensOfEnv = new Map<string, Set<string>>();
   readonly #envs = new Map<string, PlatformEnv>();
   readonly #unknown = new Map<string, number>();
   /** Who waits for a token to reach the watched copy (`watched`). */
@@ -161,13 +163,53 @@ export class Directory implements TokenSource {
   #copy(entry: KvWatchEntry): void {
     const tokenId = entry.key.slice(TOKEN_KEY_PREFIX.length);
     if (entry.operation !== 'PUT') {
-      this.#tokens.delete(tokenId);
+      this.#forget(tokenId);
       return;
     }
-    this.#tokens.set(tokenId, copiedToken(entry.json<TokenRecord>()));
+    this.#keep(tokenId, copiedToken(entry.json<TokenRecord>()));
     this.#unknown.delete(tokenId);
     for (const resolve of this.#awaited.get(tokenId) ?? []) resolve();
     this.#awaited.delete(tokenId);
+  }
+
+  #keep(tokenId: string, token: CopiedToken): void {
+    this.#tokens.set(tokenId, token);
+    let ids = this.#tokensOfEnv.get(token.envId);
+    if (ids === undefined) this.#tokensOfEnv.set(token.envId, (ids = new Set()));
+    ids.add(tokenId);
+  }
+
+  #forget(tokenId: string): void {
+    const token = this.#tokens.get(tokenId);
+    if (token === undefined) return;
+    this.#tokens.delete(tokenId);
+    this.#tokensOfEnv.get(token.envId)?.delete(tokenId);
+  }
+
+  /**
+   * Brings the directory's tokens of `env` to what its record holds, as its shard's owner
+   * sees it: a token made there is added, a revoked one deleted (the bucket's watch takes
+   * the deletion to every node's copy; this node's copy drops it at once). Run after every
+   * change of an environment's tokens, and for every environment of a shard as it opens, so
+   * a change whose directory write a crash cut short is written then.
+   */
+  async syncTokens(env: PlatformEnv): Promise<void> {
+    const shard = this.placement.shardOf(env.id);
+    const held = new Set<string>();
+    for (const token of env.tokens) {
+      held.add(token.tokenId);
+      const permissions = [...tokenRecordOf(env, token).permissions];
+      const copied = this.#tokens.get(token.tokenId);
+      if (copied !== undefined && copied.secretHash === token.secretHash && copied.permissions === permissionBits(permissions)) continue;
+      const record: TokenRecord = { envId: env.id, shard, secretHash: token.secretHash, permissions };
+      await retrying(DIRECTORY_BUCKET, () => this.#kv.put(`${TOKEN_KEY_PREFIX}${token.tokenId}`, JSON.stringify(record)));
+      this.#keep(token.tokenId, copiedToken(record));
+    }
+    for (const tokenId of [...(this.#tokensOfEnv.get(env.id) ?? [])]) {
+      if (held.has(tokenId)) continue;
+      await retrying(DIRECTORY_BUCKET, () => this.#kv.delete(`${TOKEN_KEY_PREFIX}${tokenId}`));
+      this.#forget(tokenId);
+    }
   }
 
   /** Resolves once the watched copy holds the token (tests wait on it). */
@@ -210,7 +252,7 @@ export class Directory implements TokenSource {
       return false;
     }
     this.#envs.set(record.envId, genesis.env);
-    this.#tokens.set(tokenId, record);
+    this.#keep(tokenId, record);
     return true;
   }
 

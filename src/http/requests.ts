@@ -12,7 +12,7 @@ import { Authenticator, issueToken, tokenIdKey } from './platform-auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
 import { CursorCodec } from './pagination.js';
-import type { Reply, Route, RouteContext, RoutePorts, RequestHeaders } from './route.js';
+import type { Reply, Route, RouteContext, RoutePorts, RequestHeaders, TokensChanged } from './route.js';
 import { toHex } from '../crypto/bytes.js';
 import { ServiceWalletPorts } from '../wallet/ports.js';
 import { Router } from './router.js';
@@ -64,9 +64,9 @@ export class ApiRequests implements RequestDispatcher {
   readonly #idempotency: IdempotencyKeys;
   readonly #cursors: CursorCodec;
 
-  constructor(services: Services, routes: readonly Route[]) {
+  constructor(services: Services, routes: readonly Route[], tokensChanged: TokensChanged = async () => undefined) {
     this.#services = services;
-    this.#ports = routePorts(services);
+    this.#ports = routePorts(services, tokensChanged);
     this.#router = new Router(routes);
     this.#auth = new Authenticator(services.world.envs);
     this.#idempotency = new IdempotencyKeys(services);
@@ -95,10 +95,11 @@ export class ApiRequests implements RequestDispatcher {
 }
 
 /** The ports a route reaches (route.ts says why each is one), over the services. */
-function routePorts(services: Services): RoutePorts {
+function routePorts(services: Services, tokensChanged: TokensChanged): RoutePorts {
   const idKey = tokenIdKey(services.masterKey);
   return {
     issueToken: (environment) => issueToken(environment, idKey),
+    tokensChanged,
     signerPublicKey: toHex(services.walletSigner.publicKey),
     outboundTargets: services.outboundTargets,
     webhooks: services.webhooks,

@@ -56,7 +56,17 @@ export interface RoutePorts {
   wallet: WalletPorts;
   /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
   issueToken(environment: Environment): IssuedToken;
+  /** Told of an environment whose tokens changed, once the entry is durable and before the answer (TokensChanged). */
+  tokensChanged: TokensChanged;
 }
+
+/**
+ * Brings what authenticates requests outside this store's own token index up to date with an
+ * environment's tokens (a host that checks credentials against a copy kept elsewhere), so a
+ * revoked token is refused there too. Where requests authenticate against this store's index
+ * there is nothing to do.
+ */
+export type TokensChanged = (env: PlatformEnv) => Promise<void>;
 
 export interface RouteContext<B, Q, P = PathParams> {
   env: PlatformEnv;

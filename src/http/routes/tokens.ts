@@ -1,11 +1,14 @@
 // API tokens of the calling environment (CONTRACT.md "Today's clients, second wave"): make
 // one with a name and permissions, list, read, revoke. The secret is drawn here, before the
 // decision, which sees only its hash; it is in the 201 and nowhere else, not even in what
-// an Idempotency-Key's replay answers (docs/api.md says why).
+// an Idempotency-Key's replay answers (docs/api.md says why). Once a change is durable, a
+// host that authenticates against a copy of the tokens is told (TokensChanged) before the
+// answer goes out.
 import { Type, type Static } from '@sinclair/typebox';
 import { PERMISSIONS, renderToken, type TokenRecord } from '../../../actors/platform.js';
 import { createToken, revokeToken } from '../../../actors/commands/tokens.js';
 import { token, tokenPage } from '../../../actors/queries/tokens.js';
+import { platformEnv } from '../../../actors/queries/records.js';
 import { PageQuery } from '../pagination.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
 import { IdOf, ListOf } from '../schemas/resources.js';
@@ -46,14 +49,23 @@ type TokenListQuery = Static<typeof ListTokens>;
 
 const TokenIdSchema = Obj({ tokenId: IdOf('Token') });
 const TokenIdParam = validator(TokenIdSchema);
+type TokenIdParams = Static<typeof TokenIdSchema>;
 
 async function create(ctx: RouteContext<Static<typeof CreateToken>, undefined>): Promise<Reply> {
   const { tokenId, clientSecret, secretHash } = ctx.ports.issueToken(ctx.env.environment);
   const { name, permissions } = ctx.body;
-  return ctx.run(createToken, { envId: ctx.env.id, name, permissions, tokenId, secretHash }, (made: TokenRecord) => {
+  const reply = await ctx.run(createToken, { envId: ctx.env.id, name, permissions, tokenId, secretHash }, (made: TokenRecord) => {
     const view = renderToken(made);
     return { status: 201, body: { ...view, clientSecret }, replayBody: view };
   });
+  await ctx.ports.tokensChanged(await ctx.read(platformEnv, { envId: ctx.env.id }));
+  return reply;
+}
+
+async function revoke(ctx: RouteContext<undefined, undefined, TokenIdParams>): Promise<Reply> {
+  const reply = await ctx.run(revokeToken, { envId: ctx.env.id, id: ctx.params.tokenId, callerTokenId: ctx.tokenId }, () => ({ status: 204, body: undefined }));
+  await ctx.ports.tokensChanged(await ctx.read(platformEnv, { envId: ctx.env.id }));
+  return reply;
 }
 
 async function list(ctx: RouteContext<undefined, TokenListQuery>): Promise<Reply> {
@@ -95,7 +107,7 @@ export const tokenRoutes: Route[] = [
     status: 200,
     handle: list,
   }),
-  route<undefined, undefined, Static<typeof TokenIdSchema>>({
+  route<undefined, undefined, TokenIdParams>({
     method: 'GET',
     path: '/tokens/{tokenId}',
     operationId: 'getTokenById',
@@ -107,7 +119,7 @@ export const tokenRoutes: Route[] = [
     status: 200,
     handle: async (ctx) => ({ status: 200, body: renderToken(await ctx.read(token, { envId: ctx.env.id, id: ctx.params.tokenId })) }),
   }),
-  route<undefined, undefined, Static<typeof TokenIdSchema>>({
+  route<undefined, undefined, TokenIdParams>({
     method: 'DELETE',
     path: '/tokens/{tokenId}',
     operationId: 'deleteTokenById',
@@ -116,6 +128,6 @@ export const tokenRoutes: Route[] = [
     permission: 'MANAGE',
     params: TokenIdParam,
     status: 204,
-    handle: (ctx) => ctx.run(revokeToken, { envId: ctx.env.id, id: ctx.params.tokenId, callerTokenId: ctx.tokenId }, () => ({ status: 204, body: undefined })),
+    handle: revoke,
   }),
 ];
