@@ -144,10 +144,89 @@ export function embeddedWalletConfigOf(config: PlatformConfig): EmbeddedWalletCo
   };
 }
 
+/** What an API token may do (CONTRACT.md): each route needs one of them. */
+export type Permission = 'VIEW' | 'TRANSACT' | 'MANAGE';
+export const PERMISSIONS: readonly Permission[] = ['VIEW', 'TRANSACT', 'MANAGE'];
+
+/**
+ * A token's permissions as bits, so that authentication checks one with an AND on every
+ * request instead of searching a list.
+ */
+export type PermissionBits = number;
+export const PERMISSION_BIT: Readonly<Record<Permission, PermissionBits>> = { VIEW: 1, TRANSACT: 2, MANAGE: 4 };
+export const ALL_PERMISSIONS: PermissionBits = 7;
+
+export function permissionBits(permissions: readonly Permission[]): PermissionBits {
+  let bits = 0;
+  for (const p of permissions) bits |= PERMISSION_BIT[p];
+  return bits;
+}
+
+/** Most tokens an environment holds at once: every token rides in its environment's record. */
+export const MAX_TOKENS_PER_ENV = 100;
+
 export interface ApiToken {
+  /** The token's client id: the user name of HTTP Basic credentials. */
   readonly tokenId: string;
   /** SHA-256 hex of the client secret; the secret itself is never stored. */
   readonly secretHash: string;
+  /**
+   * `Token:<UUIDv7>`, and what POST /tokens set (name, permissions, time). The tokens an
+   * environment is created with have none of them: they hold every permission, and
+   * `tokenRecordOf` gives them an id and name of their own.
+   */
+  readonly id?: string;
+  readonly name?: string;
+  readonly permissions?: readonly Permission[];
+  readonly createdAt?: number;
+}
+
+/** A token as the API shows it: every field filled, the secret's hash aside. */
+export interface TokenRecord {
+  readonly id: string;
+  readonly tokenId: string;
+  readonly name: string;
+  readonly permissions: readonly Permission[];
+  readonly createdAt: number;
+}
+
+/**
+ * The token as the API shows it. An environment's first token gets an id derived from the
+ * environment's creation time and the random part of its client id: a UUIDv7 in form, so it
+ * sorts and pages like the ids of created tokens, and the same on every replay.
+ */
+export function tokenRecordOf(env: PlatformEnv, token: ApiToken): TokenRecord {
+  return {
+    id: token.id ?? firstTokenId(env.createdAt, token.tokenId),
+    tokenId: token.tokenId,
+    name: token.name ?? `${env.environment === 'sandbox' ? 'Sandbox' : 'Production'} token made with the platform`,
+    permissions: token.permissions ?? PERMISSIONS,
+    createdAt: token.createdAt ?? env.createdAt,
+  };
+}
+
+/** A token as GET /tokens shows it (the vendor's ApiToken): never its secret, which only the 201 of its creation carries. */
+export interface TokenView {
+  id: string;
+  name: string;
+  permissions: Permission[];
+  clientId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A token cannot change, so it was last updated when it was made. */
+export function renderToken(token: TokenRecord): TokenView {
+  const createdAt = isoTime(token.createdAt);
+  return { id: token.id, name: token.name, permissions: [...token.permissions], clientId: token.tokenId, createdAt, updatedAt: createdAt };
+}
+
+/** `Token:` and a UUIDv7 of `createdAt` whose other bits are the first 19 hex digits of the client id's random part. */
+function firstTokenId(createdAt: number, tokenId: string): string {
+  const random = tokenId.slice(tokenId.lastIndexOf('_') + 1).padEnd(19, '0');
+  const time = createdAt.toString(16).padStart(12, '0').slice(-12);
+  const variant = (8 | (parseInt(random[3]!, 16) & 3)).toString(16);
+  return `Token:${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(0, 3)}-${variant}${random.slice(4, 7)}-${random.slice(7, 19)}`;
 }
 
 export interface PlatformEnv {
@@ -165,7 +244,11 @@ export interface PlatformEnv {
 
 export type PlatformEvent =
   | { type: 'platform.env.created'; env: PlatformEnv }
-  | { type: 'config.updated'; envId: string; config: PlatformConfig };
+  | { type: 'config.updated'; envId: string; config: PlatformConfig }
+  /** POST /tokens: the token with its secret's hash; it was made at the entry's time. */
+  | { type: 'token.created'; envId: string; token: Omit<ApiToken, 'createdAt'> }
+  /** DELETE /tokens/{id}: the token, by its client id, opens nothing from this entry on. */
+  | { type: 'token.revoked'; envId: string; tokenId: string };
 
 export function envIdOf(platformId: string, environment: Environment): string {
   return `${platformId}#${environment}`;
@@ -370,11 +453,18 @@ export function checkOutboundUrl(field: string, value: string): URL {
   return url;
 }
 
+/** What a token opens, as authentication reads it on every request. */
+export interface TokenGrant {
+  readonly envId: string;
+  readonly secretHash: string;
+  readonly permissions: PermissionBits;
+}
+
 /** The platform environments, and the API-token index authentication reads. */
 export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
   readonly idPrefix = 'Platform:';
   readonly #envs = new RecordMap<PlatformEnv>();
-  readonly #tokens = new Map<string, { envId: string; secretHash: string }>();
+  readonly #tokens = new Map<string, TokenGrant>();
   readonly records: ReadonlyMap<string, PlatformEnv> = this.#envs;
 
   readonly appliers: Appliers<PlatformEvent> = {
@@ -383,15 +473,37 @@ export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
       this.restore(event.env);
     },
     'config.updated': (event) => {
-      const env = this.#envs.get(event.envId);
-      if (env === undefined) throw new Error(`no environment ${event.envId}`);
+      const env = this.#existing(event.envId);
       this.#envs.set(env.id, { ...env, config: event.config });
+    },
+    'token.created': (event, at) => {
+      const env = this.#existing(event.envId);
+      const token: ApiToken = { ...event.token, createdAt: at };
+      this.#envs.set(env.id, { ...env, tokens: [...env.tokens, token] });
+      this.#index(env.id, token);
+    },
+    'token.revoked': (event) => {
+      const env = this.#existing(event.envId);
+      this.#envs.set(env.id, { ...env, tokens: env.tokens.filter((t) => t.tokenId !== event.tokenId) });
+      this.#tokens.delete(event.tokenId);
     },
   };
 
+  #existing(envId: string): PlatformEnv {
+    const env = this.#envs.get(envId);
+    if (env === undefined) throw new Error(`no environment ${envId}`);
+    return env;
+  }
+
+  #index(envId: string, token: ApiToken): void {
+    // Tokens made before permissions existed hold all three.
+    const permissions = token.permissions === undefined ? ALL_PERMISSIONS : permissionBits(token.permissions);
+    this.#tokens.set(token.tokenId, { envId, secretHash: token.secretHash, permissions });
+  }
+
   restore(env: PlatformEnv): void {
     this.#envs.set(env.id, env);
-    for (const t of env.tokens) this.#tokens.set(t.tokenId, { envId: env.id, secretHash: t.secretHash });
+    for (const t of env.tokens) this.#index(env.id, t);
   }
 
   checkInvariants(): string[] {
@@ -406,7 +518,7 @@ export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
     return this.#envs.size;
   }
 
-  token(tokenId: string): { envId: string; secretHash: string } | undefined {
+  token(tokenId: string): TokenGrant | undefined {
     return this.#tokens.get(tokenId);
   }
 }

@@ -18,7 +18,7 @@ import type { DeliveryObserver } from './webhooks/delivery.js';
 import type { Egress } from './outbound/egress.js';
 import type { TargetPolicy } from './outbound/target-policy.js';
 import { ApiRequests } from './http/requests.js';
-import type { Route } from './http/route.js';
+import type { Route, TokensChanged } from './http/route.js';
 import { composeServices, type Services } from './services.js';
 import type { ServiceConfig } from './config.js';
 import { optional } from './optional.js';
@@ -52,6 +52,8 @@ export type EngineHooks = Pick<EngineOptions<DomainEvent, TimerMessage, World>, 
 export interface ShardParts extends SharedParts {
   /** The shard's settings: its data directory, snapshot pacing, mail relay, webhook backlog cap and base URL. */
   settings: ServiceConfig;
+  /** Told of an environment whose API tokens changed (http/route.ts's TokensChanged); default nothing. */
+  tokensChanged?: TokensChanged;
   /** Opens the shard's store: LMDB, LMDB replicated over JetStream, or the simulated disk. */
   openStorage: (dataDir: string) => Storage;
   clock: Clock;
@@ -134,7 +136,7 @@ export class Shard {
         },
         () => this.close(),
       );
-      this.#opened = { services, requests: new ApiRequests(services, parts.routes) };
+      this.#opened = { services, requests: new ApiRequests(services, parts.routes, parts.tokensChanged) };
     } catch (err) {
       // The open's failure is what the caller needs to hear, not a failure to close after it.
       await this.close().catch(() => undefined);

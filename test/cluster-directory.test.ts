@@ -51,12 +51,12 @@ async function directoryOn(server: number): Promise<Directory> {
 /** No node serves any shard here: an authenticated request is answered 503 (no node answers its shard's subject), a refused one 401. */
 const noShardServed: Pick<ClusterNode, 'serving' | 'poke'> = { serving: () => undefined, poke: async () => undefined };
 
-/** The code a node's front answers `GET /config` with under these credentials. */
-async function answerTo(directory: Directory, tokenId: string, secret: string): Promise<string> {
+/** The code a node's front answers `GET /config` (or `method` `path`) with under these credentials. */
+async function answerTo(directory: Directory, tokenId: string, secret: string, method = 'GET', path = '/config'): Promise<string> {
   const front = new ClusterRequests(noShardServed, directory, nats.nc, routes, 1_000);
   const incoming: Incoming = {
-    method: 'GET',
-    path: `/${API_VERSION}/config`,
+    method,
+    path: `/${API_VERSION}${path}`,
     query: '',
     authorization: basicHeader(tokenId, secret),
     contentType: '',
@@ -94,6 +94,31 @@ describe('the platform directory', { timeout: 60_000 }, () => {
     // A node started later copies the tokens made so far before it serves.
     const late = await directoryOn(1);
     assert.deepEqual(late.token(tokenId), here.token(tokenId));
+  });
+
+  it("a token made by its shard's owner reaches every node with its permissions; revoked, every node refuses it", async () => {
+    const owner = await directoryOn(0);
+    const other = await directoryOn(1);
+    const platform = preparePlatform(masterKey, {}, Date.now());
+    await owner.register(platform.genesis);
+    const env = platform.genesis[0]!.env;
+    const viewer = issueToken(env.environment, tokenIdKey(masterKey));
+    const withViewer = { ...env, tokens: [...env.tokens, { tokenId: viewer.tokenId, secretHash: viewer.secretHash, id: 'Token:019a0000-0000-7000-8000-000000000001', name: 'viewer', permissions: ['VIEW' as const], createdAt: Date.now() }] };
+    await owner.syncTokens(withViewer);
+    await other.watched(viewer.tokenId);
+    assert.equal(await answerTo(other, viewer.tokenId, viewer.clientSecret), AUTHENTICATED);
+    assert.equal(await answerTo(other, viewer.tokenId, viewer.clientSecret, 'POST', '/quotes'), 'FORBIDDEN', 'a VIEW token cannot pay on another node either');
+
+    await owner.syncTokens(env);
+    assert.equal(await answerTo(owner, viewer.tokenId, viewer.clientSecret), REFUSED, "refused on the owner's node as soon as the revocation is written");
+    for (let waited = 0; other.token(viewer.tokenId) !== undefined; waited += 10) {
+      assert.ok(waited < 5_000, 'the revocation reaches the other node within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await answerTo(other, viewer.tokenId, viewer.clientSecret), REFUSED);
+    const late = await directoryOn(2);
+    assert.equal(late.token(viewer.tokenId), undefined, 'a node started later never copies it');
+    assert.equal(await answerTo(late, platform.credentials.sandbox.tokenId, platform.credentials.sandbox.clientSecret), AUTHENTICATED, 'the tokens left still open');
   });
 
   it('refuses an id the service did not issue without reading the bucket', async () => {

@@ -240,6 +240,24 @@ describe('cluster mode: a request sent to a node that does not serve its shard',
     assert.equal(await balanceOf(theirs, owner.baseUrl, their), 300, "nor funds it");
   });
 
+  it("API tokens made and revoked through the node that does not serve the shard: every node opens, then refuses, them", async () => {
+    const made = await (await send(entry.baseUrl, 'POST', '/tokens', {}, { name: 'cluster viewer', permissions: ['VIEW'] })).json();
+    const viewer = basicHeader(made.clientId, made.clientSecret);
+    for (const node of [entry, owner]) {
+      assert.equal((await sendAs(viewer, node.baseUrl, 'GET', '/config')).status, 200, `opens on ${node.node.nodeId}`);
+      const paying = await sendAs(viewer, node.baseUrl, 'POST', '/sandbox/send', { currencyCode: 'USD', amount: 1 });
+      assert.equal(paying.status, 403, `a VIEW token cannot move money on ${node.node.nodeId}`);
+    }
+    assert.equal((await send(entry.baseUrl, 'DELETE', `/tokens/${made.id}`, {})).status, 204);
+    // The owner's copy drops it as the owner writes the directory, before the answer; the other node's when the bucket's watch delivers the deletion.
+    assert.equal((await sendAs(viewer, owner.baseUrl, 'GET', '/config')).status, 401);
+    const deadline = Date.now() + 5_000;
+    while ((await sendAs(viewer, entry.baseUrl, 'GET', '/config')).status !== 401) {
+      assert.ok(Date.now() < deadline, 'the revocation reaches the other node within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+
   it('an environment made while its shard is open joins it on its first requests: its first entry logged once, by the owner', async () => {
     const made = await createPlatform(entry, dataDirs[running.indexOf(entry)]!);
     const shard = shardOf(`${made.platformId}#sandbox`, SHARDS);

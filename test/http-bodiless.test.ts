@@ -25,6 +25,7 @@ describe('POST without a body schema', () => {
       operationId: 'executeThing',
       summary: 'a bodiless action',
       tag: 'Test',
+      permission: 'TRANSACT',
       response: Type.Object({ executed: Type.String() }, { required: ['executed'] }),
       status: 200,
       handle: async ({ params }) => {
@@ -38,6 +39,7 @@ describe('POST without a body schema', () => {
       operationId: 'approveThing',
       summary: 'a bodiless action that honours Idempotency-Key',
       tag: 'Test',
+      permission: 'TRANSACT',
       response: Type.Object({ approval: Type.Integer() }, { required: ['approval'] }),
       status: 200,
       idempotent: true,

@@ -179,7 +179,7 @@ describe('the OpenAPI document', () => {
 
   it('refuses to build when two different schemas share a name, and publishes one that is reused once', () => {
     const answering = (operationId: string, path: string, response: ReturnType<typeof Type.Object>) =>
-      route({ method: 'GET', path, operationId, summary: operationId, tag: 'Test', response, status: 200, handle: async () => ({ status: 200, body: {} }) });
+      route({ method: 'GET', path, operationId, summary: operationId, tag: 'Test', permission: 'VIEW', response, status: 200, handle: async () => ({ status: 200, body: {} }) });
     const thing = Type.Object({ x: Type.String() }, { $id: 'Thing' });
     const reused = openApiDocument([answering('getThing', '/thing', thing), answering('getThingAgain', '/thing/again', Type.Object({ inner: thing }, { $id: 'Wrapper' }))], 'http://x');
     assert.deepEqual(reused.components.schemas.Thing, { type: 'object', required: ['x'], properties: { x: { type: 'string' } }, additionalProperties: false });

@@ -11,7 +11,7 @@ import { Kvm, type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { pack, unpack } from 'msgpackr';
 import { timingSafeEqual } from 'node:crypto';
 import type { EnvGenesis } from '../platforms.js';
-import type { PlatformEnv } from '../../actors/platform.js';
+import { ALL_PERMISSIONS, permissionBits, tokenRecordOf, type Permission, type PlatformEnv, type TokenGrant } from '../../actors/platform.js';
 import { isIssuedTokenId, tokenIdKey, type TokenSource } from '../http/platform-auth.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { drawBytes } from '../engine/entropy.js';
@@ -25,11 +25,23 @@ import { DEFAULT_CLUSTER_SHARDS } from '../config.js';
 
 export const DIRECTORY_BUCKET = 'platform-directory';
 
-/** What a token opens: its environment, that environment's shard, and the secret's hash. */
+/** What a token opens, as the directory holds it: its environment, that environment's shard, the secret's hash, and its permissions. */
 export interface TokenRecord {
   envId: string;
   shard: string;
   secretHash: string;
+  /** Absent in records written before permissions existed: those tokens hold all three. */
+  permissions?: Permission[];
+}
+
+/** A token as this node's copy keeps it: what authentication reads, and its environment's shard. */
+interface CopiedToken extends TokenGrant {
+  readonly shard: string;
+}
+
+function copiedToken(record: TokenRecord): CopiedToken {
+  const { envId, shard, secretHash } = record;
+  return { envId, shard, secretHash, permissions: record.permissions === undefined ? ALL_PERMISSIONS : permissionBits(record.permissions) };
 }
 
 /** An issued token not in the directory is asked again after this long (one made on another node may be on its way). */
@@ -59,7 +71,9 @@ export class Directory implements TokenSource {
   readonly #kv: KV;
   readonly #jsm: JetStreamManager;
   /** The watched copy: every token key's record (a deleted key leaves it). */
-  readonly #tokens = new Map<string, TokenRecord>();
+  readonly #tokens = new Map<string, CopiedToken>();
+  /** The copy's token ids by environment, for `syncTokens`. */
+  readonly #tokensOfEnv = new Map<string, Set<string>>();
   readonly #envs = new Map<string, PlatformEnv>();
   readonly #unknown = new Map<string, number>();
   /** Who waits for a token to reach the watched copy (`watched`). */
@@ -149,13 +163,53 @@ export class Directory implements TokenSource {
   #copy(entry: KvWatchEntry): void {
     const tokenId = entry.key.slice(TOKEN_KEY_PREFIX.length);
     if (entry.operation !== 'PUT') {
-      this.#tokens.delete(tokenId);
+      this.#forget(tokenId);
       return;
     }
-    this.#tokens.set(tokenId, entry.json<TokenRecord>());
+    this.#keep(tokenId, copiedToken(entry.json<TokenRecord>()));
     this.#unknown.delete(tokenId);
     for (const resolve of this.#awaited.get(tokenId) ?? []) resolve();
     this.#awaited.delete(tokenId);
+  }
+
+  #keep(tokenId: string, token: CopiedToken): void {
+    this.#tokens.set(tokenId, token);
+    let ids = this.#tokensOfEnv.get(token.envId);
+    if (ids === undefined) this.#tokensOfEnv.set(token.envId, (ids = new Set()));
+    ids.add(tokenId);
+  }
+
+  #forget(tokenId: string): void {
+    const token = this.#tokens.get(tokenId);
+    if (token === undefined) return;
+    this.#tokens.delete(tokenId);
+    this.#tokensOfEnv.get(token.envId)?.delete(tokenId);
+  }
+
+  /**
+   * Brings the directory's tokens of `env` to what its record holds, as its shard's owner
+   * sees it: a token made there is added, a revoked one deleted (the bucket's watch takes
+   * the deletion to every node's copy; this node's copy drops it at once). Run after every
+   * change of an environment's tokens, and for every environment of a shard as it opens, so
+   * a change whose directory write a crash cut short is written then.
+   */
+  async syncTokens(env: PlatformEnv): Promise<void> {
+    const shard = this.placement.shardOf(env.id);
+    const held = new Set<string>();
+    for (const token of env.tokens) {
+      held.add(token.tokenId);
+      const permissions = [...tokenRecordOf(env, token).permissions];
+      const copied = this.#tokens.get(token.tokenId);
+      if (copied !== undefined && copied.secretHash === token.secretHash && copied.permissions === permissionBits(permissions)) continue;
+      const record: TokenRecord = { envId: env.id, shard, secretHash: token.secretHash, permissions };
+      await retrying(DIRECTORY_BUCKET, () => this.#kv.put(`${TOKEN_KEY_PREFIX}${token.tokenId}`, JSON.stringify(record)));
+      this.#keep(token.tokenId, copiedToken(record));
+    }
+    for (const tokenId of [...(this.#tokensOfEnv.get(env.id) ?? [])]) {
+      if (held.has(tokenId)) continue;
+      await retrying(DIRECTORY_BUCKET, () => this.#kv.delete(`${TOKEN_KEY_PREFIX}${tokenId}`));
+      this.#forget(tokenId);
+    }
   }
 
   /** Resolves once the watched copy holds the token (tests wait on it). */
@@ -165,7 +219,7 @@ export class Directory implements TokenSource {
   }
 
   /** A token of the watched copy (the hot path: no round trip). */
-  token(tokenId: string): TokenRecord | undefined {
+  token(tokenId: string): CopiedToken | undefined {
     return this.#tokens.get(tokenId);
   }
 
@@ -198,13 +252,13 @@ export class Directory implements TokenSource {
       return false;
     }
     this.#envs.set(record.envId, genesis.env);
-    this.#tokens.set(tokenId, record);
+    this.#keep(tokenId, record);
     return true;
   }
 
-  async #readToken(tokenId: string): Promise<TokenRecord | undefined> {
+  async #readToken(tokenId: string): Promise<CopiedToken | undefined> {
     const entry = await this.#get(`${TOKEN_KEY_PREFIX}${tokenId}`);
-    return entry === null || entry.operation !== 'PUT' ? undefined : entry.json<TokenRecord>();
+    return entry === null || entry.operation !== 'PUT' ? undefined : copiedToken(entry.json<TokenRecord>());
   }
 
   /** The first log entry of an environment, looked for under `shard` (undefined if the shard has no such environment). */
@@ -236,7 +290,8 @@ export class Directory implements TokenSource {
     for (const g of genesis) await this.#createNew(genesisKey(this.placement.shardOf(g.env.id), g.env.id), pack(g));
     for (const g of genesis) {
       for (const token of g.env.tokens) {
-        const record: TokenRecord = { envId: g.env.id, shard: this.placement.shardOf(g.env.id), secretHash: token.secretHash };
+        const { permissions } = tokenRecordOf(g.env, token);
+        const record: TokenRecord = { envId: g.env.id, shard: this.placement.shardOf(g.env.id), secretHash: token.secretHash, permissions: [...permissions] };
         await this.#createNew(`token.${token.tokenId}`, JSON.stringify(record));
       }
     }

@@ -32,6 +32,8 @@ export interface ServedShard {
 interface SentRequest {
   operationId: string;
   envId: string;
+  /** The client id of the token the request was authenticated with. */
+  tokenId: string;
   params: Record<string, string>;
   query: unknown;
   body: unknown;
@@ -57,8 +59,8 @@ export function requestSubject(shard: string): string {
 }
 
 export function encodeRequest(request: ReadRequest, requestId: string): Uint8Array {
-  const { route, env, params, query, body, headers, requestHash } = request;
-  return pack({ operationId: route.operationId, envId: env.id, params, query, body, headers, requestHash, requestId } satisfies SentRequest);
+  const { route, env, tokenId, params, query, body, headers, requestHash } = request;
+  return pack({ operationId: route.operationId, envId: env.id, tokenId, params, query, body, headers, requestHash, requestId } satisfies SentRequest);
 }
 
 /** The owner's reply as the client gets it: the answer, or its error thrown as the owner threw it. */
@@ -113,8 +115,8 @@ async function replyTo(data: Uint8Array, shard: ServedShard, byOperation: Readon
     const route = byOperation.get(sent.operationId);
     // A node of another version sent a route this one does not have: a bug of the deployment, logged.
     if (route === undefined) throw new Error(`no route ${sent.operationId} on this node`);
-    const { params, query, body, headers, requestHash } = sent;
-    const answer = pack({ answer: await answerOnShard(shard, sent.envId, { route, params, query, body, headers, requestHash }, requestId) } satisfies SentAnswer);
+    const { tokenId, params, query, body, headers, requestHash } = sent;
+    const answer = pack({ answer: await answerOnShard(shard, sent.envId, { route, tokenId, params, query, body, headers, requestHash }, requestId) } satisfies SentAnswer);
     if (answer.length > limit) throw new Error(`the answer (${answer.length} bytes) is over the ${limit} bytes a NATS message carries`);
     return answer;
   } catch (err) {

@@ -4,8 +4,9 @@
 // answered on the shard's subject while it is served here (shard-requests.ts). Opened under
 // a lease: the local log is made the stream's, the engine recovers (snapshot plus tail), and
 // the owner logs the first entry (from the directory) of every environment of the shard its
-// world does not hold yet; an environment made while the shard is open joins it the same
-// way on its first request. Only the owner logs, so no other node writes to the shard. A
+// world does not hold yet, and brings the directory's API tokens of its environments to what
+// its world holds; an environment made while the shard is open joins it the same way on its
+// first request. Only the owner logs, so no other node writes to the shard. A
 // shard whose log fails (another owner appended, the lease ran out, no quorum for too long)
 // is lost: memory may be ahead of the log, so the node drops it and may open it afresh later.
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ import type { Directory } from './directory.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 
 /** Where a shard's owner reads the first entries of its environments. */
-export type ShardDirectory = Pick<Directory, 'genesisOf' | 'genesisOfShard'>;
+export type ShardDirectory = Pick<Directory, 'genesisOf' | 'genesisOfShard' | 'syncTokens'>;
 
 /** Environments whose first entries go in one log entry: a shard opening with thousands new logs them in entries a NATS message carries. */
 const GENESIS_PER_ENTRY = 32;
@@ -118,11 +119,15 @@ export class ClusterShard {
       report,
       keys: { ...node.keys, storeId: name },
       engineHooks: hooks,
+      // Every node authenticates against the directory's tokens: a token made or revoked here reaches it before the answer.
+      tokensChanged: (env) => directory.syncTokens(env),
     });
     await shard.open();
     try {
       const joining = await directory.genesisOfShard(name, shard.world.envs.records.keys());
       for (let start = 0; start < joining.length; start += GENESIS_PER_ENTRY) await logGenesis(shard, joining.slice(start, start + GENESIS_PER_ENTRY));
+      // A token change whose directory write a crash cut short (its entry is durable) is written now.
+      for (const env of shard.world.envs.records.values()) await directory.syncTokens(env);
     } catch (err) {
       await shard.close().catch(() => undefined);
       throw err;

@@ -7,7 +7,8 @@
 // The entry does not carry the rendered response: a reply that renders one record (every
 // idempotent route's but a DELETE's, whose 204 has no body) names that record, and a replay
 // renders the record its entry left again (record-reply.ts). A reply that is not one
-// record's render would keep its bytes in the entry (`body`); none does today.
+// record's render keeps its bytes in the entry (`body`): a new API token's, without the
+// secret the first answer showed (`replayBody`), which is never stored.
 import { loggedId } from '../engine/ids.js';
 import type { EngineEvent, IdempotencyRecord, LoggedIdempotency } from '../engine/state-machine.js';
 import type { Services } from '../services.js';
@@ -65,10 +66,11 @@ export class IdempotencyKeys {
   }
 }
 
-/** What the entry logs of `reply`: the record it renders by name, else its bytes (none for a 204). */
+/** What the entry logs of `reply`: the record it renders by name, else its bytes (its replay's, when they differ; none for a 204). */
 function logged(key: string, bodyHash: string, reply: Reply): LoggedIdempotency {
   const { status, reports } = reply;
   if (reports !== undefined) return { key, bodyHash, status, kind: reports.kind, id: loggedId(reports.id, reports.kind) };
+  if (reply.replayBody !== undefined) return { key, bodyHash, status, body: JSON.stringify(reply.replayBody) };
   return reply.body === undefined ? { key, bodyHash, status } : { key, bodyHash, status, body: JSON.stringify(reply.body) };
 }
 

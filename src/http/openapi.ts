@@ -185,8 +185,9 @@ function operationOf(r: Route, components: SchemaComponents, error: unknown): Js
     'X-Request-Id': ref('headers', 'X-Request-Id'),
     'Retry-After': ref('headers', 'Retry-After'),
   });
-  const operation: Json = { operationId: r.operationId, summary: r.summary, tags: [r.tag], parameters };
-  if (r.sandboxOnly === true) operation.description = 'Sandbox only: production tokens get 403 SANDBOX_ONLY.';
+  const operation: Json = { operationId: r.operationId, summary: r.summary, tags: [r.tag], parameters, 'x-permission': r.permission };
+  const needs = `Needs an API token with the ${r.permission} permission (403 FORBIDDEN without it).`;
+  operation.description = r.sandboxOnly === true ? `${needs} Sandbox only: production tokens get 403 SANDBOX_ONLY.` : needs;
   if (r.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: components.publish(r.body.schema) } } };
   if (r.multipart !== undefined) operation.requestBody = { required: true, content: { 'multipart/form-data': { schema: components.publish(r.multipart.schema) } } };
   operation.responses = responses;

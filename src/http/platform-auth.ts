@@ -4,8 +4,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { drawBytes } from '../engine/entropy.js';
 import type { MasterKey } from '../crypto/master-key.js';
-import type { PlatformEnv } from '../../actors/platform.js';
-import { unauthorized } from '../../actors/errors.js';
+import { PERMISSION_BIT, type Permission, type PlatformEnv, type TokenGrant } from '../../actors/platform.js';
+import { DomainError, unauthorized } from '../../actors/errors.js';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
@@ -41,6 +41,7 @@ export function isIssuedTokenId(idKey: Buffer, tokenId: string): boolean {
   return m !== null && timingSafeEqual(Buffer.from(m[2]!, 'hex'), tokenIdTag(idKey, m[1]!));
 }
 
+/** A new token's client id and secret, drawn through the entropy seam, and the hash that is all the store keeps. */
 export function issueToken(environment: string, idKey: Buffer): IssuedToken {
   const untagged = `tok_${environment === 'sandbox' ? 'sbx' : 'prd'}_${drawBytes(12).toString('hex')}`;
   const tokenId = `${untagged}${tokenIdTag(idKey, untagged).toString('hex')}`;
@@ -66,28 +67,51 @@ export function credentialsOf(authorization: string): { tokenId: string; secret:
 
 /** Where tokens and their environments are looked up: the world's index, or a host's copy of every token. */
 export interface TokenSource {
-  token(tokenId: string): { envId: string; secretHash: string } | undefined;
+  token(tokenId: string): TokenGrant | undefined;
   get(envId: string): PlatformEnv | undefined;
 }
 
+/** Whom a request's credentials name: the token's client id and its environment. */
+export interface Caller {
+  readonly tokenId: string;
+  readonly env: PlatformEnv;
+}
+
+/** A header that passed the full check: its caller, with the environment as last read (updated in place). */
+interface VerifiedHeader {
+  readonly tokenId: string;
+  readonly secretHash: string;
+  env: PlatformEnv;
+}
+
+/** 403 naming the permission the token lacks (CONTRACT.md). */
+function forbidden(needed: Permission): DomainError {
+  return new DomainError('FORBIDDEN', `this API token lacks the ${needed} permission this operation needs; use a token that holds ${needed}`);
+}
+
 /**
- * Checks Authorization headers against a token source's API tokens. Headers already verified
- * are remembered, so the hot path skips base64 and SHA-256; only headers that passed the
- * full check are remembered, and a hit is re-checked against the live token table, so a
- * token that disappears stops working at once.
+ * Checks Authorization headers against a token source's API tokens, and the permission a
+ * route needs against the token's. Headers already verified are remembered, so the hot path
+ * skips base64 and SHA-256 and allocates nothing (the remembered caller is handed out, its
+ * environment refreshed); only headers that passed the full check are remembered, and a hit
+ * is re-checked against the live token table, so a revoked token stops working at once.
  */
 export class Authenticator {
-  readonly #verified = new Map<string, { tokenId: string; secretHash: string }>();
+  readonly #verified = new Map<string, VerifiedHeader>();
 
   constructor(private readonly tokens: TokenSource) {}
 
-  /** The environment the credentials belong to, or a 401 naming what is wrong. */
-  authenticate(authorization: string): PlatformEnv {
+  /** The caller the credentials name, or a 401 naming what is wrong with them, or a 403 naming `needed` when the token lacks it. */
+  authenticate(authorization: string, needed: Permission): Caller {
     const known = this.#verified.get(authorization);
     if (known !== undefined) {
       const token = this.tokens.token(known.tokenId);
       const env = token !== undefined && token.secretHash === known.secretHash ? this.tokens.get(token.envId) : undefined;
-      if (env !== undefined) return env;
+      if (env !== undefined) {
+        if ((token!.permissions & PERMISSION_BIT[needed]) === 0) throw forbidden(needed);
+        known.env = env;
+        return known;
+      }
       this.#verified.delete(authorization);
     }
     const { tokenId, secret } = credentialsOf(authorization);
@@ -99,7 +123,9 @@ export class Authenticator {
     const env = this.tokens.get(token.envId);
     if (env === undefined) throw unauthorized('Invalid API token id or client secret');
     if (this.#verified.size >= VERIFIED_CAPACITY) this.#verified.delete(this.#verified.keys().next().value!);
-    this.#verified.set(authorization, { tokenId, secretHash: token.secretHash });
-    return env;
+    const caller: VerifiedHeader = { tokenId, secretHash: token.secretHash, env };
+    this.#verified.set(authorization, caller);
+    if ((token.permissions & PERMISSION_BIT[needed]) === 0) throw forbidden(needed);
+    return caller;
   }
 }

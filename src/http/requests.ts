@@ -1,18 +1,18 @@
 // The API's request path without a transport: from a request as data (method, path, query,
 // the headers the API reads, the body's bytes) to its answer. In order: version segment and
-// route (404/405; HEAD is GET without the body), authentication (401), environment (403
-// SANDBOX_ONLY), media type (415), UTF-8, JSON, nesting depth, Unicode and schema (400),
+// route (404/405; HEAD is GET without the body), authentication (401) with the route's
+// permission (403 FORBIDDEN), environment (403 SANDBOX_ONLY), media type (415), UTF-8, JSON, nesting depth, Unicode and schema (400),
 // list cursor (400), idempotency, then the route's handler, whose reply comes once its log
 // entry is durable. The uWebSockets.js front (server.ts) feeds it after framing and size;
 // a simulation can feed it directly.
 import type { TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { checkJsonShape } from './validation.js';
-import { Authenticator } from './platform-auth.js';
+import { Authenticator, issueToken, tokenIdKey } from './platform-auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { canonicalJson, requestHash } from '../crypto/canonical-json.js';
 import { CursorCodec } from './pagination.js';
-import type { Reply, Route, RouteContext, RoutePorts, RequestHeaders } from './route.js';
+import type { Reply, Route, RouteContext, RoutePorts, RequestHeaders, TokensChanged } from './route.js';
 import { toHex } from '../crypto/bytes.js';
 import { ServiceWalletPorts } from '../wallet/ports.js';
 import { Router } from './router.js';
@@ -68,9 +68,9 @@ export class ApiRequests implements RequestDispatcher {
   readonly #idempotency: IdempotencyKeys;
   readonly #cursors: CursorCodec;
 
-  constructor(services: Services, routes: readonly Route[]) {
+  constructor(services: Services, routes: readonly Route[], tokensChanged: TokensChanged = async () => undefined) {
     this.#services = services;
-    this.#ports = routePorts(services);
+    this.#ports = routePorts(services, tokensChanged);
     this.#router = new Router(routes);
     this.#auth = new Authenticator(services.world.envs);
     this.#idempotency = new IdempotencyKeys(services);
@@ -99,8 +99,11 @@ export class ApiRequests implements RequestDispatcher {
 }
 
 /** The ports a route reaches (route.ts says why each is one), over the services. */
-function routePorts(services: Services): RoutePorts {
+function routePorts(services: Services, tokensChanged: TokensChanged): RoutePorts {
+  const idKey = tokenIdKey(services.masterKey);
   return {
+    issueToken: (environment) => issueToken(environment, idKey),
+    tokensChanged,
     signerPublicKey: toHex(services.walletSigner.publicKey),
     outboundTargets: services.outboundTargets,
     webhooks: services.webhooks,
@@ -128,6 +131,8 @@ export interface Prepared {
   route: Route;
   params: Record<string, string>;
   env: PlatformEnv;
+  /** The client id of the token that authenticated the request. */
+  tokenId: string;
   expectsBody: boolean;
   maxBodyBytes: number;
 }
@@ -140,7 +145,7 @@ export interface Prepared {
 export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Router, incoming: Incoming, matched: (route: Route) => void): Prepared {
   const match = routeOf(router, incoming);
   matched(match.route);
-  const env = auth.authenticate(incoming.authorization);
+  const { env, tokenId } = auth.authenticate(incoming.authorization, match.route.permission);
   if (match.route.sandboxOnly === true && env.environment !== 'sandbox') {
     throw new DomainError('SANDBOX_ONLY', 'this endpoint exists only in sandbox; use a sandbox API token');
   }
@@ -150,12 +155,12 @@ export function prepare(auth: Pick<Authenticator, 'authenticate'>, router: Route
   const { multipart } = match.route;
   if (multipart !== undefined) {
     if (!isMultipartForm(incoming.contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'this request body must be multipart/form-data');
-    return { route: match.route, params: match.params, env, expectsBody, maxBodyBytes: multipart.maxBytes };
+    return { route: match.route, params: match.params, env, tokenId, expectsBody, maxBodyBytes: multipart.maxBytes };
   }
   if (expectsBody && incoming.contentLength !== '' && incoming.contentLength !== '0' && !isJson(incoming.contentType)) {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
   }
-  return { route: match.route, params: match.params, env, expectsBody, maxBodyBytes: MAX_BODY_BYTES };
+  return { route: match.route, params: match.params, env, tokenId, expectsBody, maxBodyBytes: MAX_BODY_BYTES };
 }
 
 /** Where every path of this version starts. */
@@ -211,6 +216,8 @@ function isJson(contentType: string): boolean {
 export interface ReadRequest {
   route: Route;
   env: PlatformEnv;
+  /** The client id of the token that authenticated the request. */
+  tokenId: string;
   /** The path parameters as matched (the route's `params` schema reads them as the handler is called). */
   params: Record<string, string>;
   query: unknown;
@@ -222,7 +229,7 @@ export interface ReadRequest {
 
 /** A prepared request with its body: JSON parsed and checked, hashed for its Idempotency-Key, body and query validated. */
 export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
-  const { route, env, params } = prepared;
+  const { route, env, tokenId, params } = prepared;
   if (route.multipart !== undefined) return readMultipart(prepared, incoming, raw);
   const json = parseJson(raw, incoming.contentType);
   const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
@@ -231,20 +238,20 @@ export function readRequest(prepared: Prepared, incoming: Incoming, raw: Buffer 
   const hash = keyed ? requestHash(route.body === undefined ? {} : json) : '';
   const body = route.body === undefined ? undefined : route.body.parse(json);
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
-  return { route, env, params, query, body, headers: incoming.headers, requestHash: hash };
+  return { route, env, tokenId, params, query, body, headers: incoming.headers, requestHash: hash };
 }
 
 /** A multipart request: its bytes go to the handler as they came (multipart.ts parses them); its Idempotency-Key hashes them. */
-function readMultipart({ route, env, params }: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
+function readMultipart({ route, env, tokenId, params }: Prepared, incoming: Incoming, raw: Buffer | undefined): ReadRequest {
   const bytes = raw ?? Buffer.alloc(0);
   const keyed = route.idempotent === true && incoming.headers.idempotencyKey !== undefined;
   const hash = keyed ? requestHash({ multipart: createHash('sha256').update(bytes).digest('hex') }) : '';
   const query = route.query === undefined ? undefined : route.query.parse(parseQuery(incoming.query, route.query.schema));
-  return { route, env, params, query, body: { contentType: incoming.contentType, bytes } satisfies MultipartBody, headers: incoming.headers, requestHash: hash };
+  return { route, env, tokenId, params, query, body: { contentType: incoming.contentType, bytes } satisfies MultipartBody, headers: incoming.headers, requestHash: hash };
 }
 
 async function answer({ services, ports, idempotency, cursors }: Answering, request: ReadRequest, requestId: string): Promise<Answer> {
-  const { route, env, params, headers } = request;
+  const { route, env, tokenId, params, headers } = request;
   const list = pagedList(env.id, route, params, request.query);
   const query = list === undefined ? request.query : openCursor(cursors, list, request.query as PageRequest);
   const key = route.idempotent === true ? headers.idempotencyKey : undefined;
@@ -254,6 +261,7 @@ async function answer({ services, ports, idempotency, cursors }: Answering, requ
   const invoke = (run: RouteContext<unknown, unknown>['run']): Promise<Reply> =>
     route.handle({
       env,
+      tokenId,
       params: route.params === undefined ? params : route.params.parse(params),
       query,
       body: request.body,

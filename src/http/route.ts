@@ -5,7 +5,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { IdKind } from '../engine/ids.js';
 import type { DomainCommand, DomainQuery } from '../../actors/world.js';
-import type { PlatformEnv } from '../../actors/platform.js';
+import type { Environment, Permission, PlatformEnv } from '../../actors/platform.js';
+import type { IssuedToken } from './platform-auth.js';
 import type { WalletPorts } from '../../actors/commands/wallet.js';
 import type { TargetPolicy } from '../outbound/target-policy.js';
 import type { WebhookDelivery } from '../webhooks/delivery.js';
@@ -23,6 +24,11 @@ export interface Reply {
    * idempotency record names it instead of carrying the rendered body.
    */
   reports?: { kind: IdKind; id: string };
+  /**
+   * What an Idempotency-Key's replay answers instead of `body`, when `body` holds what must
+   * never be stored: a new API token's secret, shown once.
+   */
+  replayBody?: unknown;
 }
 
 export interface RequestHeaders {
@@ -55,10 +61,24 @@ export interface RoutePorts {
   wallet: WalletPorts;
   /** Where documents' bytes are kept, beside the log: written durably before the entry that names them. */
   documentBytes: BlobStore;
+  /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
+  issueToken(environment: Environment): IssuedToken;
+  /** Told of an environment whose tokens changed, once the entry is durable and before the answer (TokensChanged). */
+  tokensChanged: TokensChanged;
 }
+
+/**
+ * Brings what authenticates requests outside this store's own token index up to date with an
+ * environment's tokens (a host that checks credentials against a copy kept elsewhere), so a
+ * revoked token is refused there too. Where requests authenticate against this store's index
+ * there is nothing to do.
+ */
+export type TokensChanged = (env: PlatformEnv) => Promise<void>;
 
 export interface RouteContext<B, Q, P = PathParams> {
   env: PlatformEnv;
+  /** The client id of the API token the request was authenticated with. */
+  tokenId: string;
   params: P;
   query: Q;
   body: B;
@@ -82,6 +102,13 @@ export interface Route<B = unknown, Q = unknown, P = PathParams> {
   operationId: string;
   summary: string;
   tag: string;
+  /**
+   * What the request's API token must hold (CONTRACT.md): VIEW for every GET; TRANSACT for
+   * moving money (quotes, execution, transfers, sandbox money, approvals, cancellations);
+   * MANAGE for configuration, tokens, customers and accounts, webhooks and documents.
+   * Checked as the request is authenticated, before its body is read.
+   */
+  permission: Permission;
   body?: Validator<B>;
   /**
    * A multipart/form-data body instead of JSON, of at most `maxBytes` (the front's 1 MiB

@@ -126,6 +126,7 @@ export const businessVerificationRoutes: Route[] = [
   route<Static<typeof CreateOwner>>({
     method: 'POST',
     path: '/beneficial-owners',
+    permission: 'MANAGE',
     operationId: 'createBeneficialOwner',
     summary: "Add a beneficial owner, director or officer to a business customer (KYC by the sandbox's last-name suffix rule)",
     tag: 'Verifications',
@@ -141,6 +142,7 @@ export const businessVerificationRoutes: Route[] = [
   route<undefined, Static<typeof ListOwners>>({
     method: 'GET',
     path: '/beneficial-owners',
+    permission: 'VIEW',
     operationId: 'listBeneficialOwners',
     summary: "List a business customer's beneficial owners",
     tag: 'Verifications',
@@ -155,6 +157,7 @@ export const businessVerificationRoutes: Route[] = [
   route<undefined, undefined, Parsed<typeof OwnerIdParam>>({
     method: 'GET',
     path: '/beneficial-owners/{beneficialOwnerId}',
+    permission: 'VIEW',
     operationId: 'getBeneficialOwner',
     summary: 'Read a beneficial owner',
     tag: 'Verifications',
@@ -166,6 +169,7 @@ export const businessVerificationRoutes: Route[] = [
   route<Static<typeof UpdateOwner>, undefined, Parsed<typeof OwnerIdParam>>({
     method: 'PATCH',
     path: '/beneficial-owners/{beneficialOwnerId}',
+    permission: 'MANAGE',
     operationId: 'updateBeneficialOwner',
     summary: 'Change a beneficial owner: only the fields given (a new last name is checked again)',
     tag: 'Verifications',
@@ -178,6 +182,7 @@ export const businessVerificationRoutes: Route[] = [
   route<MultipartBody>({
     method: 'POST',
     path: '/documents',
+    permission: 'MANAGE',
     operationId: 'uploadDocument',
     summary: "Upload a customer's or beneficial owner's document (multipart/form-data: `file` and the fields)",
     tag: 'Verifications',
@@ -190,6 +195,7 @@ export const businessVerificationRoutes: Route[] = [
   route<undefined, Static<typeof ListDocuments>>({
     method: 'GET',
     path: '/documents',
+    permission: 'VIEW',
     operationId: 'listDocuments',
     summary: "List the environment's documents, or one holder's",
     tag: 'Verifications',
@@ -204,6 +210,7 @@ export const businessVerificationRoutes: Route[] = [
   route<undefined, undefined, Parsed<typeof DocumentIdParam>>({
     method: 'GET',
     path: '/documents/{documentId}',
+    permission: 'VIEW',
     operationId: 'getDocument',
     summary: "Read a document's details (its bytes are not served back)",
     tag: 'Verifications',
@@ -215,6 +222,7 @@ export const businessVerificationRoutes: Route[] = [
   route<MultipartBody, undefined, Parsed<typeof DocumentIdParam>>({
     method: 'PUT',
     path: '/documents/{documentId}',
+    permission: 'MANAGE',
     operationId: 'replaceDocument',
     summary: "Replace a document's file and details (multipart/form-data)",
     tag: 'Verifications',
@@ -227,6 +235,7 @@ export const businessVerificationRoutes: Route[] = [
   route<undefined, undefined, Parsed<typeof DocumentIdParam>>({
     method: 'DELETE',
     path: '/documents/{documentId}',
+    permission: 'MANAGE',
     operationId: 'deleteDocument',
     summary: 'Delete a document and free its bytes',
     tag: 'Verifications',

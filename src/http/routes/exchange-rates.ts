@@ -52,6 +52,7 @@ export const exchangeRateRoutes: Route[] = [
     operationId: 'listExchangeRates',
     summary: 'Exchange rates and fees of the shipped table, priced for a sending amount',
     tag: 'Exchange rates',
+    permission: 'VIEW',
     query: validator(ExchangeRatesQuery, { coerce: true }),
     response: ExchangeRatesResponse,
     status: 200,

@@ -13,6 +13,7 @@ import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
 import { verificationRoutes } from './verifications.js';
 import { businessVerificationRoutes } from './business-verification.js';
+import { tokenRoutes } from './tokens.js';
 import { transferRoutes } from './transfers.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -32,4 +33,5 @@ export const routes: readonly Route[] = [
   ...verificationRoutes,
   ...lookupRoutes,
   ...businessVerificationRoutes,
+  ...tokenRoutes,
 ];

@@ -111,6 +111,7 @@ export const lookupRoutes: Route[] = [
   route<undefined, Static<typeof DiscoveryQuery>>({
     method: 'GET',
     path: '/discoveries',
+    permission: 'VIEW',
     operationId: 'getDiscoveries',
     summary: 'The bank rails external accounts can be created on, by country and currency',
     tag: TAG,
@@ -125,6 +126,7 @@ export const lookupRoutes: Route[] = [
   route<undefined, Static<typeof UmaProviderQuery>>({
     method: 'GET',
     path: '/uma-providers',
+    permission: 'VIEW',
     operationId: 'getAvailableUmaProviders',
     summary: "The UMA providers this environment's senders can pay: its own domain, and in the sandbox the test addresses' domain",
     tag: TAG,
@@ -139,6 +141,7 @@ export const lookupRoutes: Route[] = [
   route<undefined, Static<typeof VaspQuery>>({
     method: 'GET',
     path: '/vasps',
+    permission: 'VIEW',
     operationId: 'listVasps',
     summary: "The operator's directory of VASPs (VASPS), by name",
     tag: TAG,
@@ -153,6 +156,7 @@ export const lookupRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/customers/end-user-terms',
+    permission: 'VIEW',
     operationId: 'getEndUserTerms',
     summary: 'The End User Terms in force: their version and where they are published (END_USER_TERMS_*)',
     tag: TAG,
@@ -163,6 +167,7 @@ export const lookupRoutes: Route[] = [
   route<Static<typeof EstimateRequest>>({
     method: 'POST',
     path: '/crypto/estimate-withdrawal-fee',
+    permission: 'VIEW',
     operationId: 'estimateCryptoWithdrawalFee',
     summary: 'What a withdrawal from a crypto internal account to a blockchain address would cost, priced as its quote would be; nothing is created',
     tag: TAG,

@@ -28,6 +28,7 @@ export const sandboxRoutes: Route[] = [
     operationId: 'sendSandboxFunds',
     summary: "Simulate the money of a REALTIME_FUNDING quote arriving (sandbox only): it is paid to the quote's destination",
     tag: 'Sandbox',
+    permission: 'TRANSACT',
     body: validator(Send),
     response: TransactionView,
     status: 200,

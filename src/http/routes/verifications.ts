@@ -82,6 +82,7 @@ export const verificationRoutes: Route[] = [
     operationId: 'createVerification',
     summary: 'Verify a business (KYB) and its beneficial owners (KYC), or a customer',
     tag: 'Verifications',
+    permission: 'MANAGE',
     body: validator(CreateVerification),
     response: VerificationView,
     status: 201,
@@ -95,6 +96,7 @@ export const verificationRoutes: Route[] = [
     operationId: 'getVerification',
     summary: 'Read a verification',
     tag: 'Verifications',
+    permission: 'VIEW',
     params: VerificationIdParam,
     response: VerificationView,
     status: 200,
@@ -106,6 +108,7 @@ export const verificationRoutes: Route[] = [
   route<undefined, Static<typeof ListVerifications>>({
     method: 'GET',
     path: '/verifications',
+    permission: 'VIEW',
     operationId: 'listVerifications',
     summary: "List the environment's verifications, newest first, by customer and status as they read now",
     tag: 'Verifications',
