@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'LOOKUP_ALREADY_USED'
   | 'MISSING_MANDATORY_PAYEE_DATA'
   | 'TRANSACTION_NOT_PENDING'
+  | 'TRANSACTION_NOT_CANCELLABLE'
   | 'RATE_LIMITED'
   // Raised by the HTTP front only:
   | 'SANDBOX_ONLY'
