@@ -16,20 +16,10 @@ import { assertStatus, clabeEndingWith, setCurrencies } from './support/assertio
 import { assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 import { quiesce } from './support/quiesce.js';
 import { assertVendorResponse } from './support/vendor-contract.js';
+import { assertVendorError } from './support/vendor-error.js';
 
 const FUNDS = 100_000;
 const AMOUNT = 10_000;
-
-/**
- * An error answer held to the vendor's schema for its status, except where CONTRACT.md
- * decides otherwise for every route of the service: `details` is its list of offending
- * fields (the vendor's is an object), and a 404's code is NOT_FOUND (the vendor's names the
- * kind). The rest (status, code, message) is the vendor's.
- */
-function assertVendorError(operationId: string, status: number, body: { code: string; details?: unknown }, vendorCode = body.code): void {
-  const { details: _ours, ...rest } = body;
-  assertVendorResponse(operationId, status, { ...rest, code: vendorCode });
-}
 
 /**
  * A transaction's answer held to the vendor's schema, but for the names SERVICE_SPEC.md
@@ -151,7 +141,7 @@ describe('cancelling a bank payout in flight', () => {
     assertStatus(await cancel(internal.transactionId), 409);
     const missing = await cancel('Transaction:0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b');
     assertStatus(missing, 404);
-    assertVendorError('cancelTransaction', 404, missing.body, 'TRANSACTION_NOT_FOUND');
+    assertVendorError('cancelTransaction', 404, missing.body);
     const bad = await cancel(settled.txId, { reason: 7 });
     assertStatus(bad, 400);
     assertVendorError('cancelTransaction', 400, bad.body);
@@ -189,7 +179,7 @@ describe('confirming receipt delivery', () => {
     assert.equal((await getJson(svc, `/transactions/${txId}`)).receiptDeliveryConfirmedAt, undefined);
     const missing = await confirm('Transaction:0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b');
     assertStatus(missing, 404);
-    assertVendorError('confirmReceiptDelivery', 404, missing.body, 'TRANSACTION_NOT_FOUND');
+    assertVendorError('confirmReceiptDelivery', 404, missing.body);
   });
 });
 

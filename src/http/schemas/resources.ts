@@ -116,7 +116,9 @@ export const InternalAccountView = Obj(
   {
     id: Str(),
     type: StringEnum(INTERNAL_ACCOUNT_TYPES),
+    status: Type.Literal('ACTIVE', { description: 'the service has no closed or frozen accounts' }),
     balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
+    totalBalance: Obj({ amount: Type.Integer(), currency: CurrencyView }, { description: 'the same as balance: no funds are held apart from it' }),
     fundingPaymentInstructions: List(
       Obj({
         accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
@@ -125,6 +127,7 @@ export const InternalAccountView = Obj(
       }),
     ),
     customerId: Str({ description: 'empty for platform accounts' }),
+    privateEnabled: Type.Optional(Type.Boolean({ description: 'EMBEDDED_WALLET accounts only: wallet privacy (PATCH /internal-accounts/{id}, signed retry)' })),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
