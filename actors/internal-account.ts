@@ -447,11 +447,14 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
 export interface InternalAccountView {
   id: string;
   type: InternalAccountType;
-  /** Always ACTIVE: the service has no closed or frozen accounts (the vendor's clients read it). */
-  status: 'ACTIVE';
+  /**
+   * Always ACTIVE: the service has no closed or frozen accounts (the vendor's clients read
+   * it). Absent only in ACCOUNT_STATUS events recorded before it was shown.
+   */
+  status?: 'ACTIVE';
   balance: { amount: number; currency: Currency };
-  /** The same as `balance`: the service holds no pending or held funds apart from it. */
-  totalBalance: { amount: number; currency: Currency };
+  /** The same as `balance`: the service holds no pending or held funds apart from it. Absent as `status` is. */
+  totalBalance?: { amount: number; currency: Currency };
   fundingPaymentInstructions: FundingInstruction[];
   customerId: string;
   /** EMBEDDED_WALLET accounts only. */

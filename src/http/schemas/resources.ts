@@ -116,9 +116,12 @@ export const InternalAccountView = Obj(
   {
     id: Str(),
     type: StringEnum(INTERNAL_ACCOUNT_TYPES),
-    status: Type.Literal('ACTIVE', { description: 'the service has no closed or frozen accounts' }),
+    // Optional only for ACCOUNT_STATUS events recorded before they were shown (an event keeps the body it was made with).
+    status: Type.Optional(Type.Literal('ACTIVE', { description: 'the service has no closed or frozen accounts; absent in events recorded before issue 39' })),
     balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
-    totalBalance: Obj({ amount: Type.Integer(), currency: CurrencyView }, { description: 'the same as balance: no funds are held apart from it' }),
+    totalBalance: Type.Optional(
+      Obj({ amount: Type.Integer(), currency: CurrencyView }, { description: 'the same as balance: no funds are held apart from it; absent in events recorded before issue 39' }),
+    ),
     fundingPaymentInstructions: List(
       Obj({
         accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
