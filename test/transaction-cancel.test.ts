@@ -15,6 +15,7 @@ import { serviceForSuite, startTestService, type TestService } from './support/s
 import { assertStatus, clabeEndingWith, setCurrencies } from './support/assertions.js';
 import { assertLedgerHolds, balanceOf, createQuote, execute, externalUsd, fundedCustomer, getJson, quoteBody, until, webhooksOf } from './support/money.js';
 import { quiesce } from './support/quiesce.js';
+import { HoldingClock } from './support/holding-clock.js';
 import { assertVendorResponse } from './support/vendor-contract.js';
 import { assertVendorError } from './support/vendor-error.js';
 
@@ -145,6 +146,29 @@ describe('cancelling a bank payout in flight', () => {
     const bad = await cancel(settled.txId, { reason: 7 });
     assertStatus(bad, 400);
     assertVendorError('cancelTransaction', 400, bad.body);
+    assertLedgerHolds(svc);
+  });
+});
+
+describe('cancelling at the moment the bank acts', () => {
+  const clock = new HoldingClock(Date.UTC(2026, 4, 4));
+  const svc = serviceForSuite({ clock });
+  before(() => setCurrencies(svc, ['USD', 'MXN']));
+
+  it('an outcome already due is the bank\'s: 409 even while its timer has not run, and the outcome refunds once', async () => {
+    const { usd, txId } = await payout(svc, '004');
+    clock.hold();
+    try {
+      clock.advance(5_000);
+      const res = await svc.request('POST', `/transactions/${txId}/cancel`);
+      assertStatus(res, 409);
+      assert.equal(res.body.code, 'TRANSACTION_NOT_CANCELLABLE');
+      assert.equal((await getJson(svc, `/transactions/${txId}`)).status, 'PROCESSING');
+    } finally {
+      clock.release();
+    }
+    await until(svc, () => svc.service.services.world.transactions.get(txId)?.status === 'REFUNDED');
+    assert.equal(await balanceOf(svc, usd.id), FUNDS);
     assertLedgerHolds(svc);
   });
 });
