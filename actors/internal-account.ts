@@ -43,6 +43,8 @@ export interface InternalAccount {
    * instructions are rendered from it; only it is stored and logged.
    */
   readonly fundingReference?: string;
+  /** EMBEDDED_WALLET accounts: wallet privacy, set by the signed PATCH /internal-accounts/{id}; absent: off. */
+  readonly privateEnabled?: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -57,7 +59,9 @@ export type InternalAccountEvent =
    */
   | { type: 'account.funded'; accountId: string; amount: number }
   /** The platform's own accounts, one per supported currency; made under the environment actor. */
-  | { type: 'platform.accounts.created'; accounts: InternalAccount[] };
+  | { type: 'platform.accounts.created'; accounts: InternalAccount[] }
+  /** An embedded wallet's privacy turned on or off (its signed retry, under the account's actor). */
+  | { type: 'account.privacy.set'; accountId: string; privateEnabled: boolean };
 
 /**
  * One account's share of a movement: its balance changes by `balance`; `inflow` and
@@ -159,6 +163,7 @@ function moved(account: InternalAccount, balance: number, inflow: number, outflo
     updatedAt: at,
   };
   if (account.fundingReference !== undefined) next.fundingReference = account.fundingReference;
+  if (account.privateEnabled !== undefined) next.privateEnabled = account.privateEnabled;
   return next;
 }
 
@@ -260,6 +265,11 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
       this.#store({ ...account, balance, inflow, updatedAt: at });
     },
     'platform.accounts.created': (event) => this.#putAll(event.accounts),
+    'account.privacy.set': (event, at) => {
+      const account = this.get(event.accountId);
+      if (account === undefined) throw new Error(`no account ${event.accountId}`);
+      this.#store({ ...account, privateEnabled: event.privateEnabled, updatedAt: at });
+    },
     'customer.created': (event) => this.#putAll(event.accounts),
     // Its accounts are derived from the customer record (Customers applies it).
     'customer.opened': () => {},
@@ -437,23 +447,36 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
 export interface InternalAccountView {
   id: string;
   type: InternalAccountType;
+  /**
+   * Always ACTIVE: the service has no closed or frozen accounts (the vendor's clients read
+   * it). Absent only in ACCOUNT_STATUS events recorded before it was shown.
+   */
+  status?: 'ACTIVE';
   balance: { amount: number; currency: Currency };
+  /** The same as `balance`: the service holds no pending or held funds apart from it. Absent as `status` is. */
+  totalBalance?: { amount: number; currency: Currency };
   fundingPaymentInstructions: FundingInstruction[];
   customerId: string;
+  /** EMBEDDED_WALLET accounts only. */
+  privateEnabled?: boolean;
   createdAt: string;
   updatedAt: string;
 }
 
 export function renderInternalAccount(account: InternalAccount): InternalAccountView {
-  return {
+  const view: InternalAccountView = {
     id: account.id,
     type: account.type,
+    status: 'ACTIVE',
     balance: { amount: account.balance, currency: currencyObject(account.currency) },
+    totalBalance: { amount: account.balance, currency: currencyObject(account.currency) },
     fundingPaymentInstructions: fundingInstructions(account),
     customerId: account.customerId,
     createdAt: isoTime(account.createdAt),
     updatedAt: isoTime(account.updatedAt),
   };
+  if (account.type === 'EMBEDDED_WALLET') view.privateEnabled = account.privateEnabled ?? false;
+  return view;
 }
 
 function fundingInstructions(account: InternalAccount): FundingInstruction[] {

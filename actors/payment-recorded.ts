@@ -94,6 +94,19 @@ export interface OutcomeDecided {
 }
 
 /**
+ * A bank payout still in flight cancelled by the platform (POST /transactions/{id}/cancel):
+ * it fails with `CANCELLED` and its money comes back with its fees, derived from the
+ * transaction and its quote as the state holds them (actors/payment.ts, cancelRecorded);
+ * the time is the entry's, which also cancels the outcome timer.
+ */
+export interface CancelDecided {
+  type: 'cancel.decided';
+  transactionId: LoggedId;
+  /** The first webhook event's id; the others' are derived from it (idsStartingAt). */
+  webhookId: LoggedId;
+}
+
+/**
  * Sandbox money into an internal account (POST /sandbox/internal-accounts/{id}/fund): the
  * facts its `payment.recorded` is derived from (actors/payment.ts, fundingRecorded). The
  * currency and owner are the account's, the time the entry's.
@@ -157,6 +170,7 @@ export type MoneyEvent =
   | PaymentDecided
   | TransferDecided
   | OutcomeDecided
+  | CancelDecided
   | FundingDecided
   | QuoteFundingDecided
   | IncomingDecided

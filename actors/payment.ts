@@ -8,7 +8,7 @@
 //   external, completes at once:             source -T (outflow +P), fees +F
 //   external, in flight:                     source -T, in transit +P, fees +F
 //     settles (or is lost):                  in transit -P, source outflow +P
-//     fails and is refunded:                 in transit -P, fees -F, source +T
+//     fails and is refunded, or is cancelled: in transit -P, fees -F, source +T
 //   external, settled then returned:         source +T (outflow -P: the return cancels
 //                                            the payout's outflow), fees -F
 //   direct pull (money enters from a bank):  destination +R (inflow +R); fees +F, and the
@@ -34,13 +34,14 @@ import {
   pullPlan,
   type PayoutPlan,
   type PendingOutcome,
+  type PayoutOutcome,
   umaTestPlan,
   withStatus,
   type PaymentTimer,
   payoutTimer,
   type Transaction,
 } from './transaction.js';
-import type { FundingDecided, QuoteFundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
+import type { CancelDecided, FundingDecided, QuoteFundingDecided, OutcomeDecided, PaymentDecided, PaymentRecorded, TransferDecided } from './payment-recorded.js';
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
@@ -467,10 +468,8 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
     case 'FAIL_REFUND':
     case 'REJECT_REFUND': {
       const failed = withStatus(tx, outcome === 'REJECT_REFUND' ? 'REJECTED' : 'FAILED', at, reason);
-      return [
-        step(quoteIs('FAILED'), failed, [], []),
-        step(undefined, withStatus(failed, 'REFUNDED', at), [posting(tx.accountId, T, 0, 0)], nonZero([ledgerDelta(tx.envId, currency, -P, -F)])),
-      ];
+      const refund = inFlightRefund(tx);
+      return [step(quoteIs('FAILED'), failed, [], []), step(undefined, withStatus(failed, 'REFUNDED', at), refund.postings, refund.ledger)];
     }
     case 'PULL_REJECTED':
       return [step(quoteIs('FAILED'), withStatus(tx, 'REJECTED', at, reason), [], [])];
@@ -486,6 +485,64 @@ function outcomeSteps(tx: Transaction, pending: PendingOutcome, quote: Quote | u
       ];
     }
   }
+}
+
+/**
+ * The money of a payout or transfer-out still in flight going back to its source: the
+ * whole amount sent, fees included, leaves in transit and the fee ledger for the source's
+ * balance (in transit -P, fees -F, source +T).
+ */
+function inFlightRefund(tx: Transaction): { postings: Posting[]; ledger: LedgerDelta[] } {
+  return { postings: [posting(tx.accountId, tx.sentAmount, 0, 0)], ledger: nonZero([ledgerDelta(tx.envId, tx.sendingCurrency, -tx.principal, -tx.feesIncluded)]) };
+}
+
+/** The pending outcomes of money sent out to a bank and not yet settled: a cancel stops them (not a pull's, nor a return's). */
+const CANCELLABLE_OUTCOMES: ReadonlySet<PayoutOutcome> = new Set<PayoutOutcome>(['SETTLE', 'FAIL_REFUND', 'REJECT_REFUND', 'FAIL_LOST']);
+
+/**
+ * Why `tx` cannot be cancelled at `at`, or undefined when it can: only an outgoing payout
+ * (or transfer-out) to a bank account (`destination`, the external account it pays; not a
+ * Spark wallet, an UMA address or an internal account), still PENDING or PROCESSING with
+ * its outcome not yet due. An outcome due but not yet played out (its timer late) has
+ * happened at the bank already.
+ */
+function whyNotCancellable(tx: Transaction, destination: ExternalAccount | undefined, at: number): string | undefined {
+  if (tx.type !== 'OUTGOING' || destination === undefined) return 'only a payout to a bank account can be cancelled';
+  if (destination.accountInfo.accountType === 'SPARK_WALLET') return 'a payout to a Spark wallet is not a bank transfer';
+  const pending = tx.pending;
+  if ((tx.status !== 'PENDING' && tx.status !== 'PROCESSING') || pending === undefined || !CANCELLABLE_OUTCOMES.has(pending.outcome)) return `it is ${tx.status}, past the point of cancelling`;
+  if (at >= pending.due) return `its outcome was due at ${isoTime(pending.due)}`;
+  return undefined;
+}
+
+/**
+ * POST /transactions/{id}/cancel: decides that a bank payout still in flight fails as
+ * CANCELLED and is refunded (`cancel.decided`, played by cancelRecorded), else 409
+ * TRANSACTION_NOT_CANCELLABLE. `destination` is the external account the transaction pays,
+ * if it pays one. The caller cancels the outcome timer in the same entry.
+ */
+export function decideCancelPayout(tx: Transaction, destination: ExternalAccount | undefined, at: number): CancelDecided[] {
+  const why = whyNotCancellable(tx, destination, at);
+  if (why !== undefined) throw new DomainError('TRANSACTION_NOT_CANCELLABLE', `transaction ${tx.id} cannot be cancelled: ${why}`);
+  return [{ type: 'cancel.decided', transactionId: loggedId(tx.id, 'Transaction'), webhookId: loggedId(newDerivingId('Webhook', at), 'Webhook') }];
+}
+
+/**
+ * What `cancel.decided` changes: one step, the transaction FAILED with `CANCELLED` (its
+ * quote FAILED) and its money back with its fees as a failed payout's refund moves it,
+ * with the OUTGOING_PAYMENT and ACCOUNT_STATUS events; derived from the transaction and
+ * its quote as the state holds them where the entry applies.
+ */
+export function cancelRecorded(event: CancelDecided, state: OutcomeState, at: number): PaymentRecorded[] {
+  const id = idOf(event.transactionId, 'Transaction');
+  const tx = state.transactions.get(id);
+  if (tx?.pending === undefined) throw new Error(`cancel.decided for transaction ${id}, which has no pending outcome`);
+  const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
+  const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
+  const refund = inFlightRefund(tx);
+  const failed = withStatus(tx, 'FAILED', at, { failureReason: 'CANCELLED' });
+  const step = paymentStep(quote === undefined ? undefined : changeOf(quote, 'FAILED'), failed, refund.postings, refund.ledger, nextId());
+  return withAccountStatus([step], [state.internalAccounts.get(tx.accountId)], nextId);
 }
 
 /**

@@ -12,6 +12,7 @@
 // External payouts follow the sandbox outcome table of CONTRACT.md. The outcome is fixed
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
+import { idOf, type LoggedId } from '../src/engine/ids.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';
@@ -35,7 +36,9 @@ export type FailureReason =
   | 'OFFRAMP_FAILED'
   | 'MISSING_MANDATORY_PAYEE_DATA'
   | 'QUOTE_EXPIRED'
-  | 'QUOTE_EXECUTION_FAILED';
+  | 'QUOTE_EXECUTION_FAILED'
+  /** A bank payout cancelled by the platform while still in flight (POST /transactions/{id}/cancel, CONTRACT.md). */
+  | 'CANCELLED';
 export const FAILURE_REASONS: readonly FailureReason[] = [
   'LNURLP_FAILED',
   'PAY_REQUEST_FAILED',
@@ -45,6 +48,7 @@ export const FAILURE_REASONS: readonly FailureReason[] = [
   'MISSING_MANDATORY_PAYEE_DATA',
   'QUOTE_EXPIRED',
   'QUOTE_EXECUTION_FAILED',
+  'CANCELLED',
 ];
 
 export type TransactionSource =
@@ -121,6 +125,8 @@ export interface Transaction {
   readonly failureReason?: FailureReason;
   readonly pending?: PendingOutcome;
   readonly settledAt?: number;
+  /** When the platform says it delivered the receipt to its customer (POST /transactions/{id}/confirm); the last one given. */
+  readonly receiptDeliveryConfirmedAt?: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -182,6 +188,7 @@ function ownFields(
   if (tx.failureReason !== undefined) own.failureReason = tx.failureReason;
   if (keepPending && tx.pending !== undefined) own.pending = tx.pending;
   if (tx.settledAt !== undefined) own.settledAt = tx.settledAt;
+  if (tx.receiptDeliveryConfirmedAt !== undefined) own.receiptDeliveryConfirmedAt = tx.receiptDeliveryConfirmedAt;
   return own;
 }
 
@@ -221,6 +228,7 @@ function assemble(own: Omit<Transaction, QuotedField>, q: Pick<Transaction, Quot
   if (own.failureReason !== undefined) tx.failureReason = own.failureReason;
   if (own.pending !== undefined) tx.pending = own.pending;
   if (own.settledAt !== undefined) tx.settledAt = own.settledAt;
+  if (own.receiptDeliveryConfirmedAt !== undefined) tx.receiptDeliveryConfirmedAt = own.receiptDeliveryConfirmedAt;
   return tx;
 }
 
@@ -388,8 +396,26 @@ export function withStatus(tx: Transaction, status: TransactionStatus, at: numbe
  * The transactions. The per-environment and per-customer lists serve listings only; no
  * decision reads them.
  */
-/** A payment's entry, as far as the transactions read it (payment-recorded.ts has all of it). */
-type TransactionsEvent = { type: 'payment.recorded'; transactions: readonly LoggedTransaction[] };
+/**
+ * The platform confirmed that it delivered the receipt of a transaction (POST
+ * /transactions/{id}/confirm): the time it gives, or the entry's; a later one overwrites it.
+ */
+export interface ReceiptConfirmed {
+  type: 'receipt.confirmed';
+  transactionId: LoggedId;
+  confirmedAt: number;
+}
+
+/** A transaction's receipt confirmed at `confirmedAt`, changed at the entry's time `at` (its pending outcome kept). */
+export function withReceiptConfirmed(tx: Transaction, confirmedAt: number, at: number): Transaction {
+  const next = assemble(ownFields(tx), tx);
+  next.receiptDeliveryConfirmedAt = confirmedAt;
+  next.updatedAt = at;
+  return next;
+}
+
+/** A payment's entry, as far as the transactions read it (payment-recorded.ts has all of it), and a receipt's confirmation. */
+type TransactionsEvent = { type: 'payment.recorded'; transactions: readonly LoggedTransaction[] } | ReceiptConfirmed;
 
 export class Transactions implements RecordKind<Transaction, TransactionsEvent> {
   readonly idPrefix = 'Transaction:';
@@ -415,6 +441,12 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   readonly appliers: Appliers<TransactionsEvent> = {
     'payment.recorded': (event) => {
       for (const tx of event.transactions) this.restore(this.#fromLog(tx));
+    },
+    'receipt.confirmed': (event, at) => {
+      const id = idOf(event.transactionId, 'Transaction');
+      const tx = this.#transactions.get(id);
+      if (tx === undefined) throw new Error(`receipt.confirmed for transaction ${id}, which does not exist`);
+      this.restore(withReceiptConfirmed(tx, event.confirmedAt, at));
     },
   };
 
@@ -515,6 +547,7 @@ export interface TransactionView {
   rateDetails: TransactionRateDetails;
   failureReason?: FailureReason;
   settledAt?: string;
+  receiptDeliveryConfirmedAt?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -556,5 +589,6 @@ export function renderTransaction(tx: Transaction): TransactionView {
   if (tx.status !== 'CREATED') view.reconciliationInstructions = { reference: tx.reference };
   if (tx.failureReason !== undefined) view.failureReason = tx.failureReason;
   if (tx.settledAt !== undefined) view.settledAt = isoTime(tx.settledAt);
+  if (tx.receiptDeliveryConfirmedAt !== undefined) view.receiptDeliveryConfirmedAt = isoTime(tx.receiptDeliveryConfirmedAt);
   return view;
 }

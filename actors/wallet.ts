@@ -112,7 +112,8 @@ export interface EndedSession {
 }
 
 /** OTP_LOGIN: a right encrypted OTP code, whose session the verification token's key asks for. */
-export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'EXPORT_WALLET' | 'OTP_LOGIN';
+/** REFRESH_SESSION: a live session replaced by a new one for the key bound at step 1; UPDATE_ACCOUNT: PATCH /internal-accounts/{id}. */
+export type SignedAction = 'ADD_CREDENTIAL' | 'REVOKE_CREDENTIAL' | 'REVOKE_SESSION' | 'REFRESH_SESSION' | 'EXPORT_WALLET' | 'UPDATE_ACCOUNT' | 'OTP_LOGIN';
 
 export interface PendingRequest {
   /** `Request:<uuid>` */

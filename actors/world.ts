@@ -9,14 +9,14 @@ import { ExternalAccounts, type ExternalAccountEvent } from './external-account.
 import { InternalAccounts, type InternalAccountEvent } from './internal-account.js';
 import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
-import { decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded, quoteFundingRecorded } from './payment.js';
+import { cancelRecorded, decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded, quoteFundingRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
 import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
 import { transferRecorded } from './transfer.js';
 import { Registry } from './registry.js';
 import type { Command, Query } from '../src/engine/state-machine.js';
 import type { MoneyEvent } from './payment-recorded.js';
-import { Transactions, type PaymentTimer } from './transaction.js';
+import { Transactions, type PaymentTimer, type ReceiptConfirmed } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
 import { BeneficialOwners, type BeneficialOwnerEvent } from './beneficial-owner.js';
@@ -30,6 +30,7 @@ export type DomainEvent =
   | ExternalAccountEvent
   | LookupEvent
   | MoneyEvent
+  | ReceiptConfirmed
   | WalletEvent
   | WebhookDeliveryEvent
   | VerificationEvent
@@ -82,9 +83,9 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
 
   /**
    * `quote.decided`, `payment.decided`, `transfer.decided`, `outcome.decided`,
-   * `funding.decided`, `quoteFunding.decided`, `incoming.decided` and `approval.decided`
+   * `cancel.decided`, `funding.decided`, `quoteFunding.decided`, `incoming.decided` and `approval.decided`
    * name a new quote, a quote's execution, a transfer, a pending outcome played out, a
-   * sandbox funding, a REALTIME_FUNDING quote's money, an incoming UMA payment and its
+   * payout cancelled in flight, a sandbox funding, a REALTIME_FUNDING quote's money, an incoming UMA payment and its
    * approval by their facts; the kinds apply the `quote.created` and `payment.recorded`
    * derived from them and the state here (actors/quote.ts, actors/payment.ts,
    * actors/transfer.ts, actors/incoming.ts).
@@ -108,6 +109,9 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
         return super.apply(fundingRecorded(event, this, at), at);
       case 'outcome.decided':
         for (const step of outcomeRecorded(event, this, at)) super.apply(step, at);
+        return;
+      case 'cancel.decided':
+        for (const step of cancelRecorded(event, this, at)) super.apply(step, at);
         return;
       default:
         return super.apply(event, at);

@@ -77,6 +77,9 @@ describe('responses conform to the published OpenAPI document', () => {
     const bank = await externalUsd(svc, customer.id, '123');
     const funding = await ok('POST', '/quotes', { ...quoteTo(usd.id), source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: customer.id } });
     await ok('POST', '/sandbox/send', { quoteId: funding.id, currencyCode: 'USD' });
+    await ok('POST', `/transactions/${executed.transactionId}/confirm`, {});
+    const inFlight = await ok('POST', '/quotes', { ...quoteTo((await externalUsd(svc, customer.id, '003')).id), immediatelyExecute: true });
+    await ok('POST', `/transactions/${inFlight.transactionId}/cancel`);
     await ok('POST', '/transfer-in', { source: { accountId: bank.id }, destination: { accountId: usd.id }, amount: 200 });
     await ok('POST', '/transfer-out', { source: { accountId: usd.id }, destination: { accountId: bank.id, paymentRail: 'ACH' }, remittanceInformation: 'all of it' });
     const events = await ok('GET', '/webhooks/events?limit=1');
@@ -135,6 +138,9 @@ describe('responses conform to the published OpenAPI document', () => {
     });
     await ok('POST', `/auth/credentials/${passkey.id}/challenge`, { clientPublicKey });
     await retry('POST', `/internal-accounts/${wallet.id}/export`, { clientPublicKey });
+    await retry('PATCH', `/internal-accounts/${wallet.id}`, { privateEnabled: true });
+    const another = await ok('POST', `/auth/credentials/${otp.id}/verify`, { otp: '000000', clientPublicKey });
+    await retry('POST', `/auth/sessions/${another.id}/refresh`, { clientPublicKey });
     await retry('DELETE', `/auth/sessions/${session.id}`);
     await retry('DELETE', `/auth/credentials/${passkey.id}`);
 

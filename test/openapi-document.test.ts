@@ -163,7 +163,7 @@ describe('the OpenAPI document', () => {
     const challenge = doc.components.schemas.SignedRequestChallenge!;
     assert.deepEqual([...challenge.required].sort(), ['expiresAt', 'payloadToSign', 'requestId']);
     const signedRetries = routes.filter((r) => r.walletStamp === 'signed retry');
-    assert.equal(signedRetries.length, 5, 'create credential, verify, revoke credential, revoke session, export');
+    assert.equal(signedRetries.length, 7, 'create credential, verify, revoke credential, revoke session, refresh session, update account, export');
     for (const r of signedRetries) {
       const op = operation(doc, r.operationId);
       assert.equal(componentOf(successSchema(op, 202)), 'SignedRequestChallenge', `${r.operationId} 202`);

@@ -33,7 +33,12 @@ describe('sandbox funding records an incoming transaction', () => {
     const account = await fundAccount(svc, usd.id, 2_500);
     assert.equal(account.id, usd.id, 'the endpoint still answers with the account');
     assert.equal(account.balance.amount, 2_500);
-    assert.deepEqual({ ...account, balance: usd.balance, updatedAt: usd.updatedAt }, usd, 'a movement changes the balance and updatedAt only (funding instructions stay)');
+    assert.deepEqual(account.totalBalance, account.balance, 'no funds are held apart from the balance');
+    assert.deepEqual(
+      { ...account, balance: usd.balance, totalBalance: usd.totalBalance, updatedAt: usd.updatedAt },
+      usd,
+      'a movement changes the balance (and its total) and updatedAt only (funding instructions stay)',
+    );
 
     const txs = (await getJson(svc, `/transactions?customerId=${customer.id}`)).data;
     assert.equal(txs.length, 1);

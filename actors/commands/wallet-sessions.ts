@@ -20,7 +20,7 @@
 // from what the verifiers found: the challenge or code still the pending one, the session
 // room still there. A session key is made only for a proof that held when prepared.
 import { newId } from '../../src/engine/ids.js';
-import { cancelTimer, FactsOutdatedError, preparedFact, setTimer, type Decision } from '../../src/engine/state-machine.js';
+import { cancelTimer, FactsOutdatedError, preparedFact, setTimer, type Decision, type EngineEvent } from '../../src/engine/state-machine.js';
 import { invalidField, rateLimited, unauthorized, type DomainError } from '../errors.js';
 import {
   assertKeyUnbound,
@@ -32,6 +32,7 @@ import {
   SANDBOX_OIDC_TOKEN,
   SANDBOX_OTP,
   SANDBOX_PASSKEY_SIGNATURE,
+  isSessionLive,
   sessionOf,
   sessionRetryAfter,
   withSession,
@@ -226,12 +227,22 @@ async function sessionKeyFor(ports: WalletPorts, clientPublicKey: string): Promi
   return { publicKey: issued.sessionPublicKey, encryptedSessionSigningKey: issued.encryptedSessionSigningKey };
 }
 
-/** A session of the verified credential for the client's key, once `assertSessionOpens` passed; its expiry timer. */
-function startSession(input: VerifyCredentialInput, wallet: Wallet, key: SessionKey, at: number): VerifyDecision {
+/**
+ * A session of `credentialId` for the client's key in `wallet` (which may have just ended
+ * another), once `assertSessionOpens` passed; its expiry timer. `events` go first in the entry.
+ */
+function startSession(
+  input: WalletCommandInput,
+  credentialId: string,
+  wallet: Wallet,
+  key: SessionKey,
+  at: number,
+  events: Array<EngineEvent<WalletTimerMessage>> = [],
+): Decision<DomainEvent, Signed<OpenedSession>> {
   const accountId = wallet.accountId;
   const session: WalletSession = {
     id: newId('Session', at),
-    credentialId: input.credentialId,
+    credentialId,
     publicKey: key.publicKey,
     createdAt: at,
     expiresAt: at + input.env.config.sessionLifetimeSeconds * 1000,
@@ -239,7 +250,7 @@ function startSession(input: VerifyCredentialInput, wallet: Wallet, key: Session
   const next = withSession(wallet, session, at);
   const sealed = key.encryptedSessionSigningKey === undefined ? {} : { encryptedSessionSigningKey: key.encryptedSessionSigningKey };
   return {
-    events: [changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
+    events: [...events, changed(next, at), setTimer<WalletTimerMessage>(session.expiresAt, [accountId], { type: 'wallet.session.expire', accountId, sessionId: session.id }, at, session.id)],
     reply: () => ({ done: { ...renderSession(next, session), ...sealed } }),
   };
 }
@@ -263,7 +274,7 @@ function openSession(input: VerifyCredentialInput, wallet: Wallet, credential: C
   const proven = prove(input, credential, clientPublicKey, at, facts.verified);
   if ('wrongOtp' in proven) return refuseWrongOtp(wallet, proven, at);
   // Right now though wrong when prepared: the live code changed meanwhile.
-  return startSession(input, replaceCredential(wallet, proven), preparedFact(facts.key, 'wallet.credential.verify'), at);
+  return startSession(input, input.credentialId, replaceCredential(wallet, proven), preparedFact(facts.key, 'wallet.credential.verify'), at);
 }
 
 /** The signed request of an encrypted code: its retry repeats this verify. */
@@ -348,7 +359,7 @@ async function prepareLogin(input: VerifyCredentialInput, wallet: Wallet, at: nu
 function finishEncryptedOtp(input: VerifyCredentialInput, wallet: Wallet, facts: LoginFacts, at: number): VerifyDecision {
   const accepted = acceptSignedRetry(input.ports, wallet, input.headers, otpLoginSpec(input), facts.verified, at);
   assertSessionOpens(accepted.wallet, loginKeyOf(accepted.request), 'encryptedOtpBundle', at);
-  return startSession(input, accepted.wallet, facts.key, at);
+  return startSession(input, input.credentialId, accepted.wallet, facts.key, at);
 }
 
 /** What a verify prepares, by the way it proves the credential. */
@@ -412,4 +423,70 @@ export const revokeWalletSession: DomainCommand<RevokeSessionInput, Signed<undef
       events: [changed(revokeSession(accepted.wallet, input.sessionId, at), at), cancelTimer(input.sessionId)],
       reply: () => ({ done: undefined }),
     })),
+};
+
+export interface RefreshSessionInput extends SignedCommandInput {
+  sessionId: string;
+  body: { clientPublicKey: string };
+}
+
+/** The session a refresh names, still live at `at` (else 401), its wallet, the key the new session goes to and the signed request. */
+function refreshing(input: RefreshSessionInput, world: World, at: number): SignedTarget & { session: WalletSession; clientPublicKey: string } {
+  const id = input.sessionId;
+  const wallet = walletHolding(world, input.env.id, id, 'session');
+  const session = liveSession(wallet, id, at);
+  const clientPublicKey = requireSessionClientKey(input.ports, input.body.clientPublicKey).toLowerCase();
+  const spec: SignedRequestSpec = { action: 'REFRESH_SESSION', method: 'POST', path: input.path, body: input.body, clientPublicKey, binds: { sessionId: id } };
+  return { wallet, spec, session, clientPublicKey };
+}
+
+/** Session `id` of `wallet` while it may still sign: a refresh needs it live on both steps (an ended one calls for a new verify). */
+function liveSession(wallet: Wallet, id: string, at: number): WalletSession {
+  const session = sessionOf(wallet, id);
+  if (session === undefined || !isSessionLive(session, at)) throw unauthorized('Session expired', `session ${id} is no longer active: verify a credential for a new one`);
+  return session;
+}
+
+/** A refresh's facts: none at step 1; at step 2 the verified stamp and the new session's key (sealed to the client's unless it keeps it). */
+type RefreshFacts = { step: 'open' } | { step: 'retry'; verified: SignedRetryFact; key: SessionKey };
+
+/**
+ * Step 2 on the held wallet: the stamp is the refreshed session's own (sandbox: or the
+ * literal) and that session still live; it ends (revoked, its expiry timer cancelled) and a
+ * new session of the same credential starts for the key bound at step 1, in one entry.
+ */
+function replaceSession(
+  input: RefreshSessionInput,
+  target: SignedTarget & { clientPublicKey: string },
+  facts: Extract<RefreshFacts, { step: 'retry' }>,
+  at: number,
+): Decision<DomainEvent, Signed<OpenedSession>> {
+  const accepted = acceptSignedRetry(input.ports, target.wallet, input.retry, target.spec, facts.verified, at);
+  const signedBy = accepted.signer.sessionId;
+  if (signedBy !== undefined && signedBy !== input.sessionId) throw unauthorized('Stamp must come from the session being refreshed', `the stamp was made by ${signedBy}, not ${input.sessionId}`);
+  const old = liveSession(accepted.wallet, input.sessionId, at);
+  if (heldByClient(target.clientPublicKey)) assertKeyUnbound(accepted.wallet, target.clientPublicKey, at, 'clientPublicKey');
+  return startSession(input, old.credentialId, revokeSession(accepted.wallet, old.id, at), facts.key, at, [cancelTimer(old.id)]);
+}
+
+/**
+ * POST /auth/sessions/{id}/refresh: signed by the session itself (202, then 201); the
+ * answer is a new session for the clientPublicKey bound at step 1, with a full lifetime,
+ * and the refreshed one ends. Holds the wallet's account.
+ */
+export const refreshWalletSession: DomainCommand<RefreshSessionInput, Signed<OpenedSession>, RefreshFacts> = {
+  name: 'wallet.session.refresh',
+  prepare: async (input, world, at) => {
+    const target = refreshing(input, world, at);
+    if (!isRetry(input.retry)) return { step: 'open' };
+    const verified = await verifySignedRetry(input.ports, input.env.environment, target.wallet, input.retry, target.spec, at);
+    return { step: 'retry', verified, key: await sessionKeyFor(input.ports, target.clientPublicKey) };
+  },
+  actors: ({ env, sessionId }, world) => [walletHolding(world, env.id, sessionId, 'session').accountId],
+  decide: (input, world, at, prepared) => {
+    const target = refreshing(input, world, at);
+    if (prepared.step === 'retry') return replaceSession(input, target, prepared, at);
+    if (heldByClient(target.clientPublicKey)) assertKeyUnbound(target.wallet, target.clientPublicKey, at, 'clientPublicKey');
+    return openSignedRequest(input.ports, target.wallet, target.spec, at);
+  },
 };

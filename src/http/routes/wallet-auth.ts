@@ -11,7 +11,11 @@ import type { WalletCommandInput } from '../../../actors/commands/wallet.js';
 import { liveWalletSessions, walletCredentials } from '../../../actors/queries/wallet.js';
 import { addWalletCredential, challengeWalletCredential, revokeWalletCredential, type ChallengedCredential, type IssuedAuthMethod } from '../../../actors/commands/wallet-credentials.js';
 import { exportWallet, type ExportedWallet } from '../../../actors/commands/wallet-export.js';
-import { revokeWalletSession, verifyWalletCredential, type OpenedSession } from '../../../actors/commands/wallet-sessions.js';
+import { refreshWalletSession, revokeWalletSession, verifyWalletCredential, type OpenedSession } from '../../../actors/commands/wallet-sessions.js';
+import { updateWalletAccount } from '../../../actors/commands/wallet-account.js';
+import type { InternalAccount } from '../../../actors/internal-account.js';
+import { recordReply } from '../record-reply.js';
+import { InternalAccountView } from '../schemas/resources.js';
 import type { Signed, SignedRequestChallenge } from '../../../actors/commands/wallet-signed-request.js';
 import { errorBody, statusOf } from '../errors.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
@@ -95,7 +99,7 @@ const STAMPED_RETRY =
   'with the stamp as Service-Wallet-Signature (or Grid-Wallet-Signature) and requestId as Request-Id. A requestId is single use, at most 16 are pending per wallet (else 429), ' +
   'and a refused retry changes nothing. A retry is refused with 401 and a reason: Request-Id unknown, Request-Id missing, Request-Id expired, Request-Id already used, ' +
   'Request-Id was issued for another request, Request body differs from the first request, clientPublicKey differs from the one bound at step 1, ' +
-  'Invalid Service-Wallet-Signature, Session expired, Session revoked, Stamp must come from a session of another credential.';
+  'Invalid Service-Wallet-Signature, Session expired, Session revoked, Stamp must come from a session of another credential, Stamp must come from the session being refreshed.';
 
 /** The 202 of a signed action's first step: `needs` says which stamp it takes, then how to send it. */
 function signedRetryChallenge(needs: string): { status: 202; response: typeof SignedRequestChallengeView; description: string } {
@@ -157,6 +161,11 @@ const VerifyBody = Obj(
   { $id: 'VerifyCredentialRequest' },
 );
 const ExportBody = Obj({ clientPublicKey: ClientPublicKey }, { $id: 'ExportWalletRequest' });
+const RefreshBody = Obj({ clientPublicKey: SessionClientKey }, { $id: 'AuthSessionRefreshRequest' });
+const UpdateAccountBody = Obj(
+  { privateEnabled: Type.Optional(Type.Boolean({ description: 'wallet privacy of the embedded wallet' })) },
+  { $id: 'InternalAccountUpdateRequest', description: 'At least one field. Step 1 binds it into payloadToSign; the retry repeats it' },
+);
 const AccountQuery = Obj({ accountId: IdOf('InternalAccount') });
 const CredentialIdParam = validator(Obj({ id: IdOf('AuthMethod') }));
 const SessionIdParam = validator(Obj({ id: IdOf('Session') }));
@@ -221,6 +230,18 @@ function exportWalletRoute(ctx: RouteContext<Static<typeof ExportBody>, undefine
   const { id } = ctx.params;
   const input = { ...walletInput(ctx), accountId: id, body: ctx.body, path: versioned(`/internal-accounts/${id}/export`), retry: ctx.headers };
   return ctx.run(exportWallet, input, signedReply(200));
+}
+
+function refreshSessionRoute(ctx: RouteContext<Static<typeof RefreshBody>, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
+  const input = { ...walletInput(ctx), sessionId: id, body: ctx.body, path: versioned(`/auth/sessions/${id}/refresh`), retry: ctx.headers };
+  return ctx.run(refreshWalletSession, input, signedReply(201));
+}
+
+function updateAccountRoute(ctx: RouteContext<Static<typeof UpdateAccountBody>, undefined, IdParams>): Promise<Reply> {
+  const { id } = ctx.params;
+  const input = { ...walletInput(ctx), accountId: id, body: ctx.body, path: versioned(`/internal-accounts/${id}`), retry: ctx.headers };
+  return ctx.run(updateWalletAccount, input, (outcome: Signed<InternalAccount>) => ('challenge' in outcome ? { status: 202, body: outcome.challenge } : recordReply(200, 'InternalAccount', outcome.done)));
 }
 
 export const authRoutes: Route[] = [
@@ -326,6 +347,38 @@ export const authRoutes: Route[] = [
     alsoAnswers: [signedRetryChallenge('Step 1: the revocation needs a stamp by a live session of the account (the session itself may sign)')],
     walletStamp: 'signed retry',
     handle: revokeSessionRoute,
+  }),
+  route<Static<typeof RefreshBody>, undefined, IdParams>({
+    method: 'POST',
+    path: '/auth/sessions/{id}/refresh',
+    permission: 'TRANSACT',
+    operationId: 'refreshAuthSession',
+    summary:
+      'Replace a live session by a new one for clientPublicKey, with a full lifetime (signed retry by the session itself: 202, then 201); the refreshed session ends. ' +
+      'Compressed key: the client keeps it as the session key; uncompressed: the new key comes sealed to it',
+    tag: 'Credentials and sessions',
+    body: validator(RefreshBody),
+    params: SessionIdParam,
+    response: SessionView,
+    status: 201,
+    alsoAnswers: [signedRetryChallenge('Step 1: the refresh needs a stamp by the session being refreshed, still live; the retry must carry the same clientPublicKey')],
+    walletStamp: 'signed retry',
+    handle: refreshSessionRoute,
+  }),
+  route<Static<typeof UpdateAccountBody>, undefined, IdParams>({
+    method: 'PATCH',
+    path: '/internal-accounts/{id}',
+    permission: 'MANAGE',
+    operationId: 'updateInternalAccount',
+    summary: "Change an embedded wallet's settings (privateEnabled) by signed retry: 202, then 200 with the account",
+    tag: 'Internal accounts',
+    body: validator(UpdateAccountBody),
+    params: AccountIdParam,
+    response: InternalAccountView,
+    status: 200,
+    alsoAnswers: [signedRetryChallenge('Step 1: the update needs a stamp by a live session of the account; the retry must repeat the same fields')],
+    walletStamp: 'signed retry',
+    handle: updateAccountRoute,
   }),
   route<Static<typeof ExportBody>, undefined, IdParams>({
     method: 'POST',

@@ -110,6 +110,7 @@ export const TransactionView = Obj(
     }),
     failureReason: Type.Optional(StringEnum(FAILURE_REASONS)),
     settledAt: Type.Optional(Timestamp),
+    receiptDeliveryConfirmedAt: Type.Optional(Timestamp),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },

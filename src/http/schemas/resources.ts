@@ -117,7 +117,12 @@ export const InternalAccountView = Obj(
   {
     id: Str(),
     type: StringEnum(INTERNAL_ACCOUNT_TYPES),
+    // Optional only for ACCOUNT_STATUS events recorded before they were shown (an event keeps the body it was made with).
+    status: Type.Optional(Type.Literal('ACTIVE', { description: 'the service has no closed or frozen accounts; absent in events recorded before issue 39' })),
     balance: Obj({ amount: Type.Integer(), currency: CurrencyView }),
+    totalBalance: Type.Optional(
+      Obj({ amount: Type.Integer(), currency: CurrencyView }, { description: 'the same as balance: no funds are held apart from it; absent in events recorded before issue 39' }),
+    ),
     fundingPaymentInstructions: List(
       Obj({
         accountOrWalletInfo: Obj({ accountType: Str(), accountNumber: Str(), routingNumber: Type.Optional(Str()), reference: Str() }),
@@ -126,6 +131,7 @@ export const InternalAccountView = Obj(
       }),
     ),
     customerId: Str({ description: 'empty for platform accounts' }),
+    privateEnabled: Type.Optional(Type.Boolean({ description: 'EMBEDDED_WALLET accounts only: wallet privacy (PATCH /internal-accounts/{id}, signed retry)' })),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
