@@ -36,7 +36,7 @@ const forbiddenCharacter = fc.oneof(...FORBIDDEN.map(([from, to]) => fc.integer(
 /** Keywords that only describe or bound a node: nothing beneath them to walk. */
 const LEAF_KEYWORDS = new Set([
   'type', 'description', 'default', 'title', 'examples', 'pattern', 'format', 'minLength', 'maxLength', 'enum', 'const',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'required',
+  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'required',
 ]);
 
 interface Found {

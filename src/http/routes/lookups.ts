@@ -17,7 +17,7 @@ import { route, type Route } from '../route.js';
 import { AccountInfoSchema } from '../schemas/account-info.js';
 import { CurrencyCode, CurrencyView, IdOf, ListOf } from '../schemas/resources.js';
 import type { Holds, Same } from '../schemas/same-shape.js';
-import { Country, List, Obj, Str, StringEnum, validator } from '../validation.js';
+import { Country, List, Obj, Str, StringEnum, Text, validator } from '../validation.js';
 
 const TAG = 'Look-ups';
 
@@ -78,9 +78,9 @@ const EstimateRequest = Obj(
   {
     internalAccountId: IdOf('InternalAccount'),
     currency: CurrencyCode,
-    cryptoNetwork: Str({ minLength: 1, maxLength: 64, description: 'A network family (SOLANA, ETHEREUM, BASE, SPARK, LIGHTNING) or one network (SOLANA_DEVNET)' }),
+    cryptoNetwork: Text({ minLength: 1, maxLength: 64, description: 'A network family (SOLANA, ETHEREUM, BASE, SPARK, LIGHTNING) or one network (SOLANA_DEVNET)' }),
     amount: Type.Integer({ minimum: 1, maximum: LOCKED_AMOUNT_LIMIT, description: 'Smallest units of currency leaving the account, fees included' }),
-    destinationAddress: Str({ minLength: 1, maxLength: 512 }),
+    destinationAddress: Text({ minLength: 1, maxLength: 512 }),
   },
   { $id: 'EstimateCryptoWithdrawalFeeRequest' },
 );
