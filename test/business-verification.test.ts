@@ -11,20 +11,7 @@ import { BlobStore } from '../src/engine/blob-store.js';
 import type { StorageTable, Written } from '../src/engine/storage.js';
 import { businessVerificationRoutes } from '../src/http/routes/business-verification.js';
 import type { RouteContext, RoutePorts } from '../src/http/route.js';
-
-/** The smallest files of each kind whose signatures file-type knows. */
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8ffff3f0005fe02fea7d6a4a60000000049454e44ae426082', 'hex');
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
-const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffd9', 'hex');
-
-/** A multipart/form-data body as fetch would send it: its bytes and content type. */
-export async function formBody(fields: Record<string, string>, file?: { bytes: Buffer; name: string; type: string }): Promise<{ raw: Uint8Array; contentType: string }> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  if (file !== undefined) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
-  const request = new Request('http://form.invalid/', { method: 'POST', body: form });
-  return { raw: new Uint8Array(await request.arrayBuffer()), contentType: request.headers.get('content-type')! };
-}
+import { formBody, JPEG, PDF, PNG } from './support/form-body.js';
 
 const ADDRESS = { line1: '1 Main St', postalCode: '94105', country: 'US' };
 const person = (lastName: string) => ({ firstName: 'Ada', lastName, birthDate: '1980-01-02', nationality: 'US', address: ADDRESS, idType: 'SSN', identifier: '123-45-6789' });

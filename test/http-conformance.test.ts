@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { serviceForSuite } from './support/service.js';
-import { ACCOUNT_FIXTURES, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+import { ACCOUNT_FIXTURES, SOLANA_ADDRESS, assertStatus, createCustomer, customerAccounts } from './support/assertions.js';
+import { formBody, PDF } from './support/form-body.js';
 import { externalUsd } from './support/money.js';
 import { routes } from '../src/http/routes/index.js';
 import { newKeyPairHex } from './support/crypto-fixtures.js';
@@ -147,6 +148,61 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('DELETE', `/customers/${customer.id}`);
     await ok('GET', `/customers/${customer.id}`);
 
+  });
+
+  it('the second wave of operations answers a success that validates against its published schema', async () => {
+    const ok = async (method: string, path: string, body?: unknown): Promise<any> => {
+      const res = await svc.request(method, path, body === undefined ? {} : { body });
+      assert.ok(res.status >= 200 && res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res.body;
+    };
+    const sendForm = async (method: string, path: string, fields: Record<string, string>): Promise<any> => {
+      const { raw, contentType } = await formBody(fields, { bytes: PDF, name: 'scan.pdf', type: 'application/pdf' });
+      const res = await svc.request(method, path, { raw, headers: { 'content-type': contentType } });
+      assert.ok(res.status >= 200 && res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res.body;
+    };
+    const address = { line1: '1 Main St', postalCode: '94105', country: 'US' };
+    const acme = await createCustomer(svc, {
+      customerType: 'BUSINESS',
+      businessInfo: { legalName: 'Acme LLC', country: 'US', taxId: '12-3456789', incorporatedOn: '2015-03-14', registrationNumber: 'REG-000777' },
+      address,
+    });
+    const personalInfo = { firstName: 'Ada', lastName: 'Lovelace', birthDate: '1980-01-02', nationality: 'US', address, idType: 'SSN', identifier: '123-45-6789' };
+    const owner = await ok('POST', '/beneficial-owners', { customerId: acme.id, roles: ['UBO', 'CONTROL_PERSON'], ownershipPercentage: 40, personalInfo });
+    await ok('GET', `/beneficial-owners?customerId=${acme.id}`);
+    await ok('GET', `/beneficial-owners/${owner.id}`);
+    await ok('PATCH', `/beneficial-owners/${owner.id}`, { ownershipPercentage: 50 });
+    const document = await sendForm('POST', '/documents', { documentHolder: acme.id, documentType: 'CERTIFICATE_OF_INCORPORATION', country: 'US' });
+    await ok('GET', `/documents?documentHolder=${acme.id}`);
+    await ok('GET', `/documents/${document.id}`);
+    await sendForm('PUT', `/documents/${document.id}`, { documentType: 'ARTICLES_OF_INCORPORATION', country: 'US' });
+    await ok('POST', '/verifications', { customerId: acme.id });
+    await ok('GET', '/verifications');
+    await ok('DELETE', `/documents/${document.id}`);
+
+    await ok('GET', '/discoveries');
+    await ok('GET', '/uma-providers');
+    await ok('GET', '/vasps');
+    await ok('GET', '/customers/end-user-terms');
+    const usdc = (await customerAccounts(svc, acme.id)).find((a) => a.balance.currency.code === 'USDC');
+    await ok('POST', '/crypto/estimate-withdrawal-fee', { internalAccountId: usdc.id, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1_000, destinationAddress: SOLANA_ADDRESS });
+
+    const token = await ok('POST', '/tokens', { name: 'walk', permissions: ['VIEW'] });
+    await ok('GET', '/tokens');
+    await ok('GET', `/tokens/${token.id}`);
+    await ok('DELETE', `/tokens/${token.id}`);
+
+    const platform = await startReceiver(() => 200);
+    try {
+      await ok('PATCH', '/config', { webhookEndpoint: platform.url });
+      await ok('POST', '/sandbox/webhooks/test');
+    } finally {
+      await platform.close();
+    }
+  });
+
+  it('leaves no route unseen', () => {
     const missing = routes.map((r) => `${r.method} ${r.path}`).filter((r) => !svc.conformed.has(r));
     assert.deepEqual(missing, [], 'routes never seen answering a conforming success');
   });
