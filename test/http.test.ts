@@ -192,7 +192,7 @@ describe('HTTP surface', () => {
         ['GET', '/users', ['POST']],
         ['DELETE', '/config', ['GET', 'PATCH']],
         ['POST', '/internal-accounts', ['GET']],
-        ['DELETE', `/internal-accounts/${absentId('InternalAccount')}`, ['GET']],
+        ['DELETE', `/internal-accounts/${absentId('InternalAccount')}`, ['GET', 'PATCH']],
         ['PATCH', '/customers/external-accounts', ['GET', 'POST']],
         ['DELETE', '/customers/internal-accounts', ['GET']],
         ['PUT', '/platform/external-accounts', ['GET', 'POST']],
