@@ -437,17 +437,25 @@ export interface OutcomeState {
 }
 
 /**
+ * The transaction whose pending outcome `event` plays out or cancels, its quote, and the
+ * webhook ids the step takes from the logged one.
+ */
+function pendingOutcome(event: OutcomeDecided | CancelDecided, state: OutcomeState): { tx: Transaction; pending: NonNullable<Transaction['pending']>; quote: Quote | undefined; nextId: () => string } {
+  const id = idOf(event.transactionId, 'Transaction');
+  const tx = state.transactions.get(id);
+  if (tx?.pending === undefined) throw new Error(`${event.type} for transaction ${id}, which has no pending outcome`);
+  const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
+  return { tx, pending: tx.pending, quote, nextId: idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook') };
+}
+
+/**
  * What `outcome.decided` changes: the steps of the transaction's pending outcome (one, or
  * a failure and its refund), with the ACCOUNT_STATUS of a balance they change, derived
  * from the transaction and its quote as the state holds them where the entry applies.
  */
 export function outcomeRecorded(event: OutcomeDecided, state: OutcomeState, at: number): PaymentRecorded[] {
-  const id = idOf(event.transactionId, 'Transaction');
-  const tx = state.transactions.get(id);
-  if (tx?.pending === undefined) throw new Error(`outcome.decided for transaction ${id}, which has no pending outcome`);
-  const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
-  const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
-  return withAccountStatus(outcomeSteps(tx, tx.pending, quote, at, nextId), [state.internalAccounts.get(tx.accountId)], nextId);
+  const { tx, pending, quote, nextId } = pendingOutcome(event, state);
+  return withAccountStatus(outcomeSteps(tx, pending, quote, at, nextId), [state.internalAccounts.get(tx.accountId)], nextId);
 }
 
 /** The steps of `tx`'s pending outcome; `nextId` gives their webhook events' ids. */
@@ -534,11 +542,7 @@ export function decideCancelPayout(tx: Transaction, destination: ExternalAccount
  * its quote as the state holds them where the entry applies.
  */
 export function cancelRecorded(event: CancelDecided, state: OutcomeState, at: number): PaymentRecorded[] {
-  const id = idOf(event.transactionId, 'Transaction');
-  const tx = state.transactions.get(id);
-  if (tx?.pending === undefined) throw new Error(`cancel.decided for transaction ${id}, which has no pending outcome`);
-  const quote = tx.quoteId === '' ? undefined : state.quotes.get(tx.quoteId);
-  const nextId = idsStartingAt(idOf(event.webhookId, 'Webhook'), 'Webhook');
+  const { tx, quote, nextId } = pendingOutcome(event, state);
   const refund = inFlightRefund(tx);
   const failed = withStatus(tx, 'FAILED', at, { failureReason: 'CANCELLED' });
   const step = paymentStep(quote === undefined ? undefined : changeOf(quote, 'FAILED'), failed, refund.postings, refund.ledger, nextId());
