@@ -28,7 +28,7 @@ const RowErrorView = Obj(
   { $id: 'BulkCustomerImportErrorEntry' },
 );
 const Counts = Obj({ total: Type.Integer(), processed: Type.Integer(), successful: Type.Integer(), failed: Type.Integer() });
-const JobView = Obj(
+export const BulkImportJobView = Obj(
   {
     id: Str(),
     status: StringEnum(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const),
@@ -79,7 +79,7 @@ export const bulkImportRoutes: Route[] = [
     tag: 'Customers',
     permission: 'VIEW',
     params: JobIdParam,
-    response: JobView,
+    response: BulkImportJobView,
     status: 200,
     handle: async ({ read, env, params }) => ({ status: 200, body: renderImportJob(await read(bulkImportJob, { envId: env.id, jobId: params.jobId })) }),
   }),
