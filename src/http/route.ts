@@ -13,7 +13,6 @@ import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
 import type { LookupSettings } from '../config.js';
 import type { BlobStore } from '../engine/blob-store.js';
-import type { BulkImportWorker } from '../bulk/import-worker.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -63,7 +62,7 @@ export interface RoutePorts {
   /** Where documents' bytes are kept, beside the log: written durably before the entry that names them. */
   documentBytes: BlobStore;
   /** Bulk imports: where a file's bytes are kept (durable before the job naming them), and the importer told of a new job. */
-  bulkImports: Pick<BulkImportWorker, 'bytes' | 'kick'>;
+  bulkImports: { readonly bytes: BlobStore; kick(jobId: string): void };
   /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
   issueToken(environment: Environment): IssuedToken;
   /** Told of an environment whose tokens changed, once the entry is durable and before the answer (TokensChanged). */
