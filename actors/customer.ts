@@ -88,7 +88,11 @@ export interface Address {
 export interface Customer {
   readonly id: string;
   readonly envId: string;
-  /** The platform's own id. Not unique (neither SERVICE_SPEC nor CONTRACT.md makes it so): no index, nothing to guard. */
+  /**
+   * The platform's own id. POST /customers does not refuse a repeated one (SERVICE_SPEC and
+   * CONTRACT.md before the second wave make it no key); a bulk import does (CONTRACT.md
+   * "Today's clients, second wave"), through `platformCustomerOwner`.
+   */
   readonly platformCustomerId: string;
   readonly customerType: CustomerType;
   readonly umaAddress: string;
@@ -226,6 +230,11 @@ export function decideCreateCustomer(
   if (address !== undefined) event.l = ADDRESS_FIELDS.map((field) => address[field] ?? null);
   if (input.businessInfo !== undefined) event.k = input.businessInfo;
   return [event];
+}
+
+/** The UMA address of the customer a `customer.opened` of `env` makes. */
+export function openedUmaAddress(env: PlatformEnv, event: CustomerOpened): string {
+  return event.a ?? generatedUmaAddress(env, openedCustomerId(event));
 }
 
 /** The id of the customer a `customer.opened` makes. */
@@ -625,6 +634,13 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #umaOwners = new Map<string, Map<string, string>>();
   readonly #lists = new SharedLists();
+  /**
+   * platformCustomerId to customer id, per environment, only for the environments a bulk
+   * import has asked about: built by walking the environment's customers once at the first
+   * question, then kept up to date by every customer put. Recovery never builds it (a
+   * million customers restore without it), and an environment nobody imports into never pays for it.
+   */
+  readonly #byPlatformId = new Map<string, Map<string, string>>();
   readonly records: ReadonlyMap<string, Customer> = this.#customers;
 
   /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
@@ -698,6 +714,27 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       this.#umaOwners.set(customer.envId, owners);
     }
     owners.set(customer.umaAddress.toLowerCase(), customer.id);
+    this.#indexPlatformId(this.#byPlatformId.get(customer.envId), customer);
+  }
+
+  /** Notes `customer` in an environment's platformCustomerId index (when the environment has one); the first holder of an id keeps it. */
+  #indexPlatformId(index: Map<string, string> | undefined, customer: Customer): void {
+    if (index !== undefined && !index.has(customer.platformCustomerId)) index.set(customer.platformCustomerId, customer.id);
+  }
+
+  /**
+   * The customer of `envId` holding `platformCustomerId` (deleted ones included: they stay
+   * readable under it), building the environment's index on the first question. Derived
+   * state only: building it changes nothing a decision or a digest reads otherwise.
+   */
+  platformCustomerOwner(envId: string, platformCustomerId: string): string | undefined {
+    let index = this.#byPlatformId.get(envId);
+    if (index === undefined) {
+      index = new Map();
+      for (const id of this.idsIn(envId)) this.#indexPlatformId(index, this.#customers.peek(id)!);
+      this.#byPlatformId.set(envId, index);
+    }
+    return index.get(platformCustomerId);
   }
 
   /**

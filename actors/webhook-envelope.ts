@@ -6,6 +6,7 @@
 // The type is read off the record the event holds, not logged: the record is that of the
 // event's moment (records are immutable), so every rendering of the event names the same
 // type, and a status the verification kind adds later flows through by its name.
+import type { BulkImportJob } from './bulk-import.js';
 import type { Customer } from './customer.js';
 import type { TransactionStatus } from './transaction.js';
 import type { Verification } from './verification.js';
@@ -83,6 +84,11 @@ export function verificationEnvelopeType(verification: Pick<Verification, 'verif
   return Object.hasOwn(VERIFICATION_EVENTS, verification.verificationStatus) ? VERIFICATION_EVENTS[verification.verificationStatus] : undefined;
 }
 
+/** A bulk import's end: COMPLETED (row errors included) or FAILED (its file could not be read). */
+export function bulkUploadEnvelopeType(job: Pick<BulkImportJob, 'status'>): string {
+  return job.status === 'FAILED' ? 'BULK_UPLOAD.FAILED' : 'BULK_UPLOAD.COMPLETED';
+}
+
 /** Every type this service sends in the envelope. */
 export const ENVELOPE_TYPES: readonly string[] = [
   ...new Set([
@@ -92,6 +98,8 @@ export const ENVELOPE_TYPES: readonly string[] = [
     ...['KYC', 'KYB'].flatMap((check) => [...REPORTED_CHECK_STATUSES].map((status) => `CUSTOMER.${check}_${status}`)),
     EXTERNAL_ACCOUNT_STATUS_UPDATED,
     ...Object.values(VERIFICATION_EVENTS),
+    'BULK_UPLOAD.COMPLETED',
+    'BULK_UPLOAD.FAILED',
     'TEST',
   ]),
 ];

@@ -42,9 +42,11 @@ import { SettledQueue } from './settled-queue.js';
 import { renderCustomer, type Customer, type Customers } from './customer.js';
 import { renderExternalAccount, type ExternalAccount, type ExternalAccounts } from './external-account.js';
 import { renderVerification, type Verification } from './verification.js';
+import { isFinished, renderImportJob, type BulkImportJob, type BulkImports } from './bulk-import.js';
 import type { PlatformEnvs } from './platform.js';
 import {
   BALANCE_UPDATED,
+  bulkUploadEnvelopeType,
   customerEnvelopeType,
   EXTERNAL_ACCOUNT_STATUS_UPDATED,
   paymentEnvelopeType,
@@ -56,8 +58,8 @@ import {
 /** The kinds of both formats, as FLAT names them (ACCOUNT_STATUS is ENVELOPE's INTERNAL_ACCOUNT.BALANCE_UPDATED). */
 export type FlatWebhookType = 'INCOMING_PAYMENT' | 'OUTGOING_PAYMENT' | 'ACCOUNT_STATUS';
 /** Every kind: FLAT's, those only ENVELOPE environments get, and TEST (POST /sandbox/webhooks/test, either format). */
-export type WebhookEventType = FlatWebhookType | 'CUSTOMER' | 'VERIFICATION' | 'EXTERNAL_ACCOUNT' | 'TEST';
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS', 'CUSTOMER', 'VERIFICATION', 'EXTERNAL_ACCOUNT', 'TEST'];
+export type WebhookEventType = FlatWebhookType | 'CUSTOMER' | 'VERIFICATION' | 'EXTERNAL_ACCOUNT' | 'BULK_UPLOAD' | 'TEST';
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['INCOMING_PAYMENT', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS', 'CUSTOMER', 'VERIFICATION', 'EXTERNAL_ACCOUNT', 'BULK_UPLOAD', 'TEST'];
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED'];
 
@@ -114,6 +116,8 @@ export interface WebhookEvent {
   readonly customer?: Customer;
   readonly verification?: Verification;
   readonly externalAccount?: ExternalAccount;
+  /** BULK_UPLOAD (ENVELOPE only): the import job as it ended. */
+  readonly bulkImport?: BulkImportJob;
   /** Made in an ENVELOPE environment; absent: FLAT. */
   readonly format?: 'ENVELOPE';
   /** Events recorded before records were referenced: their resource as it was rendered then. */
@@ -193,7 +197,7 @@ function envelopeBody(event: WebhookEvent): EnvelopeBody {
 
 /** The vendor's type and the resource as its GET shows it. */
 function envelopeContent(event: WebhookEvent): [type: string, data: object] {
-  const { transaction, account, customer, verification, externalAccount } = event;
+  const { transaction, account, customer, verification, externalAccount, bulkImport } = event;
   if (transaction !== undefined && (event.type === 'INCOMING_PAYMENT' || event.type === 'OUTGOING_PAYMENT')) {
     return [paymentEnvelopeType(event.type, transaction.status), renderTransaction(transaction)];
   }
@@ -201,6 +205,7 @@ function envelopeContent(event: WebhookEvent): [type: string, data: object] {
   if (customer !== undefined) return [customerEnvelopeType(customer)!, renderCustomer(customer)];
   if (verification !== undefined) return [verificationEnvelopeType(verification)!, renderVerification(verification)];
   if (externalAccount !== undefined) return [EXTERNAL_ACCOUNT_STATUS_UPDATED, renderExternalAccount(externalAccount)];
+  if (bulkImport !== undefined) return [bulkUploadEnvelopeType(bulkImport), renderImportJob(bulkImport)];
   return ['TEST', {}];
 }
 
@@ -426,7 +431,9 @@ type EnvelopeSourceEvent =
   | { type: 'customer.opened'; u: string; e: string }
   | { type: 'customer.updated'; customer: { readonly id: string }; webhookId?: string }
   | { type: 'verification.created'; verification: Verification }
-  | { type: 'externalAccount.created'; account: { readonly id: string } };
+  | { type: 'externalAccount.created'; account: { readonly id: string } }
+  | { type: 'bulkImport.sliced'; id: string }
+  | { type: 'bulkImport.failed'; id: string };
 
 export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   readonly idPrefix = 'Webhook:';
@@ -449,6 +456,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     private readonly envs: PlatformEnvs,
     private readonly customers: Customers,
     private readonly externalAccounts: ExternalAccounts,
+    private readonly bulkImports: BulkImports,
   ) {}
 
   readonly appliers: Appliers<OutboxEvent> = {
@@ -504,7 +512,15 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
       const externalAccount = this.externalAccounts.get(event.account.id)!;
       if (this.#envelope(externalAccount.envId)) this.#made(externalAccount.envId, webhookIdOfRecord(externalAccount.id), 'EXTERNAL_ACCOUNT', at, { externalAccount });
     },
+    'bulkImport.sliced': (event, at) => this.#importEnded(event.id, at),
+    'bulkImport.failed': (event, at) => this.#importEnded(event.id, at),
   };
+
+  /** A job's end (the bulk imports apply its event first) is its one BULK_UPLOAD event, in ENVELOPE environments. */
+  #importEnded(jobId: string, at: number): void {
+    const bulkImport = this.bulkImports.get(jobId)!;
+    if (isFinished(bulkImport) && this.#envelope(bulkImport.envId)) this.#made(bulkImport.envId, webhookIdOfRecord(bulkImport.id), 'BULK_UPLOAD', at, { bulkImport });
+  }
 
   /** Whether the environment makes its events in the envelope now. */
   #envelope(envId: string): boolean {
@@ -512,7 +528,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   }
 
   /** A new PENDING event of the environment's current format, reporting `resource`. */
-  #made(envId: string, id: string, type: WebhookEventType, at: number, resource: Pick<WebhookEvent, 'customer' | 'verification' | 'externalAccount'>): void {
+  #made(envId: string, id: string, type: WebhookEventType, at: number, resource: Pick<WebhookEvent, 'customer' | 'verification' | 'externalAccount' | 'bulkImport'>): void {
     if (this.#events.has(id)) throw new Error(`webhook event ${id} exists already`);
     const event: WebhookEvent = { id, envId, type, timestamp: at, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, ...resource };
     this.#put(this.#envelope(envId) ? { ...event, format: 'ENVELOPE' } : event);

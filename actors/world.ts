@@ -21,6 +21,7 @@ import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMes
 import { Verifications, type VerificationEvent } from './verification.js';
 import { BeneficialOwners, type BeneficialOwnerEvent } from './beneficial-owner.js';
 import { Documents, type DocumentEvent } from './document.js';
+import { BulkImports, type BulkImportEvent } from './bulk-import.js';
 import { WebhookEndpoints, WebhookEvents, type WebhookDeliveryEvent } from './webhook-event.js';
 
 export type DomainEvent =
@@ -35,7 +36,8 @@ export type DomainEvent =
   | WebhookDeliveryEvent
   | VerificationEvent
   | BeneficialOwnerEvent
-  | DocumentEvent;
+  | DocumentEvent
+  | BulkImportEvent;
 
 /** An operation of this domain (actors/commands/): the Command of the engine contract over World. */
 export type DomainCommand<I, R, F = undefined> = Command<World, I, R, DomainEvent, F>;
@@ -56,7 +58,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   readonly lookups = new Lookups();
   readonly quotes = new Quotes();
   readonly transactions = new Transactions(this.quotes);
-  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts);
+  readonly bulkImports = new BulkImports();
+  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts, this.bulkImports);
   readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);
   readonly verifications = new Verifications();
   readonly beneficialOwners = new BeneficialOwners();
@@ -73,6 +76,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
     this.register(this.ledger);
     this.register(this.quotes);
     this.register(this.transactions);
+    // Before the webhook events: a job's end is read by the outbox, which applies the same event after it.
+    this.register(this.bulkImports);
     // Before the events: a try's outcome wakes the delivery worker, which reads the endpoint's health.
     this.register(this.webhookEndpoints);
     this.register(this.webhookEvents);

@@ -12,6 +12,7 @@ import { WebhookDelivery, type DeliveryOptions } from './webhooks/delivery.js';
 import type { Egress } from './outbound/egress.js';
 import type { TargetPolicy } from './outbound/target-policy.js';
 import type { ServiceConfig } from './config.js';
+import { BulkImportWorker } from './bulk/import-worker.js';
 
 export interface Services {
   config: ServiceConfig;
@@ -34,6 +35,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Webhook delivery; started by `startService`, idle in commands that only open the store. */
   webhooks: WebhookDelivery;
+  /** The bulk importer; started by the shard with webhook delivery (it resumes unfinished jobs then). */
+  bulkImports: BulkImportWorker;
   /** Where outbound requests (webhooks, key sets) may go: checked when a URL is given, and again on every connection. */
   outboundTargets: TargetPolicy;
   /** The shard's close: final commit, then what its host frees (one node: the crypto workers and the data directory's lock). */
@@ -41,7 +44,7 @@ export interface Services {
 }
 
 /** What one shard's services are made of; the crypto pool, signer, verifiers and egress may be shared by several. */
-export interface ServiceParts extends Omit<Services, 'otpHasher' | 'webhooks' | 'close'> {
+export interface ServiceParts extends Omit<Services, 'otpHasher' | 'webhooks' | 'bulkImports' | 'close'> {
   /** Where this engine's webhooks are sent. */
   egress: Egress;
   delivery: DeliveryOptions;
@@ -62,6 +65,7 @@ export function composeServices(parts: ServiceParts, close: () => Promise<void>)
     otpHasher: new OtpHasher(masterKey),
     oidc: parts.oidc,
     webhooks,
+    bulkImports: new BulkImportWorker({ engine, world, clock: engine.clock, report: parts.delivery.report ?? (() => undefined) }),
     outboundTargets: parts.outboundTargets,
     close,
   };

@@ -154,15 +154,18 @@ export class Shard {
     return this.#openedOrThrow().requests;
   }
 
-  /** Starts webhook delivery (the engine runs its timers and other effects from `open` on). */
+  /** Starts webhook delivery and the bulk importer (the engine runs its timers and other effects from `open` on). */
   start(): void {
-    this.#openedOrThrow().services.webhooks.start();
+    const { services } = this.#openedOrThrow();
+    services.webhooks.start();
+    services.bulkImports.start();
   }
 
   /** Stops delivery, makes the final commit, then runs the host's release; calling it again returns the same promise. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#opened?.services.webhooks.stop();
+      this.#opened?.services.bulkImports.stop();
       try {
         await this.engine.close();
       } finally {

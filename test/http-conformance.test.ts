@@ -180,6 +180,10 @@ describe('responses conform to the published OpenAPI document', () => {
     await ok('POST', '/verifications', { customerId: acme.id });
     await ok('GET', '/verifications');
     await ok('DELETE', `/documents/${document.id}`);
+    const csv = await formBody({}, { bytes: Buffer.from('umaAddress,platformCustomerId,customerType\n,walk-1,INDIVIDUAL\n'), name: 'customers.csv', type: 'text/csv' });
+    const imported = await svc.request('POST', '/customers/bulk/csv', { raw: csv.raw, headers: { 'content-type': csv.contentType } });
+    assert.equal(imported.status, 202, imported.text);
+    await ok('GET', `/customers/bulk/jobs/${imported.body.jobId}`);
 
     await ok('GET', '/discoveries');
     await ok('GET', '/uma-providers');

@@ -117,6 +117,7 @@ export type IdKind =
   | 'Verification'
   | 'BeneficialOwner'
   | 'Document'
+  | 'Job'
   | 'Token'
   | 'Timer'
   | 'Effect';

@@ -33,11 +33,11 @@ export interface ParsedForm {
   file?: FormFile;
 }
 
-/** The form's text fields and its one file part, `file`; a malformed form, an unknown file part or a file over MAX_FILE_BYTES is a 400. */
-export function parseForm(body: MultipartBody): Promise<ParsedForm> {
+/** The form's text fields and its one file part, `file`; a malformed form, an unknown file part or a file over `maxFileBytes` is a 400. */
+export function parseForm(body: MultipartBody, maxFileBytes = MAX_FILE_BYTES): Promise<ParsedForm> {
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: { 'content-type': body.contentType }, limits: { files: 1, fileSize: MAX_FILE_BYTES, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 21 } });
+    parser = busboy({ headers: { 'content-type': body.contentType }, limits: { files: 1, fileSize: maxFileBytes, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 21 } });
   } catch (err) {
     return Promise.reject(invalidField('body', `not a multipart/form-data body: ${err instanceof Error ? err.message : String(err)}`));
   }
@@ -57,7 +57,7 @@ export function parseForm(body: MultipartBody): Promise<ParsedForm> {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('close', () => {
         if (name !== 'file') return refuse(name, 'the only file part is `file`');
-        if ((stream as unknown as { truncated: boolean }).truncated) return refuse('file', `larger than ${MAX_FILE_BYTES} bytes`);
+        if ((stream as unknown as { truncated: boolean }).truncated) return refuse('file', `larger than ${maxFileBytes} bytes`);
         form.file = { bytes: Buffer.concat(chunks), fileName: (info.filename ?? '').split(/[\\/]/).pop() ?? '' };
       });
     });

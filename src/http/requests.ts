@@ -110,6 +110,7 @@ function routePorts(services: Services, tokensChanged: TokensChanged): RoutePort
     lookups: services.config.lookups,
     wallet: new ServiceWalletPorts(services),
     documentBytes: services.engine.blobs(DOCUMENT_BYTES_TABLE),
+    bulkImports: services.bulkImports,
   };
 }
 

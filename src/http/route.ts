@@ -61,6 +61,8 @@ export interface RoutePorts {
   wallet: WalletPorts;
   /** Where documents' bytes are kept, beside the log: written durably before the entry that names them. */
   documentBytes: BlobStore;
+  /** Bulk imports: where a file's bytes are kept (durable before the job naming them), and the importer told of a new job. */
+  bulkImports: { readonly bytes: BlobStore; kick(jobId: string): void };
   /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
   issueToken(environment: Environment): IssuedToken;
   /** Told of an environment whose tokens changed, once the entry is durable and before the answer (TokensChanged). */

@@ -31,6 +31,9 @@ const CreateCustomer = Obj(
   { $id: 'CreateCustomerRequest' },
 );
 
+/** POST /customers' body, which a bulk import's rows are read as too (src/http/bulk-csv.ts). */
+export const createCustomerBody = validator(CreateCustomer);
+
 const UpdateCustomer = Obj(
   {
     customerType: StringEnum(CUSTOMER_TYPES, { description: "the customer's own type: it never changes" }),
@@ -115,7 +118,7 @@ export const customerRoutes: Route[] = [
     summary: 'Create a customer and provision its internal accounts',
     tag: 'Customers',
     permission: 'MANAGE',
-    body: validator(CreateCustomer),
+    body: createCustomerBody,
     response: CustomerView,
     status: 201,
     idempotent: true,

@@ -4,6 +4,7 @@ import { accountRoutes } from './accounts.js';
 import { authRoutes } from './wallet-auth.js';
 import { configRoutes } from './config.js';
 import { customerRoutes } from './customers.js';
+import { bulkImportRoutes } from './bulk-imports.js';
 import { exchangeRateRoutes } from './exchange-rates.js';
 import { incomingRoutes } from './incoming.js';
 import { lookupRoutes } from './lookups.js';
@@ -19,6 +20,7 @@ import { webhookRoutes } from './webhooks.js';
 
 export const routes: readonly Route[] = [
   ...customerRoutes,
+  ...bulkImportRoutes,
   ...accountRoutes,
   ...configRoutes,
   ...exchangeRateRoutes,

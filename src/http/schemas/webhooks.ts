@@ -12,6 +12,7 @@ import { DELIVERY_TIMEOUT_MS } from '../../webhooks/delivery.js';
 import { TransactionView } from './payments.js';
 import { CustomerView, ExternalAccountView, IdOf, InternalAccountView } from './resources.js';
 import { VerificationView } from '../routes/verifications.js';
+import { BulkImportJobView } from '../routes/bulk-imports.js';
 import type { Holds, Same } from './same-shape.js';
 import { Obj, Str, StringEnum } from '../validation.js';
 
@@ -49,10 +50,10 @@ export const EnvelopeWebhook = Obj(
     id,
     type: StringEnum(ENVELOPE_TYPES, { description: "the vendor's OBJECT.EVENT type" }),
     timestamp,
-    data: Type.Union([TransactionView, InternalAccountView, CustomerView, ExternalAccountView, VerificationView, Obj({}, { description: 'TEST reports nothing' })], {
+    data: Type.Union([TransactionView, InternalAccountView, CustomerView, ExternalAccountView, VerificationView, BulkImportJobView, Obj({}, { description: 'TEST reports nothing' })], {
       description:
         'The resource as its GET showed it when the event was made: a Transaction (INCOMING_PAYMENT.*, OUTGOING_PAYMENT.*), an InternalAccount ' +
-        '(INTERNAL_ACCOUNT.BALANCE_UPDATED), a Customer (CUSTOMER.*), an ExternalAccount (EXTERNAL_ACCOUNT.STATUS_UPDATED), a Verification (VERIFICATION.*); {} for TEST',
+        '(INTERNAL_ACCOUNT.BALANCE_UPDATED), a Customer (CUSTOMER.*), an ExternalAccount (EXTERNAL_ACCOUNT.STATUS_UPDATED), a Verification (VERIFICATION.*), a BulkCustomerImportJob (BULK_UPLOAD.*); {} for TEST',
     }),
   },
   { $id: 'EnvelopeWebhook', description: 'An event of an environment whose webhookFormat is ENVELOPE (it keeps that format if the setting changes later)' },
