@@ -11,6 +11,9 @@ import { assertVendorResponse, assertVendorSchema, assertVendorWebhook } from '.
 import { assertVendorError } from './support/vendor-error.js';
 import { formBody } from './support/form-body.js';
 import { ManualClock } from '../src/engine/clock.js';
+import { decodeGroup } from '../src/engine/log.js';
+import { open } from 'lmdb';
+import { rmSync } from 'node:fs';
 import { SLICE_ROWS, SLICE_SPACING_MS } from '../src/bulk/import-worker.js';
 
 const HEADER = 'umaAddress,platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country,email,businessLegalName,businessTaxId,businessIncorporatedOn';
@@ -37,7 +40,8 @@ describe('bulk import', () => {
   before(async () => {
     svc = await startTestService({ clock });
   });
-  after(() => svc.stop());
+  let stopped = false;
+  after(() => (stopped ? undefined : svc.stop()));
 
   const job = async (id: string): Promise<any> => {
     const res = await svc.request('GET', `/customers/bulk/jobs/${id}`);
@@ -178,5 +182,34 @@ describe('bulk import', () => {
     assert.deepEqual(body.data.progress, { total: 2, processed: 2, successful: 1, failed: 1 });
     const [f1] = await byPlatformId('ind-f1');
     assert.ok(list.body.data.some((e: any) => e.type === 'CUSTOMER.KYC_APPROVED' && e.data.id === f1.id), types.join());
+  });
+  // A restart resumes a job from its last durable slice, so a slice's customers and its
+  // progress must be one entry: read in the log as written, every slice entry holds exactly
+  // the customers it counts, and no other entry holds more than the one customer a POST makes.
+  it("logs each slice's customers and its progress in one entry", async () => {
+    const id = await accepted([HEADER, ...Array.from({ length: SLICE_ROWS + 7 }, (_, i) => person(`g${i}`))].join('\n'));
+    await finished(id);
+    await svc.stop({ keepData: true });
+    stopped = true;
+    const root = open({ path: svc.dataDir });
+    const slices: Array<{ successful: number; opened: number }> = [];
+    let mostOutsideSlices = 0;
+    try {
+      const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+      for (const { key, value } of log.getRange()) {
+        for (const entry of decodeGroup<{ type: string; successful?: number }>(key, value)) {
+          const opened = entry.events.filter((e) => e.type === 'customer.opened').length;
+          const slice = entry.events.find((e) => e.type === 'bulkImport.sliced');
+          if (slice !== undefined) slices.push({ successful: slice.successful!, opened });
+          else mostOutsideSlices = Math.max(mostOutsideSlices, opened);
+        }
+      }
+    } finally {
+      await root.close();
+      rmSync(svc.dataDir, { recursive: true, force: true });
+    }
+    assert.ok(slices.length >= 2, `slice entries: ${slices.length}`);
+    assert.deepEqual(slices.filter((s) => s.opened !== s.successful), [], 'a slice entry holds exactly the customers it counts');
+    assert.ok(mostOutsideSlices <= 1, `an entry outside the slices opens ${mostOutsideSlices} customers`);
   });
 });
