@@ -2,8 +2,9 @@
 // hash but never holds. `put` resolves only once the bytes are durable, so a caller that
 // writes them first and then logs the entry naming them can never leave an entry naming
 // missing bytes; a crash in between leaves bytes nothing names, which cost space and nothing
-// else. A storage may keep them itself (Storage.blobs: a cluster shard's, in a JetStream
-// object store that outlives the node); otherwise they are a table of the store, here.
+// else. A storage may keep them itself (Storage.blobs: one whose log outlives this process's
+// disk keeps them where the log's next reader finds them); otherwise they are a table of
+// the store, here.
 import type { BlobStore, StorageTable } from './storage.js';
 
 export type { BlobStore };

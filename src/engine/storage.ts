@@ -86,9 +86,9 @@ export interface Storage extends Tables {
   /** Told after each snapshot is written and the log trimmed through `seq`, with a reader of its image. */
   snapshotWritten?(seq: number, image: () => SnapshotImage<unknown>): void;
   /**
-   * The blobs named `name`, where this storage keeps them durable as long as its log (a
-   * cluster shard's: in an object store every owner of the shard reads). Absent: a table of
-   * the storage's own (TableBlobStore).
+   * The blobs named `name`, where this storage keeps them as durable as its log (one whose
+   * log is replicated elsewhere keeps them there too, for whoever reads the log next).
+   * Absent: a table of the storage's own (TableBlobStore).
    */
   blobs?(name: string): BlobStore;
 }
