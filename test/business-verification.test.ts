@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { serviceForSuite, type TestService } from './support/service.js';
 import { assertError, assertInvalid, assertStatus } from './support/assertions.js';
 import { assertVendorResponse } from './support/vendor-contract.js';
-import { BlobStore } from '../src/engine/blob-store.js';
+import { TableBlobStore } from '../src/engine/blob-store.js';
 import type { StorageTable, Written } from '../src/engine/storage.js';
 import { businessVerificationRoutes } from '../src/http/routes/business-verification.js';
 import type { RouteContext, RoutePorts } from '../src/http/route.js';
@@ -195,10 +195,10 @@ function heldFlushTable(): { table: StorageTable<string>; release: () => void } 
 }
 
 describe("a document's bytes are durable before anything names them", () => {
-  it('BlobStore.put resolves only once the bytes are flushed', async () => {
+  it('TableBlobStore.put resolves only once the bytes are flushed', async () => {
     const { table, release } = heldFlushTable();
     let done = false;
-    const put = new BlobStore(table).put('k', PNG).then(() => (done = true));
+    const put = new TableBlobStore(table).put('k', PNG).then(() => (done = true));
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(done, false, 'put resolved before the fsync');
     release();

@@ -1,17 +1,21 @@
 // The replicated log of cluster mode (src/cluster/) on a real three-server JetStream
 // cluster: an engine whose log table is a shard's stream acknowledges an entry only once a
 // quorum holds it, a new owner replays exactly what was acknowledged, a deposed owner can
-// append nothing, and the loss of one server does not stop writes.
+// append nothing, and the loss of one server does not stop writes. A shard's blobs are in an
+// object store: acknowledged only once it holds them, read whole from another node.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { Msg, NatsConnection, Payload, RequestOptions } from '@nats-io/transport-node';
+import { connect, type Msg, type NatsConnection, type Payload, type RequestOptions } from '@nats-io/transport-node';
+import type { ObjectInfo } from '@nats-io/obj';
+import { randomBytes } from 'node:crypto';
 import { ManualClock } from '../src/engine/clock.js';
 import { LmdbStorage } from '../src/engine/storage.js';
 import { openStore } from '../src/engine/store.js';
 import { mirrorStream, replicatedStorage } from '../src/cluster/replicated-storage.js';
 import { ShardStream } from '../src/cluster/shard-stream.js';
+import { BLOB_BUCKET, BlobShelf, ObjectBlobStore, type BlobObjects } from '../src/cluster/blob-shelf.js';
 import { add, openCounterEngine, tempDir, type OpenedCounters } from './support/counter-machine.js';
 import { natsClusterForSuite } from './support/nats-cluster.js';
 
@@ -207,3 +211,53 @@ async function waitForLeader<T extends { leader: string | undefined }>(read: () 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+describe("a shard's blobs in the object store", () => {
+  it('put resolves only once the object store has acknowledged the put', async () => {
+    let acknowledge!: () => void;
+    const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
+    const stored = new Map<string, Uint8Array>();
+    const objects: BlobObjects = {
+      info: async () => null,
+      putBlob: async (meta, data) => {
+        await acknowledged;
+        stored.set(meta.name, data ?? new Uint8Array());
+        return { name: meta.name } as ObjectInfo;
+      },
+      getBlob: async (name) => stored.get(name) ?? null,
+    };
+    const blobs = new ObjectBlobStore(objects, 's0001.document-bytes.', async () => undefined, () => undefined);
+    let resolved = false;
+    const put = blobs.put('k', Buffer.from('%PDF-1.4')).then(() => (resolved = true));
+    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(resolved, false, 'put resolved before the object store acknowledged');
+    acknowledge();
+    await put;
+    assert.deepEqual(await blobs.get('k'), Buffer.from('%PDF-1.4'));
+  });
+
+  it('another node reads what one put, whole; removed, it is gone for both', async () => {
+    const report = () => undefined;
+    // A server an earlier test restarted may still be rejoining: a three-replica bucket needs all three.
+    await nats.cluster.ready();
+    const writer = await BlobShelf.open(nats.nc, { replicas: 3, report });
+    const otherConnection = await connect({ servers: [...nats.cluster.urls] });
+    try {
+      const reader = await BlobShelf.open(otherConnection, { replicas: 3, report });
+      // Larger than a chunk (128 KiB): the object is several messages.
+      const bytes = randomBytes(300 * 1024);
+      await writer.of('s0007', 'document-bytes').put('doc1', bytes);
+      assert.deepEqual(await reader.of('s0007', 'document-bytes').get('doc1'), bytes);
+      assert.equal(await reader.of('s0008', 'document-bytes').get('doc1'), undefined, "another shard's name");
+      // A retried put of the same bytes is a no-op; other bytes under the name are refused.
+      await writer.of('s0007', 'document-bytes').put('doc1', bytes);
+      await assert.rejects(writer.of('s0007', 'document-bytes').put('doc1', randomBytes(10)), /other bytes/);
+      await reader.of('s0007', 'document-bytes').remove('doc1');
+      assert.equal(await writer.of('s0007', 'document-bytes').get('doc1'), undefined);
+      const jsm = await jetstreamManager(nats.nc);
+      assert.equal((await jsm.streams.info(`OBJ_${BLOB_BUCKET}`)).state.messages, 0, 'its description and chunks are deleted');
+    } finally {
+      await otherConnection.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@
 // all three nodes. Clients do what the API asks of them: every POST carries an
 // Idempotency-Key, and a 503 (or a node that is gone) is retried with the same key. Then:
 // the node owning a shard is killed with SIGKILL and another serves it within two lease
-// periods; a nats-server is killed and writes go on; an owner is stopped (SIGSTOP) until its
+// periods, a document uploaded before it read back and freed by the new owner; a nats-server is killed and writes go on; an owner is stopped (SIGSTOP) until its
 // lease has moved and continued, and it appends nothing more (the stream's writers never go
 // back to an older term); everything is restarted and reads back the same. Throughout, every
 // answer is the owner's or a 503 with Retry-After, every acknowledged payment is there
@@ -14,6 +14,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { randomBytes } from 'node:crypto';
+import { formBody, PDF } from './support/form-body.js';
+import { BLOB_BUCKET } from '../src/cluster/blob-shelf.js';
 import { basicHeader } from './support/service.js';
 import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
 import { natsClusterForSuite } from './support/nats-cluster.js';
@@ -105,17 +109,19 @@ const stopped = new Set<number>();
  */
 async function call(platform: Platform, method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: any }> {
   const deadline = Date.now() + REQUEST_DEADLINE_MS;
+  // A multipart form goes as fetch made its bytes (formBody); anything else as JSON.
+  const form = body instanceof Object && 'raw' in body && 'contentType' in body ? (body as Awaited<ReturnType<typeof formBody>>) : undefined;
   for (;;) {
     assert.ok(Date.now() < deadline, `${method} ${path} was not answered within ${REQUEST_DEADLINE_MS} ms`);
     const headers: Record<string, string> = { authorization: platform.auth };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = form?.contentType ?? 'application/json';
     if (key !== undefined) headers['idempotency-key'] = key;
     let res: Response;
     try {
       res = await fetch(`${anyOrigin()}/2025-10-13${path}`, {
         method,
         headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: form === undefined ? JSON.stringify(body) : new Blob([new Uint8Array(form.raw)]) }),
         signal: AbortSignal.timeout(4 * LEASE_MS),
       });
     } catch {
@@ -270,6 +276,18 @@ async function assertPaymentsHold(): Promise<void> {
   if (resume) startLoad();
 }
 
+/** The bytes of every document of `shard` in the cluster's blob bucket, where any owner of the shard reads them. */
+async function documentBytesOf(shard: string): Promise<Buffer[]> {
+  const bucket = await new Objm(nats.nc).open(BLOB_BUCKET);
+  const found: Buffer[] = [];
+  for (const info of await bucket.list()) {
+    if (!info.name.startsWith(`${shard}.document-bytes.`)) continue;
+    const bytes = await bucket.getBlob(info.name);
+    if (bytes !== null) found.push(Buffer.from(bytes));
+  }
+  return found;
+}
+
 /** The writers of a shard's stream, in order: each `node:term` of its messages' ids. */
 async function writersOf(shard: string): Promise<string[]> {
   const jsm = await jetstreamManager(nats.nc);
@@ -347,8 +365,14 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
   });
 
   it('kill -9 of the node owning a shard: another node serves it within two lease periods, nothing acknowledged is lost', async () => {
-    const shard = platforms[0]!.shard;
+    const platform = platforms[0]!;
+    const shard = platform.shard;
     const owner = await ownerOf(shard);
+    // A document uploaded through any node: its bytes must outlive the owner that stored them.
+    const holder = (await ok(platform, 'GET', `/internal-accounts/${platform.accounts[0]}`)).customerId as string;
+    const fileBytes = Buffer.concat([PDF, randomBytes(200 * 1024)]);
+    const form = await formBody({ documentHolder: holder, documentType: 'PASSPORT', country: 'US' }, { bytes: fileBytes, name: 'passport.pdf', type: 'application/pdf' });
+    const uploaded = await ok(platform, 'POST', '/documents', form, `${platform.name}-document`);
     const before = acknowledged();
     await killNode(owner);
     const killedAt = Date.now();
@@ -356,6 +380,10 @@ describe('cluster mode: three nodes on a three-server JetStream cluster', { time
     const took = Date.now() - killedAt;
     assert.ok(took <= 2 * LEASE_MS, `${shard} was served again after ${took} ms (two lease periods: ${2 * LEASE_MS} ms)`);
     assert.notEqual(next, owner);
+    assert.deepEqual(await ok(platform, 'GET', `/documents/${uploaded.id}`), uploaded, 'the document as the new owner reads it');
+    assert.deepEqual(await documentBytesOf(shard), [fileBytes], "the shard's document bytes are whole where the new owner reads them");
+    await ok(platform, 'DELETE', `/documents/${uploaded.id}`);
+    assert.deepEqual(await documentBytesOf(shard), [], 'the new owner freed them');
     await untilMorePayments(before, 'after the owner was killed');
     await startNode(owner);
     await assertPaymentsHold();

@@ -98,10 +98,11 @@ export class BulkImportWorker {
   async #table(jobId: string): Promise<CsvTable | undefined> {
     const job = this.#parts.world.bulkImports.get(jobId);
     if (job === undefined || isFinished(job)) return undefined;
-    const reason = unreadable(job, this.bytes.get(job.file.key));
-    if (reason === undefined) {
+    const bytes = await this.bytes.get(job.file.key);
+    const reason = unreadable(job, bytes);
+    if (bytes !== undefined && reason === undefined) {
       try {
-        return await readCsv(this.bytes.get(job.file.key)!);
+        return await readCsv(bytes);
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         return this.#fail(jobId, `the file no longer parses: ${err.message}`);

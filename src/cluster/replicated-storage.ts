@@ -5,7 +5,9 @@
 // a shard, `mirrorStream` makes the local log exactly the stream's messages, so a group the
 // stream never acknowledged is not replayed, and a new owner replays what the old one wrote.
 // The engine recovers from the shard's newest published snapshot when it is newer than the
-// local store's own, and each snapshot it writes is offered for publication.
+// local store's own, and each snapshot it writes is offered for publication. Its blobs (a
+// document's bytes) are not the node's: they are kept where every owner of the shard reads
+// them (blob-shelf.ts), when the shard is given a place for them.
 import type { Key, KeyRange, Storage, StorageTable, Written } from '../engine/storage.js';
 import { logTable } from '../engine/log.js';
 import type { ShardStream } from './shard-stream.js';
@@ -68,8 +70,11 @@ class ReplicatedLogTable implements StorageTable<number> {
 /** What a shard's storage adds to the store: the shard's newest published snapshot, and a hook that publishes those written. */
 export type PublishedSnapshots = Pick<Storage, 'offeredImage' | 'snapshotWritten'>;
 
-/** `local` with its log table replicated through `stream`, offering and publishing snapshots through `published`. */
-export function replicatedStorage(local: Storage, stream: ShardStream, published: PublishedSnapshots = {}): Storage {
+/**
+ * `local` with its log table replicated through `stream`, offering and publishing snapshots
+ * through `published`, its blobs in `blobs` (absent: tables of `local`, as a test's log needs).
+ */
+export function replicatedStorage(local: Storage, stream: ShardStream, published: PublishedSnapshots = {}, blobs?: Storage['blobs']): Storage {
   return {
     table<K extends Key>(name: string): StorageTable<K> {
       const table = local.table<K>(name);
@@ -80,6 +85,7 @@ export function replicatedStorage(local: Storage, stream: ShardStream, published
     // The snapshots stay the node's own (published whole through `published`), in their own environment.
     snapshotTables: local.snapshotTables,
     ...published,
+    ...(blobs === undefined ? {} : { blobs }),
   };
 }
 

@@ -23,6 +23,7 @@ import { Membership } from './membership.js';
 import { ClusterNode } from './node.js';
 import { ClusterRequests } from './front.js';
 import { SnapshotShelf } from './snapshot-shelf.js';
+import { BlobShelf } from './blob-shelf.js';
 
 export interface RunningNode {
   http: HttpServer;
@@ -111,6 +112,7 @@ async function joinCluster(joining: {
   const leases = await LeaseTable.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const membership = await Membership.open(nc, { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, replicas });
   const shelf = await SnapshotShelf.open(nc, { replicas, report });
+  const blobs = await BlobShelf.open(nc, { replicas, report });
   const shared = sharedParts(config, parts);
   closers.push(() => shared.close());
   const node = new ClusterNode(
@@ -123,6 +125,7 @@ async function joinCluster(joining: {
       leases,
       replicas,
       shelf,
+      blobs,
       routes,
       report,
       ...optional('clock', parts.clock),

@@ -28,6 +28,7 @@ import { serveShardRequests } from './shard-requests.js';
 import { mirrorStream, replicatedStorage, type PublishedSnapshots } from './replicated-storage.js';
 import type { Lease, LeaseTable } from './lease.js';
 import type { ShardImage, SnapshotShelf } from './snapshot-shelf.js';
+import type { BlobShelf } from './blob-shelf.js';
 import type { Directory } from './directory.js';
 import type { PlatformEnv } from '../../actors/platform.js';
 
@@ -47,6 +48,8 @@ export interface NodeParts extends SharedParts {
   leases: LeaseTable;
   replicas: number;
   shelf: SnapshotShelf;
+  /** Where every shard's blobs are kept, for whichever node owns it. */
+  blobs: BlobShelf;
   routes: readonly Route[];
   report: Report;
   clock?: Clock;
@@ -114,7 +117,7 @@ export class ClusterShard {
     const shard = new Shard({
       ...node,
       settings: { ...node.config, dataDir },
-      openStorage: () => replicatedStorage(local, stream, published),
+      openStorage: () => replicatedStorage(local, stream, published, (table) => node.blobs.of(name, table)),
       clock: node.clock ?? systemClock,
       report,
       keys: { ...node.keys, storeId: name },

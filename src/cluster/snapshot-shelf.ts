@@ -7,23 +7,20 @@
 //
 // Objects are only ever put under new names and removed message by message: the object
 // store's own overwrite and delete purge the old chunks, and the nats-server Debian ships
-// replays a purge wrongly when a restarted server catches up (see deleteMessages).
+// replays a purge wrongly when a restarted server catches up (object-removal.ts).
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { decodeStored, encodeStored } from '../engine/format.js';
 import type { SnapshotImage } from '../engine/snapshot.js';
 import type { TimerMessage } from '../../actors/world.js';
 import type { Report } from '../engine/report.js';
-import { BUCKET_OPTIONS, deleteMessages, isWrongLastSequence, retrying } from './shard-stream.js';
+import { BUCKET_OPTIONS, isWrongLastSequence, retrying } from './shard-stream.js';
+import { objectRemover, type RemoveObject } from './object-removal.js';
 
 export const SNAPSHOT_BUCKET = 'shard-snapshots';
 export const SNAPSHOT_INDEX_BUCKET = 'shard-snapshot-index';
-/** How long listing an object's chunks waits for one more. */
-const CHUNK_LIST_WAIT_MS = 2_000;
-/** The stream under the object store (the @nats-io/obj naming). */
-const SNAPSHOT_STREAM = `OBJ_${SNAPSHOT_BUCKET}`;
 
 /** Where a shard's newest published snapshot is, and the one before it (kept while a takeover may still read it). */
 interface Pointer {
@@ -37,23 +34,21 @@ export type ShardImage = SnapshotImage<TimerMessage>;
 export class SnapshotShelf {
   readonly #objects: ObjectStore;
   readonly #index: KV;
-  readonly #js: JetStreamClient;
-  readonly #jsm: JetStreamManager;
+  readonly #removeObject: RemoveObject;
   readonly #report: Report;
 
-  private constructor(objects: ObjectStore, index: KV, js: JetStreamClient, jsm: JetStreamManager, report: Report) {
+  private constructor(objects: ObjectStore, index: KV, removeObject: RemoveObject, report: Report) {
     this.#report = report;
     this.#objects = objects;
     this.#index = index;
-    this.#js = js;
-    this.#jsm = jsm;
+    this.#removeObject = removeObject;
   }
 
   static async open(nc: NatsConnection, options: { replicas: number; report: Report }): Promise<SnapshotShelf> {
     const objects = await retrying(SNAPSHOT_BUCKET, () => new Objm(nc).create(SNAPSHOT_BUCKET, { replicas: options.replicas }));
     const index = await retrying(SNAPSHOT_INDEX_BUCKET, () => new Kvm(nc).create(SNAPSHOT_INDEX_BUCKET, { replicas: options.replicas, ...BUCKET_OPTIONS }));
     const jsm = await retrying(SNAPSHOT_BUCKET, () => jetstreamManager(nc));
-    return new SnapshotShelf(objects, index, jetstream(nc), jsm, options.report);
+    return new SnapshotShelf(objects, index, objectRemover(SNAPSHOT_BUCKET, objects, jetstream(nc), jsm), options.report);
   }
 
   /** The shard's newest published snapshot, or undefined if none was published. */
@@ -98,34 +93,12 @@ export class SnapshotShelf {
     }
   }
 
-  /**
-   * Removes an object nobody will read again: its description first (it is gone for readers
-   * at once), then its chunks. One that cannot be removed now only takes space, so this never
-   * fails the publication; it is reported.
-   */
+  /** Removes an object nobody will read again; one that cannot be removed now only takes space, so this never fails the publication; it is reported. */
   async #remove(object: string): Promise<void> {
     try {
-      const info = await retrying(SNAPSHOT_BUCKET, () => this.#objects.info(object));
-      if (info === null) return;
-      await deleteMessages(this.#jsm, SNAPSHOT_STREAM, [info.revision]);
-      await deleteMessages(this.#jsm, SNAPSHOT_STREAM, await this.#chunkSeqs(info.nuid, info.chunks));
+      await this.#removeObject(object);
     } catch (err) {
       this.#report(`snapshot object ${object} not removed: ${err instanceof Error ? err.message : String(err)}`, { event: 'cluster.snapshot.remove-failed', level: 'warn', object });
     }
-  }
-
-  /** The stream sequences of an object's `count` chunks. */
-  async #chunkSeqs(nuid: string, count: number): Promise<number[]> {
-    if (count === 0) return [];
-    const consumer = await retrying(SNAPSHOT_BUCKET, () => this.#js.consumers.get(SNAPSHOT_STREAM, { filter_subjects: `$O.${SNAPSHOT_BUCKET}.C.${nuid}`, headers_only: true }));
-    // A fetch, not a consume: chunks already removed (an earlier try) end it at its expiry instead of never.
-    const messages = await consumer.fetch({ max_messages: count, expires: CHUNK_LIST_WAIT_MS });
-    const seqs: number[] = [];
-    for await (const message of messages) {
-      seqs.push(message.seq);
-      if (seqs.length >= count || message.info.pending === 0) break;
-    }
-    await messages.close();
-    return seqs;
   }
 }

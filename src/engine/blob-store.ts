@@ -1,11 +1,16 @@
-// Byte strings kept beside the log in a table of their own (the storage seam, storage.ts):
-// a document's file, which a log entry names by key and hash but never holds. `put`
-// resolves only once the bytes are durable, so a caller that writes them first and then
-// logs the entry naming them can never leave an entry naming missing bytes; a crash in
-// between leaves bytes nothing names, which cost space and nothing else.
-import type { StorageTable } from './storage.js';
+// Byte strings kept beside the log: a document's file, which a log entry names by key and
+// hash but never holds. `put` resolves only once the bytes are durable, so a caller that
+// writes them first and then logs the entry naming them can never leave an entry naming
+// missing bytes; a crash in between leaves bytes nothing names, which cost space and nothing
+// else. A storage may keep them itself (Storage.blobs: one whose log outlives this process's
+// disk keeps them where the log's next reader finds them); otherwise they are a table of
+// the store, here.
+import type { BlobStore, StorageTable } from './storage.js';
 
-export class BlobStore {
+export type { BlobStore };
+
+/** Blobs in a table of the node's own store (LMDB, or the simulator's disk). */
+export class TableBlobStore implements BlobStore {
   readonly #table: StorageTable<string>;
 
   constructor(table: StorageTable<string>) {
@@ -20,8 +25,8 @@ export class BlobStore {
     if (!committed) throw new Error(`the store refused the bytes of ${key}`);
   }
 
-  get(key: string): Buffer | undefined {
-    return this.#table.get(key);
+  get(key: string): Promise<Buffer | undefined> {
+    return Promise.resolve(this.#table.get(key));
   }
 
   /** Frees the bytes under `key` (nothing to do when there are none). */

@@ -16,7 +16,7 @@
 import type { Clock } from './clock.js';
 import { StoreCorruptError } from './format.js';
 import { openLmdbStorage, type Storage } from './storage.js';
-import { BlobStore } from './blob-store.js';
+import { TableBlobStore, type BlobStore } from './blob-store.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError } from './log.js';
 import { MailboxFullError } from './mailbox.js';
@@ -321,9 +321,9 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     return this.#idempotency.find(key, this.clock.now());
   }
 
-  /** Byte strings kept in the store's table `name` beside the log (blob-store.ts); the engine must be open. */
+  /** Byte strings `name` kept beside the log (blob-store.ts): where the storage keeps them, else its table `name`; the engine must be open. */
   blobs(name: string): BlobStore {
-    return new BlobStore(this.#storage.table<string>(name));
+    return this.#storage.blobs?.(name) ?? new TableBlobStore(this.#storage.table<string>(name));
   }
 
   /** Takes a snapshot now (also used by tests and on shutdown). */

@@ -53,6 +53,16 @@ export interface StorageTable<K extends Key> {
   readonly maxPutsInFlight?: number;
 }
 
+/**
+ * Byte strings kept beside the log (blob-store.ts): `put` resolves once the bytes are durable,
+ * `remove` frees them (nothing to do when there are none).
+ */
+export interface BlobStore {
+  put(key: string, bytes: Buffer): Promise<void>;
+  get(key: string): Promise<Buffer | undefined>;
+  remove(key: string): Promise<void>;
+}
+
 /** Named tables, as a storage and its snapshot tables each have them. */
 export interface Tables {
   table<K extends Key>(name: string): StorageTable<K>;
@@ -75,6 +85,12 @@ export interface Storage extends Tables {
   readonly offeredImage?: SnapshotImage<unknown>;
   /** Told after each snapshot is written and the log trimmed through `seq`, with a reader of its image. */
   snapshotWritten?(seq: number, image: () => SnapshotImage<unknown>): void;
+  /**
+   * The blobs named `name`, where this storage keeps them as durable as its log (one whose
+   * log is replicated elsewhere keeps them there too, for whoever reads the log next).
+   * Absent: a table of the storage's own (TableBlobStore).
+   */
+  blobs?(name: string): BlobStore;
 }
 
 /** lmdb's put also takes put flags in an options object (here MDB_APPEND); its typings list only versions. */
