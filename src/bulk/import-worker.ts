@@ -100,15 +100,13 @@ export class BulkImportWorker {
     if (job === undefined || isFinished(job)) return undefined;
     const bytes = await this.bytes.get(job.file.key);
     const reason = unreadable(job, bytes);
-    if (bytes !== undefined && reason === undefined) {
-      try {
-        return await readCsv(bytes);
-      } catch (err) {
-        if (!(err instanceof DomainError)) throw err;
-        return this.#fail(jobId, `the file no longer parses: ${err.message}`);
-      }
+    if (reason !== undefined) return this.#fail(jobId, reason);
+    try {
+      return await readCsv(bytes!);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      return this.#fail(jobId, `the file no longer parses: ${err.message}`);
     }
-    return this.#fail(jobId, reason);
   }
 
   async #fail(jobId: string, reason: string): Promise<undefined> {
