@@ -295,7 +295,9 @@ async function writersOf(shard: string): Promise<string[]> {
   const writers: string[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
     const message = await jsm.streams.getMessage(shard, { seq });
-    const id = message?.header.get('Nats-Msg-Id') ?? '';
+    // Trimmed under a snapshot while this reads: its writer is no longer the stream's to tell.
+    if (message === null) continue;
+    const id = message.header.get('Nats-Msg-Id') ?? '';
     const writer = id.slice(0, id.lastIndexOf(':'));
     if (writers[writers.length - 1] !== writer) writers.push(writer);
   }
