@@ -5,9 +5,25 @@
 // else. A storage may keep them itself (Storage.blobs: one whose log outlives this process's
 // disk keeps them where the log's next reader finds them); otherwise they are a table of
 // the store, here.
+import { createHash } from 'node:crypto';
+import { drawBytes } from './entropy.js';
 import type { BlobStore, StorageTable } from './storage.js';
 
 export type { BlobStore };
+
+/** What a log entry names of bytes kept beside it: where they are, and the SHA-256 (hex) and size to know them by. */
+export interface NamedBytes {
+  readonly key: string;
+  readonly sha256: string;
+  readonly size: number;
+}
+
+/** Writes `bytes` under a key drawn through the entropy seam; resolves, once they are durable, to what an entry names of them. */
+export async function storeBytes(blobs: BlobStore, bytes: Buffer): Promise<NamedBytes> {
+  const named: NamedBytes = { key: drawBytes(16).toString('hex'), sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+  await blobs.put(named.key, bytes);
+  return named;
+}
 
 /** Blobs in a table of the node's own store (LMDB, or the simulator's disk). */
 export class TableBlobStore implements BlobStore {

@@ -5,13 +5,12 @@
 // nothing), its bytes are then written durably to the import store, and only then is the
 // job made that names them; the 202 goes out once that entry is durable, and the importer
 // (src/bulk/import-worker.ts) moves the job in slices from there.
-import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { renderImportJob, type ImportFile } from '../../../actors/bulk-import.js';
 import { startBulkImport } from '../../../actors/commands/bulk-imports.js';
 import { invalidField } from '../../../actors/errors.js';
 import { bulkImportJob } from '../../../actors/queries/bulk-imports.js';
-import { drawBytes } from '../../engine/entropy.js';
+import { storeBytes } from '../../engine/blob-store.js';
 import { readCsv } from '../bulk-csv.js';
 import { FORM_OVERHEAD_BYTES, parseForm, type MultipartBody } from '../multipart.js';
 import { route, type Reply, type Route, type RouteContext } from '../route.js';
@@ -46,8 +45,7 @@ async function upload(ctx: RouteContext<MultipartBody, undefined>): Promise<Repl
   if (form.file === undefined || form.file.bytes.length === 0) throw invalidField('file', 'required: the CSV as a file part named `file`');
   const { bytes } = form.file;
   const table = await readCsv(bytes);
-  const file: ImportFile = { key: drawBytes(16).toString('hex'), sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
-  await ctx.ports.bulkImports.bytes.put(file.key, bytes);
+  const file: ImportFile = await storeBytes(ctx.ports.bulkImports.bytes, bytes);
   let jobId: string | undefined;
   const reply = await ctx.run(startBulkImport, { envId: ctx.env.id, file, total: table.rows.length }, (job) => {
     jobId = job.id;

@@ -5,13 +5,12 @@
 // then the command run that names them: a crash in between leaves bytes nothing names,
 // never an entry naming missing bytes. A document's bytes are not served back (the vendor's
 // contract returns its metadata only); DELETE and PUT free the bytes they no longer name.
-import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { ID_TYPES, OWNER_ROLES, renderOwner, type BeneficialOwnerView as OwnerViewType } from '../../../actors/beneficial-owner.js';
 import { DOCUMENT_TYPES, renderDocument, type DocumentDetails, type DocumentView as DocumentViewType, type StoredFile } from '../../../actors/document.js';
 import { createBeneficialOwner, deleteDocument, replaceDocument, updateBeneficialOwner, uploadDocument } from '../../../actors/commands/business-verification.js';
 import { beneficialOwner, beneficialOwnerPage, documentPage, verificationDocument } from '../../../actors/queries/business-verification.js';
-import { drawBytes } from '../../engine/entropy.js';
+import { storeBytes } from '../../engine/blob-store.js';
 import { documentFile, FORM_OVERHEAD_BYTES, MAX_FILE_BYTES, parseForm, type MultipartBody } from '../multipart.js';
 import { PageQuery } from '../pagination.js';
 import { route, type Route, type RouteContext, type RoutePorts } from '../route.js';
@@ -82,8 +81,7 @@ async function storeFile<F extends Parsed<typeof ReplaceFields>>(ports: RoutePor
   const form = await parseForm(body);
   const parsed = fields.parse(form.fields);
   const file = await documentFile(form.file);
-  const stored: StoredFile = { key: drawBytes(16).toString('hex'), sha256: createHash('sha256').update(file.bytes).digest('hex'), size: file.bytes.length, mediaType: file.mediaType };
-  await ports.documentBytes.put(stored.key, file.bytes);
+  const stored: StoredFile = { ...(await storeBytes(ports.documentBytes, file.bytes)), mediaType: file.mediaType };
   const details: DocumentDetails = { documentType: parsed.documentType, country: parsed.country, fileName: file.fileName };
   const optional = { side: parsed.side, documentNumber: parsed.documentNumber, issuingAuthority: parsed.issuingAuthority };
   for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(details, { [name]: value });
