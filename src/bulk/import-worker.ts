@@ -12,7 +12,8 @@
 //
 // Not starving other requests: a slice is at most SLICE_ROWS rows (about a millisecond or
 // two of decision), the file is parsed once per job in chunks with turns of the event loop
-// between them, and each slice waits for its entry to be durable and then SLICE_SPACING_MS
+// between them (the upload hands its parse over; a job resumed after a restart reads its
+// file back), and each slice waits for its entry to be durable and then SLICE_SPACING_MS
 // on the clock before the next, so requests that arrived meanwhile are served between
 // slices (bench/bulk-import.ts measures a payment load's p99 beside an import).
 import { createHash } from 'node:crypto';
@@ -67,17 +68,21 @@ export class BulkImportWorker {
     this.#stopped = true;
   }
 
-  /** A new job, durable: move it (nothing when it is moving already or the worker is stopped). */
-  kick(jobId: string): void {
+  /**
+   * A new job, durable: move it (nothing when it is moving already or the worker is stopped).
+   * `parsed`: its file as the upload parsed it, so a live upload's file is not parsed twice;
+   * without it (a job resumed after a restart) the file is read back and parsed.
+   */
+  kick(jobId: string, parsed?: CsvTable): void {
     if (this.#stopped || this.#running.has(jobId)) return;
     this.#running.add(jobId);
-    void this.#run(jobId)
+    void this.#run(jobId, parsed)
       .catch((err: unknown) => this.#parts.report(`bulk import ${jobId} stopped: ${String(err)}`, { event: 'bulkImport.stopped', level: 'error', jobId }))
       .finally(() => this.#running.delete(jobId));
   }
 
-  async #run(jobId: string): Promise<void> {
-    const table = await this.#table(jobId);
+  async #run(jobId: string, parsed: CsvTable | undefined): Promise<void> {
+    const table = parsed ?? (await this.#table(jobId));
     if (table === undefined) return;
     for (;;) {
       const job = this.#parts.world.bulkImports.get(jobId);

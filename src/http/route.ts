@@ -13,6 +13,7 @@ import type { WebhookDelivery } from '../webhooks/delivery.js';
 import type { Validator } from './validation.js';
 import type { LookupSettings } from '../config.js';
 import type { BlobStore } from '../engine/blob-store.js';
+import type { CsvTable } from './bulk-csv.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -62,7 +63,7 @@ export interface RoutePorts {
   /** Where documents' bytes are kept, beside the log: written durably before the entry that names them. */
   documentBytes: BlobStore;
   /** Bulk imports: where a file's bytes are kept (durable before the job naming them), and the importer told of a new job. */
-  bulkImports: { readonly bytes: BlobStore; kick(jobId: string): void };
+  bulkImports: { readonly bytes: BlobStore; kick(jobId: string, parsed?: CsvTable): void };
   /** A new API token's client id and secret, drawn through the entropy seam (the secret never reaches a decision, only its hash). */
   issueToken(environment: Environment): IssuedToken;
   /** Told of an environment whose tokens changed, once the entry is durable and before the answer (TokensChanged). */

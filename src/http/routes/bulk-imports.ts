@@ -51,7 +51,7 @@ async function upload(ctx: RouteContext<MultipartBody, undefined>): Promise<Repl
     jobId = job.id;
     return { status: 202, body: { jobId: job.id, status: job.status } };
   });
-  if (jobId !== undefined) ctx.ports.bulkImports.kick(jobId);
+  if (jobId !== undefined) ctx.ports.bulkImports.kick(jobId, table);
   return reply;
 }
 
