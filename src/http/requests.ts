@@ -199,13 +199,18 @@ function routeOf(router: Router, incoming: Incoming): { route: Route; params: Re
   return match;
 }
 
+/** A Content-Type's media type, without its parameters, in lower case. */
+function mediaType(contentType: string): string {
+  return contentType.split(';', 1)[0]!.trim().toLowerCase();
+}
+
 function isMultipartForm(contentType: string): boolean {
-  return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'multipart/form-data';
+  return mediaType(contentType) === 'multipart/form-data';
 }
 
 function isJson(contentType: string): boolean {
   if (contentType === 'application/json') return true;
-  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const type = mediaType(contentType);
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
