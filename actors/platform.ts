@@ -154,12 +154,17 @@ export const PERMISSIONS: readonly Permission[] = ['VIEW', 'TRANSACT', 'MANAGE']
  */
 export type PermissionBits = number;
 export const PERMISSION_BIT: Readonly<Record<Permission, PermissionBits>> = { VIEW: 1, TRANSACT: 2, MANAGE: 4 };
-export const ALL_PERMISSIONS: PermissionBits = 7;
+const ALL_PERMISSIONS: PermissionBits = 7;
 
 export function permissionBits(permissions: readonly Permission[]): PermissionBits {
   let bits = 0;
   for (const p of permissions) bits |= PERMISSION_BIT[p];
   return bits;
+}
+
+/** What a token's permissions grant: a token made before permissions existed (none listed) holds all three. */
+export function grantedBits(permissions: readonly Permission[] | undefined): PermissionBits {
+  return permissions === undefined ? ALL_PERMISSIONS : permissionBits(permissions);
 }
 
 /** Most tokens an environment holds at once: every token rides in its environment's record. */
@@ -496,9 +501,7 @@ export class PlatformEnvs implements RecordKind<PlatformEnv, PlatformEvent> {
   }
 
   #index(envId: string, token: ApiToken): void {
-    // Tokens made before permissions existed hold all three.
-    const permissions = token.permissions === undefined ? ALL_PERMISSIONS : permissionBits(token.permissions);
-    this.#tokens.set(token.tokenId, { envId, secretHash: token.secretHash, permissions });
+    this.#tokens.set(token.tokenId, { envId, secretHash: token.secretHash, permissions: grantedBits(token.permissions) });
   }
 
   restore(env: PlatformEnv): void {

@@ -11,7 +11,7 @@ import { Kvm, type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { pack, unpack } from 'msgpackr';
 import { timingSafeEqual } from 'node:crypto';
 import type { EnvGenesis } from '../platforms.js';
-import { ALL_PERMISSIONS, permissionBits, tokenRecordOf, type Permission, type PlatformEnv, type TokenGrant } from '../../actors/platform.js';
+import { grantedBits, permissionBits, tokenRecordOf, type Permission, type PlatformEnv, type TokenGrant } from '../../actors/platform.js';
 import { isIssuedTokenId, tokenIdKey, type TokenSource } from '../http/platform-auth.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { drawBytes } from '../engine/entropy.js';
@@ -41,7 +41,7 @@ interface CopiedToken extends TokenGrant {
 
 function copiedToken(record: TokenRecord): CopiedToken {
   const { envId, shard, secretHash } = record;
-  return { envId, shard, secretHash, permissions: record.permissions === undefined ? ALL_PERMISSIONS : permissionBits(record.permissions) };
+  return { envId, shard, secretHash, permissions: grantedBits(record.permissions) };
 }
 
 /** An issued token not in the directory is asked again after this long (one made on another node may be on its way). */
