@@ -238,7 +238,7 @@ export function openedUmaAddress(env: PlatformEnv, event: CustomerOpened): strin
 }
 
 /** The id of the customer a `customer.opened` makes. */
-export function openedCustomerId(event: CustomerOpened): string {
+export function openedCustomerId(event: Pick<CustomerOpened, 'u'>): string {
   return `${CUSTOMER_PREFIX}${event.u}`;
 }
 

@@ -39,7 +39,7 @@ import { renderInternalAccount, type InternalAccount, type Posting, type Interna
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
 import { SettledQueue } from './settled-queue.js';
-import { renderCustomer, type Customer, type Customers } from './customer.js';
+import { openedCustomerId, renderCustomer, type Customer, type Customers } from './customer.js';
 import { renderExternalAccount, type ExternalAccount, type ExternalAccounts } from './external-account.js';
 import { renderVerification, type Verification } from './verification.js';
 import { isFinished, renderImportJob, type BulkImportJob, type BulkImports } from './bulk-import.js';
@@ -494,7 +494,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     'webhook.test.recorded': (event, at) => this.#made(event.envId, event.id, 'TEST', at, {}),
     'customer.opened': (event, at) => {
       if (!this.#envelope(event.e)) return;
-      const customer = this.customers.get(`Customer:${event.u}`)!;
+      const customer = this.customers.get(openedCustomerId(event))!;
       if (customerEnvelopeType(customer) !== undefined) this.#made(event.e, webhookIdOfRecord(customer.id), 'CUSTOMER', at, { customer });
     },
     'customer.updated': (event, at) => {
@@ -530,8 +530,9 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   /** A new PENDING event of the environment's current format, reporting `resource`. */
   #made(envId: string, id: string, type: WebhookEventType, at: number, resource: Pick<WebhookEvent, 'customer' | 'verification' | 'externalAccount' | 'bulkImport'>): void {
     if (this.#events.has(id)) throw new Error(`webhook event ${id} exists already`);
-    const event: WebhookEvent = { id, envId, type, timestamp: at, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, ...resource };
-    this.#put(this.#envelope(envId) ? { ...event, format: 'ENVELOPE' } : event);
+    const event: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { id, envId, type, timestamp: at, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, ...resource };
+    if (this.#envelope(envId)) event.format = 'ENVELOPE';
+    this.#put(event);
     this.onQueued?.(envId);
   }
 
