@@ -28,7 +28,8 @@ import { assertPartiesActive, type Payee, type Quote, type QuoteChange, type Quo
 import {
   paymentReference,
   unquotedAmounts,
-  quotedFields,
+  quotedTransaction,
+  type OwnFields,
   receivedSide,
   payoutPlan,
   pullPlan,
@@ -192,7 +193,7 @@ interface Execution {
 
 function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSource }, txId: string, at: number): Execution {
   const { source, sourceCustomer } = parties;
-  const outgoing: Transaction = {
+  const own: { -readonly [K in keyof OwnFields]: OwnFields[K] } = {
     id: txId,
     envId: quote.envId,
     type: 'OUTGOING',
@@ -201,12 +202,12 @@ function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSo
     customerId: quote.sourceCustomerId,
     platformCustomerId: sourceCustomer?.platformCustomerId ?? '',
     source: { sourceType: 'ACCOUNT', accountId: source.account.id },
-    ...quotedFields(quote),
     reference: paymentReference(txId),
-    ...(quote.counterpartyInformation !== undefined ? { counterpartyInformation: quote.counterpartyInformation } : {}),
     createdAt: at,
     updatedAt: at,
   };
+  if (quote.counterpartyInformation !== undefined) own.counterpartyInformation = quote.counterpartyInformation;
+  const outgoing = quotedTransaction(own, quote);
   return {
     outgoing,
     fees: ledgerDelta(quote.envId, quote.price.sendingCurrency, 0, quote.price.feesIncluded),
@@ -341,7 +342,7 @@ export function quoteFundingRecorded(event: QuoteFundingDecided, state: QuoteFun
   if (quote === undefined || target === undefined) throw new Error(`quoteFunding.decided for quote ${quoteId}, which does not exist or pays no internal account`);
   const p = quote.price;
   const txId = idOf(event.transactionId, 'Transaction');
-  const incoming: Transaction = {
+  const own: { -readonly [K in keyof OwnFields]: OwnFields[K] } = {
     id: txId,
     envId: quote.envId,
     type: 'INCOMING',
@@ -350,13 +351,13 @@ export function quoteFundingRecorded(event: QuoteFundingDecided, state: QuoteFun
     customerId: target.customerId,
     platformCustomerId: target.customerId === '' ? '' : (state.customers.get(target.customerId)?.platformCustomerId ?? ''),
     source: { sourceType: 'REALTIME_FUNDING', currency: p.sendingCurrency },
-    ...quotedFields(quote),
     reference: quote.fundingReference!,
-    ...(quote.senderCustomerInfo !== undefined ? { counterpartyInformation: quote.senderCustomerInfo } : {}),
     settledAt: at,
     createdAt: at,
     updatedAt: at,
   };
+  if (quote.senderCustomerInfo !== undefined) own.counterpartyInformation = quote.senderCustomerInfo;
+  const incoming = quotedTransaction(own, quote);
   const nextId = paymentIdsFrom(txId);
   const step = paymentStep(
     { id: quote.id, status: 'COMPLETED', transactionId: txId },

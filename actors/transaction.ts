@@ -134,10 +134,14 @@ export interface Transaction {
 /** The fields a transaction takes from the quote that made it. */
 type QuotedField = 'destination' | 'sendingCurrency' | 'sentAmount' | 'receivingCurrency' | 'receivedAmount' | 'principal' | 'feesIncluded' | 'exchangeRate' | 'quoteId' | 'description' | 'rateDetails';
 
-/** What a transaction takes from the quote that made it: destination, priced amounts, memo. */
-export function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
+/**
+ * What a transaction takes from the quote that made it: destination, priced amounts, memo.
+ * The memo is set after the literal, not spread into it: a spread in the middle of a literal
+ * makes V8 define each property after it the slow way (about a microsecond an object here).
+ */
+function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
   const p = quote.price;
-  return {
+  const fields: { -readonly [K in keyof Pick<Transaction, QuotedField>]: Transaction[K] } = {
     destination: quote.destination,
     sendingCurrency: p.sendingCurrency,
     sentAmount: p.totalSendingAmount,
@@ -147,7 +151,6 @@ export function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
     feesIncluded: p.feesIncluded,
     exchangeRate: p.exchangeRate,
     quoteId: quote.id,
-    ...(quote.description !== undefined ? { description: quote.description } : {}),
     rateDetails: {
       serviceApiMultiplier: p.rateDetails.serviceApiMultiplier,
       serviceApiFixedFee: p.rateDetails.serviceApiFixedFee,
@@ -155,6 +158,16 @@ export function quotedFields(quote: Quote): Pick<Transaction, QuotedField> {
       serviceApiVariableFeeAmount: p.rateDetails.serviceApiVariableFeeAmount,
     },
   };
+  if (quote.description !== undefined) fields.description = quote.description;
+  return fields;
+}
+
+/** The fields of a transaction it does not take from its quote. */
+export type OwnFields = Omit<Transaction, QuotedField>;
+
+/** A transaction `quote` made: its own fields, and those it takes from the quote. */
+export function quotedTransaction(own: OwnFields, quote: Quote): Transaction {
+  return assemble(own, quotedFields(quote));
 }
 
 /**
@@ -454,7 +467,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     if (!('fromQuote' in tx)) return tx;
     const quote = this.quotes.get(tx.fromQuote);
     if (quote === undefined) throw new Error(`transaction ${tx.id} comes from quote ${tx.fromQuote}, which does not exist`);
-    return assemble(tx, quotedFields(quote));
+    return quotedTransaction(tx, quote);
   }
 
   restore(tx: Transaction): void {
