@@ -9,7 +9,7 @@ import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import type { PlatformEnv } from '../actors/platform.js';
 import { sandboxEnv } from './support/sandbox-env.js';
-import { ChangeLog } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from '../src/engine/state-machine.js';
 
 interface Note {
   readonly id: string;
@@ -186,5 +186,42 @@ describe('record-kind registry', () => {
       ids.map((id, i) => [id, records[i]]),
       restored.capture(),
     );
+  });
+
+  it('a change log holds each key written over and over a bounded number of times, and every key once when taken', () => {
+    // The bound counts what the maps noting into the log hold: rewriting a large map's keys
+    // lets the log grow to twice their number, no further; creating keys is never searched.
+    const log = new ChangeLog<string>();
+    const map = new ChangeTrackingMap<string, number>();
+    map.track(log);
+    const keys = Array.from({ length: 100_000 }, (_, i) => `Customer:${i}`);
+    for (const key of keys) map.set(key, 0);
+    assert.equal(log.length, 100_000, 'each created key is noted');
+    for (let round = 1; round <= 5; round++) for (const key of keys) map.set(key, round);
+    assert.ok(log.length <= 200_000, `the log holds ${log.length} keys for 100,000 written 6 times`);
+    // A few keys rewritten past the floor: the log drops its duplicates at the floor.
+    for (let i = 0; i < 300_000; i++) map.set(keys[i % 3]!, i);
+    assert.ok(log.length <= 200_000, `the log holds ${log.length} keys after 300,000 more writes of 3 keys`);
+    // Keys removed count as distinct keys the log may hold: removing them does not make it search more often than needed.
+    for (const key of keys.slice(0, 50_000)) map.delete(key);
+    const taken = log.take();
+    assert.equal(taken.length, 100_000, 'each key once');
+    assert.deepEqual(taken.slice(0, 3), keys.slice(0, 3), 'in the order first noted');
+    // With few keys in the maps, a key rewritten over and over is dropped to once at the floor.
+    const small = new ChangeTrackingMap<string, number>();
+    const smallLog = new ChangeLog<string>();
+    small.track(smallLog);
+    for (let i = 0; i < 300_000; i++) small.set(keys[i % 3]!, i);
+    assert.ok(smallLog.length <= 65_536, `the log holds ${smallLog.length} keys for 3 written 300,000 times`);
+    assert.deepEqual(smallLog.take(), keys.slice(0, 3));
+    // And with many: a few hot keys of a large map (payments on a few accounts of many) are dropped to once at the floor too.
+    log.take();
+    let most = 0;
+    for (let i = 0; i < 300_000; i++) {
+      map.set(keys[50_000 + (i % 3)]!, i);
+      most = Math.max(most, log.length);
+    }
+    assert.ok(most <= 65_536, `the log held ${most} keys for 3 of 50,000 written 300,000 times`);
+    assert.deepEqual(log.take(), keys.slice(50_000, 50_003));
   });
 });

@@ -6,6 +6,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 import { routes } from '../src/http/routes/index.js';
+import { SimulatedDisk, type SimulatedStorage } from '../src/sim/storage.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Route, RouteContext } from '../src/http/route.js';
 
 /** The rates `npm run sim` uses by default, raised so a short run meets several crashes and faults. */
@@ -35,6 +38,22 @@ function fundingTwice(): Route[] {
   return routes.map((r): Route => (r.operationId === 'fundSandboxInternalAccount' ? { ...r, idempotent: false } : r));
 }
 
+/** The collector, for the test that a crashed life is collected. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** A life of the service that writes through `storage` after its crash, as a dead process's log and snapshot writer do: its state waits on what never settles. */
+function deadLifeWrites(storage: SimulatedStorage): WeakRef<object> {
+  const state = { records: new Array<number>(1_000).fill(0) };
+  const log = storage.table<number>('log');
+  void log.put(1, Buffer.from('entry')).then(() => state.records.push(1));
+  void log.flushed.then(() => state.records.push(2));
+  void log.batch(() => log.remove(1)).then(() => state.records.push(3));
+  return new WeakRef(state);
+}
+
 describe('the deterministic simulation', () => {
   let lost = 0;
   for (const seed of [1, 2, 3]) {
@@ -49,6 +68,19 @@ describe('the deterministic simulation', () => {
       lost += result.stats.lost;
     });
   }
+
+  it('a crashed life is collected: what its dead process waits on is not kept to the end of the run', async () => {
+    const gc = collector();
+    const disk = new SimulatedDisk();
+    const storage = disk.open();
+    disk.crash(0);
+    const life = deadLifeWrites(storage);
+    // A WeakRef's target is kept until the turn that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(life.deref(), undefined, 'the dead life is still reachable');
+    assert.equal(disk.open().table<number>('log').get(1), undefined, 'nothing the dead life wrote reached the disk');
+  });
 
   it('crashes in those runs lost writes that were not durable', () => {
     assert.ok(lost > 0, `${lost} writes lost`);

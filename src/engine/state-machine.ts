@@ -196,23 +196,65 @@ export type DomainChanges = ReadonlyArray<readonly [string, unknown]>;
 
 /** Keys a change log holds at least before it drops its duplicates on the write path. */
 const CHANGE_LOG_FLOOR = 65_536;
+/** The latest keys noted that tell whether the log repeats itself. */
+const CHANGE_LOG_SAMPLE = 1_024;
 
 /**
  * The keys changed since the changes were last taken, noted with an array push: a Set's
  * insert on every write was a hash operation, on the write path, into a table of every key
  * changed since the previous snapshot. Duplicates are dropped when the changes are taken,
- * and, so that a key written over and over cannot grow the log without bound, whenever it
- * doubles past what it held after the last drop (at least CHANGE_LOG_FLOOR keys).
+ * and, so that a key written over and over cannot grow the log without bound, when the log
+ * has doubled past what it held after the last drop (at least CHANGE_LOG_FLOOR keys) and
+ * either its latest keys repeat or it holds twice as many keys as can be distinct. Every key
+ * noted since the last take is in one of the maps that note here (`watch`), or was removed
+ * from one since. So while records are created (a replayed log of new customers) the log is
+ * not searched for duplicates it does not hold, each search having cost a Set insert per key
+ * noted so far; and it never holds more than twice the keys of the state it tracks.
  */
 export class ChangeLog<K> {
   #keys: K[] = [];
   #dropAt = CHANGE_LOG_FLOOR;
+  readonly #maps = new Set<ReadonlyMap<K, unknown>>();
+  /** Keys removed from the watched maps since the last take: distinct keys the maps no longer hold. */
+  #removed = 0;
+
+  /** `map` notes its changes here: the keys it holds count towards the keys the log may hold distinct. */
+  watch(map: ReadonlyMap<K, unknown>): void {
+    this.#maps.add(map);
+  }
 
   note(key: K): void {
-    if (this.#keys.push(key) >= this.#dropAt) {
-      this.#keys = [...new Set(this.#keys)];
-      this.#dropAt = Math.max(CHANGE_LOG_FLOOR, 2 * this.#keys.length);
+    if (this.#keys.push(key) >= this.#dropAt) this.#bound();
+  }
+
+  /** A key removed from a watched map. */
+  noteRemoved(key: K): void {
+    this.#removed++;
+    this.note(key);
+  }
+
+  #bound(): void {
+    if (this.#keys.length < 2 * this.#distinctAtMost() && !this.#repeating()) {
+      this.#dropAt = 2 * this.#keys.length;
+      return;
     }
+    this.#keys = [...new Set(this.#keys)];
+    this.#dropAt = Math.max(CHANGE_LOG_FLOOR, 2 * this.#keys.length);
+  }
+
+  /** How many of the keys noted can be distinct: those the maps hold, and those removed since the last take. */
+  #distinctAtMost(): number {
+    let distinct = this.#removed;
+    for (const map of this.#maps) distinct += map.size;
+    return distinct;
+  }
+
+  /** Whether fewer than half of the latest keys noted are distinct. */
+  #repeating(): boolean {
+    const latest = new Set<K>();
+    const from = Math.max(0, this.#keys.length - CHANGE_LOG_SAMPLE);
+    for (let i = from; i < this.#keys.length; i++) latest.add(this.#keys[i]!);
+    return 2 * latest.size < this.#keys.length - from;
   }
 
   /** Each key noted since the last take, once, in the order it was first noted; the log starts empty again. */
@@ -225,6 +267,7 @@ export class ChangeLog<K> {
   clear(): void {
     this.#keys = [];
     this.#dropAt = CHANGE_LOG_FLOOR;
+    this.#removed = 0;
   }
 
   /** Keys noted, duplicates included (what the log costs in memory). */
@@ -245,6 +288,7 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   /** From now on, changes are noted in `changes` (undefined: not noted, as while restoring). */
   track(changes: ChangeLog<K> | undefined): void {
     this.changes = changes;
+    changes?.watch(this);
   }
 
   override set(key: K, value: V): this {
@@ -254,12 +298,12 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
 
   override delete(key: K): boolean {
     if (!super.delete(key)) return false;
-    this.changes?.note(key);
+    this.changes?.noteRemoved(key);
     return true;
   }
 
   override clear(): void {
-    if (this.changes !== undefined) for (const key of this.keys()) this.changes.note(key);
+    if (this.changes !== undefined) for (const key of this.keys()) this.changes.noteRemoved(key);
     super.clear();
   }
 

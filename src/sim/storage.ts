@@ -181,8 +181,14 @@ export class SimulatedStorage implements Storage {
   }
 }
 
-/** Never settles: a dead process waits forever. */
-const NEVER = new Promise<boolean>(() => undefined);
+/**
+ * Never settles: a dead process waits forever. A new one each time: what waits on it (the
+ * dead life's log, engine and state) goes with it, where a promise shared by every life
+ * kept each crashed life reachable to the end of the run.
+ */
+function never(): Promise<boolean> {
+  return new Promise<boolean>(() => undefined);
+}
 
 class SimulatedTable<K extends Key> implements StorageTable<K> {
   readonly #disk: SimulatedDisk;
@@ -238,13 +244,13 @@ class SimulatedTable<K extends Key> implements StorageTable<K> {
   }
 
   get flushed(): Promise<boolean> {
-    if (!this.#view.alive) return NEVER;
+    if (!this.#view.alive) return never();
     // Syncs go in order: an empty transaction made now is durable after every earlier one.
     return this.#disk.pendingCount === 0 ? Promise.resolve(true) : this.#write([]);
   }
 
   #write(writes: Array<[Key, Buffer | undefined]>): Promise<boolean> {
-    if (!this.#view.alive) return NEVER;
+    if (!this.#view.alive) return never();
     return new Promise<boolean>((settle) => this.#disk.enqueue({ table: this.#name, writes, settle }));
   }
 
