@@ -3,7 +3,9 @@
 // accessible name) lists the same totals per currency as the API, and those are the totals of
 // the completed transactions the listing shows; the period is chosen with a labelled select;
 // the outcome and webhook charts change after a failed payout and a receiver that stops
-// answering. No page error and no CSP violation on the way. Time moves on a ManualClock.
+// answering. The operators' page reads the service's own metrics every 5 s while it is open
+// (the browser's clock is Playwright's, moved by the test) and stops once left. No page
+// error and no CSP violation on the way. The service's time moves on a ManualClock.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -11,7 +13,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { dashboardForSuite } from './support/dashboard.js';
 import { screenshot, signedInDashboard } from './support/browser.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
-import { assertStatus, walk } from './support/assertions.js';
+import { assertStatus, createCustomer, walk } from './support/assertions.js';
 import { accountIn, createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
@@ -164,6 +166,48 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
     await page.getByRole('status', { name: 'Endpoint: DOWN' }).waitFor();
     assert.deepEqual(problems, []);
     receiver.answer = () => 200;
+    await page.close();
+  });
+
+  it("Operations reads the service's metrics every 5 s while open: the request rate over the last 5 s, the p99s; leaving the page stops the reading", async () => {
+    const page = await dashboard.browser.newPage();
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    // The page's clock stands still but for the test's runFor: a reading's interval is exactly 5 s.
+    await page.clock.install({ time: START });
+    await page.clock.pauseAt(START + 1_000);
+    const scrapes: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/metrics') scrapes.push(request.url());
+    });
+    await page.goto(`${dashboard.origin}/dashboard/`);
+    await page.getByLabel('Token ID').fill(svc.credentials.sandbox.tokenId);
+    await page.getByLabel('Client secret').fill(svc.credentials.sandbox.clientSecret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Operations' }).click();
+    const last = page.getByRole('status', { name: 'Last reading' });
+    await last.filter({ hasText: '(1 readings)' }).waitFor();
+    const metric = (label: string) => page.getByRole('table', { name: 'Service metrics' }).getByRole('row', { name: new RegExp(`^${label} `) }).getByRole('cell');
+    assert.equal(await metric('Request rate').textContent(), '–', 'no rate from one reading');
+
+    // 20 API requests in the next 5 s of the page's clock, 10 of them writes (each a log commit).
+    for (let i = 0; i < 10; i++) {
+      await getJson(svc, '/customers?limit=1');
+      await createCustomer(svc);
+    }
+    await page.clock.runFor(5_000);
+    await last.filter({ hasText: '(2 readings)' }).waitFor();
+    assert.equal(await metric('Request rate').textContent(), '4 req/s');
+    assert.match((await metric('p99 latency').textContent()) ?? '', /^\d+\.\d\d ms$/);
+    assert.match((await metric('Log commit p99').textContent()) ?? '', /^\d+\.\d\d ms$/);
+    await page.getByRole('img', { name: 'API requests per second' }).waitFor();
+    await screenshot(page, 'operations');
+
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const scraped = scrapes.length;
+    await page.clock.runFor(20_000);
+    assert.equal(scrapes.length, scraped, 'no reading once the page is left');
+    assert.deepEqual(problems, []);
     await page.close();
   });
 });
