@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
 import { dashboardForSuite } from './support/dashboard.js';
-import { screenshot, signedInDashboard } from './support/browser.js';
+import { signedInDashboard } from './support/browser.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
 import { assertStatus, createCustomer, walk } from './support/assertions.js';
 import { accountIn, createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
@@ -106,7 +106,6 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
       const lastBucket = chart.locator('rect title', { hasText: `Received, 12:15: ${cells[1]}` });
       assert.equal(await lastBucket.count(), 1, "the last bar is the current bucket's");
     }
-    await screenshot(page, 'overview');
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -200,7 +199,6 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
     assert.match((await metric('p99 latency').textContent()) ?? '', /^\d+\.\d\d ms$/);
     assert.match((await metric('Log commit p99').textContent()) ?? '', /^\d+\.\d\d ms$/);
     await page.getByRole('img', { name: 'API requests per second' }).waitFor();
-    await screenshot(page, 'operations');
 
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();

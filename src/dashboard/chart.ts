@@ -163,7 +163,8 @@ export function lineChart(spec: LineChartSpec): SvgNode {
   }
   const step = labelStep(xs.length, plotWidth);
   xs.forEach((at, i) => {
-    if (i % step === 0 || i === xs.length - 1) drawn.push(text(x(at), height - MARGIN.bottom + 18, formatX(at), { 'text-anchor': 'middle' }));
+    const anchor = i === 0 ? 'start' : i === xs.length - 1 ? 'end' : 'middle';
+    if (i % step === 0 || i === xs.length - 1) drawn.push(text(x(at), height - MARGIN.bottom + 18, formatX(at), { 'text-anchor': anchor }));
   });
   return svg(title, width, height, [...root, ...legend(series, width), ...drawn]);
 }

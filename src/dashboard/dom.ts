@@ -53,3 +53,12 @@ export function svg(tree: SvgNode): SVGElement {
   for (const child of tree.children) element.appendChild(typeof child === 'string' ? document.createTextNode(child) : svg(child));
   return element as SVGElement;
 }
+
+const GOOD_STATUSES = new Set(['COMPLETED', 'DELIVERED', 'ACTIVE', 'APPROVED', 'UP', 'SUCCEEDED']);
+const BAD_STATUSES = new Set(['FAILED', 'REJECTED', 'EXPIRED', 'DOWN', 'CLOSED', 'CANCELLED']);
+
+/** A status as a badge coloured by what it means (done, wrong, or on its way), its text unchanged. */
+export function statusBadge(status: string): HTMLElement {
+  const tone = GOOD_STATUSES.has(status) ? 'good' : BAD_STATUSES.has(status) ? 'bad' : 'warning';
+  return h('span', { class: `status ${tone}` }, status);
+}

@@ -104,10 +104,12 @@ function view(history: readonly Figures[]): HTMLElement[] {
   const xs = history.map((figures) => figures.at);
   const formatX = (at: number): string => new Date(at).toISOString().slice(11, 19);
   const line = (title: string, name: string, values: number[], colour: string, formatY: (v: number) => string): HTMLElement =>
-    h('section', { class: 'card' }, h('figure', { class: 'chart' }, svg(lineChart({ title, xs, series: [{ name, values, colour }], formatX, formatY, width: 480, height: 200 }))));
+    h('section', { class: 'card' }, h('figure', { class: 'chart' }, svg(lineChart({ title, xs, series: [{ name, values, colour }], formatX, formatY, width: 400, height: 220 }))));
   return [
     h('div', { class: 'figures' }, ...rows.map(([label, value]) => h('div', { class: 'card figure' }, h('p', { class: 'figure-label' }, label), h('p', { class: 'figure-value' }, value)))),
-    h('div', { class: 'cards' }, 
+    h(
+      'div',
+      { class: 'cards' },
       line('API requests per second', 'Requests', history.map((f) => f.requestRate ?? 0), COLOURS.primary, (v) => compact(v)),
       line('API p99 latency (ms)', 'p99', history.map((f) => (f.p99Seconds ?? 0) * 1000), COLOURS.warning, (v) => compact(v)),
       line('Log commit p99 (ms)', 'Commit p99', history.map((f) => (f.commitP99Seconds ?? 0) * 1000), COLOURS.secondary, (v) => compact(v)),
