@@ -42,6 +42,8 @@ export interface LineChartSpec {
   readonly series: readonly Series[];
   readonly formatX: (x: number) => string;
   readonly formatY: (y: number) => string;
+  /** Spans of x shaded behind the lines, each with a name (when snapshots ran, say). */
+  readonly bands?: ReadonlyArray<{ readonly from: number; readonly to: number; readonly name: string }>;
   readonly width?: number;
   readonly height?: number;
 }
@@ -156,6 +158,11 @@ export function lineChart(spec: LineChartSpec): SvgNode {
   const span = (xs[xs.length - 1] ?? 1) - first || 1;
   const x = (value: number): number => round(MARGIN.left + ((value - first) / span) * plotWidth);
   const drawn: SvgNode[] = [];
+  for (const band of spec.bands ?? []) {
+    const left = x(Math.max(first, band.from));
+    const right = x(Math.min(first + span, band.to));
+    if (right > left) drawn.push(node('rect', { x: left, y: MARGIN.top, width: round(right - left), height: y(0) - MARGIN.top, fill: COLOURS.warning, 'fill-opacity': 0.15 }, node('title', {}, band.name)));
+  }
   for (const s of series) {
     const points = xs.map((at, i) => `${x(at)},${y(s.values[i] ?? 0)}`).join(' ');
     drawn.push(node('polyline', { points, fill: 'none', stroke: s.colour, 'stroke-width': 2, 'stroke-linejoin': 'round' }));
