@@ -13,7 +13,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { dashboardForSuite } from './support/dashboard.js';
 import { signedInDashboard } from './support/browser.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
-import { assertStatus, createCustomer, walk } from './support/assertions.js';
+import { assertInvalid, assertStatus, createCustomer, walk } from './support/assertions.js';
 import { accountIn, createQuote, execute, externalUsd, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 
 const SUITE_TIMEOUT_MS = 300_000;
@@ -82,6 +82,7 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
     const bobUsdc = await accountIn(svc, bob.customer.id, 'USDC');
     await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bobUsdc.id, 2_000))).id);
 
+    assertInvalid(await svc.request('GET', '/transactions/volume?period=LAST_WEEK'), 'period');
     const volume = await getJson(svc, '/transactions/volume?period=LAST_HOUR');
     assert.equal(volume.buckets.length, 12);
     assert.equal(volume.buckets.at(-1), '2026-05-01T12:15:00.000Z', 'the last bucket holds now');
