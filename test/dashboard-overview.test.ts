@@ -10,6 +10,7 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
+import { tallyVolume, volumeTally } from '../actors/queries/payment-volume.js';
 import { dashboardForSuite } from './support/dashboard.js';
 import { signedInDashboard } from './support/browser.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
@@ -96,6 +97,20 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
       assert.equal(c.received.at(-1), c.receivedTotal, `${c.currency}: everything was received in the current bucket`);
       assert.equal(c.sent.at(-1), c.sentTotal, `${c.currency}: everything was sent in the current bucket`);
     }
+
+    // Read in slices of two transactions, the tally is the one the route reads in slices of VOLUME_SLICE.
+    const world = svc.service.services.world;
+    const tally = volumeTally({ period: 'LAST_HOUR' }, world, clock.now());
+    const envId = `${svc.credentials.platformId}#sandbox`;
+    let slices = 1;
+    for (let from = tallyVolume({ envId, tally, limit: 2 }, world, clock.now()); from !== undefined; slices++) from = tallyVolume({ envId, tally, from, limit: 2 }, world, clock.now());
+    assert.equal(slices, 3, 'six transactions, two a read');
+    const sliced = tally.result();
+    assert.deepEqual(
+      sliced.currencies.map((c) => [c.currency, c.sent, c.received]),
+      volume.currencies.map((c: CurrencyVolume) => [c.currency, c.sent, c.received]),
+    );
+    assert.deepEqual(sliced.outcomes, volume.outcomes);
 
     const page = await overview('#/overview/LAST_HOUR');
     const table = page.getByRole('table', { name: 'Payment volume per currency' });

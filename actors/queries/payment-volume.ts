@@ -2,7 +2,8 @@
 // completed transactions sent and received in each bucket of the period, and how many of the
 // period's transactions stand at each status. Computed when read, from the transactions the
 // environment holds, so that a payment pays nothing for it and recovery builds nothing for it;
-// a read walks only the period's transactions (their ids sort by creation time).
+// a read walks only the period's transactions (their ids sort by creation time), in slices
+// with the event loop given back between them, so a long period does not hold up payments.
 import { lowerBound } from '../../src/engine/ids.js';
 import { TRANSACTION_STATUSES, type Transaction, type TransactionStatus } from '../transaction.js';
 import { currencyObject } from '../reference.js';
@@ -49,31 +50,65 @@ interface Tally {
   received: number[];
 }
 
+/** Transactions one read walks at most before the route gives the event loop back (about 5 ms each). */
+export const VOLUME_SLICE = 5_000;
+
 /**
- * The environment's payment volume over `period` up to `at`: an OUTGOING transaction counts
- * its sentAmount in its sending currency, an INCOMING one its receivedAmount in its receiving
- * currency, each in the bucket of its creation, once it is COMPLETED.
+ * The environment's payment volume over `period` up to `at`, added up slice by slice: an
+ * OUTGOING transaction counts its sentAmount in its sending currency, an INCOMING one its
+ * receivedAmount in its receiving currency, each in the bucket of its creation, once it is
+ * COMPLETED. A transaction made while the slices are read still counts if it falls in the period.
  */
-export const paymentVolume: DomainQuery<{ envId: string; period: VolumePeriod }, PaymentVolume> = ({ envId, period }, world, at) => {
-  const { count, ms } = BUCKETS[period];
-  const last = Math.floor(at / ms) * ms;
-  const first = last - (count - 1) * ms;
-  const end = last + ms;
-  const tallies = new Map<string, Tally>();
-  const outcomes = Object.fromEntries(TRANSACTION_STATUSES.map((status) => [status, 0])) as Record<TransactionStatus, number>;
+export class VolumeTally {
+  readonly bucketMs: number;
+  readonly first: number;
+  readonly #count: number;
+  readonly #end: number;
+  readonly #tallies = new Map<string, Tally>();
+  readonly #outcomes = Object.fromEntries(TRANSACTION_STATUSES.map((status) => [status, 0])) as Record<TransactionStatus, number>;
+
+  constructor(
+    readonly period: VolumePeriod,
+    at: number,
+  ) {
+    const { count, ms } = BUCKETS[period];
+    const last = Math.floor(at / ms) * ms;
+    this.bucketMs = ms;
+    this.#count = count;
+    this.first = last - (count - 1) * ms;
+    this.#end = last + ms;
+  }
+
+  add(tx: Transaction): void {
+    if (tx.createdAt < this.first || tx.createdAt >= this.#end) return;
+    this.#outcomes[tx.status]++;
+    if (tx.status === 'COMPLETED') addVolume(this.#tallies, tx, Math.floor((tx.createdAt - this.first) / this.bucketMs), this.#count);
+  }
+
+  result(): PaymentVolume {
+    const currencies = [...this.#tallies.keys()].sort().map((currency) => {
+      const { sent, received } = this.#tallies.get(currency)!;
+      return { currency, decimals: currencyObject(currency).decimals, sent, received, sentTotal: sum(sent), receivedTotal: sum(received) };
+    });
+    const bucketStarts = Array.from({ length: this.#count }, (_, i) => this.first + i * this.bucketMs);
+    return { period: this.period, bucketMs: this.bucketMs, bucketStarts, currencies, outcomes: { ...this.#outcomes } };
+  }
+}
+
+/** A tally of `period` up to the time of the read, empty. */
+export const volumeTally: DomainQuery<{ period: VolumePeriod }, VolumeTally> = ({ period }, _world, at) => new VolumeTally(period, at);
+
+/**
+ * Adds up to `limit` of the environment's transactions to `tally`, from the id `from` on (or
+ * the period's first); answers the id to go on from, or undefined once every one is added.
+ */
+export const tallyVolume: DomainQuery<{ envId: string; tally: VolumeTally; from?: string; limit: number }, string | undefined> = ({ envId, tally, from, limit }, world) => {
   const ids = world.transactions.idsIn(envId);
   // An id's time is never before its transaction's creation (ids.ts), so none made since `first` sorts before this.
-  for (let i = lowerBound(ids, idFloor(first)); i < ids.length; i++) {
-    const tx = world.transactions.get(ids[i]!)!;
-    if (tx.createdAt < first || tx.createdAt >= end) continue;
-    outcomes[tx.status]++;
-    if (tx.status === 'COMPLETED') addVolume(tallies, tx, Math.floor((tx.createdAt - first) / ms), count);
-  }
-  const currencies = [...tallies.keys()].sort().map((currency) => {
-    const { sent, received } = tallies.get(currency)!;
-    return { currency, decimals: currencyObject(currency).decimals, sent, received, sentTotal: sum(sent), receivedTotal: sum(received) };
-  });
-  return { period, bucketMs: ms, bucketStarts: Array.from({ length: count }, (_, i) => first + i * ms), currencies, outcomes };
+  let i = lowerBound(ids, from ?? idFloor(tally.first));
+  const stop = Math.min(ids.length, i + limit);
+  for (; i < stop; i++) tally.add(world.transactions.get(ids[i]!)!);
+  return i < ids.length ? ids[i] : undefined;
 };
 
 function addVolume(tallies: Map<string, Tally>, tx: Transaction, bucket: number, count: number): void {
