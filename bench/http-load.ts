@@ -43,6 +43,7 @@ import {
 } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
+import { writeHttpCharts } from './support/svg-charts.js';
 import { formatSummary, summariseFile } from './support/cpuprofile.js';
 
 /** Below this many cores busy (all processes), the machine counts as quiet. */
@@ -77,6 +78,7 @@ const { values: flags } = parseArgs({
     'wait-quiet': { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
     json: { type: 'string' },
+    svg: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -95,7 +97,8 @@ if (flags.help === true) {
   --cpu-prof            run the service under --cpu-prof and summarise the profile
   --service-node-options="..."  extra node flags for the service child, e.g. "--max-semi-space-size=64"
   --keep-data           keep the service's data directory (and profile)
-  --json FILE           also write the results as JSON`);
+  --json FILE           also write the results as JSON
+  --svg DIR             also draw them as SVG charts in DIR (http-throughput.svg, http-latency.svg)`);
   process.exit(0);
 }
 
@@ -321,6 +324,7 @@ async function main(): Promise<string[]> {
     }
   }
 
+  if (flags.svg !== undefined) for (const path of writeHttpCharts(flags.svg, results)) console.log(`- chart: ${path}`);
   if (flags.json !== undefined) {
     const out = Object.fromEntries([...results].map(([k, runs]) => [k, runs.map((r) => ({ ...r, ids: r.ids.length }))]));
     writeFileSync(flags.json, JSON.stringify({ connections, loadProcesses, client, durationMs, warmupMs, pairs, results: out, medians: summary.medians, failures }, null, 2));

@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
 import { createCustomers, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
+import { writeScaleCharts } from './support/svg-charts.js';
 
 /** Aims of issue 10. */
 const AIM_STEADY = 0.8;
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     'keep-data': { type: 'boolean', default: false },
     'trace-gc': { type: 'boolean', default: false },
     json: { type: 'string' },
+    svg: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -59,7 +61,8 @@ if (flags.help === true) {
   --snapshot-every-entries N    the service's SNAPSHOT_EVERY_ENTRIES (default: the service's own)
   --keep-data                   keep the data directory; the service is then killed with SIGKILL at the end
   --trace-gc                    run the service with --trace-gc and add its GC pauses per step to the table
-  --json FILE                   also write the rows and the verdict as JSON`);
+  --json FILE                   also write the rows and the verdict as JSON
+  --svg DIR                     also draw the steps as SVG charts in DIR (scale-throughput.svg, scale-p99.svg)`);
   process.exit(0);
 }
 
@@ -272,6 +275,7 @@ async function main(): Promise<string[]> {
     );
   }
   if (flags['keep-data']) console.log(`- data directory kept (service killed with SIGKILL): ${join(dataDir, 'db')}  →  npm run bench:recovery -- --data ${join(dataDir, 'db')}`);
+  if (flags.svg !== undefined) for (const path of writeScaleCharts(flags.svg, rows)) console.log(`- chart: ${path}`);
   if (flags.json !== undefined) {
     writeFileSync(flags.json, JSON.stringify({ customers, step, connections, loadProcesses, nodeOptions, baseline: baseline!, rows, steady, failures }, null, 2));
   }

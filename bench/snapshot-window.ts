@@ -34,6 +34,7 @@ import {
   type ServiceChild,
 } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable, median } from './support/stats.js';
+import { writeSnapshotWindowChart } from './support/svg-charts.js';
 
 /** Aim of issue 10: the worst bucket during a snapshot against the usual one. */
 const AIM_RATIO = 0.8;
@@ -55,6 +56,7 @@ const { values: flags } = parseArgs({
     'load-processes': { type: 'string', default: '1' },
     'service-node-options': { type: 'string', default: '' },
     json: { type: 'string' },
+    svg: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -71,7 +73,8 @@ if (flags.help === true) {
   --connections N               keep-alive connections, one request in flight each (default 64)
   --load-processes N            load generator processes sharing them (default 1: one clock for the buckets)
   --service-node-options="..."  node flags for the service
-  --json FILE                   also write the buckets, the snapshots and the verdict as JSON`);
+  --json FILE                   also write the buckets, the snapshots and the verdict as JSON
+  --svg DIR                     also draw the window as an SVG chart in DIR (snapshot-window.svg)`);
   process.exit(0);
 }
 
@@ -212,6 +215,7 @@ async function main(): Promise<string[]> {
     console.log(`- worst bucket during a snapshot (${busy.length} overlap one): ${fmtInt(perSecond(worst.completed))} req/s at ${((worst.index * bucketMs) / 1000).toFixed(2)} s`);
     console.log(`- worst / usual: ${ratio.toFixed(2)} — aim ≥ ${AIM_RATIO}: ${ratio >= AIM_RATIO ? 'MET' : 'NOT MET'}`);
   }
+  if (flags.svg !== undefined) for (const path of writeSnapshotWindowChart(flags.svg, { bucketMs, startEpochMs: start, buckets, snapshots: inWindow })) console.log(`- chart: ${path}`);
   if (flags.json !== undefined) {
     writeFileSync(
       flags.json,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
 import { dashboardForSuite } from './support/dashboard.js';
-import { screenshot, signedInDashboard } from './support/browser.js';
+import { signedInDashboard } from './support/browser.js';
 import { assertStatus, createCustomer } from './support/assertions.js';
 import { accountIn, balanceOf, createQuote, execute, fund, fundedCustomer, quoteBody } from './support/money.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
@@ -84,7 +84,6 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await page.getByLabel('Search for').fill('ADA@example.com');
     await page.getByRole('button', { name: 'Search customers' }).click();
     await customers.getByRole('row', { name: /ada@example\.com/ }).waitFor();
-    await screenshot(page, 'customers');
     await customers.getByRole('link', { name: 'Ada Lovelace' }).click();
 
     const accounts = page.getByRole('table', { name: 'Internal accounts' });
@@ -96,7 +95,6 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await usdRow.getByRole('cell').last().filter({ hasText: '1,234.56 USD' }).waitFor();
     // The funding is the customer's transaction.
     await page.getByRole('table', { name: 'Customer transactions' }).getByRole('row').filter({ hasText: '1,234.56 USD' }).waitFor();
-    await screenshot(page, 'customer');
     await closed(page);
   });
 
@@ -240,7 +238,6 @@ describe('the dashboard: customers and transactions', { timeout: SUITE_TIMEOUT_M
     await page.getByRole('button', { name: 'Approve payment' }).click();
     await page.locator('dl[aria-label="Transaction details"] dt:text-is("Status") + dd').filter({ hasText: 'COMPLETED' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Approve payment' }).count(), 0, 'a decided payment has no buttons');
-    await screenshot(page, 'transaction');
     assert.equal(await balanceOf(svc, usd.id), 4_200);
     await closed(page);
   });

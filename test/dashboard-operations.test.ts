@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
 import { dashboardForSuite } from './support/dashboard.js';
-import { screenshot, signedInDashboard } from './support/browser.js';
+import { signedInDashboard } from './support/browser.js';
 import { receiverForSuite, startReceiver } from './support/webhook-receiver.js';
 import { assertStatus } from './support/assertions.js';
 import { balanceOf, fundedCustomer, getJson, until } from './support/money.js';
@@ -79,7 +79,6 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     await refreshUntil(page, failing, 'DELIVERED');
     assert.equal((await getJson(svc, `/webhooks/events/${failing}`)).deliveryStatus, 'DELIVERED');
     assert.equal(receiver.received.at(-1)!.json.id, failing, 'the endpoint got the event once more');
-    await screenshot(page, 'webhooks');
     await page.close();
   });
 
@@ -180,7 +179,6 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     assert.equal(await page.getByLabel('Wallet app name').inputValue(), 'Dashboard test app');
     assert.equal(await page.getByLabel('USD maximum amount (smallest unit)').inputValue(), '7654321');
     // The receiver's port differs from run to run.
-    await screenshot(page, 'config', [page.getByLabel('Webhook endpoint URL')]);
     await page.close();
   });
 
@@ -194,7 +192,6 @@ describe('the dashboard: webhooks, config and sandbox', { timeout: SUITE_TIMEOUT
     const row = page.getByRole('table', { name: 'Internal accounts' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: usd.id, exact: true }) });
     assert.equal(await row.getByRole('cell').last().textContent(), '25.00 USD');
     assert.equal(await balanceOf(svc, usd.id), 2500);
-    await screenshot(page, 'sandbox');
     await page.close();
   });
 

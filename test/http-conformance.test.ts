@@ -75,6 +75,8 @@ describe('responses conform to the published OpenAPI document', () => {
     assert.equal(typeof transactions.nextCursor, 'string');
     await ok('GET', `/transactions?limit=1&cursor=${transactions.nextCursor}`);
     await ok('GET', `/transactions/${executed.transactionId}`);
+    const volume = await ok('GET', '/transactions/volume?period=LAST_HOUR');
+    assert.ok(volume.currencies.some((c: { currency: string; sentTotal: number }) => c.currency === 'USD' && c.sentTotal > 0), 'the payments count');
     const bank = await externalUsd(svc, customer.id, '123');
     const funding = await ok('POST', '/quotes', { ...quoteTo(usd.id), source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: customer.id } });
     await ok('POST', '/sandbox/send', { quoteId: funding.id, currencyCode: 'USD' });

@@ -12,12 +12,13 @@ import { configPage } from './pages/config.js';
 import { sandboxPage } from './pages/sandbox.js';
 import { walletsPage } from './pages/wallets.js';
 import { sendPage } from './pages/send.js';
+import { operationsPage } from './pages/operations.js';
 
 const root = document.getElementById('app');
 if (root === null) throw new Error('the page has no #app element');
 
 /** Every page, in the navigation's order. */
-const PAGES: readonly DashboardPage[] = [overviewPage, customersPage, transactionsPage, sendPage, walletsPage, webhooksPage, configPage, sandboxPage];
+const PAGES: readonly DashboardPage[] = [overviewPage, customersPage, transactionsPage, sendPage, walletsPage, webhooksPage, operationsPage, configPage, sandboxPage];
 
 function render(): void {
   const token = savedToken();

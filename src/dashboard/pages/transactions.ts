@@ -2,7 +2,7 @@
 // transaction's page, where a pending incoming UMA payment waiting for the platform's
 // decision can be approved or rejected.
 import { call, describe, type Page, type Token } from '../api.js';
-import { h, money, show } from '../dom.js';
+import { h, money, show, statusBadge } from '../dom.js';
 import { hashOf, type DashboardPage, type PageContext } from '../page.js';
 import { queryOf, showPaged } from './paged.js';
 
@@ -49,7 +49,7 @@ export function transactionTable(transactions: readonly Transaction[], label: st
       {},
       h('th', { scope: 'row' }, h('a', { href: hashOf('transactions', tx.id) }, tx.id)),
       h('td', {}, tx.type),
-      h('td', {}, tx.status),
+      h('td', {}, statusBadge(tx.status)),
       h('td', {}, amountText(tx.receivedAmount)),
       h('td', {}, tx.customerId === '' ? '' : h('a', { href: hashOf('customers', tx.customerId) }, tx.platformCustomerId || tx.customerId)),
       h('td', {}, tx.createdAt),
@@ -143,7 +143,7 @@ function showTransaction(token: Token, main: HTMLElement, tx: Transaction): void
   reject.addEventListener('click', decide('reject'));
   const fields: Array<[string, Node | string]> = [
     ['ID', tx.id],
-    ['Status', tx.status],
+    ['Status', statusBadge(tx.status)],
     ['Type', tx.type],
     ['Direction', tx.direction],
     ['Received', amountText(tx.receivedAmount)],

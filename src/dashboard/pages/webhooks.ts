@@ -2,7 +2,7 @@
 // filtered and paged as GET /webhooks/events serves them; redelivery of an event; and a
 // signed TEST event sent to the endpoint, with what it answered.
 import { call, describe, type Page, type Token } from '../api.js';
-import { h, show } from '../dom.js';
+import { h, show, statusBadge } from '../dom.js';
 import type { DashboardPage, PageContext } from '../page.js';
 
 interface Attempt {
@@ -121,7 +121,7 @@ function eventTable(events: readonly WebhookEvent[], actions: { attempts(event: 
       {},
       h('th', { scope: 'row' }, event.id),
       h('td', {}, event.type),
-      h('td', {}, event.deliveryStatus, event.failureReason === undefined ? null : ` (${event.failureReason})`),
+      h('td', {}, statusBadge(event.deliveryStatus), event.failureReason === undefined ? null : ` (${event.failureReason})`),
       h('td', {}, event.attempts.length),
       h('td', {}, last === undefined ? '' : last.statusCode === 0 ? 'no answer' : last.statusCode),
       h('td', {}, attemptsButton, ' ', redeliver),

@@ -12,6 +12,7 @@ import { quoteRoutes } from './quotes.js';
 import { receiverRoutes } from './receiver.js';
 import { sandboxRoutes } from './sandbox.js';
 import { transactionRoutes } from './transactions.js';
+import { paymentVolumeRoutes } from './payment-volume.js';
 import { verificationRoutes } from './verifications.js';
 import { businessVerificationRoutes } from './business-verification.js';
 import { tokenRoutes } from './tokens.js';
@@ -26,6 +27,7 @@ export const routes: readonly Route[] = [
   ...exchangeRateRoutes,
   ...receiverRoutes,
   ...quoteRoutes,
+  ...paymentVolumeRoutes,
   ...transactionRoutes,
   ...incomingRoutes,
   ...transferRoutes,
