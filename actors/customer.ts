@@ -10,6 +10,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import type { LazyChunk, LazyRecords } from '../src/engine/state-machine.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -642,6 +643,13 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
    */
   readonly #byPlatformId = new Map<string, Map<string, string>>();
   readonly records: ReadonlyMap<string, Customer> = this.#customers;
+  /**
+   * The customers a restored snapshot left in lazy chunks (none after `#loadAll`): a customer
+   * is read with its chunk the first time anyone asks for it, by id or by UMA address, so a
+   * restart builds none of a million. Until all are read, the listing index holds only the
+   * customers made or changed since, and a listing reads the rest first.
+   */
+  #lazy: LazyRecords | undefined;
 
   /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
   constructor(private readonly envs: PlatformEnvs) {}
@@ -671,6 +679,60 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     if (!isStoredCustomer(record)) return this.#put(this.#share(record));
     if (id === undefined || record[0] !== STORED_CUSTOMER_FORM) throw new Error(`a stored customer ${id ?? ''} of unknown form ${String(record[0])}`);
     this.#put(this.#fromStored(record, id));
+  }
+
+  lazyKeys(customer: Customer): readonly string[] {
+    return [umaKey(customer.envId, customer.umaAddress.toLowerCase())];
+  }
+
+  restoreLazy(lazy: LazyRecords): void {
+    this.#lazy = lazy;
+    this.#customers.loadWith({ load: (key) => this.#loadLazy(key), loadAll: () => this.#loadAll() });
+  }
+
+  /** Reads the lazy chunks that may hold what `key` finds (a customer id, or a `umaKey`). */
+  #loadLazy(key: string): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined) return;
+    for (const chunk of lazy.candidates(key)) this.#loadChunk(lazy, chunk);
+  }
+
+  /**
+   * Puts a lazy chunk's customers, each unless a later version is held: the chunks of later
+   * generations that may hold any of them go in first, and a customer made or changed since
+   * the snapshot is in the map already.
+   */
+  #loadChunk(lazy: LazyRecords, chunk: LazyChunk): void {
+    if (chunk.loaded) return;
+    chunk.loaded = true;
+    const [ids, forms] = chunk.read();
+    for (const id of ids) for (const newer of lazy.candidates(id)) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (!this.#customers.holds(id)) this.#put(this.#fromStored(forms[i] as StoredCustomer, id), 'read');
+    }
+  }
+
+  /** Reads every lazy chunk left, newest generation first (a customer's latest version is read first), then lists them all. */
+  #loadAll(): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined) return;
+    for (const chunk of lazy.all()) this.#loadChunk(lazy, chunk);
+    this.#lazy = undefined;
+    this.#customers.loadWith(undefined);
+    // Read in the chunks' order, which is no listing's: the listing index is built again, sorted.
+    const byEnv = new Map<string, string[]>();
+    for (const customer of this.#customers.values()) {
+      let ids = byEnv.get(customer.envId);
+      if (ids === undefined) byEnv.set(customer.envId, (ids = []));
+      ids.push(customer.id);
+    }
+    this.#byEnv.clear();
+    for (const [envId, ids] of byEnv) {
+      ids.sort();
+      const sorted = bucket(this.#byEnv, envId);
+      sorted.ids.push(...ids);
+    }
   }
 
   stored(customer: Customer): StoredCustomer {
@@ -705,9 +767,12 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return customer;
   }
 
-  #put(customer: Customer): void {
-    this.#customers.set(customer.id, customer);
-    bucket(this.#byEnv, customer.envId).insert(customer.id);
+  /** `read`: from a lazy chunk, where it was all along: no change, and listed once all are read (`#loadAll`). */
+  #put(customer: Customer, read?: 'read'): void {
+    if (read === undefined) {
+      this.#customers.set(customer.id, customer);
+      bucket(this.#byEnv, customer.envId).insert(customer.id);
+    } else this.#customers.install(customer.id, customer);
     let owners = this.#umaOwners.get(customer.envId);
     if (owners === undefined) {
       owners = new Map();
@@ -790,12 +855,23 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   }
 
   idsIn(envId: string): readonly string[] {
+    this.#loadAll();
     return this.#byEnv.get(envId)?.ids ?? [];
   }
 
   umaOwner(envId: string, umaAddress: string): string | undefined {
-    return this.#umaOwners.get(envId)?.get(umaAddress.toLowerCase());
+    const address = umaAddress.toLowerCase();
+    const owner = this.#umaOwners.get(envId)?.get(address);
+    // A customer in a lazy chunk holds its address only if no customer read or made since does.
+    if (owner !== undefined || this.#lazy === undefined) return owner;
+    this.#loadLazy(umaKey(envId, address));
+    return this.#umaOwners.get(envId)?.get(address);
   }
+}
+
+/** The key a lazy chunk's customer is found by its UMA address under (a lower-cased address; unique per environment). */
+function umaKey(envId: string, address: string): string {
+  return `uma ${envId} ${address}`;
 }
 
 /**

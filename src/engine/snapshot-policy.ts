@@ -21,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'recordOf'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'recordOf'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -166,6 +166,7 @@ export class SnapshotPolicy<T> {
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();
     const storedForm = machine.storedForm?.bind(machine);
+    const lazyKeys = machine.lazyKeys?.bind(machine);
     const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
       return {
@@ -174,6 +175,7 @@ export class SnapshotPolicy<T> {
         full,
         counts,
         storedForm,
+        lazyKeys,
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
@@ -188,6 +190,7 @@ export class SnapshotPolicy<T> {
       full,
       counts,
       storedForm,
+      lazyKeys,
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),

@@ -42,10 +42,13 @@ import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
 export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
 
+/** Pairs a lazy directory's table takes in per slice of the writer. */
+const DIRECTORY_STEP = 65_536;
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
 /** Synchronous work per event-loop turn (ms) before a chunk is cut short. */
@@ -71,6 +74,8 @@ interface Manifest {
   /** Items the base generation holds, and items written by the generations after it. */
   baseItems: number;
   sinceBase: number;
+  /** Records the machine names (`lazyKeys`) are in lazy chunks in every generation from the base (snapshot-lazy.ts). */
+  lazy?: true;
 }
 
 type ChunkKey = [generation: number, chunk: number];
@@ -143,6 +148,8 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     const stream = this.stream();
     if (stream === undefined) return undefined;
     const records = [...stream.records];
+    // The log tool reads everything: the lazy chunks' records after the rest, as a restore that read them all would hold.
+    if (stream.lazy !== undefined) records.push(...expandLazy(stream.lazy));
     return { seq: stream.seq, at: stream.at, legacy: stream.legacy, records, ...stream.rest() };
   }
 
@@ -181,6 +188,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       at: manifest.at,
       legacy: false,
       records,
+      lazy: manifest.lazy === true ? this.#lazy(base, generation, where) : undefined,
       get recordsRead() {
         return live.recordsRead;
       },
@@ -194,10 +202,37 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     };
   }
 
+  /** The lazy chunks of generations `from` to `to`, by their directories, each chunk read and verified when it is first asked for. */
+  #lazy(from: number, to: number, where: string): LazySnapshot {
+    const generations: LazyGenerationSource[] = [];
+    for (let generation = from; generation <= to; generation++) {
+      const bytes = this.#db.get([generation, LAZY_DIRECTORY_KEY]);
+      if (bytes === undefined) continue;
+      const directory = decodeStored(bytes, `${where}, the lazy directory of generation ${generation}`) as LazyDirectory;
+      if (typeof directory?.chunks !== 'number' || !(directory.table instanceof Uint8Array) || directory.table.byteLength % 8 !== 0) {
+        throw new StoreCorruptError(`${where}, generation ${generation}`, 'not a lazy directory');
+      }
+      // Copied into a buffer of its own: a Uint32Array needs its offset aligned.
+      const table = new Uint32Array(directory.table.byteLength / 4);
+      new Uint8Array(table.buffer).set(directory.table);
+      const read = (chunk: number): LazyChunkValue => {
+        const at = `${where}, lazy chunk ${chunk} of generation ${generation}`;
+        const value = this.#db.get([generation, LAZY_CHUNK_KEY - chunk]);
+        if (value === undefined) throw new StoreCorruptError(at, 'missing');
+        const decoded = decodeStored(value, at);
+        if (!Array.isArray(decoded) || !Array.isArray(decoded[0]) || !Array.isArray(decoded[1]) || decoded[0].length !== decoded[1].length) throw new StoreCorruptError(at, 'not a lazy chunk');
+        return decoded as LazyChunkValue;
+      };
+      generations.push({ generation, chunks: directory.chunks, table, read });
+    }
+    return new LazySnapshot(generations);
+  }
+
   /** The items of each chunk of generations `from` to `to`, in key order, each verified as it is read. */
   *#chunks(from: number, to: number, where: string): Generator<Item[]> {
     for (const { key, value } of this.#db.getRange({ start: [from, 0], end: [to + 1, 0] })) {
-      if (!Array.isArray(key)) continue;
+      // A lazy chunk or directory (a negative chunk number) is read when its records are asked for.
+      if (!Array.isArray(key) || key[1] < 0) continue;
       const chunk = decodeStored(value, `${where}, chunk ${key[1]} of generation ${key[0]}`);
       if (!Array.isArray(chunk)) throw new StoreCorruptError(`${where}, chunk ${key[1]} of generation ${key[0]}`, 'not a chunk');
       yield chunk as Item[];
@@ -229,46 +264,28 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (!snapshot.full && previous === undefined) throw new Error('an incremental snapshot needs a previous one');
     if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as pairs, not columns');
     const generation = ++this.#generation;
-    const stats: SnapshotStats = { written: 0, chunks: 0, bytes: 0, removed: 0 };
-    const sections: Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> = [
-      ['r', snapshot.records],
-      ['t', snapshot.timers],
-      ['e', snapshot.effects],
-      ['i', snapshot.idempotency],
-    ];
-    let inFlight: Promise<unknown> | undefined;
-    let chunk: Item[] = [];
-    let sliceStart = this.#meter();
-    const flush = async (): Promise<void> => {
-      const bytes = encodeStored(chunk);
-      const key: ChunkKey = [generation, stats.chunks];
-      stats.chunks++;
-      stats.written += chunk.length;
-      stats.bytes += bytes.length;
-      chunk = [];
-      // The writer's own work on the event loop; waiting for the previous commit is not.
-      const workMs = this.#meter() - sliceStart;
-      if (inFlight !== undefined) await inFlight;
-      inFlight = this.#db.put(key, bytes);
-      // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
-      inFlight.catch(() => undefined);
-      await this.#pause(workMs);
-      sliceStart = this.#meter();
-    };
-    for (const [space, items] of sections) {
+    // Records go to lazy chunks only above a base that put them there: a base written before holds them among the rest.
+    const lazyKeys = snapshot.full || previous?.lazy === true ? snapshot.lazyKeys : undefined;
+    const out = new ChunkWriter(this.#db, generation, this.#meter, (workMs) => this.#pause(workMs));
+    const chunk = new ChunkBuffer<Item>((items) => out.put([generation, out.stats.chunks], items));
+    const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out, generation) : undefined;
+    for (const [space, items] of sectionsOf(snapshot)) {
       const columns = 'ids' in items ? items : undefined;
       const pairs = 'ids' in items ? undefined : items;
       const length = columns?.ids.length ?? pairs!.length;
       const stored = space === 'r' ? snapshot.storedForm : undefined;
       for (let i = 0; i < length; i++) {
         const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
-        chunk.push([space, id, item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item]);
-        if (chunk.length >= CHUNK_ITEMS || this.#meter() - sliceStart >= SLICE_MS) await flush();
+        const record = item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item;
+        const keys = lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' ? lazyKeys!(id, item) : undefined;
+        if (keys !== undefined) await lazy!.add(id as string, record, keys, out.sliceDue());
+        else await chunk.add([space, id, record], out.sliceDue());
       }
     }
-    if (chunk.length > 0) await flush();
-    if (inFlight !== undefined) await inFlight;
-    await this.#db.flushed;
+    await chunk.flush();
+    if (lazy !== undefined) await lazy.finish();
+    await out.settled();
+    const { stats } = out;
     const manifest: Manifest = {
       generation,
       base: snapshot.full ? generation : previous!.base,
@@ -278,12 +295,13 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       baseItems: snapshot.full ? stats.written : previous!.baseItems,
       sinceBase: snapshot.full ? 0 : previous!.sinceBase + stats.written,
     };
+    if (lazyKeys !== undefined) manifest.lazy = true;
     await this.#db.put(MANIFEST_KEY, encodeStored(manifest));
     await this.#db.flushed;
     this.#manifest = manifest;
     if (snapshot.full) {
       const older: ChunkKey[] = [];
-      for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, 0] })) if (Array.isArray(key)) older.push(key);
+      for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, LAZY_CHUNK_KEY - 2 ** 40] })) if (Array.isArray(key)) older.push(key);
       stats.removed += await removeInBatches(this.#db, older, REMOVE_CHUNK);
       for (const layout of this.#older) stats.removed += await layout.removeAll();
     }
@@ -295,6 +313,125 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (this.#hurried) return nextTurn();
     const ms = (workMs * (1 - WRITER_SHARE)) / WRITER_SHARE;
     return ms < 1 ? nextTurn() : new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}
+
+/** The sections of a snapshot in the order they are written, each with its space. */
+function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> {
+  return [
+    ['r', snapshot.records],
+    ['t', snapshot.timers],
+    ['e', snapshot.effects],
+    ['i', snapshot.idempotency],
+  ];
+}
+
+/**
+ * Puts a snapshot's values, one in flight at a time, keeping the writer to its share of the
+ * event loop: after each put it pauses for the rest of the time its work took.
+ */
+class ChunkWriter {
+  readonly stats: SnapshotStats = { written: 0, chunks: 0, bytes: 0, removed: 0 };
+  #inFlight: Promise<unknown> | undefined;
+  #sliceStart: number;
+
+  constructor(
+    private readonly db: StorageTable<ChunkKey | typeof MANIFEST_KEY>,
+    readonly generation: number,
+    private readonly meter: () => number,
+    private readonly pause: (workMs: number) => Promise<void>,
+  ) {
+    this.#sliceStart = meter();
+  }
+
+  /** Whether this slice of work has run its time: the chunk being filled is put now, however full. */
+  sliceDue(): boolean {
+    return this.meter() - this.#sliceStart >= SLICE_MS;
+  }
+
+  /** Puts one value of `items` items (a chunk; 0 for a directory). */
+  async put(key: ChunkKey, value: unknown, items = Array.isArray(value) ? value.length : 0): Promise<void> {
+    const bytes = encodeStored(value);
+    this.stats.chunks++;
+    this.stats.written += items;
+    this.stats.bytes += bytes.length;
+    // The writer's own work on the event loop; waiting for the previous commit is not.
+    const workMs = this.meter() - this.#sliceStart;
+    if (this.#inFlight !== undefined) await this.#inFlight;
+    this.#inFlight = this.db.put(key, bytes);
+    // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
+    this.#inFlight.catch(() => undefined);
+    await this.pause(workMs);
+    this.#sliceStart = this.meter();
+  }
+
+  /** A pause in the middle of work that puts nothing (building a directory). */
+  async yieldSlice(): Promise<void> {
+    await this.pause(this.meter() - this.#sliceStart);
+    this.#sliceStart = this.meter();
+  }
+
+  /** Every value put is durable. */
+  async settled(): Promise<void> {
+    if (this.#inFlight !== undefined) await this.#inFlight;
+    await this.db.flushed;
+  }
+}
+
+/** Items gathered into a chunk of at most CHUNK_ITEMS, put when full or when the slice is due. */
+class ChunkBuffer<I> {
+  #items: I[] = [];
+
+  constructor(private readonly putChunk: (items: I[]) => Promise<void>) {}
+
+  async add(item: I, due: boolean): Promise<void> {
+    this.#items.push(item);
+    if (this.#items.length >= CHUNK_ITEMS || due) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.#items.length === 0) return;
+    const items = this.#items;
+    this.#items = [];
+    await this.putChunk(items);
+  }
+}
+
+/** Records the machine leaves to be read on first use: lazy chunks of ids and stored forms, and the generation's directory (snapshot-lazy.ts). */
+class LazyChunkBuffer {
+  #ids: string[] = [];
+  #records: unknown[] = [];
+  #chunks = 0;
+  readonly #index = new LazyIndexBuilder();
+
+  constructor(
+    private readonly out: ChunkWriter,
+    private readonly generation: number,
+  ) {}
+
+  async add(id: string, record: unknown, keys: readonly string[], due: boolean): Promise<void> {
+    this.#ids.push(id);
+    this.#records.push(record);
+    this.#index.add(id, this.#chunks);
+    for (const key of keys) this.#index.add(key, this.#chunks);
+    if (this.#ids.length >= CHUNK_ITEMS || due) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#ids.length === 0) return;
+    const value: LazyChunkValue = [this.#ids, this.#records];
+    const items = this.#ids.length;
+    this.#ids = [];
+    this.#records = [];
+    await this.out.put([this.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
+  }
+
+  /** Puts what is left, then the directory. */
+  async finish(): Promise<void> {
+    await this.#flush();
+    const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
+    const directory: LazyDirectory = { chunks: this.#chunks, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
+    await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);
   }
 }
 
