@@ -687,14 +687,14 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
 
   restoreLazy(lazy: LazyRecords): void {
     this.#lazy = lazy;
-    this.#customers.loadWith({ load: (key) => this.#loadLazy(key), loadAll: () => this.#loadAll() });
+    this.#customers.loadWith({ load: (id) => this.#loadLazy(id, 'id'), loadAll: () => this.#loadAll() });
   }
 
   /** Reads the lazy chunks that may hold what `key` finds (a customer id, or a `umaKey`). */
-  #loadLazy(key: string): void {
+  #loadLazy(key: string, kind?: 'id'): void {
     const lazy = this.#lazy;
     if (lazy === undefined) return;
-    for (const chunk of lazy.candidates(key)) this.#loadChunk(lazy, chunk);
+    for (const chunk of lazy.candidates(key, kind)) this.#loadChunk(lazy, chunk);
   }
 
   /**
@@ -706,7 +706,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     if (chunk.loaded) return;
     chunk.loaded = true;
     const [ids, forms] = chunk.read();
-    for (const id of ids) for (const newer of lazy.candidates(id)) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
+    for (const id of ids) for (const newer of lazy.candidates(id, 'id')) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       if (!this.#customers.holds(id)) this.#put(this.#fromStored(forms[i] as StoredCustomer, id), 'read');

@@ -83,8 +83,8 @@ class HeldActors {
 
 /** What puts a kind's records a snapshot left in lazy chunks into its RecordMap. */
 export interface LazyLoader {
-  /** Puts the records `key` may find (an id, or another key the kind finds records by). */
-  load(key: string): void;
+  /** Puts the record `id` names (and those read with it), if the loader holds it. */
+  load(id: string): void;
   /** Puts every record not yet put. */
   loadAll(): void;
 }

@@ -21,6 +21,11 @@ export type LazyChunkValue = [ids: string[], records: unknown[]];
 export interface LazyDirectory {
   /** Lazy chunks this generation wrote. */
   chunks: number;
+  /**
+   * The greatest id among them: an id above it is in none (new ids, UUIDv7 in time order,
+   * are above every id of a snapshot, so a record made since probes no table).
+   */
+  lastId: string;
   /** Slots of [hash, chunk + 1] pairs (0: empty), a power of two of them, as bytes. */
   table: Uint8Array;
 }
@@ -88,6 +93,7 @@ export interface LazyGenerationSource {
   generation: number;
   /** How many lazy chunks it wrote. */
   chunks: number;
+  lastId: string;
   table: Uint32Array;
   read(chunk: number): LazyChunkValue;
 }
@@ -101,9 +107,10 @@ export class LazySnapshot implements LazyRecords {
     this.#generations = [...generations].sort((a, b) => b.generation - a.generation).map((source) => ({ source, chunks: new Map() }));
   }
 
-  candidates(key: string): LazyChunk[] {
+  candidates(key: string, kind?: 'id'): LazyChunk[] {
     const out: LazyChunk[] = [];
     for (const { source, chunks } of this.#generations) {
+      if (kind === 'id' && key > source.lastId) continue;
       for (const n of probe(source.table, key)) {
         let chunk = chunks.get(n);
         if (chunk === undefined) {

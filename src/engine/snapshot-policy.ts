@@ -161,7 +161,9 @@ export class SnapshotPolicy<T> {
    */
   #capture(seq: number): SnapshotWrite<T> {
     const { machine, timers, effects, idempotency } = this.#parts;
-    const full = this.#fullNext || this.#parts.store.wantsFull || machine.captureChanges === undefined;
+    // A base written before lazy chunks existed holds every record built: the next base leaves them to be read on first use.
+    const upgrade = machine.lazyKeys !== undefined && this.#parts.store.manifest?.lazy !== true;
+    const full = this.#fullNext || this.#parts.store.wantsFull || upgrade || machine.captureChanges === undefined;
     this.#fullNext = false;
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();

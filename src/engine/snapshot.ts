@@ -209,7 +209,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       const bytes = this.#db.get([generation, LAZY_DIRECTORY_KEY]);
       if (bytes === undefined) continue;
       const directory = decodeStored(bytes, `${where}, the lazy directory of generation ${generation}`) as LazyDirectory;
-      if (typeof directory?.chunks !== 'number' || !(directory.table instanceof Uint8Array) || directory.table.byteLength % 8 !== 0) {
+      if (typeof directory?.chunks !== 'number' || typeof directory.lastId !== 'string' || !(directory.table instanceof Uint8Array) || directory.table.byteLength % 8 !== 0) {
         throw new StoreCorruptError(`${where}, generation ${generation}`, 'not a lazy directory');
       }
       // Copied into a buffer of its own: a Uint32Array needs its offset aligned.
@@ -223,7 +223,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
         if (!Array.isArray(decoded) || !Array.isArray(decoded[0]) || !Array.isArray(decoded[1]) || decoded[0].length !== decoded[1].length) throw new StoreCorruptError(at, 'not a lazy chunk');
         return decoded as LazyChunkValue;
       };
-      generations.push({ generation, chunks: directory.chunks, table, read });
+      generations.push({ generation, chunks: directory.chunks, lastId: directory.lastId, table, read });
     }
     return new LazySnapshot(generations);
   }
@@ -402,6 +402,7 @@ class LazyChunkBuffer {
   #ids: string[] = [];
   #records: unknown[] = [];
   #chunks = 0;
+  #lastId = '';
   readonly #index = new LazyIndexBuilder();
 
   constructor(
@@ -412,6 +413,7 @@ class LazyChunkBuffer {
   async add(id: string, record: unknown, keys: readonly string[], due: boolean): Promise<void> {
     this.#ids.push(id);
     this.#records.push(record);
+    if (id > this.#lastId) this.#lastId = id;
     this.#index.add(id, this.#chunks);
     for (const key of keys) this.#index.add(key, this.#chunks);
     if (this.#ids.length >= CHUNK_ITEMS || due) await this.#flush();
@@ -430,7 +432,7 @@ class LazyChunkBuffer {
   async finish(): Promise<void> {
     await this.#flush();
     const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
-    const directory: LazyDirectory = { chunks: this.#chunks, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
+    const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
     await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);
   }
 }

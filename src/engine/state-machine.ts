@@ -287,8 +287,11 @@ export interface LazyChunk {
  * chunks of later generations that may hold its records.
  */
 export interface LazyRecords {
-  /** The chunks not yet loaded that may hold a record found by `key` (its id, or a key `lazyKeys` gave), newest generation first. */
-  candidates(key: string): LazyChunk[];
+  /**
+   * The chunks not yet loaded that may hold a record found by `key`, newest generation first:
+   * `key` is a record's id (`kind` 'id'), or a key `lazyKeys` gave.
+   */
+  candidates(key: string, kind?: 'id'): LazyChunk[];
   /** Every chunk not yet loaded, newest generation first. */
   all(): Iterable<LazyChunk>;
 }
