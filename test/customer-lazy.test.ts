@@ -51,8 +51,10 @@ describe('customers loaded on first use after a restart', () => {
       const bodies = await session(dataDir, async (svc) => Promise.all(made.map((c) => read(svc, `/customers/${c.id}`))));
       await session(dataDir, async (svc) => {
         assert.ok(built(svc) < 300, `a restart built ${built(svc)} of 300 customers`);
-        assert.equal(await read(svc, `/customers/${made[150].id}`), bodies[150]);
+        // Asked first, before any read brings its customer's chunk in.
         const address = made[200].umaAddress as string;
+        assertError(await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL', umaAddress: address.toUpperCase() } }), 400, 'UMA_ADDRESS_TAKEN', ['umaAddress']);
+        assert.equal(await read(svc, `/customers/${made[150].id}`), bodies[150]);
         const lookup = await svc.request('GET', `/receiver/uma/${encodeURIComponent(address)}`);
         assertStatus(lookup, 200);
         assert.equal(lookup.body.receiverUmaAddress, address);
@@ -60,7 +62,6 @@ describe('customers loaded on first use after a restart', () => {
           lookup.body.supportedCurrencies.map((s: any) => s.currency.code),
           made[200].currencies,
         );
-        assertError(await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL', umaAddress: address.toUpperCase() } }), 400, 'UMA_ADDRESS_TAKEN', ['umaAddress']);
         const fresh = await createCustomer(svc);
         const listed = await walk(svc, '/customers', 100);
         // Newest first.
@@ -106,9 +107,9 @@ describe('customers loaded on first use after a restart', () => {
       });
       await session(dataDir, async (svc) => {
         assert.ok(built(svc) < 1000, `a restart built ${built(svc)} of 1,000 customers`);
+        assertError(await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL', umaAddress: made[280].umaAddress } }), 400, 'UMA_ADDRESS_TAKEN', ['umaAddress']);
         assert.equal(await read(svc, `/customers/${made[290].id}`), untouched);
         assert.equal((await svc.request('GET', `/customers/${made[10].id}`)).body.email, 'changed@example.com');
-        assertError(await svc.request('POST', '/customers', { body: { customerType: 'INDIVIDUAL', umaAddress: made[280].umaAddress } }), 400, 'UMA_ADDRESS_TAKEN', ['umaAddress']);
         const listed = await walk(svc, '/customers', 100);
         assert.deepEqual(
           listed.items.map((c) => c.id),
