@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ActorNotHeldError } from '../src/engine/state-machine.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer, read, walk } from './support/assertions.js';
 
@@ -85,8 +86,15 @@ describe('customers loaded on first use after a restart', () => {
         return customers;
       });
       const untouched = await session(dataDir, async (svc) => {
-        const body = await read(svc, `/customers/${made[290].id}`);
-        return body;
+        // The engine contract holds for a customer read from its chunk by the decision that asks for it.
+        const { world } = svc.service.services;
+        world.hold(new Set([made[0].id]));
+        try {
+          assert.throws(() => world.customers.get(made[290].id), ActorNotHeldError);
+        } finally {
+          world.hold(undefined);
+        }
+        return read(svc, `/customers/${made[290].id}`);
       });
       await session(dataDir, async (svc) => {
         const patched = await svc.request('PATCH', `/customers/${made[10].id}`, { body: { customerType: 'INDIVIDUAL', email: 'changed@example.com' } });
