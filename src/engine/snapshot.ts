@@ -24,8 +24,14 @@
 // at capture nor on the hot path; restoring takes either that form or the whole record, so
 // the generations written before the form existed still load.
 //
+// Records the machine names (`lazyKeys`: a million customers) go to lazy chunks of their own,
+// under negative chunk numbers beside a directory per generation (snapshot-lazy.ts); recovery
+// reads only the directories and hands them to the machine, which reads a chunk when first
+// asked for one of its records. The manifest says so (`lazy`): a base written before holds
+// those records among the others, and the next snapshot over it is full.
+//
 // Capture is synchronous and cheap (the engine collects references: records are immutable).
-// Encoding runs here, a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
+// Encoding runs in the writer (snapshot-writer.ts), a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
 // turn, each chunk one put; one chunk is in flight at a time, and the writer keeps to
 // WRITER_SHARE of the event loop, pausing after each chunk for the rest, so a snapshot costs
 // requests a bounded share of the time however much it writes. Closing the engine lifts the
@@ -41,18 +47,14 @@ import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
-import type { DomainColumns, Effect, IdempotencyRecord, Timer } from './state-machine.js';
-import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
+import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
+import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
 export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
+export { CHUNK_ITEMS } from './snapshot-writer.js';
 
-/** Pairs a lazy directory's table takes in per slice of the writer. */
-const DIRECTORY_STEP = 65_536;
-/** Items per chunk value at most. */
-export const CHUNK_ITEMS = 256;
-/** Synchronous work per event-loop turn (ms) before a chunk is cut short. */
-const SLICE_MS = 2;
 /**
  * The share of the event loop's time a snapshot's writer takes at most while the engine runs.
  * At 0.2 the worst second of a create load during a snapshot was 0.63 of a usual one; at 0.1,
@@ -78,8 +80,6 @@ interface Manifest {
   lazy?: true;
 }
 
-type ChunkKey = [generation: number, chunk: number];
-type Item = [Space, string | number, unknown];
 
 /** A snapshot layout an earlier version wrote, read until a snapshot in the current one exists. */
 interface OlderLayout<T> {
@@ -149,7 +149,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (stream === undefined) return undefined;
     const records = [...stream.records];
     // The log tool reads everything: the lazy chunks' records after the rest, as a restore that read them all would hold.
-    if (stream.lazy !== undefined) records.push(...expandLazy(stream.lazy));
+    if (stream.lazy !== undefined) for (const record of expandLazy(stream.lazy)) records.push(record);
     return { seq: stream.seq, at: stream.at, legacy: stream.legacy, records, ...stream.rest() };
   }
 
@@ -313,127 +313,6 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (this.#hurried) return nextTurn();
     const ms = (workMs * (1 - WRITER_SHARE)) / WRITER_SHARE;
     return ms < 1 ? nextTurn() : new Promise((resolve) => setTimeout(resolve, ms));
-  }
-}
-
-/** The sections of a snapshot in the order they are written, each with its space. */
-function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> {
-  return [
-    ['r', snapshot.records],
-    ['t', snapshot.timers],
-    ['e', snapshot.effects],
-    ['i', snapshot.idempotency],
-  ];
-}
-
-/**
- * Puts a snapshot's values, one in flight at a time, keeping the writer to its share of the
- * event loop: after each put it pauses for the rest of the time its work took.
- */
-class ChunkWriter {
-  readonly stats: SnapshotStats = { written: 0, chunks: 0, bytes: 0, removed: 0 };
-  #inFlight: Promise<unknown> | undefined;
-  #sliceStart: number;
-
-  constructor(
-    private readonly db: StorageTable<ChunkKey | typeof MANIFEST_KEY>,
-    readonly generation: number,
-    private readonly meter: () => number,
-    private readonly pause: (workMs: number) => Promise<void>,
-  ) {
-    this.#sliceStart = meter();
-  }
-
-  /** Whether this slice of work has run its time: the chunk being filled is put now, however full. */
-  sliceDue(): boolean {
-    return this.meter() - this.#sliceStart >= SLICE_MS;
-  }
-
-  /** Puts one value of `items` items (a chunk; 0 for a directory). */
-  async put(key: ChunkKey, value: unknown, items = Array.isArray(value) ? value.length : 0): Promise<void> {
-    const bytes = encodeStored(value);
-    this.stats.chunks++;
-    this.stats.written += items;
-    this.stats.bytes += bytes.length;
-    // The writer's own work on the event loop; waiting for the previous commit is not.
-    const workMs = this.meter() - this.#sliceStart;
-    if (this.#inFlight !== undefined) await this.#inFlight;
-    this.#inFlight = this.db.put(key, bytes);
-    // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
-    this.#inFlight.catch(() => undefined);
-    await this.pause(workMs);
-    this.#sliceStart = this.meter();
-  }
-
-  /** A pause in the middle of work that puts nothing (building a directory). */
-  async yieldSlice(): Promise<void> {
-    await this.pause(this.meter() - this.#sliceStart);
-    this.#sliceStart = this.meter();
-  }
-
-  /** Every value put is durable. */
-  async settled(): Promise<void> {
-    if (this.#inFlight !== undefined) await this.#inFlight;
-    await this.db.flushed;
-  }
-}
-
-/** Items gathered into a chunk of at most CHUNK_ITEMS, put when full or when the slice is due. */
-class ChunkBuffer<I> {
-  #items: I[] = [];
-
-  constructor(private readonly putChunk: (items: I[]) => Promise<void>) {}
-
-  async add(item: I, due: boolean): Promise<void> {
-    this.#items.push(item);
-    if (this.#items.length >= CHUNK_ITEMS || due) await this.flush();
-  }
-
-  async flush(): Promise<void> {
-    if (this.#items.length === 0) return;
-    const items = this.#items;
-    this.#items = [];
-    await this.putChunk(items);
-  }
-}
-
-/** Records the machine leaves to be read on first use: lazy chunks of ids and stored forms, and the generation's directory (snapshot-lazy.ts). */
-class LazyChunkBuffer {
-  #ids: string[] = [];
-  #records: unknown[] = [];
-  #chunks = 0;
-  #lastId = '';
-  readonly #index = new LazyIndexBuilder();
-
-  constructor(
-    private readonly out: ChunkWriter,
-    private readonly generation: number,
-  ) {}
-
-  async add(id: string, record: unknown, keys: readonly string[], due: boolean): Promise<void> {
-    this.#ids.push(id);
-    this.#records.push(record);
-    if (id > this.#lastId) this.#lastId = id;
-    this.#index.add(id, this.#chunks);
-    for (const key of keys) this.#index.add(key, this.#chunks);
-    if (this.#ids.length >= CHUNK_ITEMS || due) await this.#flush();
-  }
-
-  async #flush(): Promise<void> {
-    if (this.#ids.length === 0) return;
-    const value: LazyChunkValue = [this.#ids, this.#records];
-    const items = this.#ids.length;
-    this.#ids = [];
-    this.#records = [];
-    await this.out.put([this.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
-  }
-
-  /** Puts what is left, then the directory. */
-  async finish(): Promise<void> {
-    await this.#flush();
-    const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
-    const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
-    await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);
   }
 }
 
