@@ -730,8 +730,8 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     this.#byEnv.clear();
     for (const [envId, ids] of byEnv) {
       ids.sort();
-      const sorted = bucket(this.#byEnv, envId);
-      sorted.ids.push(...ids);
+      const sorted = bucket(this.#byEnv, envId).ids;
+      for (const id of ids) sorted.push(id);
     }
   }
 
