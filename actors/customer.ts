@@ -646,10 +646,12 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   /**
    * The customers a restored snapshot left in lazy chunks (none after `#loadAll`): a customer
    * is read with its chunk the first time anyone asks for it, by id or by UMA address, so a
-   * restart builds none of a million. Until all are read, the listing index holds only the
-   * customers made or changed since, and a listing reads the rest first.
+   * restart builds none of a million. Until the first listing, the listing index holds only
+   * the customers made since; that listing lists the rest by their chunks' ids (`#listLazy`).
    */
   #lazy: LazyRecords | undefined;
+  /** Whether the listing index holds every customer, those left in lazy chunks included (`#listLazy`). */
+  #listedAll = true;
 
   /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
   constructor(private readonly envs: PlatformEnvs) {}
@@ -687,6 +689,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
 
   restoreLazy(lazy: LazyRecords): void {
     this.#lazy = lazy;
+    this.#listedAll = false;
     this.#customers.loadWith({ load: (id) => this.#loadLazy(id, 'id'), loadAll: () => this.#loadAll() });
   }
 
@@ -717,21 +720,39 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   #loadAll(): void {
     const lazy = this.#lazy;
     if (lazy === undefined) return;
+    if (!this.#listedAll) this.#listLazy();
     for (const chunk of lazy.all()) this.#loadChunk(lazy, chunk);
     this.#lazy = undefined;
     this.#customers.loadWith(undefined);
-    // Read in the chunks' order, which is no listing's: the listing index is built again, sorted.
+  }
+
+  /**
+   * Lists every customer, those left in lazy chunks too, without building them: each chunk
+   * not yet read is decoded for its ids and environments only (a listing then reads the
+   * chunks of the customers it shows), and the listing index is built again, sorted, with
+   * the customers built so far (read from chunks, or made since).
+   */
+  #listLazy(): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined || this.#listedAll) return;
+    this.#listedAll = true;
     const byEnv = new Map<string, string[]>();
-    for (const customer of this.#customers.values()) {
-      let ids = byEnv.get(customer.envId);
-      if (ids === undefined) byEnv.set(customer.envId, (ids = []));
-      ids.push(customer.id);
+    const list = (envId: string, id: string): void => {
+      let ids = byEnv.get(envId);
+      if (ids === undefined) byEnv.set(envId, (ids = []));
+      ids.push(id);
+    };
+    for (const chunk of lazy.all()) {
+      const [ids, forms] = chunk.read();
+      for (let i = 0; i < ids.length; i++) list((forms[i] as StoredCustomer)[1], ids[i]!);
     }
+    for (const customer of this.#customers.values()) list(customer.envId, customer.id);
     this.#byEnv.clear();
     for (const [envId, ids] of byEnv) {
+      // A customer of an earlier generation's chunk may be in a later one's, or built: listed once.
       ids.sort();
       const sorted = bucket(this.#byEnv, envId).ids;
-      for (const id of ids) sorted.push(id);
+      for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) sorted.push(ids[i]!);
     }
   }
 
@@ -767,7 +788,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return customer;
   }
 
-  /** `read`: from a lazy chunk, where it was all along: no change, and listed once all are read (`#loadAll`). */
+  /** `read`: from a lazy chunk, where it was all along: no change, and listed when all are (`#listLazy`). */
   #put(customer: Customer, read?: 'read'): void {
     if (read === undefined) {
       this.#customers.set(customer.id, customer);
@@ -855,7 +876,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   }
 
   idsIn(envId: string): readonly string[] {
-    this.#loadAll();
+    this.#listLazy();
     return this.#byEnv.get(envId)?.ids ?? [];
   }
 
