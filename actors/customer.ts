@@ -652,6 +652,11 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   #lazy: LazyRecords | undefined;
   /** Whether the listing index holds every customer, those left in lazy chunks included (`#listLazy`). */
   #listedAll = true;
+  /**
+   * The deleted customers of each environment (of those listed): a listing of live customers,
+   * the default, leaves them out without reading every customer.
+   */
+  readonly #deleted = new Map<string, Set<string>>();
 
   /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
   constructor(private readonly envs: PlatformEnvs) {}
@@ -742,9 +747,15 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       if (ids === undefined) byEnv.set(envId, (ids = []));
       ids.push(id);
     };
+    // Customers a chunk holds deleted: each read whole once listed (its latest version decides).
+    const deleted: string[] = [];
     for (const chunk of lazy.all()) {
       const [ids, forms] = chunk.read();
-      for (let i = 0; i < ids.length; i++) list((forms[i] as StoredCustomer)[1], ids[i]!);
+      for (let i = 0; i < ids.length; i++) {
+        const form = forms[i] as StoredCustomer;
+        list(form[1], ids[i]!);
+        if (form[9]?.isDeleted === true) deleted.push(ids[i]!);
+      }
     }
     for (const customer of this.#customers.values()) list(customer.envId, customer.id);
     this.#byEnv.clear();
@@ -753,6 +764,17 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       ids.sort();
       const sorted = bucket(this.#byEnv, envId).ids;
       for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) sorted.push(ids[i]!);
+    }
+    for (const id of deleted) this.#customers.peek(id);
+  }
+
+  /** Notes whether `customer` is deleted, in its environment's set of deleted customers. */
+  #noteDeleted(customer: Customer): void {
+    let deleted = this.#deleted.get(customer.envId);
+    if (!customer.isDeleted) deleted?.delete(customer.id);
+    else {
+      if (deleted === undefined) this.#deleted.set(customer.envId, (deleted = new Set()));
+      deleted.add(customer.id);
     }
   }
 
@@ -794,6 +816,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       this.#customers.set(customer.id, customer);
       bucket(this.#byEnv, customer.envId).insert(customer.id);
     } else this.#customers.install(customer.id, customer);
+    this.#noteDeleted(customer);
     let owners = this.#umaOwners.get(customer.envId);
     if (owners === undefined) {
       owners = new Map();
@@ -878,6 +901,16 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   idsIn(envId: string): readonly string[] {
     this.#listLazy();
     return this.#byEnv.get(envId)?.ids ?? [];
+  }
+
+  /**
+   * The environment's customers that are not deleted, ascending: `idsIn` itself while none is
+   * deleted, else a copy without them (ids only: no customer is read).
+   */
+  liveIdsIn(envId: string): readonly string[] {
+    const ids = this.idsIn(envId);
+    const deleted = this.#deleted.get(envId);
+    return deleted === undefined || deleted.size === 0 ? ids : ids.filter((id) => !deleted.has(id));
   }
 
   umaOwner(envId: string, umaAddress: string): string | undefined {
