@@ -69,6 +69,11 @@ describe('the deterministic simulation', () => {
     });
   }
 
+  it('seed 8 to step 5,200 at the defaults: a session a revocation took while a crash left it unanswered is not called lost', async () => {
+    const result = await simulate({ seed: 8, ops: 5_200, crashRate: 0.002, faultRate: 0.002 });
+    assert.equal(result.violation, undefined, described(result));
+  });
+
   it('a crashed life is collected: what its dead process waits on is not kept to the end of the run', async () => {
     const gc = collector();
     const disk = new SimulatedDisk();
