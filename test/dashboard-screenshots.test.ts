@@ -85,7 +85,24 @@ async function morningOfPayments(svc: TestService, clock: ManualClock): Promise<
   await pay(grace.id, taken.id, 20_000, 15);
   await pay(alan.id, ada.id, 1_500, 12);
   await until(svc, () => svc.service.services.webhooks.stats().pending === 0, 'every event delivered');
+  await quiet(svc);
   return { adaId: customers[0].id, paymentId, adaUsd: ada.id, graceUsd: grace.id };
+}
+
+/**
+ * Until the log has stood still for a while with nothing pending: what the morning set off
+ * (payout outcomes, deliveries and their logged outcomes) has all landed before any picture,
+ * however loaded the machine, so both tours picture the same state.
+ */
+async function quiet(svc: TestService): Promise<void> {
+  const engine = svc.service.services.engine;
+  for (let still = 0, seq = -1; still < 5; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await engine.settled();
+    const pending = svc.service.services.webhooks.stats().pending;
+    still = engine.lastSeq === seq && pending === 0 ? still + 1 : 0;
+    seq = engine.lastSeq;
+  }
 }
 
 /** The page once it has drawn: its heading shown, nothing loading, the network quiet. */
