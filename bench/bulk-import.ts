@@ -21,9 +21,21 @@ import { Agent, request } from 'node:http';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { processCpuMs, removeOnExit, runBench, stop } from './support/children.js';
+import { processCpuMs, removeOnExit, runBench } from './support/children.js';
 import type { RequestTemplate } from './support/load-protocol.js';
-import { API, epochNow, health, lastOutput, quoteRequest, sandboxAuthorization, SENDER_FUNDS, startServiceChild, usdAccount, type ServiceChild } from './support/service.js';
+import {
+  API,
+  epochNow,
+  health,
+  quoteRequest,
+  sandboxAuthorization,
+  SENDER_FUNDS,
+  startServiceChild,
+  usdAccount,
+  type ServiceChild,
+  showLastOutput,
+  stopCleanly,
+} from './support/service.js';
 import { fmtInt, fmtMs, LatencyHistogram, markdownTable } from './support/stats.js';
 
 /** The columns of the CSV (docs/api.md's bulk import section; as test/bulk-client.test.ts sends them). */
@@ -428,13 +440,10 @@ async function main(): Promise<string[]> {
       );
     }
   } catch (err) {
-    if (service !== undefined) process.stderr.write(lastOutput(service));
+    showLastOutput(service);
     throw err;
   } finally {
-    if (service !== undefined) {
-      const how = await stop(service.child, 'SIGTERM', 120_000);
-      if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
-    }
+    await stopCleanly(service, failures, 120_000);
   }
   return failures;
 }

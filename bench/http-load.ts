@@ -23,7 +23,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { keep, machineLoad, removeOnExit, spawnTracked, stop, freePort, waitForHttp, runBench } from './support/children.js';
+import { keep, machineLoad, removeOnExit, spawnTracked, freePort, waitForHttp, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import {
   API,
@@ -31,7 +31,6 @@ import {
   createCustomerRequest,
   health,
   keepOutput,
-  lastOutput,
   loadFailures,
   sandboxAuthorization,
   quoteRequest,
@@ -40,6 +39,8 @@ import {
   startServiceChild,
   usdAccount,
   type ServerChild,
+  showLastOutput,
+  stopCleanly,
 } from './support/service.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
@@ -265,15 +266,10 @@ async function main(): Promise<string[]> {
       if (balance !== executed * QUOTE_CENTS) failures.push(`service-hot-account: the receiver holds ${balance} cents, not ${executed} × ${QUOTE_CENTS}`);
     }
   } catch (err) {
-    for (const server of servers) {
-      if (server.output.length > 0) process.stderr.write(lastOutput(server));
-    }
+    showLastOutput(...servers);
     throw err;
   } finally {
-    for (const server of servers) {
-      const how = await stop(server.child, 'SIGTERM', 15_000);
-      if (how !== 0) failures.push(`${server.name} server did not exit cleanly on SIGTERM (${how})`);
-    }
+    for (const server of servers) await stopCleanly(server, failures, 15_000);
   }
 
   // The table: every run, in the order run.

@@ -18,10 +18,18 @@ import { mkdtempSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { machineLoad, removeOnExit, runBench, stop } from './support/children.js';
+import { machineLoad, removeOnExit, runBench } from './support/children.js';
 import { positiveFlag } from './support/flags.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
-import { createCustomerRequest, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
+import {
+  createCustomerRequest,
+  loadFailures,
+  sandboxAuthorization,
+  startServiceChild,
+  type ServiceChild,
+  showLastOutput,
+  stopCleanly,
+} from './support/service.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { Bench } from 'tinybench';
 import { ServiceMetrics } from '../src/ops/metrics.js';
@@ -122,11 +130,11 @@ async function main(): Promise<string[]> {
         results.set(variant, [...(results.get(variant) ?? []), r]);
       }
     }
+  } catch (err) {
+    showLastOutput(...services.values());
+    throw err;
   } finally {
-    for (const [variant, service] of services) {
-      const how = await stop(service.child, 'SIGTERM', 15_000);
-      if (how !== 0) failures.push(`${variant} service did not exit cleanly on SIGTERM (${how})`);
-    }
+    for (const service of services.values()) await stopCleanly(service, failures, 15_000);
   }
 
   const quiet = results.get('quiet') ?? [];

@@ -19,7 +19,18 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
-import { createCustomers, epochNow, health, lastOutput, loadFailures, messageOf, sandboxAuthorization, startServiceChild, type ServiceChild } from './support/service.js';
+import {
+  createCustomers,
+  epochNow,
+  health,
+  loadFailures,
+  messageOf,
+  sandboxAuthorization,
+  startServiceChild,
+  type ServiceChild,
+  showLastOutput,
+  stopCleanly,
+} from './support/service.js';
 import { fmtInt, markdownTable } from './support/stats.js';
 import { DATA_FILE, readFreeList } from '../src/engine/store.js';
 
@@ -234,15 +245,12 @@ async function main(): Promise<string[]> {
       );
     }
   } catch (err) {
-    if (service !== undefined) process.stderr.write(lastOutput(service));
+    showLastOutput(service);
     throw err;
   } finally {
     // A directory given with --data is left as it was recovered (no final snapshot), so it can be recovered again.
     if (service !== undefined && flags.data !== undefined) await stop(service.child, 'SIGKILL');
-    else if (service !== undefined) {
-      const how = await stop(service.child, 'SIGTERM', 300_000);
-      if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
-    }
+    else await stopCleanly(service, failures, 300_000);
   }
   return failures;
 }

@@ -23,7 +23,17 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
-import { createCustomers, health, lastOutput, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild } from './support/service.js';
+import {
+  createCustomers,
+  health,
+  loadFailures,
+  sandboxAuthorization,
+  startServiceChild,
+  type Health,
+  type ServiceChild,
+  showLastOutput,
+  stopCleanly,
+} from './support/service.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 import { writeScaleCharts } from './support/svg-charts.js';
 
@@ -213,17 +223,11 @@ async function main(): Promise<string[]> {
       if (last.durableSeq !== last.lastSeq) failures.push('the log is not fully durable after the run');
     }
   } catch (err) {
-    if (service !== undefined) process.stderr.write(lastOutput(service));
+    showLastOutput(service);
     throw err;
   } finally {
-    if (service !== undefined) {
-      if (flags['keep-data']) {
-        await stop(service.child, 'SIGKILL');
-      } else {
-        const how = await stop(service.child, 'SIGTERM', 120_000);
-        if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
-      }
-    }
+    if (service !== undefined && flags['keep-data']) await stop(service.child, 'SIGKILL');
+    else await stopCleanly(service, failures, 120_000);
   }
 
   const gcHeader = traceGc ? ['GC % of step', 'scavenge ms', 'mark-compact ms', 'longest GC ms'] : [];

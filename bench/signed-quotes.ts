@@ -29,13 +29,13 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ChildProcess } from 'node:child_process';
 import { decryptCredentialBundle } from '@turnkey/crypto';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { utf8 } from '../src/crypto/bytes.js';
 import { generateP256KeyPair, keyPairFromPrivateKey, keyPairToHex, verifyP256 } from '../src/crypto/p256.js';
 import { parseStamp, verifyStamp } from '../src/crypto/stamp.js';
-import { freePort, removeOnExit, spawnTracked, stop, waitForHttp, runBench } from './support/children.js';
+import { freePort, removeOnExit, spawnTracked, waitForHttp, runBench } from './support/children.js';
+import { keepOutput, showLastOutput, stopCleanly, type ServerChild } from './support/service.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
@@ -86,25 +86,13 @@ if (quoteCount < pairCount * connections) throw new Error(`--quotes ${quoteCount
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BARE = fileURLToPath(new URL('./support/bare-server.js', import.meta.url));
 
-interface Server {
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
-async function startServer(module: string, env: NodeJS.ProcessEnv): Promise<Server> {
+async function startServer(name: string, module: string, env: NodeJS.ProcessEnv): Promise<ServerChild> {
   const port = await freePort();
   const child = spawnTracked(process.execPath, [module], { env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
-  const add = (chunk: Buffer): void => {
-    output.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-    // Only the tail matters (shown if the run fails).
-    output.splice(0, Math.max(0, output.length - 50));
-  };
-  child.stdout?.on('data', add);
-  child.stderr?.on('data', add);
+  keepOutput(child, output);
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, child);
-  return { child, port, output };
+  return { name, child, port, output };
 }
 
 /** A client of one service process: JSON requests with the sandbox credentials; the parsed answer is the caller's to type. */
@@ -270,7 +258,7 @@ async function main(): Promise<string[]> {
       `${walletCount} wallets, ${quoteCount} quotes per service\n`,
   );
 
-  const bare = await startServer(BARE, {});
+  const bare = await startServer('bare', BARE, {});
   const byRoute = new Map<string, Pair[]>();
   try {
     for (const route of ['inline', 'pool'] as const) {
@@ -278,7 +266,7 @@ async function main(): Promise<string[]> {
       const dataDir = mkdtempSync(join(tmpdir(), 'bench-signed-'));
       removeOnExit(dataDir);
       const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, CRYPTO_ROUTES: `verifyStamp=${route}` };
-      const service = await startServer(MAIN, env);
+      const service = await startServer(name, MAIN, env);
       try {
         process.stderr.write(`${name}: setting up ${walletCount} wallets and ${quoteCount} signed quotes ...\n`);
         const t0 = performance.now();
@@ -310,15 +298,14 @@ async function main(): Promise<string[]> {
         }
         byRoute.set(name, pairs);
       } catch (err) {
-        process.stderr.write(`--- last output of the service ---\n${service.output.join('\n')}\n`);
+        showLastOutput(service);
         throw err;
       } finally {
-        const how = await stop(service.child, 'SIGTERM', 15_000);
-        if (how !== 0) failures.push(`${name}: the service did not exit cleanly on SIGTERM (${how})`);
+        await stopCleanly(service, failures, 15_000);
       }
     }
   } finally {
-    await stop(bare.child, 'SIGTERM', 15_000);
+    await stopCleanly(bare, failures, 15_000);
   }
 
   const rows: string[][] = [];

@@ -17,7 +17,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { removeOnExit, stop, runBench } from './support/children.js';
+import { removeOnExit, runBench } from './support/children.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
 import {
   createCustomerRequest,
@@ -26,12 +26,13 @@ import {
   quoteRequest,
   SENDER_FUNDS,
   usdAccount,
-  lastOutput,
   loadFailures,
   messageOf,
   sandboxAuthorization,
   startServiceChild,
   type ServiceChild,
+  showLastOutput,
+  stopCleanly,
 } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable, median } from './support/stats.js';
 import { writeSnapshotWindowChart } from './support/svg-charts.js';
@@ -165,13 +166,10 @@ async function main(): Promise<string[]> {
     const h = await health(service);
     if (h.durableSeq !== h.lastSeq) failures.push('the log is not fully durable after the run');
   } catch (err) {
-    if (service !== undefined) process.stderr.write(lastOutput(service));
+    showLastOutput(service);
     throw err;
   } finally {
-    if (service !== undefined) {
-      const how = await stop(service.child, 'SIGTERM', 120_000);
-      if (how !== 0) failures.push(`the service did not exit cleanly on SIGTERM (${how})`);
-    }
+    await stopCleanly(service, failures, 120_000);
   }
 
   // Whole buckets only; a bucket overlaps a snapshot if their spans intersect.

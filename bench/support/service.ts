@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { freePort, spawnTracked, waitForHttp } from './children.js';
+import { freePort, spawnTracked, stop, waitForHttp } from './children.js';
 import { runScenario, type ScenarioResult } from './load.js';
 import type { RequestTemplate } from './load-protocol.js';
 
@@ -192,6 +192,23 @@ export function loadFailures(r: ScenarioResult): string[] {
 /** The last lines of a child's output, for an error report. */
 export function lastOutput(server: ServerChild, count = 30): string {
   return `--- last output of the ${server.name} server ---\n${server.output.slice(-count).join('\n')}\n`;
+}
+
+/** Writes each server's last output (those that printed anything) for the report of an error that ends the bench. */
+export function showLastOutput(...servers: ReadonlyArray<ServerChild | undefined>): void {
+  for (const server of servers) {
+    if (server !== undefined && server.output.length > 0) process.stderr.write(lastOutput(server));
+  }
+}
+
+/**
+ * Stops a server at the end of a bench, however the run ended: SIGTERM, SIGKILL after
+ * `graceMs`; an exit other than 0 (a shutdown that hung or crashed) is one of the run's failures.
+ */
+export async function stopCleanly(server: ServerChild | undefined, failures: string[], graceMs: number): Promise<void> {
+  if (server === undefined) return;
+  const how = await stop(server.child, 'SIGTERM', graceMs);
+  if (how !== 0) failures.push(`the ${server.name} server did not exit cleanly on SIGTERM (${how})`);
 }
 
 /** Each bench quote delivers this many cents (locked on the receiving side, so the receiver gets exactly it). */
