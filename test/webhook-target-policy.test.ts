@@ -274,6 +274,31 @@ describe('webhook egress limits', () => {
   });
 });
 
+describe('webhook egress over kept-alive connections', () => {
+  it('a request whose reused connection is reset before any answer goes once more on a new one; a reset of a new connection is no answer', async () => {
+    const egress = new OutboundEgress(new TargetPolicy());
+    // Answers on a kept-alive connection, then resets it as the next request arrives on it:
+    // what a receiver closing an idle connection just as it is reused looks like.
+    const closesIdle = await startListener((req, res) => {
+      if (closesIdle.requests === 2) req.socket.resetAndDestroy();
+      else res.writeHead(200).end();
+    });
+    const resetsAll = await startListener((req) => req.socket.resetAndDestroy());
+    try {
+      const post = (url: string) => egress.post({ environment: 'sandbox', url, body: '{"n":1}', headers: {}, timeoutMs: 5_000 });
+      assert.equal((await post(closesIdle.url())).statusCode, 200);
+      assert.equal((await post(closesIdle.url())).statusCode, 200, 'answered on a new connection');
+      assert.deepEqual({ requests: closesIdle.requests, connections: closesIdle.connections }, { requests: 3, connections: 2 });
+      assert.equal((await post(resetsAll.url())).statusCode, 0);
+      assert.equal(resetsAll.requests, 1, 'a reset of a new connection is not sent again');
+    } finally {
+      egress.close();
+      await closesIdle.close();
+      await resetsAll.close();
+    }
+  });
+});
+
 // ---- routes --------------------------------------------------------------------------------------
 
 async function refusedEverywhere(svc: TestService, url: string, auth: 'sandbox' | 'production'): Promise<void> {

@@ -5,7 +5,7 @@
 // connects; an IP-literal host never reaches a lookup (net connects to it directly), so the
 // literal is checked before the request is made. Redirects are not followed: a 3xx is an
 // answer like any other.
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { checkOutboundUrl, type Environment } from '../../actors/platform.js';
@@ -105,19 +105,17 @@ export class OutboundEgress implements Egress, DocumentFetcher {
         resolve(outcome(statusCode, refused));
       };
       const headers = { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) };
-      const req = this.#request('POST', { ...request, headers }, (res) => drain(res, settle), (err) => {
+      this.#request('POST', { ...request, headers }, request.body, (res) => drain(res, settle), (err) => {
         // Refused, reset, past the timeout or aborted: no answer (and the policy's reason, if it refused).
         settle(0, err instanceof TargetRefusedError ? err.message : undefined);
       });
-      req?.end(request.body);
     });
   }
 
   /** GETs `url` under `environment`'s rule and reads the answer (see DocumentFetcher). */
   get(request: DocumentRequest): Promise<FetchedDocument> {
     return new Promise<FetchedDocument>((resolve, reject) => {
-      const req = this.#request('GET', request, (res, signal) => readBounded(res, { maxBytes: request.maxBytes, signal }, resolve, reject), reject);
-      req?.end();
+      this.#request('GET', request, undefined, (res, signal) => readBounded(res, { maxBytes: request.maxBytes, signal }, resolve, reject), reject);
     });
   }
 
@@ -130,46 +128,55 @@ export class OutboundEgress implements Egress, DocumentFetcher {
   }
 
   /**
-   * Starts a request that connects only where the policy allows; `failed` hears a refusal
-   * (TargetRefusedError, and then no request is made: undefined), the cut-off signal's
-   * reason, or the network's error. At most one of `answered` (with the signal that cuts
-   * the exchange off) and `failed` is called.
+   * Sends a request (with `body`, if any) that connects only where the policy allows;
+   * `failed` hears a refusal (TargetRefusedError, and then no request is made), the cut-off
+   * signal's reason, or the network's error. At most one of `answered` (with the signal that
+   * cuts the exchange off) and `failed` is called.
    */
   #request(
     method: 'GET' | 'POST',
     request: OutboundRequest,
+    body: string | undefined,
     answered: (res: IncomingMessage, signal: AbortSignal) => void,
     failed: (err: Error) => void,
-  ): ClientRequest | undefined {
+  ): void {
     let url: URL;
     try {
       // Checked when it was configured; checked again since a stored value predates the rule.
       url = checkOutboundUrl('url', request.url);
     } catch (err) {
       failed(new TargetRefusedError(err instanceof Error ? err.message : String(err)));
-      return undefined;
+      return;
     }
     const host = bareAddress(url.hostname);
     const why = isIP(host) !== 0 ? this.#policy.refusal(request.environment, host) : undefined;
     if (why !== undefined) {
       failed(new TargetRefusedError(`${url.hostname} is ${why}`));
-      return undefined;
+      return;
     }
     const agents = this.#agents[request.environment];
     const timeout = AbortSignal.timeout(request.timeoutMs);
     const signal = request.signal === undefined ? timeout : AbortSignal.any([request.signal, timeout]);
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    let done = false;
-    const req = send(url, { method, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup: agents.lookup, signal, headers: request.headers }, (res) => {
-      done = true;
-      answered(res, signal);
-    });
-    req.on('error', (err) => {
-      if (done) return;
-      done = true;
-      failed(signal.aborted && !(err instanceof TargetRefusedError) ? asError(signal.reason) : err);
-    });
-    return req;
+    const options = { method, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup: agents.lookup, signal, headers: request.headers };
+    const attempt = (mayRetry: boolean): void => {
+      let done = false;
+      const req = send(url, options, (res) => {
+        done = true;
+        answered(res, signal);
+      });
+      req.on('error', (err) => {
+        if (done) return;
+        done = true;
+        // A kept-alive socket the other side closed as this request went out on it: nothing
+        // was answered, so the request goes once more, on a new connection, within the same
+        // time limit (Node's documented pattern, request.reusedSocket).
+        if (mayRetry && req.reusedSocket && isReset(err) && !signal.aborted) attempt(false);
+        else failed(signal.aborted && !(err instanceof TargetRefusedError) ? asError(signal.reason) : err);
+      });
+      req.end(body);
+    };
+    attempt(true);
   }
 
   /**
@@ -195,6 +202,11 @@ export class OutboundEgress implements Egress, DocumentFetcher {
       );
     };
   }
+}
+
+function isReset(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function asError(reason: unknown): Error {
