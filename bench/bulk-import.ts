@@ -23,19 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { processCpuMs, removeOnExit, runBench } from './support/children.js';
 import type { RequestTemplate } from './support/load-protocol.js';
-import {
-  API,
-  epochNow,
-  health,
-  quoteRequest,
-  sandboxAuthorization,
-  SENDER_FUNDS,
-  startServiceChild,
-  usdAccount,
-  type ServiceChild,
-  showLastOutput,
-  stopCleanly,
-} from './support/service.js';
+import { API, epochNow, health, quoteRequest, sandboxAuthorization, SENDER_FUNDS, startServiceChild, usdAccount, type ServiceChild, showLastOutput, stopCleanly } from './support/service.js';
 import { fmtInt, fmtMs, LatencyHistogram, markdownTable } from './support/stats.js';
 
 /** The columns of the CSV (docs/api.md's bulk import section; as test/bulk-client.test.ts sends them). */

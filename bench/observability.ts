@@ -21,15 +21,7 @@ import { parseArgs } from 'node:util';
 import { machineLoad, removeOnExit, runBench } from './support/children.js';
 import { positiveFlag } from './support/flags.js';
 import { runScenario, type ScenarioResult } from './support/load.js';
-import {
-  createCustomerRequest,
-  loadFailures,
-  sandboxAuthorization,
-  startServiceChild,
-  type ServiceChild,
-  showLastOutput,
-  stopCleanly,
-} from './support/service.js';
+import { createCustomerRequest, loadFailures, sandboxAuthorization, startServiceChild, type ServiceChild, showLastOutput, stopCleanly } from './support/service.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
 import { Bench } from 'tinybench';
 import { ServiceMetrics } from '../src/ops/metrics.js';

@@ -19,18 +19,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
-import {
-  createCustomers,
-  epochNow,
-  health,
-  loadFailures,
-  messageOf,
-  sandboxAuthorization,
-  startServiceChild,
-  type ServiceChild,
-  showLastOutput,
-  stopCleanly,
-} from './support/service.js';
+import { createCustomers, epochNow, health, loadFailures, messageOf, sandboxAuthorization, startServiceChild, type ServiceChild, showLastOutput, stopCleanly } from './support/service.js';
 import { fmtInt, markdownTable } from './support/stats.js';
 import { DATA_FILE, readFreeList } from '../src/engine/store.js';
 

@@ -23,17 +23,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keep, processRss, removeOnExit, stop, runBench } from './support/children.js';
-import {
-  createCustomers,
-  health,
-  loadFailures,
-  sandboxAuthorization,
-  startServiceChild,
-  type Health,
-  type ServiceChild,
-  showLastOutput,
-  stopCleanly,
-} from './support/service.js';
+import { createCustomers, health, loadFailures, sandboxAuthorization, startServiceChild, type Health, type ServiceChild, showLastOutput, stopCleanly } from './support/service.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 import { writeScaleCharts } from './support/svg-charts.js';
 
