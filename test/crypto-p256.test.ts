@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { p256 } from '@noble/curves/nist.js';
 import { bigIntToBytes, concatBytes } from '../src/crypto/bytes.js';
@@ -17,8 +18,11 @@ import {
   parseClientPublicKey,
   parseDerSignature,
   signP256,
+  signP256Deterministic,
+  signP256Rfc6979,
   verifyP256,
 } from '../src/crypto/p256.js';
+import { seededEntropy, systemEntropy, useEntropy } from '../src/engine/entropy.js';
 import { nobleVerifyP256 } from '../src/crypto/reference-noble.js';
 import { hex, toHexString } from './support/crypto-fixtures.js';
 
@@ -176,5 +180,49 @@ describe('ECDSA P-256 SHA-256 on node:crypto', () => {
     const der = signP256(new Uint8Array([1, 2, 3]), a.privateKey);
     assert.equal(verifyP256(new Uint8Array([1, 2, 3]), der, b.publicKey), false);
     assert.equal(verifyP256(new Uint8Array([1, 2, 4]), der, a.publicKey), false);
+  });
+});
+
+describe('deterministic ECDSA (RFC 6979) under a seeded source', () => {
+  // RFC 6979 A.2.5: P-256 with SHA-256; s given as the RFC has it, before low-S normalisation.
+  const rfcKey = hex('c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721');
+  const rfcVectors = [
+    { message: 'sample', r: 0xefd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716n, s: 0xf7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8n },
+    { message: 'test', r: 0xf1abb023518351cd71d881567b1ea663ed3efcf6c5132b354f28d3b0b7d38367n, s: 0x019f4113742a2b14bd25926b49c649155f267e60d3814b4c0cc84250e46f0083n },
+  ];
+
+  it("gives RFC 6979's signatures of its test vectors, normalised to low-S", () => {
+    for (const vector of rfcVectors) {
+      const parsed = parseDerSignature(signP256Deterministic(new TextEncoder().encode(vector.message), rfcKey));
+      const lowS = vector.s > P256_N / 2n ? P256_N - vector.s : vector.s;
+      assert.deepEqual(parsed, { r: vector.r, s: lowS }, vector.message);
+    }
+  });
+
+  it("is byte for byte @noble/curves' RFC 6979 signature, for any key and message", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 300 }), (seed, message) => {
+        const privateKey = new Uint8Array(createHash('sha256').update(seed).digest());
+        assert.equal(toHexString(signP256Deterministic(message, privateKey)), toHexString(signP256Rfc6979(message, privateKey)));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('is what signP256 gives under a seeded source, the same bytes each time, and it verifies', () => {
+    const pair = generateP256KeyPair();
+    const message = new TextEncoder().encode('a stamped request');
+    useEntropy(seededEntropy(7));
+    let first: Uint8Array;
+    let second: Uint8Array;
+    try {
+      first = signP256(message, pair.privateKey);
+      second = signP256(message, pair.privateKey);
+    } finally {
+      useEntropy(systemEntropy);
+    }
+    assert.equal(toHexString(first), toHexString(signP256Rfc6979(message, pair.privateKey)));
+    assert.equal(toHexString(second), toHexString(first));
+    assert.equal(verifyP256(message, first, pair.publicKey), true);
   });
 });

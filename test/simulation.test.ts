@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 import { routes } from '../src/http/routes/index.js';
 import { SimulatedDisk, type SimulatedStorage } from '../src/sim/storage.js';
+import { Rng, Weights } from '../src/sim/random.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Route, RouteContext } from '../src/http/route.js';
@@ -122,5 +123,21 @@ describe('the deterministic simulation', () => {
     const replayed = await simulate(options);
     assert.deepEqual(replayed.violation, caught.violation);
     assert.equal(replayed.digest, caught.digest);
+  });
+});
+
+describe("the simulator's weighted draws", () => {
+  it('draw each key about its share of the weights, the last one too, and the same keys for the same seed', () => {
+    const weights = new Weights({ often: 6, sometimes: 3, rarely: 1 });
+    const draws = (seed: number): string[] => {
+      const rng = new Rng(seed);
+      return Array.from({ length: 10_000 }, () => rng.weighted(weights));
+    };
+    const drawn = draws(11);
+    const share = (key: string): number => drawn.filter((k) => k === key).length / drawn.length;
+    assert.ok(Math.abs(share('often') - 0.6) < 0.03, `often: ${share('often')}`);
+    assert.ok(Math.abs(share('sometimes') - 0.3) < 0.03, `sometimes: ${share('sometimes')}`);
+    assert.ok(Math.abs(share('rarely') - 0.1) < 0.02, `rarely: ${share('rarely')}`);
+    assert.deepEqual(draws(11), drawn);
   });
 });

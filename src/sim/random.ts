@@ -47,14 +47,26 @@ export class Rng {
   }
 
   /** A key by weight. */
-  weighted<K extends string>(weights: Readonly<Record<K, number>>): K {
-    const entries = Object.entries(weights) as Array<[K, number]>;
-    const total = entries.reduce((sum, [, w]) => sum + w, 0);
-    let at = this.int(total);
-    for (const [key, weight] of entries) {
+  weighted<K extends string>(weights: Weights<K>): K {
+    let at = this.int(weights.total);
+    for (const [key, weight] of weights.entries) {
       if (at < weight) return key;
       at -= weight;
     }
-    return entries[entries.length - 1]![0];
+    return weights.entries[weights.entries.length - 1]![0];
+  }
+}
+
+/**
+ * Keys and their weights, summed once: the endpoint draws from the same few tables at every
+ * delivery, and listing and summing a table's entries at each draw was about 1% of a run.
+ */
+export class Weights<K extends string> {
+  readonly entries: ReadonlyArray<readonly [K, number]>;
+  readonly total: number;
+
+  constructor(weights: Readonly<Record<K, number>>) {
+    this.entries = Object.entries(weights) as Array<[K, number]>;
+    this.total = this.entries.reduce((sum, [, w]) => sum + w, 0);
   }
 }

@@ -6,7 +6,7 @@ import type { ManualClock } from '../engine/clock.js';
 import type { Report } from '../engine/report.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { keyPairFromPrivateKey } from '../crypto/p256.js';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CryptoPool, DEFAULT_ROUTES, type CryptoOp, type CryptoRoute } from '../crypto/pool.js';
 import { OidcVerifier } from '../wallet/oidc.js';
 import type { DocumentFetcher, Egress } from '../outbound/egress.js';
@@ -61,7 +61,7 @@ export interface SimulatedService {
  */
 class SimulatedCrypto extends CryptoPool {
   override signWebhook(body: string | Uint8Array): Promise<string> {
-    return Promise.resolve(`simulated=${createHash('sha256').update(body).digest('base64url')}`);
+    return Promise.resolve(`simulated=${hash('sha256', body, 'base64url')}`);
   }
 }
 

@@ -24,7 +24,7 @@ import { SimulatedDisk } from './storage.js';
 import { SimulatedEndpoint } from './endpoint.js';
 import { simulatedService, type SimulatedService } from './service.js';
 import { fundingKey, MoneyModel } from './model.js';
-import { Rng } from './random.js';
+import { Rng, Weights } from './random.js';
 import { envIdOf } from '../../actors/platform.js';
 import { Workload } from './workload.js';
 import { Json, type Operation, type SimRequest } from './operation.js';
@@ -67,6 +67,7 @@ const SNAPSHOT_EVERY_MS = 300_000;
 /** Steps between checks of the whole model against the service. */
 const CHECK_EVERY_STEPS = 500;
 const START = Date.UTC(2026, 0, 1);
+const FAULTS = new Weights({ outage: 2, flip: 1, snapshot: 1 });
 
 class SimulationFailed extends Error {
   constructor(readonly violation: Violation) {
@@ -215,7 +216,7 @@ class Simulation {
    * it); or a snapshot starts and a crash comes while it is written.
    */
   #fault(): void {
-    switch (this.#rng.weighted({ outage: 2, flip: 1, snapshot: 1 })) {
+    switch (this.#rng.weighted(FAULTS)) {
       case 'outage':
         this.#endpoint.downUntil = this.#clock.now() + this.#rng.between(1_000, 120_000);
         break;
@@ -475,11 +476,14 @@ class Simulation {
       this.#fail(`${when}: transaction ${id} (${tx.type} ${tx.status} ${tx.receivedAmount} on ${tx.accountId}) was never acknowledged to anyone (quote ${tx.quoteId || "none"}, source ${tx.source.sourceType})`);
     }
     // Each acknowledged funding is there once: none lost, none applied twice.
-    for (const key of new Set([...fundings.keys(), ...this.#model.fundings.keys()])) {
+    const compareFunding = (key: string): void => {
       const found = fundings.get(key) ?? 0;
       const acknowledged = this.#model.fundings.get(key) ?? 0;
       if (found !== acknowledged) this.#fail(`${when}: funding ${key} is there ${found} times, acknowledged ${acknowledged} times`);
-    }
+    };
+    // Every key of either side, without a set of both built at each check.
+    for (const key of fundings.keys()) compareFunding(key);
+    for (const key of this.#model.fundings.keys()) if (!fundings.has(key)) compareFunding(key);
     for (const [accountId, expected] of this.#model.expectedBalances()) {
       const stored = world.internalAccounts.get(accountId);
       if (stored === undefined) this.#fail(`${when}: account ${accountId} is gone`);

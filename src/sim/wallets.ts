@@ -11,7 +11,7 @@
 import { keyPairFromPrivateKey, isValidPrivateKey, PRIVATE_KEY_BYTES } from '../crypto/p256.js';
 import { createStamp } from '../crypto/stamp.js';
 import { MAX_ACTIVE_SESSIONS, SANDBOX_OIDC_TOKEN, SANDBOX_OTP, type Wallets } from '../../actors/wallet.js';
-import type { Rng } from './random.js';
+import { Weights, type Rng } from './random.js';
 import type { Json, Operation, SimRequest } from './operation.js';
 
 /** A session and its key (undefined: one adopted from a listing, which the client cannot stamp with). */
@@ -40,6 +40,7 @@ export interface SimWallet {
 
 /** A stamp must not meet its session's expiry on the way: sessions this close to it are not used. */
 const SESSION_MARGIN_MS = 60_000;
+const WALLET_OPERATIONS = new Weights({ credential: 2, login: 3, revokeSession: 1, exportWallet: 1 });
 /** Chance that a done signed request is sent again with its spent Request-Id (it must be refused). */
 const REPLAY_CHANCE = 0.2;
 
@@ -87,7 +88,7 @@ export class WalletWorkload {
     if (wallet.uncertain > 0) return this.#relearn(wallet);
     const now = this.#now();
     for (const [id, session] of wallet.sessions) if (session.expiresAt <= now) wallet.sessions.delete(id);
-    switch (this.#rng.weighted({ credential: 2, login: 3, revokeSession: 1, exportWallet: 1 })) {
+    switch (this.#rng.weighted(WALLET_OPERATIONS)) {
       case 'credential':
         return this.#addCredential(wallet);
       case 'login':

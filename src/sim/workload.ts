@@ -5,7 +5,7 @@
 // teaches the model; money operations carry an Idempotency-Key, so one the crash left
 // unanswered is sent again after recovery and must apply once.
 import { IDEMPOTENCY_TTL_MS } from '../engine/engine.js';
-import type { Rng } from './random.js';
+import { Weights, type Rng } from './random.js';
 import type { MoneyModel, MoveKind } from './model.js';
 import { WalletWorkload } from './wallets.js';
 import type { Operation, SimRequest } from './operation.js';
@@ -44,7 +44,7 @@ const RETRY_WITHIN_MS = IDEMPOTENCY_TTL_MS - 60 * 60 * 1000;
 /** Sandbox suffixes of an external account's number: 000 settles at once, 002-007 take the sandbox's paths. */
 const SUFFIXES = ['000', '002', '003', '004', '005', '006', '007'] as const;
 
-const WEIGHTS = {
+const OPERATION_WEIGHTS = {
   createCustomer: 4,
   invalidCustomer: 1,
   listAccounts: 1,
@@ -66,7 +66,8 @@ const WEIGHTS = {
   notFound: 1,
   wallet: 8,
 } as const;
-type OpName = keyof typeof WEIGHTS;
+type OpName = keyof typeof OPERATION_WEIGHTS;
+const WEIGHTS = new Weights<OpName>(OPERATION_WEIGHTS);
 
 export class Workload {
   readonly #rng: Rng;
