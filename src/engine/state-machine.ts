@@ -316,6 +316,30 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   }
 }
 
+/** A chunk of records a snapshot holds that the machine reads on first use (snapshot-lazy.ts). */
+export interface LazyChunk {
+  readonly generation: number;
+  /** Set by whoever reads it: its records are in the machine now. */
+  loaded: boolean;
+  /** Its ids and the stored form of each record, read and verified now. */
+  read(): [ids: string[], records: unknown[]];
+}
+
+/**
+ * The records a restored snapshot holds in lazy chunks: a later generation's version of a
+ * record replaces an earlier one's, so a chunk is put into the machine only after the
+ * chunks of later generations that may hold its records.
+ */
+export interface LazyRecords {
+  /**
+   * The chunks not yet loaded that may hold a record found by `key`, newest generation first:
+   * `key` is a record's id (`kind` 'id'), or a key `lazyKeys` gave.
+   */
+  candidates(key: string, kind?: 'id'): LazyChunk[];
+  /** Every chunk not yet loaded, newest generation first. */
+  all(): Iterable<LazyChunk>;
+}
+
 export interface StateMachine<E extends DomainEvent, T> {
   /** Applies one event. Must not fail for an event its own decide step produced. */
   apply(event: E, at: number): void;
@@ -339,8 +363,16 @@ export interface StateMachine<E extends DomainEvent, T> {
    * they are.
    */
   storedForm?(id: string, record: unknown): unknown;
-  /** Rebuilds state (and derived indexes) from an image; restored records are not changes. */
-  restore(image: DomainRecords): void;
+  /**
+   * Optional: for a record a snapshot may leave in a lazy chunk, the keys besides its id
+   * that the machine finds it by (undefined: the record is restored whole at recovery).
+   */
+  lazyKeys?(id: string, record: unknown): readonly string[] | undefined;
+  /**
+   * Rebuilds state (and derived indexes) from an image; restored records are not changes.
+   * `lazy`: the records the snapshot left in lazy chunks, read when first asked for.
+   */
+  restore(image: DomainRecords, lazy?: LazyRecords): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
   /**
