@@ -43,7 +43,7 @@
 // them, whole images in chunks under [generation, section, chunk] in `snapshot`. The first
 // snapshot taken after any of them is full and removes it. Every value is versioned and
 // checksummed (format.ts).
-import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import { decodeStored, encodeStored, StoreCorruptError, verifyStored } from './format.js';
 import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
@@ -202,7 +202,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     };
   }
 
-  /** The lazy chunks of generations `from` to `to`, by their directories, each chunk read and verified when it is first asked for. */
+  /** The lazy chunks of generations `from` to `to`, by their directories: each chunk verified now, decoded when first asked for. */
   #lazy(from: number, to: number, where: string): LazySnapshot {
     const generations: LazyGenerationSource[] = [];
     for (let generation = from; generation <= to; generation++) {
@@ -212,6 +212,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       if (typeof directory?.chunks !== 'number' || typeof directory.lastId !== 'string' || !(directory.table instanceof Uint8Array) || directory.table.byteLength % 8 !== 0) {
         throw new StoreCorruptError(`${where}, generation ${generation}`, 'not a lazy directory');
       }
+      this.#verifyLazyChunks(generation, directory.chunks, where);
       // Copied into a buffer of its own: a Uint32Array needs its offset aligned.
       const table = new Uint32Array(directory.table.byteLength / 4);
       new Uint8Array(table.buffer).set(directory.table);
@@ -226,6 +227,21 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       generations.push({ generation, chunks: directory.chunks, lastId: directory.lastId, table, read });
     }
     return new LazySnapshot(generations);
+  }
+
+  /**
+   * Checks that generation `generation` holds its `chunks` lazy chunks, each whole (its checksum),
+   * without decoding any: a damaged store is refused at start, not found when a request first
+   * reads the chunk. Native crc32 over the raw bytes: tens of milliseconds at 1M customers.
+   */
+  #verifyLazyChunks(generation: number, chunks: number, where: string): void {
+    let found = 0;
+    for (const { key, value } of this.#db.getRange({ start: [generation, LAZY_CHUNK_KEY - chunks + 1], end: [generation, LAZY_DIRECTORY_KEY] })) {
+      if (!Array.isArray(key)) continue;
+      verifyStored(value, `${where}, lazy chunk ${LAZY_CHUNK_KEY - key[1]} of generation ${generation}`);
+      found++;
+    }
+    if (found !== chunks) throw new StoreCorruptError(`${where}, generation ${generation}`, `${found} of its ${chunks} lazy chunks`);
   }
 
   /** The items of each chunk of generations `from` to `to`, in key order, each verified as it is read. */
