@@ -10,7 +10,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import type { LazyChunk, LazyRecords } from '../src/engine/state-machine.js';
+import { lazyHash, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -650,6 +650,8 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
    * the customers made since; that listing lists the rest by their chunks' ids (`#listLazy`).
    */
   #lazy: LazyRecords | undefined;
+  /** `#umaKeyHash`'s hash of each environment's part of the key. */
+  readonly #umaEnvHashes = new Map<string, number>();
   /** Whether the listing index holds every customer, those left in lazy chunks included (`#listLazy`). */
   #listedAll = true;
   /**
@@ -688,21 +690,32 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     this.#put(this.#fromStored(record, id));
   }
 
-  lazyKeys(customer: Customer): readonly string[] {
-    return [umaKey(customer.envId, customer.umaAddress.toLowerCase())];
+  lazyKeys(customer: Customer, key: (hash: number) => void): void {
+    key(this.#umaKeyHash(customer.envId, customer.umaAddress));
+  }
+
+  /**
+   * The `lazyHash` of `uma <envId> <address lower-cased>`, the key a lazy chunk's customer is
+   * found by its UMA address under (unique per environment), without building that string:
+   * a snapshot hashes one per customer it writes.
+   */
+  #umaKeyHash(envId: string, address: string): number {
+    let envHash = this.#umaEnvHashes.get(envId);
+    if (envHash === undefined) this.#umaEnvHashes.set(envId, (envHash = lazyHash(' ', lazyHash(envId, lazyHash('uma ')))));
+    return lazyHash(address, envHash, true);
   }
 
   restoreLazy(lazy: LazyRecords): void {
     this.#lazy = lazy;
     this.#listedAll = false;
-    this.#customers.loadWith({ load: (id) => this.#loadLazy(id, 'id'), loadAll: () => this.#loadAll() });
+    this.#customers.loadWith({ load: (id) => this.#loadLazy(id), loadAll: () => this.#loadAll() });
   }
 
-  /** Reads the lazy chunks that may hold what `key` finds (a customer id, or a `umaKey`). */
-  #loadLazy(key: string, kind?: 'id'): void {
+  /** Reads the lazy chunks that may hold the customer `id`, or (a number) a customer whose `#umaKeyHash` that is. */
+  #loadLazy(key: string | number): void {
     const lazy = this.#lazy;
     if (lazy === undefined) return;
-    for (const chunk of lazy.candidates(key, kind)) this.#loadChunk(lazy, chunk);
+    for (const chunk of typeof key === 'string' ? lazy.byId(key) : lazy.byKey(key)) this.#loadChunk(lazy, chunk);
   }
 
   /**
@@ -714,7 +727,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     if (chunk.loaded) return;
     chunk.loaded = true;
     const [ids, forms] = chunk.read();
-    for (const id of ids) for (const newer of lazy.candidates(id, 'id')) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
+    for (const id of ids) for (const newer of lazy.byId(id)) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       if (!this.#customers.holds(id)) this.#put(this.#fromStored(forms[i] as StoredCustomer, id), 'read');
@@ -918,14 +931,9 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     const owner = this.#umaOwners.get(envId)?.get(address);
     // A customer in a lazy chunk holds its address only if no customer read or made since does.
     if (owner !== undefined || this.#lazy === undefined) return owner;
-    this.#loadLazy(umaKey(envId, address));
+    this.#loadLazy(this.#umaKeyHash(envId, address));
     return this.#umaOwners.get(envId)?.get(address);
   }
-}
-
-/** The key a lazy chunk's customer is found by its UMA address under (a lower-cased address; unique per environment). */
-function umaKey(envId: string, address: string): string {
-  return `uma ${envId} ${address}`;
 }
 
 /**

@@ -48,9 +48,10 @@ export interface RecordKind<R, E extends DomainEvent> {
   stored?(record: R): unknown;
   /**
    * Optional, with `restoreLazy`: a snapshot leaves this kind's records in lazy chunks, and
-   * these are the keys besides its id a record is found by there (state-machine.ts LazyRecords).
+   * `key` is told the `lazyHash` of each key besides its id a record is found by there
+   * (state-machine.ts LazyRecords).
    */
-  lazyKeys?(record: R): readonly string[];
+  lazyKeys?(record: R, key: (hash: number) => void): void;
   /** The records a restored snapshot left in lazy chunks: the kind reads them when first asked for. */
   restoreLazy?(lazy: LazyRecords): void;
   /** Violated invariants of this kind, as sentences. */
@@ -181,7 +182,7 @@ interface Registered {
   readonly records: RecordMap<unknown>;
   restore(record: unknown, id: string): void;
   stored: ((record: unknown) => unknown) | undefined;
-  lazyKeys: ((record: unknown) => readonly string[]) | undefined;
+  lazyKeys: ((record: unknown, key: (hash: number) => void) => void) | undefined;
   restoreLazy: ((lazy: LazyRecords) => void) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
@@ -194,8 +195,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
   readonly #changed = new ChangeLog<string>();
   readonly #held = new HeldActors();
-  /** The kind `storedForm` found last. */
-  #lastStored: Registered | undefined;
+  /** The kind `#kindOf` found last. */
+  #lastKind: Registered | undefined;
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
@@ -213,7 +214,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record, id) => kind.restore(record as R, id),
       stored: kind.stored !== undefined ? (record) => kind.stored!(record as R) : undefined,
-      lazyKeys: kind.lazyKeys !== undefined ? (record) => kind.lazyKeys!(record as R) : undefined,
+      lazyKeys: kind.lazyKeys !== undefined ? (record, key) => kind.lazyKeys!(record as R, key) : undefined,
       restoreLazy: kind.restoreLazy?.bind(kind),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
@@ -268,19 +269,25 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return changes;
   }
 
-  storedForm(id: string, record: unknown): unknown {
-    // Records come kind by kind: the previous record's kind is tried first.
-    let kind = this.#lastStored;
-    if (kind === undefined || !id.startsWith(kind.prefix)) {
-      kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
-      if (kind === undefined) return record;
-      this.#lastStored = kind;
-    }
-    return kind.stored === undefined ? record : kind.stored(record);
+  /** The kind of record `id`; a snapshot's records come kind by kind, so the previous one's kind is tried first. */
+  #kindOf(id: string): Registered | undefined {
+    const last = this.#lastKind;
+    if (last !== undefined && id.startsWith(last.prefix)) return last;
+    const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
+    if (kind !== undefined) this.#lastKind = kind;
+    return kind;
   }
 
-  lazyKeys(id: string, record: unknown): readonly string[] | undefined {
-    return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.lazyKeys?.(record);
+  storedForm(id: string, record: unknown): unknown {
+    const stored = this.#kindOf(id)?.stored;
+    return stored === undefined ? record : stored(record);
+  }
+
+  lazyKeys(id: string, record: unknown, key: (hash: number) => void): boolean {
+    const lazyKeys = this.#kindOf(id)?.lazyKeys;
+    if (lazyKeys === undefined) return false;
+    lazyKeys(record, key);
+    return true;
   }
 
   restore(image: DomainRecords, lazy?: LazyRecords): void {

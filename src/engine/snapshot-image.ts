@@ -16,7 +16,7 @@ export interface SnapshotWrite<T> {
   /** The form each record is stored in (StateMachine.storedForm); absent: as it is. */
   storedForm?: (id: string, record: unknown) => unknown;
   /** Which records go to lazy chunks, and the keys each is found by besides its id (StateMachine.lazyKeys). */
-  lazyKeys?: (id: string, record: unknown) => readonly string[] | undefined;
+  lazyKeys?: (id: string, record: unknown, key: (hash: number) => void) => boolean;
   /** Items pending after this snapshot, checked at load. */
   counts: { timers: number; effects: number; idempotency: number };
 }

@@ -6,10 +6,10 @@
 //
 // Each generation that holds such chunks has a directory value beside them: how many it
 // wrote, and one open-addressing hash table from the hash of each key a record is found by
-// (its id, and what else the machine asked for, such as a UMA address) to the chunk holding
+// (`lazyHash`: its id, and what else the machine asked for, such as a UMA address) to the chunk holding
 // it. A hash is only a hint: a probe gives the chunks that may hold a key, and the machine
 // reads them to know. The table is built once all chunks are written, in slices like them.
-import type { LazyChunk, LazyRecords } from './state-machine.js';
+import { lazyHash, type LazyChunk, type LazyRecords } from './state-machine.js';
 
 /** The chunk number the directory of a generation is stored under; lazy chunk n is under LAZY_CHUNK_KEY - n. */
 export const LAZY_DIRECTORY_KEY = -1;
@@ -30,28 +30,19 @@ export interface LazyDirectory {
   table: Uint8Array;
 }
 
-/** FNV-1a over the UTF-16 code units of `key`: a hint of where a record is, not its identity. */
-export function keyHash(key: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
 /** The (hash, chunk) pairs of a generation's lazy chunks as they are written, and the table they make. */
 export class LazyIndexBuilder {
   #pairs = new Uint32Array(1024);
   #length = 0;
 
-  add(key: string, chunk: number): void {
+  /** A key of lazy chunk `chunk` whose `lazyHash` is `hash`. */
+  add(hash: number, chunk: number): void {
     if (this.#length + 2 > this.#pairs.length) {
       const grown = new Uint32Array(this.#pairs.length * 2);
       grown.set(this.#pairs);
       this.#pairs = grown;
     }
-    this.#pairs[this.#length++] = keyHash(key);
+    this.#pairs[this.#length++] = hash;
     this.#pairs[this.#length++] = chunk + 1;
   }
 
@@ -74,11 +65,10 @@ export class LazyIndexBuilder {
   }
 }
 
-/** The chunk numbers of `table` that may hold `key`, each once. */
-function probe(table: Uint32Array, key: string): number[] {
+/** The chunk numbers of `table` that may hold a key of hash `hash`, each once. */
+function probe(table: Uint32Array, hash: number): number[] {
   const slots = table.length / 2;
   const mask = slots - 1;
-  const hash = keyHash(key);
   const found: number[] = [];
   for (let slot = hash & mask; table[2 * slot + 1] !== 0; slot = (slot + 1) & mask) {
     if (table[2 * slot] !== hash) continue;
@@ -107,11 +97,20 @@ export class LazySnapshot implements LazyRecords {
     this.#generations = [...generations].sort((a, b) => b.generation - a.generation).map((source) => ({ source, chunks: new Map() }));
   }
 
-  candidates(key: string, kind?: 'id'): LazyChunk[] {
+  byId(id: string): LazyChunk[] {
+    return this.#candidates(lazyHash(id), id);
+  }
+
+  byKey(hash: number): LazyChunk[] {
+    return this.#candidates(hash, undefined);
+  }
+
+  /** The chunks not loaded that may hold a key of hash `hash`; `id`: the key is that id. */
+  #candidates(hash: number, id: string | undefined): LazyChunk[] {
     const out: LazyChunk[] = [];
     for (const { source, chunks } of this.#generations) {
-      if (kind === 'id' && key > source.lastId) continue;
-      for (const n of probe(source.table, key)) {
+      if (id !== undefined && id > source.lastId) continue;
+      for (const n of probe(source.table, hash)) {
         let chunk = chunks.get(n);
         if (chunk === undefined) {
           chunk = { generation: source.generation, loaded: false, read: () => source.read(n) };

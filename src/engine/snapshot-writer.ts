@@ -6,7 +6,7 @@ import { LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, type LazyChunkVal
 import type { MANIFEST_KEY, Space } from './snapshot-layout.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { StorageTable } from './storage.js';
-import type { DomainColumns } from './state-machine.js';
+import { lazyHash, type DomainColumns } from './state-machine.js';
 
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
@@ -80,15 +80,20 @@ export class ChunkWriter {
   }
 }
 
-/** Items gathered into a chunk of at most CHUNK_ITEMS, put when full or when the slice is due. */
+/**
+ * Items gathered into a chunk of at most CHUNK_ITEMS, put when full or when the slice is due:
+ * `add` says when, and only then does the writer wait for `flush` (a promise per item, awaited
+ * or not, costs the writer's loop more than the item).
+ */
 export class ChunkBuffer<I> {
   #items: I[] = [];
 
   constructor(private readonly putChunk: (items: I[]) => Promise<void>) {}
 
-  async add(item: I, due: boolean): Promise<void> {
+  /** Adds `item`; true when the chunk is to be put now (`flush`). */
+  add(item: I, due: boolean): boolean {
     this.#items.push(item);
-    if (this.#items.length >= CHUNK_ITEMS || due) await this.flush();
+    return this.#items.length >= CHUNK_ITEMS || due;
   }
 
   async flush(): Promise<void> {
@@ -106,22 +111,24 @@ export class LazyChunkBuffer {
   #chunks = 0;
   #lastId = '';
   readonly #index = new LazyIndexBuilder();
+  /** Told the hash of each key of the record about to be added besides its id (StateMachine.lazyKeys). */
+  readonly key = (hash: number): void => this.#index.add(hash, this.#chunks);
 
   constructor(
     private readonly out: ChunkWriter,
     private readonly generation: number,
   ) {}
 
-  async add(id: string, record: unknown, keys: readonly string[], due: boolean): Promise<void> {
+  /** Adds a record whose other keys `key` was told; true when the chunk is to be put now (`flush`). */
+  add(id: string, record: unknown, due: boolean): boolean {
     this.#ids.push(id);
     this.#records.push(record);
     if (id > this.#lastId) this.#lastId = id;
-    this.#index.add(id, this.#chunks);
-    for (const key of keys) this.#index.add(key, this.#chunks);
-    if (this.#ids.length >= CHUNK_ITEMS || due) await this.#flush();
+    this.#index.add(lazyHash(id), this.#chunks);
+    return this.#ids.length >= CHUNK_ITEMS || due;
   }
 
-  async #flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.#ids.length === 0) return;
     const value: LazyChunkValue = [this.#ids, this.#records];
     const items = this.#ids.length;
@@ -132,7 +139,7 @@ export class LazyChunkBuffer {
 
   /** Puts what is left, then the directory. */
   async finish(): Promise<void> {
-    await this.#flush();
+    await this.flush();
     const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
     const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
     await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);

@@ -291,11 +291,12 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       const length = columns?.ids.length ?? pairs!.length;
       const stored = space === 'r' ? snapshot.storedForm : undefined;
       for (let i = 0; i < length; i++) {
-        const [id, item] = columns !== undefined ? [columns.ids[i]!, columns.records[i]] : pairs![i]!;
+        const id = columns !== undefined ? columns.ids[i]! : pairs![i]![0];
+        const item = columns !== undefined ? columns.records[i] : pairs![i]![1];
         const record = item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item;
-        const keys = lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' ? lazyKeys!(id, item) : undefined;
-        if (keys !== undefined) await lazy!.add(id as string, record, keys, out.sliceDue());
-        else await chunk.add([space, id, record], out.sliceDue());
+        if (lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' && lazyKeys!(id, item, lazy.key)) {
+          if (lazy.add(id, record, out.sliceDue())) await lazy.flush();
+        } else if (chunk.add([space, id, record], out.sliceDue())) await chunk.flush();
       }
     }
     await chunk.flush();

@@ -316,6 +316,29 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   }
 }
 
+/** Where a lazy chunk's records are found by a key: FNV-1a's offset basis, which `lazyHash` starts from. */
+export const LAZY_HASH_START = 0x811c9dc5;
+
+/**
+ * FNV-1a over the UTF-16 code units of `text`, continuing from `hash` (so a key of several
+ * parts is hashed without building it); `caseless`: as `text.toLowerCase()` would hash. A
+ * hint of which lazy chunk holds a record, not its identity (snapshot-lazy.ts).
+ */
+export function lazyHash(text: string, hash = LAZY_HASH_START, caseless = false): number {
+  let h = hash;
+  for (let i = 0; i < text.length; i++) {
+    let unit = text.charCodeAt(i);
+    if (caseless && unit >= 0x41) {
+      // Only ASCII letters are folded by hand; any other text goes through toLowerCase whole.
+      if (unit >= 0x80) return lazyHash(text.toLowerCase(), hash);
+      if (unit <= 0x5a) unit += 0x20;
+    }
+    h ^= unit;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
 /** A chunk of records a snapshot holds that the machine reads on first use (snapshot-lazy.ts). */
 export interface LazyChunk {
   readonly generation: number;
@@ -331,11 +354,10 @@ export interface LazyChunk {
  * chunks of later generations that may hold its records.
  */
 export interface LazyRecords {
-  /**
-   * The chunks not yet loaded that may hold a record found by `key`, newest generation first:
-   * `key` is a record's id (`kind` 'id'), or a key `lazyKeys` gave.
-   */
-  candidates(key: string, kind?: 'id'): LazyChunk[];
+  /** The chunks not yet loaded that may hold the record `id`, newest generation first. */
+  byId(id: string): LazyChunk[];
+  /** The chunks not yet loaded that may hold a record `lazyKeys` gave a key of hash `hash`, newest generation first. */
+  byKey(hash: number): LazyChunk[];
   /** Every chunk not yet loaded, newest generation first. */
   all(): Iterable<LazyChunk>;
 }
@@ -364,10 +386,11 @@ export interface StateMachine<E extends DomainEvent, T> {
    */
   storedForm?(id: string, record: unknown): unknown;
   /**
-   * Optional: for a record a snapshot may leave in a lazy chunk, the keys besides its id
-   * that the machine finds it by (undefined: the record is restored whole at recovery).
+   * Optional: whether a snapshot leaves the record `id` in a lazy chunk (false: it is
+   * restored whole at recovery); if so, `key` is told the `lazyHash` of each key besides its
+   * id that the machine finds it by. Hashes, not strings: called for every record a snapshot writes.
    */
-  lazyKeys?(id: string, record: unknown): readonly string[] | undefined;
+  lazyKeys?(id: string, record: unknown, key: (hash: number) => void): boolean;
   /**
    * Rebuilds state (and derived indexes) from an image; restored records are not changes.
    * `lazy`: the records the snapshot left in lazy chunks, read when first asked for.
