@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorNotHeldError } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, lazyHash } from '../src/engine/state-machine.js';
+import { CHUNK_ITEMS, SnapshotStore } from '../src/engine/snapshot.js';
+import { openLmdbStorage } from '../src/engine/storage.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus, createCustomer, read, walk } from './support/assertions.js';
 
@@ -142,6 +144,69 @@ describe('customers loaded on first use after a restart', () => {
           [...made, ...more].map((c) => c.id).reverse(),
         );
       });
+    });
+  });
+
+  it("finds a customer's chunk by the hash of `uma <environment> <address lower-cased>`, the key session 40's stores were written with", async () => {
+    const svc = await startTestService();
+    try {
+      const made = await createCustomer(svc, { umaAddress: '$Key.Parts@sandbox.uma.test' });
+      const customer = svc.service.services.world.customers.records.get(made.id)!;
+      const keys = (record: typeof customer): number[] => {
+        const hashes: number[] = [];
+        svc.service.services.world.customers.lazyKeys(record, (hash) => hashes.push(hash));
+        return hashes;
+      };
+      const expected = lazyHash(`uma ${customer.envId} $key.parts@sandbox.uma.test`);
+      assert.deepEqual(keys(customer), [expected]);
+      // Hashed without building the key, case folded on the fly: the same for an address held upper-cased.
+      assert.deepEqual(keys({ ...customer, umaAddress: '$KEY.PARTS@SANDBOX.UMA.TEST' }), [expected]);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('hashes a key in parts, case folded, as the whole lower-cased key would hash', () => {
+    for (const text of ['$Mixed.Case-9@Sandbox.UMA.test', 'İSTANBUL', 'ΣΊΣΥΦΟΣ', '\u212Aelvin', 'AZ[@`az{']) {
+      const whole = lazyHash(`uma env ${text.toLowerCase()}`);
+      assert.equal(lazyHash(text, lazyHash('uma env '), true), whole, text);
+      assert.equal(lazyHash(text.toLowerCase(), lazyHash(' ', lazyHash('env', lazyHash('uma ')))), whole, text);
+    }
+  });
+});
+
+describe("a generation's lazy chunks and their directory", () => {
+  it('finds every record by each key the machine gave, the last of a full chunk as any other', async () => {
+    await withDataDir('lazy-directory', async (dataDir) => {
+      // Two full chunks and part of a third: the meter stands still, so chunks are cut by CHUNK_ITEMS alone.
+      const ids = Array.from({ length: 2 * CHUNK_ITEMS + 40 }, (_, i) => `Thing:${String(i).padStart(6, '0')}`);
+      const otherKey = (id: string): number => lazyHash(` other ${id.toUpperCase()}`);
+      const storage = openLmdbStorage(dataDir);
+      try {
+        await new SnapshotStore(storage, () => 0).write({
+          seq: 1,
+          at: 0,
+          full: true,
+          records: ids.map((id) => [id, { id }] as const),
+          timers: [],
+          effects: [],
+          idempotency: [],
+          counts: { timers: 0, effects: 0, idempotency: 0 },
+          lazyKeys: (id, _record, key) => {
+            key(otherKey(id));
+            return true;
+          },
+        });
+        const lazy = new SnapshotStore(storage, () => 0).stream()!.lazy!;
+        const holding = (chunks: ReturnType<typeof lazy.byId>, id: string): number => chunks.filter((chunk) => chunk.read()[0].includes(id)).length;
+        for (const id of ids) {
+          assert.equal(holding(lazy.byId(id), id), 1, `${id} by its id`);
+          assert.equal(holding(lazy.byKey(otherKey(id)), id), 1, `${id} by its other key`);
+        }
+        assert.deepEqual(lazy.byId('Thing:999999'), [], 'an id above every one written probes no chunk');
+      } finally {
+        await storage.close();
+      }
     });
   });
 });
