@@ -89,25 +89,33 @@ export interface LazyGenerationSource {
 }
 
 /** The lazy chunks of a snapshot's generations, each read at most once by whoever holds it. */
+/** What a probe that finds nothing gives: shared, so the common miss allocates nothing. */
+const NO_CHUNKS: readonly LazyChunk[] = Object.freeze([]);
+
 export class LazySnapshot implements LazyRecords {
   /** Newest generation first. */
   readonly #generations: Array<{ source: LazyGenerationSource; chunks: Map<number, LazyChunk> }>;
+  /** The greatest id any generation holds ('' for none). */
+  readonly #lastId: string;
 
   constructor(generations: LazyGenerationSource[]) {
     this.#generations = [...generations].sort((a, b) => b.generation - a.generation).map((source) => ({ source, chunks: new Map() }));
+    this.#lastId = generations.reduce((last, { lastId }) => (lastId > last ? lastId : last), '');
   }
 
-  byId(id: string): LazyChunk[] {
+  byId(id: string): readonly LazyChunk[] {
+    // A record made since the snapshot (a replayed or new one asking whether it exists) is above every id: no hash, no probe.
+    if (id > this.#lastId) return NO_CHUNKS;
     return this.#candidates(lazyHash(id), id);
   }
 
-  byKey(hash: number): LazyChunk[] {
+  byKey(hash: number): readonly LazyChunk[] {
     return this.#candidates(hash, undefined);
   }
 
   /** The chunks not loaded that may hold a key of hash `hash`; `id`: the key is that id. */
-  #candidates(hash: number, id: string | undefined): LazyChunk[] {
-    const out: LazyChunk[] = [];
+  #candidates(hash: number, id: string | undefined): readonly LazyChunk[] {
+    let out: LazyChunk[] | undefined;
     for (const { source, chunks } of this.#generations) {
       if (id !== undefined && id > source.lastId) continue;
       for (const n of probe(source.table, hash)) {
@@ -116,10 +124,10 @@ export class LazySnapshot implements LazyRecords {
           chunk = { generation: source.generation, loaded: false, read: () => source.read(n) };
           chunks.set(n, chunk);
         }
-        if (!chunk.loaded) out.push(chunk);
+        if (!chunk.loaded) (out ??= []).push(chunk);
       }
     }
-    return out;
+    return out ?? NO_CHUNKS;
   }
 
   *all(): Generator<LazyChunk> {

@@ -355,9 +355,9 @@ export interface LazyChunk {
  */
 export interface LazyRecords {
   /** The chunks not yet loaded that may hold the record `id`, newest generation first. */
-  byId(id: string): LazyChunk[];
+  byId(id: string): readonly LazyChunk[];
   /** The chunks not yet loaded that may hold a record `lazyKeys` gave a key of hash `hash`, newest generation first. */
-  byKey(hash: number): LazyChunk[];
+  byKey(hash: number): readonly LazyChunk[];
   /** Every chunk not yet loaded, newest generation first. */
   all(): Iterable<LazyChunk>;
 }
