@@ -10,6 +10,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
+import { lazyHash, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -642,6 +643,22 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
    */
   readonly #byPlatformId = new Map<string, Map<string, string>>();
   readonly records: ReadonlyMap<string, Customer> = this.#customers;
+  /**
+   * The customers a restored snapshot left in lazy chunks (none after `#loadAll`): a customer
+   * is read with its chunk the first time anyone asks for it, by id or by UMA address, so a
+   * restart builds none of a million. Until the first listing, the listing index holds only
+   * the customers made since; that listing lists the rest by their chunks' ids (`#listLazy`).
+   */
+  #lazy: LazyRecords | undefined;
+  /** `#umaKeyHash`'s hash of each environment's part of the key. */
+  readonly #umaEnvHashes = new Map<string, number>();
+  /** Whether the listing index holds every customer, those left in lazy chunks included (`#listLazy`). */
+  #listedAll = true;
+  /**
+   * The deleted customers of each environment (of those listed): a listing of live customers,
+   * the default, leaves them out without reading every customer.
+   */
+  readonly #deleted = new Map<string, Set<string>>();
 
   /** The environments, which `customer.opened` derives the kycStatus and generated UMA address from. */
   constructor(private readonly envs: PlatformEnvs) {}
@@ -671,6 +688,107 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     if (!isStoredCustomer(record)) return this.#put(this.#share(record));
     if (id === undefined || record[0] !== STORED_CUSTOMER_FORM) throw new Error(`a stored customer ${id ?? ''} of unknown form ${String(record[0])}`);
     this.#put(this.#fromStored(record, id));
+  }
+
+  lazyKeys(customer: Customer, key: (hash: number) => void): void {
+    key(this.#umaKeyHash(customer.envId, customer.umaAddress));
+  }
+
+  /**
+   * The `lazyHash` of `uma <envId> <address lower-cased>`, the key a lazy chunk's customer is
+   * found by its UMA address under (unique per environment), without building that string:
+   * a snapshot hashes one per customer it writes.
+   */
+  #umaKeyHash(envId: string, address: string): number {
+    let envHash = this.#umaEnvHashes.get(envId);
+    if (envHash === undefined) this.#umaEnvHashes.set(envId, (envHash = lazyHash(' ', lazyHash(envId, lazyHash('uma ')))));
+    return lazyHash(address, envHash, true);
+  }
+
+  restoreLazy(lazy: LazyRecords): void {
+    this.#lazy = lazy;
+    this.#listedAll = false;
+    this.#customers.loadWith({ load: (id) => this.#loadLazy(id), loadAll: () => this.#loadAll() });
+  }
+
+  /** Reads the lazy chunks that may hold the customer `id`, or (a number) a customer whose `#umaKeyHash` that is. */
+  #loadLazy(key: string | number): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined) return;
+    for (const chunk of typeof key === 'string' ? lazy.byId(key) : lazy.byKey(key)) this.#loadChunk(lazy, chunk);
+  }
+
+  /**
+   * Puts a lazy chunk's customers, each unless a later version is held: the chunks of later
+   * generations that may hold any of them go in first, and a customer made or changed since
+   * the snapshot is in the map already.
+   */
+  #loadChunk(lazy: LazyRecords, chunk: LazyChunk): void {
+    if (chunk.loaded) return;
+    chunk.loaded = true;
+    const [ids, forms] = chunk.read();
+    for (const id of ids) for (const newer of lazy.byId(id)) if (newer.generation > chunk.generation) this.#loadChunk(lazy, newer);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (!this.#customers.holds(id)) this.#put(this.#fromStored(forms[i] as StoredCustomer, id), 'read');
+    }
+  }
+
+  /** Reads every lazy chunk left, newest generation first (a customer's latest version is read first), then lists them all. */
+  #loadAll(): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined) return;
+    if (!this.#listedAll) this.#listLazy();
+    for (const chunk of lazy.all()) this.#loadChunk(lazy, chunk);
+    this.#lazy = undefined;
+    this.#customers.loadWith(undefined);
+  }
+
+  /**
+   * Lists every customer, those left in lazy chunks too, without building them: each chunk
+   * not yet read is decoded for its ids and environments only (a listing then reads the
+   * chunks of the customers it shows), and the listing index is built again, sorted, with
+   * the customers built so far (read from chunks, or made since).
+   */
+  #listLazy(): void {
+    const lazy = this.#lazy;
+    if (lazy === undefined || this.#listedAll) return;
+    this.#listedAll = true;
+    const byEnv = new Map<string, string[]>();
+    const list = (envId: string, id: string): void => {
+      let ids = byEnv.get(envId);
+      if (ids === undefined) byEnv.set(envId, (ids = []));
+      ids.push(id);
+    };
+    // Customers a chunk holds deleted: each read whole once listed (its latest version decides).
+    const deleted: string[] = [];
+    for (const chunk of lazy.all()) {
+      const [ids, forms] = chunk.read();
+      for (let i = 0; i < ids.length; i++) {
+        const form = forms[i] as StoredCustomer;
+        list(form[1], ids[i]!);
+        if (form[9]?.isDeleted === true) deleted.push(ids[i]!);
+      }
+    }
+    for (const customer of this.#customers.values()) list(customer.envId, customer.id);
+    this.#byEnv.clear();
+    for (const [envId, ids] of byEnv) {
+      // A customer of an earlier generation's chunk may be in a later one's, or built: listed once.
+      ids.sort();
+      const sorted = bucket(this.#byEnv, envId).ids;
+      for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) sorted.push(ids[i]!);
+    }
+    for (const id of deleted) this.#customers.peek(id);
+  }
+
+  /** Notes whether `customer` is deleted, in its environment's set of deleted customers. */
+  #noteDeleted(customer: Customer): void {
+    let deleted = this.#deleted.get(customer.envId);
+    if (!customer.isDeleted) deleted?.delete(customer.id);
+    else {
+      if (deleted === undefined) this.#deleted.set(customer.envId, (deleted = new Set()));
+      deleted.add(customer.id);
+    }
   }
 
   stored(customer: Customer): StoredCustomer {
@@ -705,9 +823,13 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return customer;
   }
 
-  #put(customer: Customer): void {
-    this.#customers.set(customer.id, customer);
-    bucket(this.#byEnv, customer.envId).insert(customer.id);
+  /** `read`: from a lazy chunk, where it was all along: no change, and listed when all are (`#listLazy`). */
+  #put(customer: Customer, read?: 'read'): void {
+    if (read === undefined) {
+      this.#customers.set(customer.id, customer);
+      bucket(this.#byEnv, customer.envId).insert(customer.id);
+    } else this.#customers.install(customer.id, customer);
+    this.#noteDeleted(customer);
     let owners = this.#umaOwners.get(customer.envId);
     if (owners === undefined) {
       owners = new Map();
@@ -790,11 +912,27 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   }
 
   idsIn(envId: string): readonly string[] {
+    this.#listLazy();
     return this.#byEnv.get(envId)?.ids ?? [];
   }
 
+  /**
+   * The environment's customers that are not deleted, ascending: `idsIn` itself while none is
+   * deleted, else a copy without them (ids only: no customer is read).
+   */
+  liveIdsIn(envId: string): readonly string[] {
+    const ids = this.idsIn(envId);
+    const deleted = this.#deleted.get(envId);
+    return deleted === undefined || deleted.size === 0 ? ids : ids.filter((id) => !deleted.has(id));
+  }
+
   umaOwner(envId: string, umaAddress: string): string | undefined {
-    return this.#umaOwners.get(envId)?.get(umaAddress.toLowerCase());
+    const address = umaAddress.toLowerCase();
+    const owner = this.#umaOwners.get(envId)?.get(address);
+    // A customer in a lazy chunk holds its address only if no customer read or made since does.
+    if (owner !== undefined || this.#lazy === undefined) return owner;
+    this.#loadLazy(this.#umaKeyHash(envId, address));
+    return this.#umaOwners.get(envId)?.get(address);
   }
 }
 

@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -46,6 +46,14 @@ export interface RecordKind<R, E extends DomainEvent> {
   restore(record: R, id: string): void;
   /** Optional: the form a snapshot stores a record in, when cheaper to write and read back than the record. */
   stored?(record: R): unknown;
+  /**
+   * Optional, with `restoreLazy`: a snapshot leaves this kind's records in lazy chunks, and
+   * `key` is told the `lazyHash` of each key besides its id a record is found by there
+   * (state-machine.ts LazyRecords).
+   */
+  lazyKeys?(record: R, key: (hash: number) => void): void;
+  /** The records a restored snapshot left in lazy chunks: the kind reads them when first asked for. */
+  restoreLazy?(lazy: LazyRecords): void;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
@@ -74,6 +82,14 @@ class HeldActors {
   readonly created = new Set<string>();
 }
 
+/** What puts a kind's records a snapshot left in lazy chunks into its RecordMap. */
+export interface LazyLoader {
+  /** Puts the record `id` names (and those read with it), if the loader holds it. */
+  load(id: string): void;
+  /** Puts every record not yet put. */
+  loadAll(): void;
+}
+
 /**
  * A kind's stored records by id; the registry it is registered with learns of every change
  * and, while a decision runs, checks that each record read or written is of a held actor.
@@ -82,6 +98,41 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   // Not #private fields: Map's constructor may call `set` before those exist.
   private held: HeldActors | undefined;
   private actorOf: ((record: R) => string | undefined) | undefined;
+  private loader: LazyLoader | undefined;
+
+  /** From now on, an id the map does not hold is first looked for by `loader` (undefined: all are held). */
+  loadWith(loader: LazyLoader | undefined): void {
+    this.loader = loader;
+  }
+
+  /** Every record a loader still holds is put into the map (before walking it whole). */
+  loadAll(): void {
+    this.loader?.loadAll();
+  }
+
+  /** Whether the map holds `id` now, without asking the loader. */
+  holds(id: string): boolean {
+    return super.has(id);
+  }
+
+  /**
+   * Puts a record a loader read from a snapshot: not a change (the snapshot holds it), and no
+   * decision's doing (it was there all along), so neither noted nor checked.
+   */
+  install(id: string, record: R): void {
+    Map.prototype.set.call(this, id, record);
+  }
+
+  #loaded(id: string): R | undefined {
+    const record = super.get(id);
+    if (record !== undefined || this.loader === undefined) return record;
+    this.loader.load(id);
+    return super.get(id);
+  }
+
+  override has(id: string): boolean {
+    return this.#loaded(id) !== undefined;
+  }
 
   /** Checks reads and writes against `held` from now on, `actorOf` naming each record's actor. */
   guard(held: HeldActors, actorOf: (record: R) => string | undefined): void {
@@ -91,18 +142,18 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
 
   /** The record without the holding check: for finding the actor of another record. */
   peek(id: string): R | undefined {
-    return super.get(id);
+    return this.#loaded(id);
   }
 
   override get(id: string): R | undefined {
-    const record = super.get(id);
+    const record = this.#loaded(id);
     if (record !== undefined && this.held?.reads === true) this.#check(id, record, this.held.actors!);
     return record;
   }
 
   override set(id: string, record: R): this {
     if (this.held?.actors !== undefined) {
-      const before = super.get(id);
+      const before = this.#loaded(id);
       if (before === undefined) this.held.created.add(id);
       else this.#check(id, before, this.held.actors);
     }
@@ -131,6 +182,8 @@ interface Registered {
   readonly records: RecordMap<unknown>;
   restore(record: unknown, id: string): void;
   stored: ((record: unknown) => unknown) | undefined;
+  lazyKeys: ((record: unknown, key: (hash: number) => void) => void) | undefined;
+  restoreLazy: ((lazy: LazyRecords) => void) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
 }
@@ -142,12 +195,14 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
   readonly #changed = new ChangeLog<string>();
   readonly #held = new HeldActors();
-  /** The kind `storedForm` found last. */
-  #lastStored: Registered | undefined;
+  /** The kind `#kindOf` found last. */
+  #lastKind: Registered | undefined;
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
     if (this.#byPrefix.has(kind.idPrefix)) throw new Error(`two record kinds use the id prefix ${kind.idPrefix}`);
+    // A snapshot's lazy chunks hold one kind's records: a chunk read puts them all into that kind.
+    if (kind.restoreLazy !== undefined && this.#kinds.some((other) => other.restoreLazy !== undefined)) throw new Error('two record kinds are restored lazily');
     // A plain Map would change records behind the snapshots' back.
     if (!(kind.records instanceof RecordMap)) throw new Error(`the records of kind ${kind.idPrefix} are not a RecordMap`);
     kind.records.track(this.#changed);
@@ -159,6 +214,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record, id) => kind.restore(record as R, id),
       stored: kind.stored !== undefined ? (record) => kind.stored!(record as R) : undefined,
+      lazyKeys: kind.lazyKeys !== undefined ? (record, key) => kind.lazyKeys!(record as R, key) : undefined,
+      restoreLazy: kind.restoreLazy?.bind(kind),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
     };
@@ -186,6 +243,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   capture(): DomainImage {
+    for (const kind of this.#kinds) kind.records.loadAll();
     this.#changed.clear();
     const image: Array<readonly [string, unknown]> = [];
     for (const kind of this.#kinds) for (const entry of kind.records) image.push(entry);
@@ -193,6 +251,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   captureColumns(): DomainColumns {
+    // A full snapshot writes every record: those still in a restored snapshot's lazy chunks are read now.
+    for (const kind of this.#kinds) kind.records.loadAll();
     this.#changed.clear();
     const ids: string[] = [];
     const records: unknown[] = [];
@@ -209,18 +269,28 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return changes;
   }
 
-  storedForm(id: string, record: unknown): unknown {
-    // Records come kind by kind: the previous record's kind is tried first.
-    let kind = this.#lastStored;
-    if (kind === undefined || !id.startsWith(kind.prefix)) {
-      kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
-      if (kind === undefined) return record;
-      this.#lastStored = kind;
-    }
-    return kind.stored === undefined ? record : kind.stored(record);
+  /** The kind of record `id`; a snapshot's records come kind by kind, so the previous one's kind is tried first. */
+  #kindOf(id: string): Registered | undefined {
+    const last = this.#lastKind;
+    if (last !== undefined && id.startsWith(last.prefix)) return last;
+    const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
+    if (kind !== undefined) this.#lastKind = kind;
+    return kind;
   }
 
-  restore(image: DomainRecords): void {
+  storedForm(id: string, record: unknown): unknown {
+    const stored = this.#kindOf(id)?.stored;
+    return stored === undefined ? record : stored(record);
+  }
+
+  lazyKeys(id: string, record: unknown, key: (hash: number) => void): boolean {
+    const lazyKeys = this.#kindOf(id)?.lazyKeys;
+    if (lazyKeys === undefined) return false;
+    lazyKeys(record, key);
+    return true;
+  }
+
+  restore(image: DomainRecords, lazy?: LazyRecords): void {
     // What a snapshot holds is not a change: not noted at all (a million Set entries saved).
     for (const kind of this.#kinds) kind.records.track(undefined);
     try {
@@ -237,6 +307,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       for (const kind of this.#kinds) kind.records.track(this.#changed);
     }
     this.#changed.clear();
+    if (lazy !== undefined) for (const kind of this.#kinds) kind.restoreLazy?.(lazy);
   }
 
   checkInvariants(): string[] {

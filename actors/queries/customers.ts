@@ -1,7 +1,7 @@
 // Reads of customers: one by id (deleted ones stay readable), and the list with its filters.
 import type { Customer, CustomerType } from '../customer.js';
 import { customerIn } from '../commands/customers.js';
-import { paginate, type Page, type PageRequest } from '../page.js';
+import { paginate, paginateAll, type Page, type PageRequest } from '../page.js';
 import type { DomainQuery } from '../world.js';
 
 /** What a list of customers selects; time bounds are epoch ms, inclusive, and an absent one is open. */
@@ -38,10 +38,19 @@ function selects(filter: CustomerFilter): (c: Customer) => boolean {
     (filter.deleted === undefined || c.isDeleted === filter.deleted);
 }
 
+/** Whether `filter` selects every customer that is not deleted (a list without filters). */
+function livesOnly(filter: CustomerFilter): boolean {
+  const { platformCustomerId, umaAddress, email, region, customerType, currency } = filter;
+  const open = [platformCustomerId, umaAddress, email, region, customerType, currency].every((value) => value === undefined);
+  return open && filter.deleted === false && filter.createdFrom === -Infinity && filter.createdTo === Infinity && filter.updatedFrom === -Infinity && filter.updatedTo === Infinity;
+}
+
 /** One page of the environment's customers, newest first. */
 export const customerPage: DomainQuery<{ envId: string; filter: CustomerFilter; page: PageRequest }, Page<Customer>> = ({ envId, filter, page }, world) => {
-  const selected = selects(filter);
   const customers = world.customers;
+  // Without filters a page reads only its own customers (after a restart, most are still in their snapshot chunks).
+  if (livesOnly(filter)) return paginateAll(customers.liveIdsIn(envId), page, (id) => customers.get(id)!, (c) => c);
+  const selected = selects(filter);
   return paginate(customers.idsIn(envId), page, (id) => {
     const c = customers.get(id)!;
     return selected(c) ? c : undefined;

@@ -241,7 +241,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   /** Puts a snapshot into the machine and the engine's tables, its records as they are read. */
   #restoreImage(snapshot: SnapshotStream<T>): void {
     const { timers, effects } = this.#scheduler;
-    this.#machine.restore(snapshot.records);
+    this.#machine.restore(snapshot.records, snapshot.lazy);
     const image = snapshot.rest();
     for (const timer of image.timers) timers.add(timer);
     for (const effect of image.effects) effects.set(effect);

@@ -45,8 +45,11 @@ export function encodeStored(value: unknown): Buffer {
   return out;
 }
 
-/** Verifies and decodes a stored value of any known version; `where` names it in the error (e.g. `log entry 42`). */
-export function decodeStored(bytes: Uint8Array, where: string): unknown {
+/**
+ * Verifies a stored value's header and checksum without decoding it, and returns its version
+ * and payload; `where` names it in the error (e.g. `log entry 42`).
+ */
+export function verifyStored(bytes: Uint8Array, where: string): { version: 1 | 2; payload: Buffer } {
   if (bytes.length < HEADER_BYTES) throw new StoreCorruptError(where, `${bytes.length} bytes, shorter than the header`);
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = buf[0];
@@ -54,6 +57,12 @@ export function decodeStored(bytes: Uint8Array, where: string): unknown {
   const payload = buf.subarray(HEADER_BYTES);
   const expected = buf.readUInt32LE(1);
   if (crc32(payload) !== expected) throw new StoreCorruptError(where, 'checksum mismatch');
+  return { version, payload };
+}
+
+/** Verifies and decodes a stored value of any known version; `where` names it in the error (e.g. `log entry 42`). */
+export function decodeStored(bytes: Uint8Array, where: string): unknown {
+  const { version, payload } = verifyStored(bytes, where);
   try {
     return version === 1 ? plainUnpackr.unpack(payload) : recordUnpackr.unpack(payload);
   } catch (err) {

@@ -1,7 +1,7 @@
 // What a snapshot holds, apart from how it is stored (snapshot.ts): what the engine hands the
 // snapshot store to write, and what recovery reads back. A storage may offer an image of its
 // own (storage.ts), so these types sit below both.
-import type { DomainChanges, DomainColumns, DomainImage, DomainRecords, Effect, IdempotencyRecord, Timer } from './state-machine.js';
+import type { DomainChanges, DomainColumns, DomainImage, DomainRecords, Effect, IdempotencyRecord, LazyRecords, Timer } from './state-machine.js';
 
 /** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
 export interface SnapshotWrite<T> {
@@ -15,6 +15,8 @@ export interface SnapshotWrite<T> {
   idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;
   /** The form each record is stored in (StateMachine.storedForm); absent: as it is. */
   storedForm?: (id: string, record: unknown) => unknown;
+  /** Which records go to lazy chunks, and the keys each is found by besides its id (StateMachine.lazyKeys). */
+  lazyKeys?: (id: string, record: unknown, key: (hash: number) => void) => boolean;
   /** Items pending after this snapshot, checked at load. */
   counts: { timers: number; effects: number; idempotency: number };
 }
@@ -55,6 +57,8 @@ export interface SnapshotStream<T> {
   at: number;
   legacy: boolean;
   records: DomainRecords;
+  /** The records left in lazy chunks, for the machine to read on first use. */
+  lazy?: LazyRecords;
   /** How many records `records` has yielded so far. */
   readonly recordsRead: number;
   rest(): SnapshotRest<T>;

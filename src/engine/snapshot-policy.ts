@@ -21,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'recordOf'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'recordOf'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -161,11 +161,14 @@ export class SnapshotPolicy<T> {
    */
   #capture(seq: number): SnapshotWrite<T> {
     const { machine, timers, effects, idempotency } = this.#parts;
-    const full = this.#fullNext || this.#parts.store.wantsFull || machine.captureChanges === undefined;
+    // A base written before lazy chunks existed holds every record built: the next base leaves them to be read on first use.
+    const upgrade = machine.lazyKeys !== undefined && this.#parts.store.manifest?.lazy !== true;
+    const full = this.#fullNext || this.#parts.store.wantsFull || upgrade || machine.captureChanges === undefined;
     this.#fullNext = false;
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();
     const storedForm = machine.storedForm?.bind(machine);
+    const lazyKeys = machine.lazyKeys?.bind(machine);
     const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
       return {
@@ -174,6 +177,7 @@ export class SnapshotPolicy<T> {
         full,
         counts,
         storedForm,
+        lazyKeys,
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
@@ -188,6 +192,7 @@ export class SnapshotPolicy<T> {
       full,
       counts,
       storedForm,
+      lazyKeys,
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),

@@ -316,6 +316,52 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   }
 }
 
+/** Where a lazy chunk's records are found by a key: FNV-1a's offset basis, which `lazyHash` starts from. */
+export const LAZY_HASH_START = 0x811c9dc5;
+
+/**
+ * FNV-1a over the UTF-16 code units of `text`, continuing from `hash` (so a key of several
+ * parts is hashed without building it); `caseless`: as `text.toLowerCase()` would hash. A
+ * hint of which lazy chunk holds a record, not its identity (snapshot-lazy.ts).
+ */
+export function lazyHash(text: string, hash = LAZY_HASH_START, caseless = false): number {
+  let h = hash;
+  for (let i = 0; i < text.length; i++) {
+    let unit = text.charCodeAt(i);
+    if (caseless && unit >= 0x41) {
+      // Only ASCII letters are folded by hand; any other text goes through toLowerCase whole.
+      if (unit >= 0x80) return lazyHash(text.toLowerCase(), hash);
+      if (unit <= 0x5a) unit += 0x20;
+    }
+    h ^= unit;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A chunk of records a snapshot holds that the machine reads on first use (snapshot-lazy.ts). */
+export interface LazyChunk {
+  readonly generation: number;
+  /** Set by whoever reads it: its records are in the machine now. */
+  loaded: boolean;
+  /** Its ids and the stored form of each record, read and verified now. */
+  read(): [ids: string[], records: unknown[]];
+}
+
+/**
+ * The records a restored snapshot holds in lazy chunks: a later generation's version of a
+ * record replaces an earlier one's, so a chunk is put into the machine only after the
+ * chunks of later generations that may hold its records.
+ */
+export interface LazyRecords {
+  /** The chunks not yet loaded that may hold the record `id`, newest generation first. */
+  byId(id: string): readonly LazyChunk[];
+  /** The chunks not yet loaded that may hold a record `lazyKeys` gave a key of hash `hash`, newest generation first. */
+  byKey(hash: number): readonly LazyChunk[];
+  /** Every chunk not yet loaded, newest generation first. */
+  all(): Iterable<LazyChunk>;
+}
+
 export interface StateMachine<E extends DomainEvent, T> {
   /** Applies one event. Must not fail for an event its own decide step produced. */
   apply(event: E, at: number): void;
@@ -339,8 +385,17 @@ export interface StateMachine<E extends DomainEvent, T> {
    * they are.
    */
   storedForm?(id: string, record: unknown): unknown;
-  /** Rebuilds state (and derived indexes) from an image; restored records are not changes. */
-  restore(image: DomainRecords): void;
+  /**
+   * Optional: whether a snapshot leaves the record `id` in a lazy chunk (false: it is
+   * restored whole at recovery); if so, `key` is told the `lazyHash` of each key besides its
+   * id that the machine finds it by. Hashes, not strings: called for every record a snapshot writes.
+   */
+  lazyKeys?(id: string, record: unknown, key: (hash: number) => void): boolean;
+  /**
+   * Rebuilds state (and derived indexes) from an image; restored records are not changes.
+   * `lazy`: the records the snapshot left in lazy chunks, read when first asked for.
+   */
+  restore(image: DomainRecords, lazy?: LazyRecords): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
   /**

@@ -1,0 +1,147 @@
+// How a snapshot's values are put (snapshot.ts): chunks of items, and the lazy chunks and
+// directory of the records a machine reads on first use (snapshot-lazy.ts), one put in flight
+// at a time, the writer keeping to its share of the event loop.
+import { encodeStored } from './format.js';
+import { LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, type LazyChunkValue, type LazyDirectory } from './snapshot-lazy.js';
+import type { MANIFEST_KEY, Space } from './snapshot-layout.js';
+import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
+import type { StorageTable } from './storage.js';
+import { lazyHash, type DomainColumns } from './state-machine.js';
+
+/** Items per chunk value at most. */
+export const CHUNK_ITEMS = 256;
+/** Synchronous work per event-loop turn (ms) before a chunk is cut short. */
+const SLICE_MS = 2;
+/** Pairs a lazy directory's table takes in per slice of the writer. */
+const DIRECTORY_STEP = 65_536;
+
+export type ChunkKey = [generation: number, chunk: number];
+export type Item = [Space, string | number, unknown];
+
+/** The sections of a snapshot in the order they are written, each with its space. */
+export function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> {
+  return [
+    ['r', snapshot.records],
+    ['t', snapshot.timers],
+    ['e', snapshot.effects],
+    ['i', snapshot.idempotency],
+  ];
+}
+
+/**
+ * Puts a snapshot's values, one in flight at a time, keeping the writer to its share of the
+ * event loop: after each put it pauses for the rest of the time its work took.
+ */
+export class ChunkWriter {
+  readonly stats: SnapshotStats = { written: 0, chunks: 0, bytes: 0, removed: 0 };
+  #inFlight: Promise<unknown> | undefined;
+  #sliceStart: number;
+
+  constructor(
+    private readonly db: StorageTable<ChunkKey | typeof MANIFEST_KEY>,
+    readonly generation: number,
+    private readonly meter: () => number,
+    private readonly pause: (workMs: number) => Promise<void>,
+  ) {
+    this.#sliceStart = meter();
+  }
+
+  /** Whether this slice of work has run its time: the chunk being filled is put now, however full. */
+  sliceDue(): boolean {
+    return this.meter() - this.#sliceStart >= SLICE_MS;
+  }
+
+  /** Puts one value of `items` items (a chunk; 0 for a directory). */
+  async put(key: ChunkKey, value: unknown, items = Array.isArray(value) ? value.length : 0): Promise<void> {
+    const bytes = encodeStored(value);
+    this.stats.chunks++;
+    this.stats.written += items;
+    this.stats.bytes += bytes.length;
+    // The writer's own work on the event loop; waiting for the previous commit is not.
+    const workMs = this.meter() - this.#sliceStart;
+    if (this.#inFlight !== undefined) await this.#inFlight;
+    this.#inFlight = this.db.put(key, bytes);
+    // Its failure is thrown where it is awaited, not reported as unhandled meanwhile.
+    this.#inFlight.catch(() => undefined);
+    await this.pause(workMs);
+    this.#sliceStart = this.meter();
+  }
+
+  /** A pause in the middle of work that puts nothing (building a directory). */
+  async yieldSlice(): Promise<void> {
+    await this.pause(this.meter() - this.#sliceStart);
+    this.#sliceStart = this.meter();
+  }
+
+  /** Every value put is durable. */
+  async settled(): Promise<void> {
+    if (this.#inFlight !== undefined) await this.#inFlight;
+    await this.db.flushed;
+  }
+}
+
+/**
+ * Items gathered into a chunk of at most CHUNK_ITEMS, put when full or when the slice is due:
+ * `add` says when, and only then does the writer wait for `flush` (a promise per item, awaited
+ * or not, costs the writer's loop more than the item).
+ */
+export class ChunkBuffer<I> {
+  #items: I[] = [];
+
+  constructor(private readonly putChunk: (items: I[]) => Promise<void>) {}
+
+  /** Adds `item`; true when the chunk is to be put now (`flush`). */
+  add(item: I, due: boolean): boolean {
+    this.#items.push(item);
+    return this.#items.length >= CHUNK_ITEMS || due;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#items.length === 0) return;
+    const items = this.#items;
+    this.#items = [];
+    await this.putChunk(items);
+  }
+}
+
+/** Records the machine leaves to be read on first use: lazy chunks of ids and stored forms, and the generation's directory (snapshot-lazy.ts). */
+export class LazyChunkBuffer {
+  #ids: string[] = [];
+  #records: unknown[] = [];
+  #chunks = 0;
+  #lastId = '';
+  readonly #index = new LazyIndexBuilder();
+  /** Told the hash of each key of the record about to be added besides its id (StateMachine.lazyKeys). */
+  readonly key = (hash: number): void => this.#index.add(hash, this.#chunks);
+
+  constructor(
+    private readonly out: ChunkWriter,
+    private readonly generation: number,
+  ) {}
+
+  /** Adds a record whose other keys `key` was told; true when the chunk is to be put now (`flush`). */
+  add(id: string, record: unknown, due: boolean): boolean {
+    this.#ids.push(id);
+    this.#records.push(record);
+    if (id > this.#lastId) this.#lastId = id;
+    this.#index.add(lazyHash(id), this.#chunks);
+    return this.#ids.length >= CHUNK_ITEMS || due;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#ids.length === 0) return;
+    const value: LazyChunkValue = [this.#ids, this.#records];
+    const items = this.#ids.length;
+    this.#ids = [];
+    this.#records = [];
+    await this.out.put([this.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
+  }
+
+  /** Puts what is left, then the directory. */
+  async finish(): Promise<void> {
+    await this.flush();
+    const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
+    const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
+    await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);
+  }
+}
