@@ -51,6 +51,11 @@ export interface RecordKind<R, E extends DomainEvent> {
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
   has?(id: string): boolean;
   /**
+   * Optional: the records one by one as the state's digest counts them, for a kind whose
+   * `records` holds some grouped (one stored record standing for several); absent: `records`.
+   */
+  eachRecord?(): Iterable<readonly [string, unknown]>;
+  /**
    * The actor a decision must hold to read or write `record` (the engine contract); absent:
    * the record is an actor of its own. Undefined: any decision may touch it (the kind says why).
    */
@@ -133,6 +138,8 @@ interface Registered {
   stored: ((record: unknown) => unknown) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
+  /** The records as `capture` gives them: one by one (RecordKind.eachRecord). */
+  eachRecord(): Iterable<readonly [string, unknown]>;
 }
 
 export abstract class Registry<E extends DomainEvent, T> implements StateMachine<E, T>, RecordLookup {
@@ -161,6 +168,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       stored: kind.stored !== undefined ? (record) => kind.stored!(record as R) : undefined,
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
+      eachRecord: kind.eachRecord !== undefined ? () => kind.eachRecord!() : () => kind.records,
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
@@ -188,7 +196,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   capture(): DomainImage {
     this.#changed.clear();
     const image: Array<readonly [string, unknown]> = [];
-    for (const kind of this.#kinds) for (const entry of kind.records) image.push(entry);
+    for (const kind of this.#kinds) for (const entry of kind.eachRecord()) image.push(entry);
     return image;
   }
 
