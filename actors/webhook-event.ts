@@ -144,8 +144,9 @@ export interface WebhookEvent {
  * of its own: a quote-and-execute makes four (the outgoing and incoming transactions, the
  * two accounts' ACCOUNT_STATUS), and four records with their map entries were a tenth of a
  * payment's CPU. The events' ids are derived (derived-ids.ts): one UUID, the last byte
- * counting up from `first`; the step is stored under their common stem, the id without its
- * last two hex digits, which is never an event's id. Each event is built when it is read,
+ * counting up from `first` (past the bytes the step's transactions took, `gaps`); the step
+ * is stored under their common stem, the id without its last two hex digits, which is never
+ * an event's id. Each event is built when it is read,
  * with the fields it had as a record of its own (stepEvent). An event that is tried, dropped
  * or requeued is taken out (its bit in `taken`) and stored under its own id from then on; the
  * step goes with its last event. Snapshots hold steps as they are (`step` is the form's
@@ -158,8 +159,10 @@ export interface WebhookStep {
   readonly envId: string;
   readonly timestamp: number;
   readonly format?: 'ENVELOPE';
-  /** The last byte of the first event's id; event i's is `first + i`. */
+  /** The last byte of the first event's id. */
   readonly first: number;
+  /** Bit j: the byte `first + j` is no event's (another record of the payment took it); the events take the others in order. */
+  readonly gaps: number;
   /** What each event reports, in order; its type follows from it (reportedType). */
   readonly reports: ReadonlyArray<Transaction | InternalAccount>;
   /** Bit i: event i is stored under its own id now (or was pruned since). */
@@ -168,6 +171,27 @@ export interface WebhookStep {
 
 function isStep(record: WebhookEvent | WebhookStep): record is WebhookStep {
   return (record as WebhookStep).step === 1;
+}
+
+/** The widest step: its bytes from the first event's to the last's fit a small integer's bits. */
+const MAX_STEP_SPAN = 30;
+
+/** Which of `step`'s events the id ending in `byte` is; -1: none. */
+function stepIndexOf(step: WebhookStep, byte: number): number {
+  const offset = byte - step.first;
+  if (offset < 0 || offset > MAX_STEP_SPAN || (step.gaps & (1 << offset)) !== 0) return -1;
+  let i = offset;
+  for (let below = step.gaps & ((1 << offset) - 1); below !== 0; below &= below - 1) i--;
+  return i < step.reports.length ? i : -1;
+}
+
+/** Visits the id of each event `step` holds (not taken out), with its index. */
+function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void): void {
+  let offset = 0;
+  for (let i = 0; i < step.reports.length; i++, offset++) {
+    while ((step.gaps & (1 << offset)) !== 0) offset++;
+    if ((step.taken & (1 << i)) === 0) visit(step.id + HEX_BYTE[step.first + offset]!, i);
+  }
 }
 
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -685,7 +709,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     }
     for (const event of this.#events.values()) {
       if (isStep(event)) {
-        this.#eachStepEvent(event, (id) => {
+        eachStepEvent(event, (id) => {
           if (this.#events.peek(id) !== undefined) problems.push(`webhook event ${id} is stored on its own and in its step ${event.id}`);
         });
         continue;
@@ -708,11 +732,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   /** Every event one by one, those of steps built as they were stored before steps (the state digest's view). */
   *eachRecord(): Iterable<readonly [string, WebhookEvent]> {
     for (const [id, record] of this.#events) {
-      if (!isStep(record)) yield [id, record];
-      else for (let i = 0; i < record.reports.length; i++) if ((record.taken & (1 << i)) === 0) {
-        const eventId = record.id + HEX_BYTE[record.first + i]!;
-        yield [eventId, stepEvent(record, i, eventId)];
+      if (!isStep(record)) {
+        yield [id, record];
+        continue;
       }
+      const held: Array<readonly [string, WebhookEvent]> = [];
+      eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId)]));
+      yield* held;
     }
   }
 
@@ -725,8 +751,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #inStep(id: string): WebhookEvent | undefined {
     const step = this.#events.peek(id.slice(0, -2));
     if (step === undefined || !isStep(step)) return undefined;
-    const i = lastByteOf(id) - step.first;
-    if (i < 0 || i >= step.reports.length || (step.taken & (1 << i)) !== 0) return undefined;
+    const i = stepIndexOf(step, lastByteOf(id));
+    if (i < 0 || (step.taken & (1 << i)) !== 0) return undefined;
     return stepEvent(step, i, id);
   }
 
@@ -740,15 +766,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const event = this.#inStep(id);
     if (event === undefined) throw new Error(`webhook event ${id} does not exist`);
     const step = this.#events.peek(id.slice(0, -2)) as WebhookStep;
-    const taken = step.taken | (1 << (lastByteOf(id) - step.first));
+    const taken = step.taken | (1 << stepIndexOf(step, lastByteOf(id)));
     if (taken === 2 ** step.reports.length - 1) this.#events.delete(step.id);
     else this.#events.set(step.id, { ...step, taken });
     return event;
-  }
-
-  /** Visits the ids of the events `step` still holds. */
-  #eachStepEvent(step: WebhookStep, visit: (id: string) => void): void {
-    for (let i = 0; i < step.reports.length; i++) if ((step.taken & (1 << i)) === 0) visit(step.id + HEX_BYTE[step.first + i]!);
   }
 
   idsIn(envId: string): readonly string[] {
@@ -801,28 +822,33 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   /**
    * The logged events as one step (WebhookStep), if they can be: payment events, no approval,
-   * each reporting one record of one environment, with ids counting up from the first's; and
-   * no step stored under their stem yet (two steps of one entry may share it: the second is
-   * stored event by event).
+   * each reporting one record of one environment, with ids counting up from the first's
+   * within MAX_STEP_SPAN; and no step stored under their stem yet (two steps of one entry may
+   * share it: the second is stored event by event).
    */
   #stepOf(webhooks: readonly WebhookRecordedAs[], at: number): WebhookStep | undefined {
     const firstId = webhooks[0]!.id;
     const first = lastByteOf(firstId);
-    if (first < 0 || first + webhooks.length > 256) return undefined;
+    if (first < 0) return undefined;
     const stem = firstId.slice(0, -2);
+    let gaps = 0;
+    let last = first;
     const reports: Array<Transaction | InternalAccount> = [];
     for (let i = 0; i < webhooks.length; i++) {
       const logged = webhooks[i]!;
       if ('deliveryStatus' in logged || logged.approval === true || logged.envId !== undefined || logged.timestamp !== undefined) return undefined;
-      if (logged.id.length !== firstId.length || !logged.id.startsWith(stem) || lastByteOf(logged.id) !== first + i) return undefined;
+      const byte = lastByteOf(logged.id);
+      if (logged.id.length !== firstId.length || !logged.id.startsWith(stem) || (i > 0 && byte <= last) || byte - first > MAX_STEP_SPAN) return undefined;
+      for (let skipped = last + 1; skipped < byte; skipped++) gaps |= 1 << (skipped - first);
+      last = byte;
       const report = this.#reportOf(logged);
       if (report === undefined || reportedType(report) !== logged.type || (i > 0 && report.envId !== reports[0]!.envId)) return undefined;
       reports.push(report);
     }
     if (this.#events.peek(stem) !== undefined) return undefined;
     const envId = reports[0]!.envId;
-    if (this.#envelope(envId)) return { id: stem, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, reports, taken: 0 };
-    return { id: stem, step: 1, envId, timestamp: at, first, reports, taken: 0 };
+    if (this.#envelope(envId)) return { id: stem, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 };
+    return { id: stem, step: 1, envId, timestamp: at, first, gaps, reports, taken: 0 };
   }
 
   /** The one record a logged payment event reports (undefined: it names none or both); a missing record is a bug that stops the apply. */
@@ -841,7 +867,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     if (!restored && this.#events.size === countBefore) throw new Error(`webhook step ${step.id} exists already`);
     const listed = bucket(this.#byEnv, step.envId);
     const queue = this.#queue(step.envId);
-    this.#eachStepEvent(step, (id) => {
+    eachStepEvent(step, (id) => {
       listed.insert(id);
       queue.insert(id);
     });
