@@ -176,12 +176,18 @@ function isStep(record: WebhookEvent | WebhookStep): record is WebhookStep {
 /** The widest step: its bytes from the first event's to the last's fit a small integer's bits. */
 const MAX_STEP_SPAN = 30;
 
+/** The bits set in a small integer. */
+function popCount(bits: number): number {
+  let n = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) n++;
+  return n;
+}
+
 /** Which of `step`'s events the id ending in `byte` is; -1: none. */
 function stepIndexOf(step: WebhookStep, byte: number): number {
   const offset = byte - step.first;
   if (offset < 0 || offset > MAX_STEP_SPAN || (step.gaps & (1 << offset)) !== 0) return -1;
-  let i = offset;
-  for (let below = step.gaps & ((1 << offset) - 1); below !== 0; below &= below - 1) i--;
+  const i = offset - popCount(step.gaps & ((1 << offset) - 1));
   return i < step.reports.length ? i : -1;
 }
 
@@ -740,6 +746,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId)]));
       yield* held;
     }
+  }
+
+  /** How many events there are (a step counts the events it holds): `records` counts a step once. */
+  get eventCount(): number {
+    let n = 0;
+    for (const record of this.#events.values()) n += isStep(record) ? record.reports.length - popCount(record.taken) : 1;
+    return n;
   }
 
   /** A step is the actor of none: each of its events is one (an applier changes only its own event's bit, in log order). */
