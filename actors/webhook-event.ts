@@ -146,10 +146,9 @@ export interface WebhookEvent {
  * payment's CPU. The events' ids are derived (derived-ids.ts): one UUID, the last byte
  * counting up from `first` (past the bytes the step's transactions took, `gaps`); the step
  * is stored under their common stem, the id without its last two hex digits, which is never
- * an event's id. Each event is built when it is read,
- * with the fields it had as a record of its own (stepEvent). An event that is tried, dropped
- * or requeued is taken out (its bit in `taken`) and stored under its own id from then on; the
- * step goes with its last event. Snapshots hold steps as they are (`step` is the form's
+ * an event's id. Each event is built when it is read, with the fields it had as a record of
+ * its own (stepEvent). An event that is tried, dropped or requeued is taken out (its bit in
+ * `taken`) and stored under its own id from then on; the step goes with its last event. Snapshots hold steps as they are (`step` is the form's
  * version); the state digest counts their events one by one (eachRecord), as before.
  */
 export interface WebhookStep {
