@@ -59,6 +59,11 @@ export interface RecordKind<R, E extends DomainEvent> {
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
   has?(id: string): boolean;
   /**
+   * Optional: the records one by one as the state's digest counts them, for a kind whose
+   * `records` holds some grouped (one stored record standing for several); absent: `records`.
+   */
+  eachRecord?(): Iterable<readonly [string, unknown]>;
+  /**
    * The actor a decision must hold to read or write `record` (the engine contract); absent:
    * the record is an actor of its own. Undefined: any decision may touch it (the kind says why).
    */
@@ -186,6 +191,8 @@ interface Registered {
   restoreLazy: ((lazy: LazyRecords) => void) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
+  /** The records as `capture` gives them: one by one (RecordKind.eachRecord). */
+  eachRecord(): Iterable<readonly [string, unknown]>;
 }
 
 export abstract class Registry<E extends DomainEvent, T> implements StateMachine<E, T>, RecordLookup {
@@ -218,6 +225,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       restoreLazy: kind.restoreLazy?.bind(kind),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
+      eachRecord: kind.eachRecord !== undefined ? () => kind.eachRecord!() : () => kind.records,
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
@@ -246,7 +254,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     for (const kind of this.#kinds) kind.records.loadAll();
     this.#changed.clear();
     const image: Array<readonly [string, unknown]> = [];
-    for (const kind of this.#kinds) for (const entry of kind.records) image.push(entry);
+    for (const kind of this.#kinds) for (const entry of kind.eachRecord()) image.push(entry);
     return image;
   }
 

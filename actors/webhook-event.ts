@@ -34,7 +34,7 @@
 // VERIFICATION, EXTERNAL_ACCOUNT), each derived from its record's own entry.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
-import { lowerBound } from '../src/engine/ids.js';
+import { hexValue, lowerBound } from '../src/engine/ids.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
@@ -137,6 +137,96 @@ export interface WebhookEvent {
   readonly failureReason?: string;
   /** DELIVERED or FAILED since (the time of the entry that settled it); absent while PENDING. */
   readonly settledAt?: number;
+}
+
+/**
+ * A payment step's events as one record (issue 38), while none of them has a delivery state
+ * of its own: a quote-and-execute makes four (the outgoing and incoming transactions, the
+ * two accounts' ACCOUNT_STATUS), and four records with their map entries were a tenth of a
+ * payment's CPU. The events' ids are derived (derived-ids.ts): one UUID, the last byte
+ * counting up from `first` (past the bytes the step's transactions took, `gaps`); the step
+ * is stored under their common stem, the id without its last two hex digits, which is never
+ * an event's id. Each event is built when it is read, with the fields it had as a record of
+ * its own (stepEvent). An event that is tried, dropped or requeued is taken out (its bit in
+ * `taken`) and stored under its own id from then on; the step goes with its last event. Snapshots hold steps as they are (`step` is the form's
+ * version); the state digest counts their events one by one (eachRecord), as before.
+ */
+export interface WebhookStep {
+  /** `Webhook:` and the events' UUID without its last byte. */
+  readonly id: string;
+  readonly step: 1;
+  readonly envId: string;
+  readonly timestamp: number;
+  readonly format?: 'ENVELOPE';
+  /** The last byte of the first event's id. */
+  readonly first: number;
+  /** Bit j: the byte `first + j` is no event's (another record of the payment took it); the events take the others in order. */
+  readonly gaps: number;
+  /** What each event reports, in order; its type follows from it (reportedType). */
+  readonly reports: ReadonlyArray<Transaction | InternalAccount>;
+  /** Bit i: event i is stored under its own id now (or was pruned since). */
+  readonly taken: number;
+}
+
+function isStep(record: WebhookEvent | WebhookStep): record is WebhookStep {
+  return (record as WebhookStep).step === 1;
+}
+
+/** The widest step: its bytes from the first event's to the last's fit a small integer's bits. */
+const MAX_STEP_SPAN = 30;
+
+/** The bits set in a small integer. */
+function popCount(bits: number): number {
+  let n = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) n++;
+  return n;
+}
+
+/** Which of `step`'s events the id ending in `byte` is; -1: none. */
+function stepIndexOf(step: WebhookStep, byte: number): number {
+  const offset = byte - step.first;
+  if (offset < 0 || offset > MAX_STEP_SPAN || (step.gaps & (1 << offset)) !== 0) return -1;
+  const i = offset - popCount(step.gaps & ((1 << offset) - 1));
+  return i < step.reports.length ? i : -1;
+}
+
+/** Visits the id of each event `step` holds (not taken out), with its index. */
+function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void): void {
+  let offset = 0;
+  for (let i = 0; i < step.reports.length; i++, offset++) {
+    while ((step.gaps & (1 << offset)) !== 0) offset++;
+    if ((step.taken & (1 << i)) === 0) visit(step.id + HEX_BYTE[step.first + offset]!, i);
+  }
+}
+
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** The last byte of an id that ends in two lowercase hex digits; -1 if it does not. */
+function lastByteOf(id: string): number {
+  const high = hexValue(id.charCodeAt(id.length - 2));
+  const low = hexValue(id.charCodeAt(id.length - 1));
+  return high < 0 || low < 0 ? -1 : high * 16 + low;
+}
+
+/** A payment event's type, as its report says: a transaction's direction, or an account's status. */
+function reportedType(report: Transaction | InternalAccount): FlatWebhookType {
+  if (!report.id.startsWith('Transaction:')) return 'ACCOUNT_STATUS';
+  return report.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT';
+}
+
+/** Event `i` of `step` (its id `id`), as the record #resolve made of it when events were stored one by one. */
+function stepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
+  const report = step.reports[i]!;
+  const { envId, timestamp } = step;
+  const type = reportedType(report);
+  if (type === 'ACCOUNT_STATUS') {
+    const account = report as InternalAccount;
+    if (step.format === undefined) return { id, envId, type, timestamp, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, account };
+    return { id, envId, type, timestamp, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, account, format: step.format };
+  }
+  const transaction = report as Transaction;
+  if (step.format === undefined) return { id, envId, type, timestamp, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, transaction };
+  return { id, envId, type, timestamp, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, transaction, format: step.format };
 }
 
 /**
@@ -435,14 +525,15 @@ type EnvelopeSourceEvent =
   | { type: 'bulkImport.sliced'; id: string }
   | { type: 'bulkImport.failed'; id: string };
 
-export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
+export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, OutboxEvent> {
   readonly idPrefix = 'Webhook:';
-  readonly #events = new RecordMap<WebhookEvent>();
+  /** Events stored one by one under their ids, and payment steps under their stems (WebhookStep). */
+  readonly #events = new RecordMap<WebhookEvent | WebhookStep>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #pendingByEnv = new Map<string, PendingQueue>();
   /** Settled events, oldest settled first: the retention sweep's order. */
   readonly #settled = new SettledQueue();
-  readonly records: ReadonlyMap<string, WebhookEvent> = this.#events;
+  readonly records: ReadonlyMap<string, WebhookEvent | WebhookStep> = this.#events;
   /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
   onQueued: ((envId: string) => void) | undefined;
 
@@ -463,7 +554,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     'payment.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhooks.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhook.attempted': (event, at) => {
-      const current = this.#events.get(event.id)!;
+      const current = this.#take(event.id);
       const attempts = current.attempts.length < MAX_KEPT_ATTEMPTS ? [...current.attempts, event.attempt] : [...current.attempts.slice(1 - MAX_KEPT_ATTEMPTS), event.attempt];
       const next: WebhookEvent =
         event.deliveryStatus === 'PENDING'
@@ -474,7 +565,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
       this.onQueued?.(next.envId);
     },
     'webhook.requeued': (event) => {
-      const current = this.#events.get(event.id)!;
+      const current = this.#take(event.id);
       const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'PENDING' };
       this.#events.set(next.id, next);
       this.#queue(next.envId).insert(next.id);
@@ -483,7 +574,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     },
     'webhooks.dropped': (event, at) => {
       for (const id of event.ids) {
-        const current = this.#events.get(id)!;
+        const current = this.#take(id);
         const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason, settledAt: at };
         this.#events.set(id, next);
         this.#settle(next, at);
@@ -535,7 +626,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     this.onQueued?.(envId);
   }
 
-  restore(event: WebhookEvent): void {
+  restore(event: WebhookEvent | WebhookStep): void {
+    if (isStep(event)) {
+      this.#putStep(event);
+      return;
+    }
     // Snapshots taken before records were referenced hold the rendered resource.
     const legacy = typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string';
     this.#put(legacy ? renderedOf(event) : event, true);
@@ -584,7 +679,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   }
 
   #isSettledAt(id: string, at: number): boolean {
-    return this.#events.peek(id)?.settledAt === at;
+    // Only events of their own settle: a step's events are PENDING.
+    return (this.#events.peek(id) as WebhookEvent | undefined)?.settledAt === at;
   }
 
   /** Visits settled events oldest settled first (id, when it settled) while `visit` returns true. */
@@ -613,17 +709,79 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
     const problems: string[] = [];
     for (const [envId, pending] of this.#pendingByEnv) {
       for (const id of pending) {
-        if (this.#events.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
+        if (this.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
       }
     }
     for (const event of this.#events.values()) {
+      if (isStep(event)) {
+        eachStepEvent(event, (id) => {
+          if (this.#events.peek(id) !== undefined) problems.push(`webhook event ${id} is stored on its own and in its step ${event.id}`);
+        });
+        continue;
+      }
       if ((event.deliveryStatus === 'PENDING') !== (event.settledAt === undefined)) problems.push(`webhook event ${event.id} is ${event.deliveryStatus} with a settling time, or settled without one`);
     }
     return problems;
   }
 
   get(id: string): WebhookEvent | undefined {
-    return this.#events.get(id);
+    const own = this.#events.get(id);
+    if (own !== undefined) return isStep(own) ? undefined : own;
+    return this.#inStep(id);
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  /** Every event one by one, those of steps built as they were stored before steps (the state digest's view). */
+  *eachRecord(): Iterable<readonly [string, WebhookEvent]> {
+    for (const [id, record] of this.#events) {
+      if (!isStep(record)) {
+        yield [id, record];
+        continue;
+      }
+      const held: Array<readonly [string, WebhookEvent]> = [];
+      eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId)]));
+      yield* held;
+    }
+  }
+
+  /** How many events there are (a step counts the events it holds): `records` counts a step once. */
+  get eventCount(): number {
+    let n = 0;
+    for (const record of this.#events.values()) n += isStep(record) ? record.reports.length - popCount(record.taken) : 1;
+    return n;
+  }
+
+  /** A step is the actor of none: each of its events is one (an applier changes only its own event's bit, in log order). */
+  actorOf(record: WebhookEvent | WebhookStep): string | undefined {
+    return isStep(record) ? undefined : record.id;
+  }
+
+  /** The event `id` while its step holds it. */
+  #inStep(id: string): WebhookEvent | undefined {
+    const step = this.#events.peek(id.slice(0, -2));
+    if (step === undefined || !isStep(step)) return undefined;
+    const i = stepIndexOf(step, lastByteOf(id));
+    if (i < 0 || (step.taken & (1 << i)) !== 0) return undefined;
+    return stepEvent(step, i, id);
+  }
+
+  /**
+   * The event `id` as it is, about to change: stored under its own id from now on (the
+   * caller sets it), so taken out of its step if one holds it.
+   */
+  #take(id: string): WebhookEvent {
+    const own = this.#events.get(id);
+    if (own !== undefined) return own as WebhookEvent;
+    const event = this.#inStep(id);
+    if (event === undefined) throw new Error(`webhook event ${id} does not exist`);
+    const step = this.#events.peek(id.slice(0, -2)) as WebhookStep;
+    const taken = step.taken | (1 << stepIndexOf(step, lastByteOf(id)));
+    if (taken === 2 ** step.reports.length - 1) this.#events.delete(step.id);
+    else this.#events.set(step.id, { ...step, taken });
+    return event;
   }
 
   idsIn(envId: string): readonly string[] {
@@ -633,7 +791,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   /** The oldest PENDING event of the environment: the next one its endpoint gets. */
   queueHead(envId: string): WebhookEvent | undefined {
     const id = this.#pendingByEnv.get(envId)?.head();
-    return id === undefined ? undefined : this.#events.get(id);
+    return id === undefined ? undefined : this.get(id);
   }
 
   /** The PENDING events of one environment, oldest first. */
@@ -659,11 +817,72 @@ export class WebhookEvents implements RecordKind<WebhookEvent, OutboxEvent> {
   }
 
   #record(webhooks: readonly WebhookRecordedAs[], at: number): void {
+    if (webhooks.length > 1) {
+      const step = this.#stepOf(webhooks, at);
+      if (step !== undefined) {
+        this.#putStep(step, false);
+        this.onQueued?.(step.envId);
+        return;
+      }
+    }
     for (const logged of webhooks) {
       const event = 'deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged, at);
       this.#put(event);
       this.onQueued?.(event.envId);
     }
+  }
+
+  /**
+   * The logged events as one step (WebhookStep), if they can be: payment events, no approval,
+   * each reporting one record of one environment, with ids counting up from the first's
+   * within MAX_STEP_SPAN; and no step stored under their stem yet (two steps of one entry may
+   * share it: the second is stored event by event).
+   */
+  #stepOf(webhooks: readonly WebhookRecordedAs[], at: number): WebhookStep | undefined {
+    const firstId = webhooks[0]!.id;
+    const first = lastByteOf(firstId);
+    if (first < 0) return undefined;
+    const stem = firstId.slice(0, -2);
+    let gaps = 0;
+    let last = first;
+    const reports: Array<Transaction | InternalAccount> = [];
+    for (let i = 0; i < webhooks.length; i++) {
+      const logged = webhooks[i]!;
+      if ('deliveryStatus' in logged || logged.approval === true || logged.envId !== undefined || logged.timestamp !== undefined) return undefined;
+      const byte = lastByteOf(logged.id);
+      if (logged.id.length !== firstId.length || !logged.id.startsWith(stem) || (i > 0 && byte <= last) || byte - first > MAX_STEP_SPAN) return undefined;
+      for (let skipped = last + 1; skipped < byte; skipped++) gaps |= 1 << (skipped - first);
+      last = byte;
+      const report = this.#reportOf(logged);
+      if (report === undefined || reportedType(report) !== logged.type || (i > 0 && report.envId !== reports[0]!.envId)) return undefined;
+      reports.push(report);
+    }
+    if (this.#events.peek(stem) !== undefined) return undefined;
+    const envId = reports[0]!.envId;
+    if (this.#envelope(envId)) return { id: stem, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 };
+    return { id: stem, step: 1, envId, timestamp: at, first, gaps, reports, taken: 0 };
+  }
+
+  /** The one record a logged payment event reports (undefined: it names none or both); a missing record is a bug that stops the apply. */
+  #reportOf(logged: LoggedWebhook): Transaction | InternalAccount | undefined {
+    const { transactionId, accountId } = logged;
+    if ((transactionId === undefined) === (accountId === undefined)) return undefined;
+    const report = transactionId !== undefined ? this.transactions.get(transactionId) : this.accounts.get(accountId!);
+    if (report === undefined) throw new Error(`webhook event ${logged.id} reports ${transactionId ?? accountId}, which does not exist`);
+    return report;
+  }
+
+  /** Stores a step and lists and queues the events it holds (all PENDING: an event with a state of its own is taken out). */
+  #putStep(step: WebhookStep, restored = true): void {
+    const countBefore = this.#events.size;
+    this.#events.set(step.id, step);
+    if (!restored && this.#events.size === countBefore) throw new Error(`webhook step ${step.id} exists already`);
+    const listed = bucket(this.#byEnv, step.envId);
+    const queue = this.#queue(step.envId);
+    eachStepEvent(step, (id) => {
+      listed.insert(id);
+      queue.insert(id);
+    });
   }
 
   /** The event a logged webhook stands for, in the entry of time `at`. */

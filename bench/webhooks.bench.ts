@@ -117,7 +117,7 @@ for (const p of platforms) {
   targets.push({ auth, accountId: accounts.data[0]!.id });
 }
 // Events of the setup (if any) are delivered before the fundings' and not counted.
-const setupEvents = outbox.records.size;
+const setupEvents = outbox.eventCount;
 while (arrivals.size < setupEvents) await new Promise<void>((resolve) => (onArrival = resolve));
 arrivals.clear();
 
@@ -144,7 +144,7 @@ await Promise.all(
   }),
 );
 const fundedAt = performance.now();
-const recorded = outbox.records.size - setupEvents;
+const recorded = outbox.eventCount - setupEvents;
 const pendingWhenFunded = recorded - arrivals.size;
 const deadline = fundedAt + DRAIN_LIMIT_MS;
 while (arrivals.size < recorded && performance.now() < deadline) {

@@ -104,7 +104,7 @@ describe('responses conform to the published OpenAPI document', () => {
       const first = await ok('POST', '/sandbox/uma/receive', incoming);
       const second = await ok('POST', '/sandbox/uma/receive', { ...incoming, customerId: undefined, receiverUmaAddress: customer.umaAddress });
       const world = svc.service.services.world;
-      const answered = (txId: string) => [...world.webhookEvents.records.values()].some((e) => e.approval === true && e.transaction?.id === txId && e.deliveryStatus === 'DELIVERED');
+      const answered = (txId: string) => [...world.webhookEvents.eachRecord()].some(([, e]) => e.approval === true && e.transaction?.id === txId && e.deliveryStatus === 'DELIVERED');
       await platform.waitFor(2);
       await until(svc, () => answered(first.id) && answered(second.id));
       await ok('POST', `/transactions/${first.id}/approve`);

@@ -1,0 +1,84 @@
+// A payment step's webhook events, kept as one record while none of them has a delivery
+// state of its own (actors/webhook-event.ts, WebhookStep): their ids are the ones derived
+// from the payment's transaction id, the API shows each as it showed a record of its own,
+// and an event taken out of its step (tried) keeps its state across a restart, from the log
+// and from a snapshot, then goes again with the bytes of its first try.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../src/engine/clock.js';
+import { startTestService, type TestService } from './support/service.js';
+import { assertStatus } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { quiet } from './support/webhook-queue.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+/** Every event the API lists, oldest first, and each as GET /webhooks/events/{id} answers it. */
+async function shown(svc: TestService): Promise<{ listed: any[]; read: any[] }> {
+  const listed = (await getJson(svc, '/webhooks/events?limit=100')).data.reverse();
+  const read = [];
+  for (const event of listed) read.push(await getJson(svc, `/webhooks/events/${event.id}`));
+  return { listed, read };
+}
+
+describe("a payment step's webhook events", () => {
+  for (const fromSnapshot of [false, true]) {
+    const from = fromSnapshot ? 'a snapshot' : 'the log';
+    it(`are listed under their derived ids; one tried keeps its attempt across a restart from ${from}`, async () => {
+      const clock = new ManualClock();
+      // The funding's two events are delivered; the payment's first is refused once.
+      const receiver = await startReceiver((_json, n) => (n < 2 ? 200 : 500));
+      try {
+        await restartedWithStep(receiver, clock, fromSnapshot);
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
+});
+
+/** The scenario of both restarts: `receiver` refuses the payment's first try, then the service restarts, from a snapshot taken after that try or from the log. */
+async function restartedWithStep(receiver: Receiver, clock: ManualClock, fromSnapshot: boolean): Promise<void> {
+  const from = fromSnapshot ? 'a snapshot' : 'the log';
+  const first = await startTestService({ clock });
+  let before: { listed: any[]; read: any[] };
+  let paymentIds: string[];
+  try {
+    assertStatus(await first.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+    const alice = await fundedCustomer(first, 100);
+    const bob = await fundedCustomer(first, 0);
+    await receiver.waitFor(2);
+    const quote = await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+    await receiver.waitFor(3);
+    await quiet(first);
+    // The execution derives its ids from the transaction's: the receiver's transaction takes 02.
+    const uuid = (quote.transactionId as string).slice('Transaction:'.length, -2);
+    paymentIds = ['01', '03', '04', '05'].map((last) => `Webhook:${uuid}${last}`);
+    before = await shown(first);
+    assert.deepEqual(before.listed.slice(2).map((e) => e.id), paymentIds);
+    assert.deepEqual(before.listed.slice(2).map((e) => e.type), ['OUTGOING_PAYMENT', 'INCOMING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS']);
+    assert.deepEqual(before.read, before.listed, 'each event reads as it is listed');
+    assert.equal(before.listed[2].transaction.id, quote.transactionId);
+    assert.deepEqual(before.listed[2].attempts.map((a: any) => a.statusCode), [500], 'the tried event shows its try');
+    assert.deepEqual(before.listed.slice(3).map((e) => [e.deliveryStatus, e.attempts.length]), Array(3).fill(['PENDING', 0]));
+    assert.deepEqual(first.service.services.world.checkInvariants(), []);
+    if (fromSnapshot) await first.service.services.engine.snapshot();
+  } finally {
+    await first.stop({ keepData: true });
+  }
+  const second = await startTestService({ clock, dataDir: first.dataDir });
+  try {
+    const after = await shown(second);
+    assert.deepEqual(after, before, `the same events, states and bodies after a restart from ${from}`);
+    assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    receiver.answer = () => 200;
+    clock.advance(60_000);
+    await receiver.waitFor(7);
+    const world = second.service.services.world;
+    await until(second, () => paymentIds.every((id) => world.webhookEvents.get(id)?.deliveryStatus === 'DELIVERED'));
+    assert.deepEqual(receiver.received.slice(3).map((r) => r.json.id), paymentIds, 'creation order, each once more after its restart');
+    assert.equal(receiver.received[3]!.body, receiver.received[2]!.body, 'the retry sends the bytes of the first try');
+    assert.deepEqual(world.checkInvariants(), []);
+  } finally {
+    await second.stop();
+  }
+}
