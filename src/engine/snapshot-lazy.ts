@@ -88,13 +88,19 @@ export interface LazyGenerationSource {
   read(chunk: number): LazyChunkValue;
 }
 
-/** The lazy chunks of a snapshot's generations, each read at most once by whoever holds it. */
 /** What a probe that finds nothing gives: shared, so the common miss allocates nothing. */
 const NO_CHUNKS: readonly LazyChunk[] = Object.freeze([]);
 
+/** One generation's lazy chunks, and those of them anyone has asked for, by number. */
+interface LazyGeneration {
+  source: LazyGenerationSource;
+  chunks: Map<number, LazyChunk>;
+}
+
+/** The lazy chunks of a snapshot's generations, each read at most once by whoever holds it. */
 export class LazySnapshot implements LazyRecords {
   /** Newest generation first. */
-  readonly #generations: Array<{ source: LazyGenerationSource; chunks: Map<number, LazyChunk> }>;
+  readonly #generations: LazyGeneration[];
   /** The greatest id any generation holds ('' for none). */
   readonly #lastId: string;
 
@@ -116,14 +122,10 @@ export class LazySnapshot implements LazyRecords {
   /** The chunks not loaded that may hold a key of hash `hash`; `id`: the key is that id. */
   #candidates(hash: number, id: string | undefined): readonly LazyChunk[] {
     let out: LazyChunk[] | undefined;
-    for (const { source, chunks } of this.#generations) {
-      if (id !== undefined && id > source.lastId) continue;
-      for (const n of probe(source.table, hash)) {
-        let chunk = chunks.get(n);
-        if (chunk === undefined) {
-          chunk = { generation: source.generation, loaded: false, read: () => source.read(n) };
-          chunks.set(n, chunk);
-        }
+    for (const generation of this.#generations) {
+      if (id !== undefined && id > generation.source.lastId) continue;
+      for (const n of probe(generation.source.table, hash)) {
+        const chunk = chunkOf(generation, n);
         if (!chunk.loaded) (out ??= []).push(chunk);
       }
     }
@@ -131,17 +133,23 @@ export class LazySnapshot implements LazyRecords {
   }
 
   *all(): Generator<LazyChunk> {
-    for (const { source, chunks } of this.#generations) {
-      for (let n = 0; n < source.chunks; n++) {
-        let chunk = chunks.get(n);
-        if (chunk === undefined) {
-          chunk = { generation: source.generation, loaded: false, read: () => source.read(n) };
-          chunks.set(n, chunk);
-        }
+    for (const generation of this.#generations) {
+      for (let n = 0; n < generation.source.chunks; n++) {
+        const chunk = chunkOf(generation, n);
         if (!chunk.loaded) yield chunk;
       }
     }
   }
+}
+
+/** Lazy chunk `n` of `generation`, the one object that says whether it is loaded. */
+function chunkOf({ source, chunks }: LazyGeneration, n: number): LazyChunk {
+  let chunk = chunks.get(n);
+  if (chunk === undefined) {
+    chunk = { generation: source.generation, loaded: false, read: () => source.read(n) };
+    chunks.set(n, chunk);
+  }
+  return chunk;
 }
 
 /** The records of lazy chunks as the log tool reads a snapshot whole: newest generation first, each id once. */

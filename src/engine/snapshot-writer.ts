@@ -114,10 +114,7 @@ export class LazyChunkBuffer {
   /** Told the hash of each key of the record about to be added besides its id (StateMachine.lazyKeys). */
   readonly key = (hash: number): void => this.#index.add(hash, this.#chunks);
 
-  constructor(
-    private readonly out: ChunkWriter,
-    private readonly generation: number,
-  ) {}
+  constructor(private readonly out: ChunkWriter) {}
 
   /** Adds a record whose other keys `key` was told; true when the chunk is to be put now (`flush`). */
   add(id: string, record: unknown, due: boolean): boolean {
@@ -134,7 +131,7 @@ export class LazyChunkBuffer {
     const items = this.#ids.length;
     this.#ids = [];
     this.#records = [];
-    await this.out.put([this.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
+    await this.out.put([this.out.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
   }
 
   /** Puts what is left, then the directory. */
@@ -142,6 +139,6 @@ export class LazyChunkBuffer {
     await this.flush();
     const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
     const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
-    await this.out.put([this.generation, LAZY_DIRECTORY_KEY], directory, 0);
+    await this.out.put([this.out.generation, LAZY_DIRECTORY_KEY], directory, 0);
   }
 }

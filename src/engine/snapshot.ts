@@ -284,7 +284,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     const lazyKeys = snapshot.full || previous?.lazy === true ? snapshot.lazyKeys : undefined;
     const out = new ChunkWriter(this.#db, generation, this.#meter, (workMs) => this.#pause(workMs));
     const chunk = new ChunkBuffer<Item>((items) => out.put([generation, out.stats.chunks], items));
-    const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out, generation) : undefined;
+    const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out) : undefined;
     for (const [space, items] of sectionsOf(snapshot)) {
       const columns = 'ids' in items ? items : undefined;
       const pairs = 'ids' in items ? undefined : items;
