@@ -638,11 +638,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   #put(event: WebhookEvent, restored = false): void {
     if (event.deliveryStatus !== 'PENDING' && event.settledAt === undefined) event = { ...event, settledAt: inferredSettledAt(event) };
-    const countBefore = this.#events.size;
-    this.#events.set(event.id, event);
-    // A new id grows the map. Checked after the set, not looked up before it: a lookup in a
-    // map of a million events costs about a microsecond, and an apply that throws is fatal.
-    if (!restored && this.#events.size === countBefore) throw new Error(`webhook event ${event.id} exists already`);
+    this.#store(event, restored);
     bucket(this.#byEnv, event.envId).insert(event.id);
     if (event.deliveryStatus === 'PENDING') this.#queue(event.envId).insert(event.id);
     else if (restored) this.#settled.restore(event.id, event.settledAt!);
@@ -759,13 +755,18 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     return isStep(record) ? undefined : record.id;
   }
 
-  /** The event `id` while its step holds it. */
-  #inStep(id: string): WebhookEvent | undefined {
+  /** The step that holds the event `id` (not taken out), and the event's index in it. */
+  #stepHolding(id: string): { step: WebhookStep; i: number } | undefined {
     const step = this.#events.peek(id.slice(0, -2));
     if (step === undefined || !isStep(step)) return undefined;
     const i = stepIndexOf(step, lastByteOf(id));
-    if (i < 0 || (step.taken & (1 << i)) !== 0) return undefined;
-    return stepEvent(step, i, id);
+    return i < 0 || (step.taken & (1 << i)) !== 0 ? undefined : { step, i };
+  }
+
+  /** The event `id` while its step holds it. */
+  #inStep(id: string): WebhookEvent | undefined {
+    const held = this.#stepHolding(id);
+    return held === undefined ? undefined : stepEvent(held.step, held.i, id);
   }
 
   /**
@@ -775,13 +776,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #take(id: string): WebhookEvent {
     const own = this.#events.get(id);
     if (own !== undefined) return own as WebhookEvent;
-    const event = this.#inStep(id);
-    if (event === undefined) throw new Error(`webhook event ${id} does not exist`);
-    const step = this.#events.peek(id.slice(0, -2)) as WebhookStep;
-    const taken = step.taken | (1 << stepIndexOf(step, lastByteOf(id)));
+    const held = this.#stepHolding(id);
+    if (held === undefined) throw new Error(`webhook event ${id} does not exist`);
+    const { step, i } = held;
+    const taken = step.taken | (1 << i);
     if (taken === 2 ** step.reports.length - 1) this.#events.delete(step.id);
     else this.#events.set(step.id, { ...step, taken });
-    return event;
+    return stepEvent(step, i, id);
   }
 
   idsIn(envId: string): readonly string[] {
@@ -872,11 +873,20 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     return report;
   }
 
+  /**
+   * Sets `record` under its id, which must be new unless it is `restored`. A new id grows the
+   * map: checked after the set, not looked up before it, since a lookup in a map of a million
+   * events costs about a microsecond, and an apply that throws is fatal.
+   */
+  #store(record: WebhookEvent | WebhookStep, restored: boolean): void {
+    const countBefore = this.#events.size;
+    this.#events.set(record.id, record);
+    if (!restored && this.#events.size === countBefore) throw new Error(`webhook ${isStep(record) ? 'step' : 'event'} ${record.id} exists already`);
+  }
+
   /** Stores a step and lists and queues the events it holds (all PENDING: an event with a state of its own is taken out). */
   #putStep(step: WebhookStep, restored = true): void {
-    const countBefore = this.#events.size;
-    this.#events.set(step.id, step);
-    if (!restored && this.#events.size === countBefore) throw new Error(`webhook step ${step.id} exists already`);
+    this.#store(step, restored);
     const listed = bucket(this.#byEnv, step.envId);
     const queue = this.#queue(step.envId);
     eachStepEvent(step, (id) => {
