@@ -289,13 +289,13 @@ export class WalletWorkload {
         if (session.expiresAt <= now) return `wallet ${wallet.accountId}: session ${session.id} is still live after it expired`;
         if (wallet.revoked.has(session.id)) return `wallet ${wallet.accountId}: revoked session ${session.id} is live`;
       }
-      const live = new Set(sessions.map((s) => s.id));
-      // An uncertain wallet may hold less too: a revocation the crash left unanswered may have
-      // taken a session (the wallet relearns it next, as #relearn says).
-      for (const [id, session] of wallet.sessions) {
-        if (session.expiresAt > now && !live.has(id) && wallet.uncertain === 0) return `wallet ${wallet.accountId}: acknowledged session ${id} is gone before its expiry`;
-      }
+      // An uncertain wallet may hold more, and fewer sessions too: a revocation the crash left
+      // unanswered may have taken one (the wallet relearns them next, as #relearn says).
       if (wallet.uncertain > 0) continue;
+      const live = new Set(sessions.map((s) => s.id));
+      for (const [id, session] of wallet.sessions) {
+        if (session.expiresAt > now && !live.has(id)) return `wallet ${wallet.accountId}: acknowledged session ${id} is gone before its expiry`;
+      }
       if (credentials.size !== wallet.credentials.size) return `wallet ${wallet.accountId}: holds ${credentials.size} credentials, ${wallet.credentials.size} were acknowledged`;
       for (const id of live) if (!wallet.sessions.has(id)) return `wallet ${wallet.accountId}: session ${id} was never acknowledged`;
     }
