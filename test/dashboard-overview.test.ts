@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
 import { tallyVolume, volumeTally } from '../actors/queries/payment-volume.js';
+import type { PaymentVolume } from '../src/http/routes/payment-volume.js';
 import { dashboardForSuite } from './support/dashboard.js';
 import { signedInDashboard } from './support/browser.js';
 import { receiverForSuite } from './support/webhook-receiver.js';
@@ -20,15 +21,6 @@ import { accountIn, createQuote, execute, externalUsd, fund, fundedCustomer, get
 const SUITE_TIMEOUT_MS = 300_000;
 /** A quarter past noon UTC: the hour's buckets are 5 minutes long, this one the 4th of 12. */
 const START = Date.UTC(2026, 4, 1, 12, 15, 30);
-
-interface CurrencyVolume {
-  currency: string;
-  decimals: number;
-  sent: number[];
-  received: number[];
-  sentTotal: number;
-  receivedTotal: number;
-}
 
 /** An amount as the page writes it: `1,234.56 USD`. */
 function shown(amount: number, decimals: number, code: string): string {
@@ -84,16 +76,16 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
     await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bobUsdc.id, 2_000))).id);
 
     assertInvalid(await svc.request('GET', '/transactions/volume?period=LAST_WEEK'), 'period');
-    const volume = await getJson(svc, '/transactions/volume?period=LAST_HOUR');
+    const volume = (await getJson(svc, '/transactions/volume?period=LAST_HOUR')) as PaymentVolume;
     assert.equal(volume.buckets.length, 12);
     assert.equal(volume.buckets.at(-1), '2026-05-01T12:15:00.000Z', 'the last bucket holds now');
     const listed = await listedTotals();
     assert.deepEqual(
-      volume.currencies.map((c: CurrencyVolume) => [c.currency, c.sentTotal, c.receivedTotal]),
+      volume.currencies.map((c) => [c.currency, c.sentTotal, c.receivedTotal]),
       [...listed].sort(([a], [b]) => a.localeCompare(b)).map(([code, t]) => [code, t.sent, t.received]),
       'the API totals the completed transactions the listing shows, per currency',
     );
-    for (const c of volume.currencies as CurrencyVolume[]) {
+    for (const c of volume.currencies) {
       assert.equal(c.received.at(-1), c.receivedTotal, `${c.currency}: everything was received in the current bucket`);
       assert.equal(c.sent.at(-1), c.sentTotal, `${c.currency}: everything was sent in the current bucket`);
     }
@@ -108,13 +100,13 @@ describe('the dashboard: overview charts', { timeout: SUITE_TIMEOUT_MS }, () => 
     const sliced = tally.result();
     assert.deepEqual(
       sliced.currencies.map((c) => [c.currency, c.sent, c.received]),
-      volume.currencies.map((c: CurrencyVolume) => [c.currency, c.sent, c.received]),
+      volume.currencies.map((c) => [c.currency, c.sent, c.received]),
     );
     assert.deepEqual(sliced.outcomes, volume.outcomes);
 
     const page = await overview('#/overview/LAST_HOUR');
     const table = page.getByRole('table', { name: 'Payment volume per currency' });
-    for (const c of volume.currencies as CurrencyVolume[]) {
+    for (const c of volume.currencies) {
       const cells = await table.getByRole('row', { name: new RegExp(`^${c.currency} `) }).getByRole('cell').allTextContents();
       assert.deepEqual(cells, [shown(c.sentTotal, c.decimals, c.currency), shown(c.receivedTotal, c.decimals, c.currency)]);
       const chart = page.getByRole('img', { name: `${c.currency} volume, last hour: sent ${cells[0]}, received ${cells[1]}` });

@@ -39,6 +39,9 @@ const PaymentVolumeView = Obj(
   { $id: 'PaymentVolume' },
 );
 
+/** What GET /transactions/volume answers. */
+export type PaymentVolume = Static<typeof PaymentVolumeView>;
+
 /**
  * The period's volume read slice by slice (VOLUME_SLICE transactions each), the event loop
  * given back between slices: 30 days of a busy environment is hundreds of thousands of
