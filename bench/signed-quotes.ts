@@ -39,6 +39,7 @@ import { keepOutput, showLastOutput, stopCleanly, type ServerChild } from './sup
 import { runScenario, type ScenarioResult } from './support/load.js';
 import type { RequestTemplate } from './support/load-protocol.js';
 import { fmtInt, fmtMs, fmtRatio, markdownTable, median } from './support/stats.js';
+import { SERVICE_BUNDLE } from '../src/built-layout.js';
 
 const API = '/2025-10-13';
 /** Concurrent setup requests: enough to keep the service busy, few enough to stay polite. */
@@ -83,7 +84,6 @@ const walletCount = Math.round(positive('wallets', flags.wallets, 10_000));
 const quoteCount = Math.round(positive('quotes', flags.quotes, 1_000_000));
 if (quoteCount < pairCount * connections) throw new Error(`--quotes ${quoteCount} gives fewer than --connections quotes to each of the ${pairCount} pairs`);
 
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BARE = fileURLToPath(new URL('./support/bare-server.js', import.meta.url));
 
 async function startServer(name: string, module: string, env: NodeJS.ProcessEnv): Promise<ServerChild> {
@@ -266,7 +266,7 @@ async function main(): Promise<string[]> {
       const dataDir = mkdtempSync(join(tmpdir(), 'bench-signed-'));
       removeOnExit(dataDir);
       const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, CRYPTO_ROUTES: `verifyStamp=${route}` };
-      const service = await startServer(name, MAIN, env);
+      const service = await startServer(name, SERVICE_BUNDLE, env);
       try {
         process.stderr.write(`${name}: setting up ${walletCount} wallets and ${quoteCount} signed quotes ...\n`);
         const t0 = performance.now();

@@ -1,5 +1,5 @@
 // The flows of issue 16 as a generic HTTP client drives them: the service runs as its own
-// process (`node dist/src/main.js`), and the client side is fetch, headers and JSON bodies,
+// process (`npm start`'s bundle), and the client side is fetch, headers and JSON bodies,
 // with Turnkey's published libraries for the wallet's keys and stamps. Nothing here imports
 // the service's code: what passes here passes for any client that speaks the documented API.
 import { after, before, describe, it } from 'node:test';

@@ -4,15 +4,14 @@
 // `recovery: ...`) with what its load generators measured.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { freePort, spawnTracked, stop, waitForHttp } from './children.js';
 import { runScenario, type ScenarioResult } from './load.js';
 import type { RequestTemplate } from './load-protocol.js';
+import { SERVICE_BUNDLE } from '../../src/built-layout.js';
 
 export const API = '/2025-10-13';
-const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** Output lines kept for the failure message. */
 const KEPT_LINES = 200;
 /** A line longer than this is cut (the service's lines are far shorter; a stack trace is several lines). */
@@ -96,11 +95,11 @@ export function keepOutput(child: ChildProcess, output: string[], onLine?: (line
 }
 
 export async function startServiceChild(opts: ServiceStart): Promise<ServiceChild> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
+  if (!existsSync(SERVICE_BUNDLE)) throw new Error(`${SERVICE_BUNDLE} is missing: run npm run build first`);
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: opts.dataDir };
   delete env.MASTER_KEY;
-  const child = spawnTracked(process.execPath, [...(opts.nodeOptions ?? []), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(process.execPath, [...(opts.nodeOptions ?? []), SERVICE_BUNDLE], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   keepOutput(child, output, opts.onLine);
   const service: ServiceChild = { name: 'service', child, port, dataDir: opts.dataDir, output };

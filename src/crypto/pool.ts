@@ -10,8 +10,8 @@
 // The worker queue is bounded: when `threads + maxQueue` tasks are already in flight, a
 // new pool-routed task is rejected at once with CryptoOverloadedError (answer 503/429).
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { CRYPTO_WORKER_FILE } from '../built-layout.js';
 import { CryptoOverloadedError } from './errors.js';
 import type { ExportSigner } from './export-bundle.js';
 import type { IssuedSessionKey } from './session-bundle.js';
@@ -59,8 +59,6 @@ export interface CryptoPoolStats {
 /** How long close() waits for workers still loading before it terminates them anyway. */
 const WORKER_LOAD_WAIT_MS = 5_000;
 
-export const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
-
 type Outcome = TaskOutcome<CryptoTaskResults[CryptoOp]>;
 
 export class CryptoPool {
@@ -88,7 +86,7 @@ export class CryptoPool {
   #workers(): Piscina<CryptoTask, Outcome> {
     if (this.#piscina === undefined) {
       this.#piscina = new Piscina<CryptoTask, Outcome>({
-        filename: WORKER_FILE,
+        filename: CRYPTO_WORKER_FILE,
         minThreads: this.threads,
         maxThreads: this.threads,
         maxQueue: this.maxQueue,

@@ -4,7 +4,7 @@
 // requests only to this origin), no framing, no sniffing, no referrer.
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { DASHBOARD_DIR } from '../built-layout.js';
 
 export interface DashboardFile {
   body: string;
@@ -28,11 +28,8 @@ export const DASHBOARD_HEADERS: ReadonlyArray<[string, string]> = [
   ['Cache-Control', 'no-cache'],
 ];
 
-/** The built dashboard beside this module's build: dist/src/dashboard. */
-const BUILT = fileURLToPath(new URL('../dashboard/', import.meta.url));
-
 /** Every .html, .css and .js file of the built dashboard, by path (`pages/overview.js`); source maps and the rest stay private. */
-export function loadDashboard(dir = BUILT): ReadonlyMap<string, DashboardFile> {
+export function loadDashboard(dir = DASHBOARD_DIR): ReadonlyMap<string, DashboardFile> {
   const files = new Map<string, DashboardFile>();
   for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     const contentType = CONTENT_TYPES[extname(name)];

@@ -1,13 +1,13 @@
-// The service as a child process (`node dist/src/main.js`), for tests that kill it, restart
-// it, or expect it to refuse to start. Every child started here is remembered until it
-// exits, so a suite's `finally` (or `after`) can kill whatever an assertion left running.
+// The service as a child process (`node dist/src/main.bundle.js`, as `npm start` runs it),
+// for tests that kill it, restart it, or expect it to refuse to start. Every child started
+// here is remembered until it exits, so a suite's `finally` (or `after`) can kill whatever
+// an assertion left running.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { basicHeader } from './service.js';
+import { SERVICE_BUNDLE } from '../../src/built-layout.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /**
  * How long a child may take to announce itself (stdout) or to exit: a guard against a hang,
  * not a measure of speed. A cluster node restarted with its three servers waits out their
@@ -52,7 +52,7 @@ const running = new Set<ChildProcess>();
 
 /** The service as a child, remembered until it exits; it has not announced itself yet (a test may read its log for the port). */
 export function launchService(dataDir: string, extraEnv: Record<string, string>): { proc: ChildProcess; stderr: string[]; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, [MAIN], {
+  const proc = spawn(process.execPath, [SERVICE_BUNDLE], {
     env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
