@@ -1,7 +1,7 @@
 // The service as one module: `npm run build` bundles dist/src/main.js, and every module it
 // imports, into dist/src/main.bundle.js, which `npm start` runs. Node 20 resolves, reads and
 // compiles each ES module on its own at every start (it keeps no compile cache), and the
-// service imports some 500 of them, most from packages (typebox alone is 249 files): the
+// service imports some 650 of them, most from packages (typebox alone is 249 files): the
 // bundle holds only the code the service reaches, and starts in about half the CPU.
 // Tests import the modules tsc emits; those that start the service as a child process run
 // the bundle, as operators do.
