@@ -91,13 +91,26 @@ export interface Validator<T> {
 /** The type a validator's `parse` gives. */
 export type Parsed<V> = V extends Validator<infer T> ? T : never;
 
-export function validator<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Validator<Static<S>> {
-  const check: TypeCheck<S> = TypeCompiler.Compile(schema);
+/** A schema's compiled checks: the schema itself, and the form of it that refuses unknown properties (undefined: see `refusingUnknown`). */
+interface CompiledChecks<S extends TSchema> {
+  readonly check: TypeCheck<S>;
+  readonly clean: TypeCheck<TSchema> | undefined;
+}
+
+function compiledChecks<S extends TSchema>(schema: S): CompiledChecks<S> {
   const strict = refusingUnknown(schema);
-  const clean: TypeCheck<TSchema> | undefined = strict === undefined ? undefined : TypeCompiler.Compile(strict);
+  return { check: TypeCompiler.Compile(schema), clean: strict === undefined ? undefined : TypeCompiler.Compile(strict) };
+}
+
+export function validator<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Validator<Static<S>> {
+  // Compiled at the first value parsed, not when the routes' modules load: the service
+  // declares over a hundred validators, and compiling them all took about a tenth of a
+  // second of every start, before a single request (most routes are never called in a run).
+  let compiled: CompiledChecks<S> | undefined;
   return {
     schema,
     parse(value: unknown): Static<S> {
+      const { check, clean } = (compiled ??= compiledChecks(schema));
       const input = options.coerce === true ? coerceQuery(schema, value) : value;
       if (!check.Check(input)) throw invalidInput(fieldErrors(check, input));
       // Most requests carry no unknown property: a compiled check says so, where
