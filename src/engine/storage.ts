@@ -51,6 +51,14 @@ export interface StorageTable<K extends Key> {
    * the puts of a turn into one transaction and starts the next while one syncs).
    */
   readonly maxPutsInFlight?: number;
+  /** Where another thread of this process can open the table to read it (absent: it cannot). */
+  readonly location?: TableLocation;
+}
+
+/** An LMDB table as a worker thread opens it (store.ts `openStoreInThread`): its environment's directory and its name. */
+export interface TableLocation {
+  dir: string;
+  name: string;
 }
 
 /**
@@ -99,7 +107,10 @@ type PutWithFlags<K> = (key: K, value: Buffer, flags?: { append: true }) => Writ
 class LmdbTable<K extends Key> implements StorageTable<K> {
   readonly #db: Database<Buffer, K>;
 
-  constructor(db: Database<Buffer, K>) {
+  constructor(
+    db: Database<Buffer, K>,
+    readonly location?: TableLocation,
+  ) {
     this.#db = db;
   }
 
@@ -143,11 +154,11 @@ function missingTable<K extends Key>(name: string): StorageTable<K> {
 }
 
 /** A named database of `root` as a table. */
-function lmdbTable<K extends Key>(root: RootDatabase, name: string): StorageTable<K> {
+function lmdbTable<K extends Key>(root: RootDatabase, name: string, dir?: string): StorageTable<K> {
   // Read-only, lmdb answers undefined for a database the store does not have (one written
   // before it existed), where a writable open creates it empty: it reads as empty either way.
   const db = root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
-  return db === undefined ? missingTable(name) : new LmdbTable(db);
+  return db === undefined ? missingTable(name) : new LmdbTable(db, dir === undefined ? undefined : { dir, name });
 }
 
 /**
@@ -158,11 +169,13 @@ function lmdbTable<K extends Key>(root: RootDatabase, name: string): StorageTabl
 export class LmdbStorage implements Storage {
   readonly snapshotTables: Tables | undefined;
 
+  /** `snapshotDir`: the directory of `snapshotRoot`, for the snapshot tables' `location`. */
   constructor(
     readonly root: RootDatabase,
     readonly snapshotRoot?: RootDatabase,
+    snapshotDir?: string,
   ) {
-    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name) };
+    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name, snapshotDir) };
   }
 
   table<K extends Key>(name: string): StorageTable<K> {
@@ -186,7 +199,7 @@ export function openLmdbStorage(dataDir: string): LmdbStorage {
   try {
     snapshotRoot = openSnapshotStore(dataDir);
     pairSnapshotStore(dataDir, root, snapshotRoot);
-    return new LmdbStorage(root, snapshotRoot);
+    return new LmdbStorage(root, snapshotRoot, join(dataDir, SNAPSHOT_DIR));
   } catch (err) {
     void snapshotRoot?.close();
     void root.close();

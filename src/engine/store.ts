@@ -407,7 +407,20 @@ export const STORE_MAP_BYTES = 16 * 2 ** 30;
  */
 export function openStore(dataDir: string): RootDatabase {
   inspectStore(dataDir);
-  const options: RootDatabaseOptionsWithPath & { permissionsMode: number } = {
+  return open(storeOptions(dataDir));
+}
+
+/**
+ * The environment `openStore` opened in `dataDir`, opened again by another thread of this
+ * process (LMDB shares one open environment among them): with the same options, without its
+ * checks, which the opening thread made.
+ */
+export function openStoreInThread(dataDir: string): RootDatabase {
+  return open(storeOptions(dataDir));
+}
+
+function storeOptions(dataDir: string): RootDatabaseOptionsWithPath & { permissionsMode: number } {
+  return {
     path: dataDir,
     noSubdir: false,
     overlappingSync: true,
@@ -415,7 +428,6 @@ export function openStore(dataDir: string): RootDatabase {
     mapSize: STORE_MAP_BYTES,
     permissionsMode: 0o600,
   };
-  return open(options);
 }
 
 /** Opens (creating it if missing) the snapshots' LMDB environment in `<dataDir>/snapshots`, with openStore's checks. */
