@@ -114,6 +114,7 @@ export class SnapshotPolicy<T> {
         this.#fullNext = true;
         throw err;
       } finally {
+        captured.release?.();
         this.#running = undefined;
       }
     })();
@@ -156,8 +157,9 @@ export class SnapshotPolicy<T> {
 
   /**
    * Synchronous: references to everything (full) or to what changed since the previous
-   * capture; records, timers, effects and idempotency records are immutable, so they can be
-   * encoded later while new entries apply.
+   * capture (the records among them read as of now while they are written, CapturedChanges);
+   * records, timers, effects and idempotency records are immutable, so they can be encoded
+   * later while new entries apply.
    */
   #capture(seq: number): SnapshotWrite<T> {
     const { machine, timers, effects, idempotency } = this.#parts;
@@ -171,6 +173,7 @@ export class SnapshotPolicy<T> {
     const lazyKeys = machine.lazyKeys?.bind(machine);
     const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
+      const records = machine.captureChanges!();
       return {
         seq,
         at,
@@ -178,7 +181,8 @@ export class SnapshotPolicy<T> {
         counts,
         storedForm,
         lazyKeys,
-        records: machine.captureChanges!(),
+        records,
+        release: () => records.release(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
         idempotency: idempotency.captureChanges().map(([order, record]) => [order, record === undefined ? undefined : storedIdempotency(record, recordOf)] as const),
