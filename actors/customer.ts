@@ -672,8 +672,8 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       const env = this.envs.get(event.e);
       if (env === undefined) throw new Error(`customer.opened for ${event.u} in unknown environment ${event.e}`);
       const customer = openedCustomer(event, env, at, this.#lists.string(event.r), this.#lists.shared(event.c));
-      if (this.#customers.has(customer.id)) throw new Error(`customer.opened for ${customer.id}, which exists`);
-      this.#put(customer);
+      if (!this.#customers.add(customer.id, customer)) throw new Error(`customer.opened for ${customer.id}, which exists`);
+      this.#index(customer);
     },
     'customer.updated': (event) => {
       const previous = this.#customers.get(event.customer.id);
@@ -825,10 +825,14 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
 
   /** `read`: from a lazy chunk, where it was all along: no change, and listed when all are (`#listLazy`). */
   #put(customer: Customer, read?: 'read'): void {
-    if (read === undefined) {
-      this.#customers.set(customer.id, customer);
-      bucket(this.#byEnv, customer.envId).insert(customer.id);
-    } else this.#customers.install(customer.id, customer);
+    if (read === undefined) this.#customers.set(customer.id, customer);
+    else this.#customers.install(customer.id, customer);
+    this.#index(customer, read);
+  }
+
+  /** Puts `customer`, held in the map now, in the indexes (`read`: from a lazy chunk, as `#put`'s). */
+  #index(customer: Customer, read?: 'read'): void {
+    if (read === undefined) bucket(this.#byEnv, customer.envId).insert(customer.id);
     this.#noteDeleted(customer);
     let owners = this.#umaOwners.get(customer.envId);
     if (owners === undefined) {

@@ -214,7 +214,8 @@ export class WriteAheadLog<E> {
     // The group holding seq + 1 may start before it (a snapshot can fall inside a group).
     let start = seq + 1;
     for (const key of this.#db.getKeys({ start: seq + 1, reverse: true, limit: 1 })) start = key;
-    for (const { key, value } of this.#db.getRange({ start })) {
+    // Views: each value is decoded whole (decodeGroup copies out all it keeps) before the next is read.
+    for (const { key, value } of this.#db.getRange({ start }, 'views')) {
       for (const entry of decodeGroup<E>(key, value)) if (entry.seq > seq) yield entry;
     }
   }
