@@ -10,7 +10,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import { lazyHash, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
+import { lazyHash, type EventLayout, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -631,6 +631,12 @@ export function renderCustomer(c: Customer): CustomerView {
  */
 export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly idPrefix = 'Customer:';
+  /**
+   * A customer opened with the defaults (no profile, no chosen UMA address: what a bulk
+   * creation makes) is a row of the log: its UUID, and its environment, region and currencies
+   * shared by the group's customers.
+   */
+  readonly logLayouts: readonly EventLayout[] = [{ type: 'customer.opened', fields: [['u', 'ascii'], ['e', 'shared'], ['r', 'shared'], ['c', 'shared']] }];
   readonly #customers = new RecordMap<Customer>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #umaOwners = new Map<string, Map<string, string>>();

@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -63,6 +63,8 @@ export interface RecordKind<R, E extends DomainEvent> {
    * `records` holds some grouped (one stored record standing for several); absent: `records`.
    */
   eachRecord?(): Iterable<readonly [string, unknown]>;
+  /** Optional: this kind's hot events the log writes in rows (state-machine.ts EventLayout). */
+  readonly logLayouts?: readonly EventLayout[];
   /**
    * The actor a decision must hold to read or write `record` (the engine contract); absent:
    * the record is an actor of its own. Undefined: any decision may touch it (the kind says why).
@@ -220,6 +222,8 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   /** Ids set or removed since the last capture, in every kind (bounded by the entries between snapshots). */
   readonly #changed = new ChangeLog<string>();
   readonly #held = new HeldActors();
+  /** Every kind's `logLayouts`. */
+  readonly logLayouts: EventLayout[] = [];
   /** The kind `#kindOf` found last. */
   #lastKind: Registered | undefined;
 
@@ -247,6 +251,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
+    if (kind.logLayouts !== undefined) this.logLayouts.push(...kind.logLayouts);
     for (const type of Object.keys(kind.appliers) as Array<KE['type']>) {
       // Dispatch is by `type`, so each applier only ever sees the event type it is keyed by.
       const applier = kind.appliers[type] as Applier;

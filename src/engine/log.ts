@@ -12,8 +12,10 @@
 // for the disk between messages); replies, and reads, wait for durability instead. If a
 // flush fails, memory is ahead of disk and the process stops: recovery then restores
 // exactly what was acknowledged.
-import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import { decodeVersioned, encodeStored, LAID_OUT_FORMAT_VERSION, StoreCorruptError } from './format.js';
+import { GroupLayout, readRows } from './log-layout.js';
 import type { EngineObserver } from './report.js';
+import type { EventLayout } from './state-machine.js';
 import type { Storage, StorageTable } from './storage.js';
 
 export interface LogEntry<E> {
@@ -59,10 +61,14 @@ export class WriteAheadLog<E> {
   flushes = 0;
   flushedEntries = 0;
 
-  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver) {
+  /** The event types written in rows (format version 3), by type; undefined: every group as version 2. */
+  readonly #layouts: ReadonlyMap<string, EventLayout> | undefined;
+
+  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver, layouts?: readonly EventLayout[]) {
     this.#db = logTable(storage);
     this.#onFatal = onFatal;
     this.#observer = observer;
+    this.#layouts = layouts === undefined || layouts.length === 0 ? undefined : new Map(layouts.map((layout) => [layout.type, layout]));
     let last = 0;
     for (const { key, value } of this.#db.getRange({ reverse: true, limit: 1 })) {
       const group = decodeGroup<E>(key, value);
@@ -134,8 +140,7 @@ export class WriteAheadLog<E> {
   #writePart(part: Array<LogEntry<E>>, firstAppended: number): void {
     const first = part[0]!.seq;
     const last = part[part.length - 1]!.seq;
-    const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
-    const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
+    const stored = this.#encode(first, part);
     const limit = this.#db.maxValueBytes;
     if (limit !== undefined && stored.length > limit) {
       if (part.length === 1) throw new Error(`log entry ${first} is ${stored.length} bytes, over the ${limit} bytes one log value may hold`);
@@ -162,6 +167,26 @@ export class WriteAheadLog<E> {
       },
       (err: unknown) => this.#fail(err),
     );
+  }
+
+  /** A group's value: version 2, or version 3 when some of its events fit a layout. */
+  #encode(first: number, part: Array<LogEntry<E>>): Buffer {
+    if (this.#layouts === undefined) return encodeStored([first, part.map((entry): StoredEntry<E> => [entry.at, entry.events])] satisfies StoredGroup<E>);
+    const layout = new GroupLayout(this.#layouts);
+    const entries = part.map((entry): StoredEntry<unknown> => {
+      const { events } = entry;
+      let placed: unknown[] = events;
+      for (let i = 0; i < events.length; i++) {
+        const row = layout.place(events[i] as { type: string });
+        if (row === events[i]) continue;
+        if (placed === events) placed = events.slice();
+        placed[i] = row;
+      }
+      return [entry.at, placed];
+    });
+    const laid = layout.done();
+    if (laid === undefined) return encodeStored([first, entries]);
+    return encodeStored([first, entries, laid.layouts, laid.table, laid.rows], LAID_OUT_FORMAT_VERSION);
   }
 
   #putResolved(): void {
@@ -264,12 +289,14 @@ type StoredGroup<E> = [first: number, entries: Array<StoredEntry<E>>];
  */
 export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E>> {
   const where = `log entry ${key}`;
-  const decoded = decodeStored(bytes, where);
+  const { version, value: decoded } = decodeVersioned(bytes, where);
   if (Array.isArray(decoded)) {
     const [first, entries] = decoded as StoredGroup<E>;
     if (first !== key || !Array.isArray(entries) || entries.length === 0) throw new StoreCorruptError(where, 'not a log group for this sequence');
+    const rows = version === 3 ? laidOutEvents(decoded, where) : undefined;
     return entries.map(([at, events], i) => {
       if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
+      if (rows !== undefined) placeRows(events, rows, key + i);
       return { seq: key + i, at, events };
     });
   }
@@ -278,4 +305,25 @@ export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E
     throw new StoreCorruptError(where, 'not a log entry for this sequence');
   }
   return [entry];
+}
+
+/** The events a version 3 group's rows stand for (log-layout.ts). */
+function laidOutEvents(group: unknown[], where: string): unknown[] {
+  try {
+    return readRows(group[2], group[3], group[4]);
+  } catch (err) {
+    throw new StoreCorruptError(where, `undecodable rows (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
+/** Puts each row an entry's events name (by number) in its place, each row used once. */
+function placeRows(events: unknown[], rows: unknown[], seq: number): void {
+  for (let i = 0; i < events.length; i++) {
+    const row = events[i];
+    if (typeof row !== 'number') continue;
+    const event = rows[row];
+    if (event === undefined) throw new StoreCorruptError(`log entry ${seq}`, `names row ${row}, which the group does not have or gave already`);
+    events[i] = event;
+    rows[row] = undefined;
+  }
 }
