@@ -294,11 +294,14 @@ export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E
     const [first, entries] = decoded as StoredGroup<E>;
     if (first !== key || !Array.isArray(entries) || entries.length === 0) throw new StoreCorruptError(where, 'not a log group for this sequence');
     const rows = version === 3 ? laidOutEvents(decoded, where) : undefined;
-    return entries.map(([at, events], i) => {
+    let placed = 0;
+    const group = entries.map(([at, events], i) => {
       if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
-      if (rows !== undefined) placeRows(events, rows, key + i);
+      if (rows !== undefined) placed += placeRows(events, rows, key + i);
       return { seq: key + i, at, events };
     });
+    if (rows !== undefined && placed !== rows.length) throw new StoreCorruptError(where, `${rows.length - placed} rows no entry names`);
+    return group;
   }
   const entry = decoded as LogEntry<E>;
   if (entry === null || typeof entry !== 'object' || entry.seq !== key || typeof entry.at !== 'number' || !Array.isArray(entry.events)) {
@@ -316,8 +319,9 @@ function laidOutEvents(group: unknown[], where: string): unknown[] {
   }
 }
 
-/** Puts each row an entry's events name (by number) in its place, each row used once. */
-function placeRows(events: unknown[], rows: unknown[], seq: number): void {
+/** Puts each row an entry's events name (by number) in its place, each row used once; how many it placed. */
+function placeRows(events: unknown[], rows: unknown[], seq: number): number {
+  let placed = 0;
   for (let i = 0; i < events.length; i++) {
     const row = events[i];
     if (typeof row !== 'number') continue;
@@ -325,5 +329,7 @@ function placeRows(events: unknown[], rows: unknown[], seq: number): void {
     if (event === undefined) throw new StoreCorruptError(`log entry ${seq}`, `names row ${row}, which the group does not have or gave already`);
     events[i] = event;
     rows[row] = undefined;
+    placed++;
   }
+  return placed;
 }
