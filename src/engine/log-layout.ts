@@ -33,7 +33,9 @@ export class GroupLayout {
   readonly #used = new Map<EventLayout, number>();
   readonly #layouts: LaidOut['layouts'] = [];
   readonly #table: unknown[] = [];
-  readonly #tableIndex = new Map<string, number>();
+  /** Places in the table by value: strings by their text, lists by identity, then by their items (`#listIndex`). */
+  readonly #tableIndex = new Map<string | readonly string[], number>();
+  readonly #listIndex = new Map<string, number>();
   #rows = Buffer.alloc(0);
   #length = 0;
   #count = 0;
@@ -82,13 +84,17 @@ export class GroupLayout {
   }
 
   #shared(value: string | readonly string[]): number {
-    const key = typeof value === 'string' ? `s${value}` : `l${value.join('\u0000')}`;
-    let index = this.#tableIndex.get(key);
+    let index = this.#tableIndex.get(value);
+    if (index !== undefined) return index;
+    // A list equal to one placed already (each decision may build its own): one place for both.
+    const items = typeof value === 'string' ? undefined : value.join('\u0000');
+    index = items === undefined ? undefined : this.#listIndex.get(items);
     if (index === undefined) {
       index = this.#table.length;
       this.#table.push(value);
-      this.#tableIndex.set(key, index);
+      if (items !== undefined) this.#listIndex.set(items, index);
     }
+    this.#tableIndex.set(value, index);
     return index;
   }
 
