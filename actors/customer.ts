@@ -10,7 +10,7 @@ import { provisionAccounts, type InternalAccount } from './internal-account.js';
 import { supportsCurrency, type PlatformEnv, type PlatformEnvs } from './platform.js';
 import { allowedFiat, CURRENCIES, DEFAULT_REGION, isCrypto, ISO_COUNTRIES, REGION_CURRENCY } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
-import { lazyHash, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
+import { lazyHash, type EventLayout, type LazyChunk, type LazyRecords } from '../src/engine/state-machine.js';
 import { isoTime } from './iso-time.js';
 
 export type KycStatus = 'UNVERIFIED' | 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -631,6 +631,12 @@ export function renderCustomer(c: Customer): CustomerView {
  */
 export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly idPrefix = 'Customer:';
+  /**
+   * A customer opened with the defaults (no profile, no chosen UMA address: what a bulk
+   * creation makes) is a row of the log: its UUID, and its environment, region and currencies
+   * shared by the group's customers.
+   */
+  readonly logLayouts: readonly EventLayout[] = [{ type: 'customer.opened', fields: [['u', 'ascii'], ['e', 'shared'], ['r', 'shared'], ['c', 'shared']] }];
   readonly #customers = new RecordMap<Customer>();
   readonly #byEnv = new Map<string, SortedIds>();
   readonly #umaOwners = new Map<string, Map<string, string>>();
@@ -672,8 +678,8 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       const env = this.envs.get(event.e);
       if (env === undefined) throw new Error(`customer.opened for ${event.u} in unknown environment ${event.e}`);
       const customer = openedCustomer(event, env, at, this.#lists.string(event.r), this.#lists.shared(event.c));
-      if (this.#customers.has(customer.id)) throw new Error(`customer.opened for ${customer.id}, which exists`);
-      this.#put(customer);
+      if (!this.#customers.add(customer.id, customer)) throw new Error(`customer.opened for ${customer.id}, which exists`);
+      this.#index(customer);
     },
     'customer.updated': (event) => {
       const previous = this.#customers.get(event.customer.id);
@@ -825,10 +831,14 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
 
   /** `read`: from a lazy chunk, where it was all along: no change, and listed when all are (`#listLazy`). */
   #put(customer: Customer, read?: 'read'): void {
-    if (read === undefined) {
-      this.#customers.set(customer.id, customer);
-      bucket(this.#byEnv, customer.envId).insert(customer.id);
-    } else this.#customers.install(customer.id, customer);
+    if (read === undefined) this.#customers.set(customer.id, customer);
+    else this.#customers.install(customer.id, customer);
+    this.#index(customer, read);
+  }
+
+  /** Puts `customer`, held in the map now, in the indexes (`read`: from a lazy chunk, as `#put`'s). */
+  #index(customer: Customer, read?: 'read'): void {
+    if (read === undefined) bucket(this.#byEnv, customer.envId).insert(customer.id);
     this.#noteDeleted(customer);
     let owners = this.#umaOwners.get(customer.envId);
     if (owners === undefined) {

@@ -211,6 +211,21 @@ describe('record-kind registry', () => {
     );
   });
 
+  it('a customer opened twice is refused, whether the map or its lazy loader holds the first', () => {
+    const { world, env, at } = worldWithSandbox();
+    const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
+    world.apply(created!, at);
+    assert.throws(() => world.apply(created!, at + 1), /which exists/);
+
+    // RecordMap.add, as a new record is put: one the loader holds counts as held.
+    const map = new RecordMap<Note>();
+    const held: Note = { id: 'Note:held', about: 'Note:held', text: 'in a chunk' };
+    map.loadWith({ load: (id) => (id === held.id ? map.install(id, held) : undefined), loadAll: () => undefined });
+    assert.equal(map.add('Note:new', { id: 'Note:new', about: 'Note:new', text: 'new' }), true);
+    assert.equal(map.add(held.id, { ...held, text: 'again' }), false);
+    assert.equal(map.add('Note:new', { id: 'Note:new', about: 'Note:new', text: 'again' }), false);
+  });
+
   it('a change log holds each key written over and over a bounded number of times, and every key once when taken', () => {
     // The bound counts what the maps noting into the log hold: rewriting a large map's keys
     // lets the log grow to twice their number, no further; creating keys is never searched.

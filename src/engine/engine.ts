@@ -209,7 +209,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
   /** The log, the snapshot store, the executor and the snapshot policy over the opened `storage`. */
   #openParts(storage: Storage): void {
-    this.#log = new WriteAheadLog(storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer);
+    this.#log = new WriteAheadLog(storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer, this.#machine.logLayouts);
     this.#snapshotStore = new SnapshotStore<T>(storage, this.#workMeter);
     this.#executor = new Executor<E, T, S>({
       machine: this.#machine,

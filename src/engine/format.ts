@@ -11,10 +11,15 @@
 //      object shape is described once per value and later objects of that shape are
 //      written as their values only. A log value holds a whole commit group, so entries
 //      of one kind share their key names; decoding records is about twice as fast.
+//   3  log groups only: version 2's msgpack records, with the group's hot events laid out
+//      in rows after its entries (log-layout.ts). Snapshots stay version 2.
 import { crc32 } from 'node:zlib';
 import { Packr, Unpackr } from 'msgpackr';
 
 export const FORMAT_VERSION = 2;
+/** A log group with laid-out events (log-layout.ts). */
+export const LAID_OUT_FORMAT_VERSION = 3;
+type StoredVersion = 1 | 2 | 3;
 const HEADER_BYTES = 5;
 
 // Embedded binary values are copied out, since lmdb may reuse the buffer it read them
@@ -35,11 +40,11 @@ export class StoreCorruptError extends Error {
   }
 }
 
-/** One encode and one checksum per value, in the current format version. */
-export function encodeStored(value: unknown): Buffer {
+/** One encode and one checksum per value, in the current format version (or the log's laid-out one). */
+export function encodeStored(value: unknown, version: typeof FORMAT_VERSION | typeof LAID_OUT_FORMAT_VERSION = FORMAT_VERSION): Buffer {
   const payload = packr.pack(value);
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
-  out[0] = FORMAT_VERSION;
+  out[0] = version;
   out.writeUInt32LE(crc32(payload), 1);
   payload.copy(out, HEADER_BYTES);
   return out;
@@ -49,11 +54,11 @@ export function encodeStored(value: unknown): Buffer {
  * Verifies a stored value's header and checksum without decoding it, and returns its version
  * and payload; `where` names it in the error (e.g. `log entry 42`).
  */
-export function verifyStored(bytes: Uint8Array, where: string): { version: 1 | 2; payload: Buffer } {
+export function verifyStored(bytes: Uint8Array, where: string): { version: StoredVersion; payload: Buffer } {
   if (bytes.length < HEADER_BYTES) throw new StoreCorruptError(where, `${bytes.length} bytes, shorter than the header`);
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = buf[0];
-  if (version !== 1 && version !== 2) throw new StoreCorruptError(where, `unknown format version ${version ?? 'none'}`);
+  if (version !== 1 && version !== 2 && version !== 3) throw new StoreCorruptError(where, `unknown format version ${version ?? 'none'}`);
   const payload = buf.subarray(HEADER_BYTES);
   const expected = buf.readUInt32LE(1);
   if (crc32(payload) !== expected) throw new StoreCorruptError(where, 'checksum mismatch');
@@ -62,9 +67,14 @@ export function verifyStored(bytes: Uint8Array, where: string): { version: 1 | 2
 
 /** Verifies and decodes a stored value of any known version; `where` names it in the error (e.g. `log entry 42`). */
 export function decodeStored(bytes: Uint8Array, where: string): unknown {
+  return decodeVersioned(bytes, where).value;
+}
+
+/** `decodeStored` with the value's format version, for a reader that reads versions apart (the log's groups). */
+export function decodeVersioned(bytes: Uint8Array, where: string): { version: StoredVersion; value: unknown } {
   const { version, payload } = verifyStored(bytes, where);
   try {
-    return version === 1 ? plainUnpackr.unpack(payload) : recordUnpackr.unpack(payload);
+    return { version, value: version === 1 ? plainUnpackr.unpack(payload) : recordUnpackr.unpack(payload) };
   } catch (err) {
     throw new StoreCorruptError(where, `undecodable payload (${err instanceof Error ? err.message : String(err)})`);
   }

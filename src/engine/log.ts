@@ -12,8 +12,10 @@
 // for the disk between messages); replies, and reads, wait for durability instead. If a
 // flush fails, memory is ahead of disk and the process stops: recovery then restores
 // exactly what was acknowledged.
-import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
+import { decodeVersioned, encodeStored, LAID_OUT_FORMAT_VERSION, StoreCorruptError } from './format.js';
+import { GroupLayout, readRows } from './log-layout.js';
 import type { EngineObserver } from './report.js';
+import type { EventLayout } from './state-machine.js';
 import type { Storage, StorageTable } from './storage.js';
 
 export interface LogEntry<E> {
@@ -59,10 +61,14 @@ export class WriteAheadLog<E> {
   flushes = 0;
   flushedEntries = 0;
 
-  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver) {
+  /** The event types written in rows (format version 3), by type; undefined: every group as version 2. */
+  readonly #layouts: ReadonlyMap<string, EventLayout> | undefined;
+
+  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver, layouts?: readonly EventLayout[]) {
     this.#db = logTable(storage);
     this.#onFatal = onFatal;
     this.#observer = observer;
+    this.#layouts = layouts === undefined || layouts.length === 0 ? undefined : new Map(layouts.map((layout) => [layout.type, layout]));
     let last = 0;
     for (const { key, value } of this.#db.getRange({ reverse: true, limit: 1 })) {
       const group = decodeGroup<E>(key, value);
@@ -134,8 +140,7 @@ export class WriteAheadLog<E> {
   #writePart(part: Array<LogEntry<E>>, firstAppended: number): void {
     const first = part[0]!.seq;
     const last = part[part.length - 1]!.seq;
-    const entries = part.map((entry): StoredEntry<E> => [entry.at, entry.events]);
-    const stored = encodeStored([first, entries] satisfies StoredGroup<E>);
+    const stored = this.#encode(first, part);
     const limit = this.#db.maxValueBytes;
     if (limit !== undefined && stored.length > limit) {
       if (part.length === 1) throw new Error(`log entry ${first} is ${stored.length} bytes, over the ${limit} bytes one log value may hold`);
@@ -162,6 +167,26 @@ export class WriteAheadLog<E> {
       },
       (err: unknown) => this.#fail(err),
     );
+  }
+
+  /** A group's value: version 2, or version 3 when some of its events fit a layout. */
+  #encode(first: number, part: Array<LogEntry<E>>): Buffer {
+    if (this.#layouts === undefined) return encodeStored([first, part.map((entry): StoredEntry<E> => [entry.at, entry.events])] satisfies StoredGroup<E>);
+    const layout = new GroupLayout(this.#layouts);
+    const entries = part.map((entry): StoredEntry<unknown> => {
+      const { events } = entry;
+      let placed: unknown[] = events;
+      for (let i = 0; i < events.length; i++) {
+        const row = layout.place(events[i] as { type: string });
+        if (row === events[i]) continue;
+        if (placed === events) placed = events.slice();
+        placed[i] = row;
+      }
+      return [entry.at, placed];
+    });
+    const laid = layout.done();
+    if (laid === undefined) return encodeStored([first, entries]);
+    return encodeStored([first, entries, laid.layouts, laid.table, laid.rows], LAID_OUT_FORMAT_VERSION);
   }
 
   #putResolved(): void {
@@ -214,7 +239,8 @@ export class WriteAheadLog<E> {
     // The group holding seq + 1 may start before it (a snapshot can fall inside a group).
     let start = seq + 1;
     for (const key of this.#db.getKeys({ start: seq + 1, reverse: true, limit: 1 })) start = key;
-    for (const { key, value } of this.#db.getRange({ start })) {
+    // Views: each value is decoded whole (decodeGroup copies out all it keeps) before the next is read.
+    for (const { key, value } of this.#db.getRange({ start }, 'views')) {
       for (const entry of decodeGroup<E>(key, value)) if (entry.seq > seq) yield entry;
     }
   }
@@ -263,18 +289,47 @@ type StoredGroup<E> = [first: number, entries: Array<StoredEntry<E>>];
  */
 export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E>> {
   const where = `log entry ${key}`;
-  const decoded = decodeStored(bytes, where);
+  const { version, value: decoded } = decodeVersioned(bytes, where);
   if (Array.isArray(decoded)) {
     const [first, entries] = decoded as StoredGroup<E>;
     if (first !== key || !Array.isArray(entries) || entries.length === 0) throw new StoreCorruptError(where, 'not a log group for this sequence');
-    return entries.map(([at, events], i) => {
+    const rows = version === 3 ? laidOutEvents(decoded, where) : undefined;
+    let placed = 0;
+    const group = entries.map(([at, events], i) => {
       if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
+      if (rows !== undefined) placed += placeRows(events, rows, key + i);
       return { seq: key + i, at, events };
     });
+    if (rows !== undefined && placed !== rows.length) throw new StoreCorruptError(where, `${rows.length - placed} rows no entry names`);
+    return group;
   }
   const entry = decoded as LogEntry<E>;
   if (entry === null || typeof entry !== 'object' || entry.seq !== key || typeof entry.at !== 'number' || !Array.isArray(entry.events)) {
     throw new StoreCorruptError(where, 'not a log entry for this sequence');
   }
   return [entry];
+}
+
+/** The events a version 3 group's rows stand for (log-layout.ts). */
+function laidOutEvents(group: unknown[], where: string): unknown[] {
+  try {
+    return readRows(group[2], group[3], group[4]);
+  } catch (err) {
+    throw new StoreCorruptError(where, `undecodable rows (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
+/** Puts each row an entry's events name (by number) in its place, each row used once; how many it placed. */
+function placeRows(events: unknown[], rows: unknown[], seq: number): number {
+  let placed = 0;
+  for (let i = 0; i < events.length; i++) {
+    const row = events[i];
+    if (typeof row !== 'number') continue;
+    const event = rows[row];
+    if (event === undefined) throw new StoreCorruptError(`log entry ${seq}`, `names row ${row}, which the group does not have or gave already`);
+    events[i] = event;
+    rows[row] = undefined;
+    placed++;
+  }
+  return placed;
 }

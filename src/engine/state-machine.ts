@@ -240,7 +240,21 @@ export interface LazyRecords {
   all(): Iterable<LazyChunk>;
 }
 
+/**
+ * An event type the log writes in rows rather than as a msgpack map (format version 3,
+ * log-layout.ts): its fields besides `type`, in the order its producer sets them, each short
+ * ASCII text (`ascii`, at most 255 characters) or a string or list of strings the group's
+ * events share (`shared`). An event with other fields, or whose values do not fit, is
+ * written as msgpack.
+ */
+export interface EventLayout {
+  readonly type: string;
+  readonly fields: ReadonlyArray<readonly [name: string, kind: 'ascii' | 'shared']>;
+}
+
 export interface StateMachine<E extends DomainEvent, T> {
+  /** Optional: the hot event types the log lays out in rows (replayed in a third of msgpack's time). */
+  readonly logLayouts?: readonly EventLayout[];
   /** Applies one event. Must not fail for an event its own decide step produced. */
   apply(event: E, at: number): void;
   /**

@@ -33,7 +33,12 @@ export type Written = Promise<boolean> & { flushed?: Promise<boolean> };
 
 export interface StorageTable<K extends Key> {
   get(key: K): Buffer | undefined;
-  getRange(range?: KeyRange<K>): Iterable<{ key: K; value: Buffer }>;
+  /**
+   * `views`: a value may be a view of a buffer that the iteration's next step reuses, for a
+   * reader done with each value before it asks for the next (recovery's log replay): no copy
+   * and no buffer of its own per value. A storage may give stable values either way.
+   */
+  getRange(range?: KeyRange<K>, views?: 'views'): Iterable<{ key: K; value: Buffer }>;
   getKeys(range?: KeyRange<K>): Iterable<K>;
   /** One transaction; `append` promises a key above every key in the table (lmdb's MDB_APPEND). */
   put(key: K, value: Buffer, options?: { append: true }): Written;
@@ -104,22 +109,40 @@ export interface Storage extends Tables {
 /** lmdb's put also takes put flags in an options object (here MDB_APPEND); its typings list only versions. */
 type PutWithFlags<K> = (key: K, value: Buffer, flags?: { append: true }) => Written;
 
+/**
+ * lmdb hands a database's decoder the bytes in its shared read buffer when the decoder says it
+ * copies what it keeps (`decoderCopies`); its typings list neither option.
+ */
+interface ViewDecoding {
+  decoder: { decode(bytes: Buffer, size: number): Buffer };
+  decoderCopies: true;
+}
+
 class LmdbTable<K extends Key> implements StorageTable<K> {
   readonly #db: Database<Buffer, K>;
+  /** The same database read as views of lmdb's read buffer (`getRange(range, 'views')`), opened at the first such read. */
+  #views: Database<Buffer, K> | undefined;
+  readonly #openViews: () => Database<Buffer, K>;
 
   constructor(
     db: Database<Buffer, K>,
+    openViews: () => Database<Buffer, K>,
     readonly location?: TableLocation,
   ) {
     this.#db = db;
+    this.#openViews = openViews;
   }
 
   get(key: K): Buffer | undefined {
     return this.#db.get(key);
   }
 
-  getRange(range?: KeyRange<K>): Iterable<{ key: K; value: Buffer }> {
-    return this.#db.getRange(range);
+  getRange(range?: KeyRange<K>, views?: 'views'): Iterable<{ key: K; value: Buffer }> {
+    // A copy per value was a seventh of replaying a log of small entries, and its buffers
+    // brought the collector's external-memory compactions.
+    if (views === undefined) return this.#db.getRange(range);
+    this.#views ??= this.#openViews();
+    return this.#views.getRange(range);
   }
 
   getKeys(range?: KeyRange<K>): Iterable<K> {
@@ -158,7 +181,9 @@ function lmdbTable<K extends Key>(root: RootDatabase, name: string, dir?: string
   // Read-only, lmdb answers undefined for a database the store does not have (one written
   // before it existed), where a writable open creates it empty: it reads as empty either way.
   const db = root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
-  return db === undefined ? missingTable(name) : new LmdbTable(db, dir === undefined ? undefined : { dir, name });
+  if (db === undefined) return missingTable(name);
+  const viewing: ViewDecoding = { decoder: { decode: (bytes, size) => bytes.subarray(0, size) }, decoderCopies: true };
+  return new LmdbTable(db, () => root.openDB<Buffer, K>({ name, encoding: 'binary', ...viewing }), dir === undefined ? undefined : { dir, name });
 }
 
 /**
