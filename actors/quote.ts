@@ -205,17 +205,22 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   if (input.purposeOfPayment !== undefined) decided.purposeOfPayment = input.purposeOfPayment;
   if (input.senderCustomerInfo !== undefined) decided.senderCustomerInfo = { ...input.senderCustomerInfo };
   const quote = quoteRecord(decided, env.id, source, payee, at);
-  decidedRecords.set(decided, quote);
+  lastDecided = decided;
+  lastDecidedQuote = quote;
   return { decided, quote };
 }
 
 /**
- * The record each `quote.decided` this process decided made, for its apply: the decision
+ * The record the last `quote.decided` this process decided made, for its apply: the decision
  * read the same state at the same time that applying it reads (it applies at once, under
- * the same actors), so deriving it again would make an equal record for nothing. A replay
- * finds none and derives it (quoteOf); log-replay holds that both give the same answers.
+ * the same actors, in the same turn), so deriving it again would make an equal record for
+ * nothing. Any other event (a replay's, or one whose decision threw after this was set)
+ * is not this object and is derived (quoteOf); log-replay holds that both give the same
+ * answers. One slot rather than a WeakMap keyed by the event: an ephemeron table entry per
+ * quote cost its set and the collector's ephemeron passes on every payment.
  */
-const decidedRecords = new WeakMap<QuoteDecided, Quote>();
+let lastDecided: QuoteDecided | undefined;
+let lastDecidedQuote: Quote | undefined;
 
 /**
  * A new quote as the log holds it (`quote.decided`): what was decided when it was made,
@@ -327,8 +332,11 @@ export interface QuoteState {
  * is the one the decision replied with, on first apply and on replay.
  */
 export function quoteOf(decided: QuoteDecided, state: QuoteState, at: number): Quote {
-  const decidedHere = decidedRecords.get(decided);
-  if (decidedHere !== undefined) return decidedHere;
+  if (decided === lastDecided) {
+    const decidedHere = lastDecidedQuote!;
+    lastDecided = lastDecidedQuote = undefined;
+    return decidedHere;
+  }
   const source = payerAt(decided, state);
   const envId = source.kind === 'FUNDING' ? decided.funding!.envId : source.account.envId;
   return quoteRecord(decided, envId, source, payeeAt(decided, state), at);

@@ -133,6 +133,9 @@ describe('determinism seams', () => {
     assert.deepEqual(ids(7), first);
     assert.notDeepEqual(ids(8), first);
     assert.ok(first[0]! < first[1]!, 'ids made in one millisecond still increase');
+    // The UUID's last 12 hex digits are random bytes drawn for that id alone.
+    assert.notEqual(first[0]!.slice(-12), first[1]!.slice(-12), 'each id draws random bytes of its own');
+    assert.notEqual(first[1]!.slice(-12), first[2]!.slice(-12), 'each id draws random bytes of its own');
   });
 
   it('a seeded source gives the same bytes for a seed, and spreads them', () => {

@@ -26,14 +26,18 @@ function followSource(): void {
   counter = 0;
 }
 
-function randomChunk(n: number): Buffer {
+/**
+ * Where the next `n` random bytes start in `pool` (refilled when fewer are left): an offset,
+ * not a subarray, since a Buffer view costs Node 20 about 0.2 µs to make and ids take two.
+ */
+function randomAt(n: number): number {
   if (poolOffset + n > POOL_BYTES) {
     poolSource!.fill(pool);
     poolOffset = 0;
   }
-  const chunk = pool.subarray(poolOffset, poolOffset + n);
+  const at = poolOffset;
   poolOffset += n;
-  return chunk;
+  return at;
 }
 
 /** Each byte's two lowercase hex digits as char codes. */
@@ -70,7 +74,7 @@ function uuidv7Bytes(ms: number): Uint8Array {
   followSource();
   if (ms > lastMs) {
     lastMs = ms;
-    counter = randomChunk(1)[0]! & 0x7f;
+    counter = pool[randomAt(1)]! & 0x7f;
   } else {
     counter++;
     if (counter > 0xfff) {
@@ -80,7 +84,7 @@ function uuidv7Bytes(ms: number): Uint8Array {
     }
   }
   const t = lastMs;
-  const rand = randomChunk(8);
+  const rand = randomAt(8);
   const b = UUID;
   b[0] = Math.floor(t / 2 ** 40) & 0xff;
   b[1] = Math.floor(t / 2 ** 32) & 0xff;
@@ -90,8 +94,8 @@ function uuidv7Bytes(ms: number): Uint8Array {
   b[5] = t & 0xff;
   b[6] = 0x70 | (counter >>> 8);
   b[7] = counter & 0xff;
-  b[8] = 0x80 | (rand[0]! & 0x3f);
-  for (let i = 1; i < 8; i++) b[8 + i] = rand[i]!;
+  b[8] = 0x80 | (pool[rand]! & 0x3f);
+  for (let i = 1; i < 8; i++) b[8 + i] = pool[rand + i]!;
   return b;
 }
 
