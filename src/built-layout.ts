@@ -13,8 +13,5 @@ export const DASHBOARD_DIR = fileURLToPath(new URL('dashboard/', BUILT_SRC));
 /** The crypto pool's worker, loaded by each worker thread on its own: dist/src/crypto/worker.js. */
 export const CRYPTO_WORKER_FILE = fileURLToPath(new URL('crypto/worker.js', BUILT_SRC));
 
-/** The worker that checks a snapshot's lazy chunks beside the replay (engine/lazy-check.ts): dist/src/engine/lazy-check-worker.js. */
-export const LAZY_CHECK_WORKER_FILE = fileURLToPath(new URL('engine/lazy-check-worker.js', BUILT_SRC));
-
 /** The service as one module (scripts/bundle.ts writes it, `npm start` runs it): dist/src/main.bundle.js. */
 export const SERVICE_BUNDLE = fileURLToPath(new URL('main.bundle.js', BUILT_SRC));

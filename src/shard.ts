@@ -22,7 +22,6 @@ import type { Route, TokensChanged } from './http/route.js';
 import { composeServices, type Services } from './services.js';
 import type { ServiceConfig } from './config.js';
 import { optional } from './optional.js';
-import { LAZY_CHECK_WORKER_FILE } from './built-layout.js';
 
 /** The engine over the domain's world, as a shard runs it. */
 export type DomainEngine = Engine<DomainEvent, TimerMessage, World>;
@@ -96,7 +95,6 @@ export class Shard {
       report: parts.report,
       ...optional('observer', parts.observer),
       openStorage: parts.openStorage,
-      lazyCheckWorker: LAZY_CHECK_WORKER_FILE,
       ...parts.engineHooks,
     });
     registerOtpMail(this.engine, {

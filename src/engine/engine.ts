@@ -71,12 +71,6 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   maxIdempotencyRecords?: number;
   /** Pending effects past which decisions adding effects are refused; default MAX_PENDING_EFFECTS. */
   maxPendingEffects?: number;
-  /**
-   * The module of the worker thread that checks a snapshot's lazy chunks while the log
-   * replays (lazy-check-worker.ts, where the host's build put it). Absent: recovery checks
-   * them before the replay.
-   */
-  lazyCheckWorker?: string;
 }
 
 
@@ -192,7 +186,6 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
           report: this.#opts.report,
           observer: this.#opts.observer,
           workMeter: this.#workMeter,
-          lazyCheckWorker: this.#opts.lazyCheckWorker,
         },
         started,
         signal,

@@ -65,16 +65,13 @@ export interface RecoveryParts<E, T> {
   observer: EngineObserver | undefined;
   /** Reads the time (ms) that paces the replay's slices. */
   workMeter: () => number;
-  /** The module of lazy-check.ts's worker (EngineOptions); absent: the lazy chunks are checked before the replay. */
-  lazyCheckWorker: string | undefined;
 }
 
 /** Recovers the state into the machine and the engine's tables, then resumes the engine. `started`: when opening began (performance.now). */
 export async function recover<E, T>(parts: RecoveryParts<E, T>, started: number, signal: AbortSignal | undefined): Promise<RecoveryReport> {
   const { log, report } = parts;
-  // The store's own snapshot is read as it is restored: only its manifest and what changed
-  // since its base are read now, its lazy chunks checked in a worker while the log replays.
-  const own = parts.store.stream(parts.lazyCheckWorker);
+  // The store's own snapshot is read as it is restored: only its manifest and what changed since its base are read now.
+  const own = parts.store.stream();
   const base = parts.offered;
   const image = base !== undefined && (own === undefined || base.seq > own.seq) ? streamOf(base) : own;
   const openMs = performance.now() - started;
@@ -101,8 +98,6 @@ export async function recover<E, T>(parts: RecoveryParts<E, T>, started: number,
   const replayStarted = performance.now();
   const replayed = await replayTail(parts, snapshotSeq, signal);
   const replayMs = performance.now() - replayStarted;
-  // A damaged store is refused before it serves, as if found before the replay.
-  await image?.lazyChecked;
   const violations = parts.machine.checkInvariants();
   if (violations.length > 0) throw new Error(`invariants violated after recovery:\n  ${violations.join('\n  ')}`);
 

@@ -61,11 +61,6 @@ export interface SnapshotStream<T> {
   records: DomainRecords;
   /** The records left in lazy chunks, for the machine to read on first use. */
   lazy?: LazyRecords;
-  /**
-   * Settles once the lazy chunks' checksums are checked in a worker thread, beside the replay
-   * (lazy-check.ts); rejects with StoreCorruptError. Absent: they were checked before `stream` returned.
-   */
-  lazyChecked?: Promise<void>;
   /** How many records `records` has yielded so far. */
   readonly recordsRead: number;
   rest(): SnapshotRest<T>;

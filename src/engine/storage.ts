@@ -56,14 +56,6 @@ export interface StorageTable<K extends Key> {
    * the puts of a turn into one transaction and starts the next while one syncs).
    */
   readonly maxPutsInFlight?: number;
-  /** Where another thread of this process can open the table to read it (absent: it cannot). */
-  readonly location?: TableLocation;
-}
-
-/** An LMDB table as a worker thread opens it (store.ts `openStoreInThread`): its environment's directory and its name. */
-export interface TableLocation {
-  dir: string;
-  name: string;
 }
 
 /**
@@ -124,11 +116,7 @@ class LmdbTable<K extends Key> implements StorageTable<K> {
   #views: Database<Buffer, K> | undefined;
   readonly #openViews: () => Database<Buffer, K>;
 
-  constructor(
-    db: Database<Buffer, K>,
-    openViews: () => Database<Buffer, K>,
-    readonly location?: TableLocation,
-  ) {
+  constructor(db: Database<Buffer, K>, openViews: () => Database<Buffer, K>) {
     this.#db = db;
     this.#openViews = openViews;
   }
@@ -177,13 +165,13 @@ function missingTable<K extends Key>(name: string): StorageTable<K> {
 }
 
 /** A named database of `root` as a table. */
-function lmdbTable<K extends Key>(root: RootDatabase, name: string, dir?: string): StorageTable<K> {
+function lmdbTable<K extends Key>(root: RootDatabase, name: string): StorageTable<K> {
   // Read-only, lmdb answers undefined for a database the store does not have (one written
   // before it existed), where a writable open creates it empty: it reads as empty either way.
   const db = root.openDB<Buffer, K>({ name, encoding: 'binary' }) as Database<Buffer, K> | undefined;
   if (db === undefined) return missingTable(name);
   const viewing: ViewDecoding = { decoder: { decode: (bytes, size) => bytes.subarray(0, size) }, decoderCopies: true };
-  return new LmdbTable(db, () => root.openDB<Buffer, K>({ name, encoding: 'binary', ...viewing }), dir === undefined ? undefined : { dir, name });
+  return new LmdbTable(db, () => root.openDB<Buffer, K>({ name, encoding: 'binary', ...viewing }));
 }
 
 /**
@@ -194,13 +182,11 @@ function lmdbTable<K extends Key>(root: RootDatabase, name: string, dir?: string
 export class LmdbStorage implements Storage {
   readonly snapshotTables: Tables | undefined;
 
-  /** `snapshotDir`: the directory of `snapshotRoot`, for the snapshot tables' `location`. */
   constructor(
     readonly root: RootDatabase,
     readonly snapshotRoot?: RootDatabase,
-    snapshotDir?: string,
   ) {
-    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name, snapshotDir) };
+    this.snapshotTables = snapshotRoot === undefined ? undefined : { table: (name) => lmdbTable(snapshotRoot, name) };
   }
 
   table<K extends Key>(name: string): StorageTable<K> {
@@ -224,7 +210,7 @@ export function openLmdbStorage(dataDir: string): LmdbStorage {
   try {
     snapshotRoot = openSnapshotStore(dataDir);
     pairSnapshotStore(dataDir, root, snapshotRoot);
-    return new LmdbStorage(root, snapshotRoot, join(dataDir, SNAPSHOT_DIR));
+    return new LmdbStorage(root, snapshotRoot);
   } catch (err) {
     void snapshotRoot?.close();
     void root.close();

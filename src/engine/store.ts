@@ -407,20 +407,7 @@ export const STORE_MAP_BYTES = 16 * 2 ** 30;
  */
 export function openStore(dataDir: string): RootDatabase {
   inspectStore(dataDir);
-  return open(storeOptions(dataDir));
-}
-
-/**
- * The environment `openStore` opened in `dataDir`, opened again by another thread of this
- * process (LMDB shares one open environment among them): with the same options, without its
- * checks, which the opening thread made.
- */
-export function openStoreInThread(dataDir: string): RootDatabase {
-  return open(storeOptions(dataDir));
-}
-
-function storeOptions(dataDir: string): RootDatabaseOptionsWithPath & { permissionsMode: number } {
-  return {
+  const options: RootDatabaseOptionsWithPath & { permissionsMode: number } = {
     path: dataDir,
     noSubdir: false,
     overlappingSync: true,
@@ -428,6 +415,7 @@ function storeOptions(dataDir: string): RootDatabaseOptionsWithPath & { permissi
     mapSize: STORE_MAP_BYTES,
     permissionsMode: 0o600,
   };
+  return open(options);
 }
 
 /** Opens (creating it if missing) the snapshots' LMDB environment in `<dataDir>/snapshots`, with openStore's checks. */
