@@ -8,7 +8,7 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, capturedChanges, ChangeLog, ChangeTrackingMap, type CapturedChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
+import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -294,10 +294,10 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return { ids, records };
   }
 
-  captureChanges(): CapturedChanges {
-    const log = this.#changed;
-    // The map's own value (a record changed since the last capture is in it, or was removed): no loader, no holding check.
-    return capturedChanges(log, log.openCapture(), (id) => Map.prototype.get.call(this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records, id));
+  captureChanges(): DomainChanges {
+    const changes: Array<readonly [string, unknown]> = [];
+    for (const id of this.#changed.take()) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
+    return changes;
   }
 
   /** The kind of record `id`; a snapshot's records come kind by kind, so the previous one's kind is tried first. */

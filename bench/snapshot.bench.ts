@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../src/engine/engine.js';
 import { systemClock } from '../src/engine/clock.js';
-import { ChangeLog, ChangeTrackingMap, type CapturedChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
 import { sampleCustomerRecord } from './support/sample-event.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 
@@ -59,8 +59,8 @@ class CustomerStore implements StateMachine<BenchEvent, never> {
     this.#changed.clear();
     return { ids: [...this.records.keys()], records: [...this.records.values()] };
   }
-  captureChanges(): CapturedChanges {
-    return this.records.captureChanges();
+  captureChanges(): DomainChanges {
+    return this.records.takeChanges();
   }
   restore(image: DomainImage): void {
     this.records.track(undefined);

@@ -10,8 +10,6 @@ export interface SnapshotWrite<T> {
   full: boolean;
   /** Columns when the machine captures everything that way. */
   records: DomainChanges | DomainColumns;
-  /** Called once the snapshot is written or has failed: what the capture kept for it is let go (CapturedChanges). */
-  release?: () => void;
   timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
   effects: ReadonlyArray<readonly [string, Effect | undefined]>;
   idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;

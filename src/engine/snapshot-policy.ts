@@ -114,7 +114,6 @@ export class SnapshotPolicy<T> {
         this.#fullNext = true;
         throw err;
       } finally {
-        captured.release?.();
         this.#running = undefined;
       }
     })();
@@ -157,9 +156,8 @@ export class SnapshotPolicy<T> {
 
   /**
    * Synchronous: references to everything (full) or to what changed since the previous
-   * capture (the records among them read as of now while they are written, CapturedChanges);
-   * records, timers, effects and idempotency records are immutable, so they can be encoded
-   * later while new entries apply.
+   * capture; records, timers, effects and idempotency records are immutable, so they can be
+   * encoded later while new entries apply.
    */
   #capture(seq: number): SnapshotWrite<T> {
     const { machine, timers, effects, idempotency } = this.#parts;
@@ -173,7 +171,6 @@ export class SnapshotPolicy<T> {
     const lazyKeys = machine.lazyKeys?.bind(machine);
     const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
-      const records = machine.captureChanges!();
       return {
         seq,
         at,
@@ -181,8 +178,7 @@ export class SnapshotPolicy<T> {
         counts,
         storedForm,
         lazyKeys,
-        records,
-        release: () => records.release(),
+        records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
         idempotency: idempotency.captureChanges().map(([order, record]) => [order, record === undefined ? undefined : storedIdempotency(record, recordOf)] as const),

@@ -19,19 +19,13 @@ export type ChunkKey = [generation: number, chunk: number];
 export type Item = [Space, string | number, unknown];
 
 /** The sections of a snapshot in the order they are written, each with its space. */
-export function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, Iterable<readonly [string | number, unknown]> | DomainColumns]> {
+export function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> {
   return [
     ['r', snapshot.records],
     ['t', snapshot.timers],
     ['e', snapshot.effects],
     ['i', snapshot.idempotency],
   ];
-}
-
-/** A section's items as pairs, columns read pair by pair. */
-export function* pairsOf(items: Iterable<readonly [string | number, unknown]> | DomainColumns): Generator<readonly [string | number, unknown]> {
-  if (!('ids' in items)) return yield* items;
-  for (let i = 0; i < items.ids.length; i++) yield [items.ids[i]!, items.records[i]];
 }
 
 /**

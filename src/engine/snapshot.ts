@@ -30,9 +30,7 @@
 // asked for one of its records. The manifest says so (`lazy`): a base written before holds
 // those records among the others, and the next snapshot over it is full.
 //
-// Capture is synchronous and cheap: the engine collects references (records are immutable),
-// and what changed since the previous snapshot is read as of the capture while it is written
-// (state-machine.ts CapturedChanges: a record's first change since keeps what it replaced).
+// Capture is synchronous and cheap (the engine collects references: records are immutable).
 // Encoding runs in the writer (snapshot-writer.ts), a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
 // turn, each chunk one put; one chunk is in flight at a time, and the writer keeps to
 // WRITER_SHARE of the event loop, pausing after each chunk for the rest, so a snapshot costs
@@ -51,7 +49,7 @@ import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifes
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
 import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
-import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, pairsOf, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
+import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
 export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
@@ -289,8 +287,13 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     const chunk = new ChunkBuffer<Item>((items) => out.put([generation, out.stats.chunks], items));
     const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out) : undefined;
     for (const [space, items] of sectionsOf(snapshot)) {
+      const columns = 'ids' in items ? items : undefined;
+      const pairs = 'ids' in items ? undefined : items;
+      const length = columns?.ids.length ?? pairs!.length;
       const stored = space === 'r' ? snapshot.storedForm : undefined;
-      for (const [id, item] of pairsOf(items)) {
+      for (let i = 0; i < length; i++) {
+        const id = columns !== undefined ? columns.ids[i]! : pairs![i]![0];
+        const item = columns !== undefined ? columns.records[i] : pairs![i]![1];
         const record = item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item;
         if (lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' && lazyKeys!(id, item, lazy.key)) {
           if (lazy.add(id, record, out.sliceDue())) await lazy.flush();

@@ -2,7 +2,6 @@
 // durability, snapshots and time; the domain owns what a message means. Everything the
 // domain does in `apply` is a pure function of the current state and the entry, so that
 // replaying the log rebuilds the same state.
-import type { CapturedChanges } from './change-log.js';
 import { newId, type IdKind, type LoggedId } from './ids.js';
 
 /** Events the engine itself writes and applies; domain event types never start with `$`. */
@@ -192,7 +191,130 @@ export interface DomainColumns {
   records: unknown[];
 }
 
-export { capturedChanges, ChangeLog, ChangeTrackingMap, type CapturedChanges, type DomainChanges } from './change-log.js';
+/** The records changed since the previous capture, as they are now; undefined: removed. */
+export type DomainChanges = ReadonlyArray<readonly [string, unknown]>;
+
+/** Keys a change log holds at least before it drops its duplicates on the write path. */
+const CHANGE_LOG_FLOOR = 65_536;
+/** The latest keys noted that tell whether the log repeats itself. */
+const CHANGE_LOG_SAMPLE = 1_024;
+
+/**
+ * The keys changed since the changes were last taken, noted with an array push: a Set's
+ * insert on every write was a hash operation, on the write path, into a table of every key
+ * changed since the previous snapshot. Duplicates are dropped when the changes are taken,
+ * and, so that a key written over and over cannot grow the log without bound, when the log
+ * has doubled past what it held after the last drop (at least CHANGE_LOG_FLOOR keys) and
+ * either its latest keys repeat or it holds twice as many keys as can be distinct. Every key
+ * noted since the last take is in one of the maps that note here (`watch`), or was removed
+ * from one since. So while records are created (a replayed log of new customers) the log is
+ * not searched for duplicates it does not hold, each search having cost a Set insert per key
+ * noted so far; and it never holds more than twice the keys of the state it tracks.
+ */
+export class ChangeLog<K> {
+  #keys: K[] = [];
+  #dropAt = CHANGE_LOG_FLOOR;
+  readonly #maps = new Set<ReadonlyMap<K, unknown>>();
+  /** Keys removed from the watched maps since the last take: distinct keys the maps no longer hold. */
+  #removed = 0;
+
+  /** `map` notes its changes here: the keys it holds count towards the keys the log may hold distinct. */
+  watch(map: ReadonlyMap<K, unknown>): void {
+    this.#maps.add(map);
+  }
+
+  note(key: K): void {
+    if (this.#keys.push(key) >= this.#dropAt) this.#bound();
+  }
+
+  /** A key removed from a watched map. */
+  noteRemoved(key: K): void {
+    this.#removed++;
+    this.note(key);
+  }
+
+  #bound(): void {
+    if (this.#keys.length < 2 * this.#distinctAtMost() && !this.#repeating()) {
+      this.#dropAt = 2 * this.#keys.length;
+      return;
+    }
+    this.#keys = [...new Set(this.#keys)];
+    this.#dropAt = Math.max(CHANGE_LOG_FLOOR, 2 * this.#keys.length);
+  }
+
+  /** How many of the keys noted can be distinct: those the maps hold, and those removed since the last take. */
+  #distinctAtMost(): number {
+    let distinct = this.#removed;
+    for (const map of this.#maps) distinct += map.size;
+    return distinct;
+  }
+
+  /** Whether fewer than half of the latest keys noted are distinct. */
+  #repeating(): boolean {
+    const latest = new Set<K>();
+    const from = Math.max(0, this.#keys.length - CHANGE_LOG_SAMPLE);
+    for (let i = from; i < this.#keys.length; i++) latest.add(this.#keys[i]!);
+    return 2 * latest.size < this.#keys.length - from;
+  }
+
+  /** Each key noted since the last take, once, in the order it was first noted; the log starts empty again. */
+  take(): K[] {
+    const keys = [...new Set(this.#keys)];
+    this.clear();
+    return keys;
+  }
+
+  clear(): void {
+    this.#keys = [];
+    this.#dropAt = CHANGE_LOG_FLOOR;
+    this.#removed = 0;
+  }
+
+  /** Keys noted, duplicates included (what the log costs in memory). */
+  get length(): number {
+    return this.#keys.length;
+  }
+}
+
+/**
+ * A Map that notes the key of every set and delete in a change log, so a snapshot can write
+ * only what changed since the previous one. The log may be shared by several maps (the
+ * registry's kinds) or be the map's own.
+ */
+export class ChangeTrackingMap<K, V> extends Map<K, V> {
+  // Not a #private field: Map's constructor may call `set` before those exist.
+  private changes: ChangeLog<K> | undefined;
+
+  /** From now on, changes are noted in `changes` (undefined: not noted, as while restoring). */
+  track(changes: ChangeLog<K> | undefined): void {
+    this.changes = changes;
+    changes?.watch(this);
+  }
+
+  override set(key: K, value: V): this {
+    this.changes?.note(key);
+    return super.set(key, value);
+  }
+
+  override delete(key: K): boolean {
+    if (!super.delete(key)) return false;
+    this.changes?.noteRemoved(key);
+    return true;
+  }
+
+  override clear(): void {
+    if (this.changes !== undefined) for (const key of this.keys()) this.changes.noteRemoved(key);
+    super.clear();
+  }
+
+  /** The keys changed since the last call (with their values now) when the map tracks its own log. */
+  takeChanges(): Array<[K, V | undefined]> {
+    const out: Array<[K, V | undefined]> = [];
+    if (this.changes === undefined) return out;
+    for (const key of this.changes.take()) out.push([key, this.get(key)]);
+    return out;
+  }
+}
 
 /** Where a lazy chunk's records are found by a key: FNV-1a's offset basis, which `lazyHash` starts from. */
 export const LAZY_HASH_START = 0x811c9dc5;
@@ -266,10 +388,10 @@ export interface StateMachine<E extends DomainEvent, T> {
   captureColumns?(): DomainColumns;
   /**
    * Optional: the records set or removed since the previous `capture`, `captureChanges` or
-   * `restore`, taken in constant time and read as of then while the snapshot is written, so
-   * a snapshot's cost follows what changed. Without it every snapshot captures everything.
+   * `restore`, taken synchronously, so a snapshot's cost follows what changed. Without it
+   * every snapshot captures everything.
    */
-  captureChanges?(): CapturedChanges;
+  captureChanges?(): DomainChanges;
   /**
    * Optional: the form a snapshot stores `record` (of id `id`) in, made while the snapshot
    * is written, never on the hot path; `restore` takes back either this form or the record

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { Clock } from '../../src/engine/clock.js';
-import { ChangeLog, ChangeTrackingMap, type CapturedChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
 
 /** `drop` removes a counter (so snapshots see removals). */
 export type CounterEvent = { type: 'add'; id: string; n: number } | { type: 'drop'; id: string };
@@ -39,8 +39,8 @@ export class Counters implements StateMachine<CounterEvent, CounterTimer> {
     return [...this.values];
   }
 
-  captureChanges(): CapturedChanges {
-    return this.values.captureChanges();
+  captureChanges(): DomainChanges {
+    return this.values.takeChanges();
   }
 
   restore(image: DomainImage): void {
