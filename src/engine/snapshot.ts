@@ -236,7 +236,8 @@ export class SnapshotStore<T> implements OlderLayout<T> {
    */
   #verifyLazyChunks(generation: number, chunks: number, where: string): void {
     let found = 0;
-    // Views of lmdb's read buffer: each value is checked before the next is read, and a copy of each (169 MB at 1M customers) was about a third of the check.
+    // Views of lmdb's read buffer: each value is checked before the next is read, and a copy
+    // of each (169 MB at 1M customers) was about a third of the check's CPU.
     for (const { key, value } of this.#db.getRange({ start: [generation, LAZY_CHUNK_KEY - chunks + 1], end: [generation, LAZY_DIRECTORY_KEY] }, 'views')) {
       if (!Array.isArray(key)) continue;
       verifyStored(value, `${where}, lazy chunk ${LAZY_CHUNK_KEY - key[1]} of generation ${generation}`);
