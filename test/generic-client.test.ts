@@ -7,15 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey, verifyOtpVerificationToken } from '@turnkey/crypto';
+import { encryptOtpCodeToBundle, generateP256KeyPair, verifyOtpVerificationToken } from '@turnkey/crypto';
 import { killAll, spawnService, type ServiceChild } from './support/service-process.js';
-import { refusedNaming, sandboxClient, type PlainClient } from './support/plain-client.js';
-
-async function stamp(payload: string, privateKeyHex: string): Promise<string> {
-  const apiPublicKey = Buffer.from(getPublicKey(privateKeyHex, true)).toString('hex');
-  return (await new ApiKeyStamper({ apiPublicKey, apiPrivateKey: privateKeyHex }).stamp(payload)).stampHeaderValue;
-}
+import { refusedNaming, sandboxClient, sealedKeySession, stamp, walletOf, type PlainClient } from './support/plain-client.js';
 
 describe('issue 16 flows through plain HTTP, the service in its own process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'generic-client-'));
@@ -29,7 +23,6 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
     });
   });
   /** A customer's embedded wallet, found by listing its USDB account. */
-  const walletOf = async (customerId: string): Promise<any> => (await api.ok('GET', `/customers/internal-accounts?customerId=${customerId}&currency=USDB`)).data[0];
   after(async () => {
     await killAll();
     rmSync(dataDir, { recursive: true, force: true });
@@ -65,15 +58,7 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
   });
 
   it('a sealed-key session stamps a wallet payment under Grid-Wallet-Signature', async () => {
-    const alice = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'alice@example.com' });
-    const bob = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'bob@example.com' });
-    const from = await walletOf(alice.id);
-    const to = await walletOf(bob.id);
-    await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });
-    const credential = await api.ok('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: from.id });
-    const client = generateP256KeyPair();
-    const session = await api.ok('POST', `/auth/credentials/${credential.id}/verify`, { otp: '000000', clientPublicKey: client.publicKeyUncompressed });
-    const sessionKey = decryptCredentialBundle(session.encryptedSessionSigningKey, client.privateKey);
+    const { from, to, sessionKey } = await sealedKeySession(api, 'alice@example.com', 'bob@example.com');
 
     const quote = await api.ok('POST', '/quotes', { source: { accountId: from.id }, destination: { destinationType: 'ACCOUNT', accountId: to.id }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_500 });
     const payload = quote.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
@@ -86,8 +71,8 @@ describe('issue 16 flows through plain HTTP, the service in its own process', ()
   it('an encrypted OTP opens a client-held-key session, whose own key then stamps a wallet payment', async () => {
     const carol = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'carol@example.com' });
     const dave = await api.ok('POST', '/customers', { customerType: 'INDIVIDUAL', email: 'dave@example.com' });
-    const from = await walletOf(carol.id);
-    const to = await walletOf(dave.id);
+    const from = await walletOf(api, carol.id);
+    const to = await walletOf(api, dave.id);
     await api.ok('POST', `/sandbox/internal-accounts/${from.id}/fund`, { amount: 5_000 });
     const signer = (await api.ok('GET', '/config')).embeddedWalletConfig.signerPublicKey;
     const credential = await api.ok('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: from.id });
