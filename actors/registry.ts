@@ -295,8 +295,14 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   captureChanges(): DomainChanges {
-    const changes: Array<readonly [string, unknown]> = [];
-    for (const id of this.#changed.take()) changes.push([id, this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))!.records.get(id)]);
+    const ids = this.#changed.take();
+    const changes = new Array<readonly [string, unknown]>(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      // The map's own value, read on the event loop's hold at a snapshot's start: a changed record is
+      // in it or was removed, so neither the lazy loader nor the holding check has a part here.
+      changes[i] = [id, Map.prototype.get.call(this.#kindOf(id)!.records, id)];
+    }
     return changes;
   }
 
