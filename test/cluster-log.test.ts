@@ -202,12 +202,20 @@ describe('the replicated log', () => {
   });
 });
 
+/**
+ * How long a stream may go without a leader before the test gives up: a guard against a hang,
+ * not a measure. After a server's restart, only a replica that has caught up can be elected,
+ * and on the 2-core machine running the other suites beside this one that took past 20 s.
+ */
+const LEADER_WAIT_MS = 60_000;
+
 /** The stream's state once a leader answers (after a step-down or a restart, the election takes a moment). */
 async function waitForLeader<T extends { leader: string | undefined }>(read: () => Promise<T>): Promise<T> {
-  for (let tries = 0; ; tries++) {
+  const giveUpAt = Date.now() + LEADER_WAIT_MS;
+  for (;;) {
     const state = await read().catch(() => undefined);
     if (state?.leader !== undefined) return state;
-    if (tries > 100) throw new Error('the stream has no leader');
+    if (Date.now() > giveUpAt) throw new Error(`the stream has no leader after ${LEADER_WAIT_MS / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
