@@ -169,22 +169,30 @@ export class WriteAheadLog<E> {
     );
   }
 
-  /** A group's value: version 2, or version 3 when some of its events fit a layout. */
+  /**
+   * A group's value: version 2, or version 3 when some of its events fit a layout. A group
+   * with no event of a laid-out type (every payment's) builds no GroupLayout.
+   */
   #encode(first: number, part: Array<LogEntry<E>>): Buffer {
-    if (this.#layouts === undefined) return encodeStored([first, part.map((entry): StoredEntry<E> => [entry.at, entry.events])] satisfies StoredGroup<E>);
-    const layout = new GroupLayout(this.#layouts);
+    const layouts = this.#layouts;
+    let layout: GroupLayout | undefined;
     const entries = part.map((entry): StoredEntry<unknown> => {
       const { events } = entry;
       let placed: unknown[] = events;
-      for (let i = 0; i < events.length; i++) {
-        const row = layout.place(events[i] as { type: string });
-        if (row === events[i]) continue;
-        if (placed === events) placed = events.slice();
-        placed[i] = row;
+      if (layouts !== undefined) {
+        for (let i = 0; i < events.length; i++) {
+          const event = events[i] as { type: string };
+          if (!layouts.has(event.type)) continue;
+          layout ??= new GroupLayout(layouts);
+          const row = layout.place(event);
+          if (row === event) continue;
+          if (placed === events) placed = events.slice();
+          placed[i] = row;
+        }
       }
       return [entry.at, placed];
     });
-    const laid = layout.done();
+    const laid = layout?.done();
     if (laid === undefined) return encodeStored([first, entries]);
     return encodeStored([first, entries, laid.layouts, laid.table, laid.rows], LAID_OUT_FORMAT_VERSION);
   }
