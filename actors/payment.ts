@@ -242,13 +242,13 @@ function payInternally(
   const target = payee.account;
   const converted = isConverted(quote);
   const out = withStatus(execution.outgoing, 'COMPLETED', at);
-  const transactions = [out];
+  let transactions = [out];
   let gaps = 0;
   // Another party receives it: the receiver sees an INCOMING transaction of its own.
   if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
     // Its counterparty is the sender (when the quote names one), not the receiver.
     const sender = quote.senderCustomerInfo;
-    transactions.push(receivedSide(out, paymentIdAt(out.id, 'Transaction', 2), target, payee.customer?.platformCustomerId ?? '', sender));
+    transactions = [out, receivedSide(out, paymentIdAt(out.id, 'Transaction', 2), target, payee.customer?.platformCustomerId ?? '', sender)];
     // The byte 02 (the second after the first event's 01) is the receiver's transaction's.
     gaps = 1 << 1;
   }

@@ -878,18 +878,20 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    */
   #recordDerived(derived: DerivedStep, at: number): void {
     const { transactions, accountIds } = derived;
-    const reports: Array<Transaction | InternalAccount> = [];
+    // Made at its length: an array grown by push from empty keeps room for 17, and the step keeps it.
+    const reports = new Array<Transaction | InternalAccount>(transactions.length + accountIds.length);
     const envId = (transactions[0] ?? this.accounts.get(accountIds[0] ?? ''))?.envId;
     let oneEnv = envId !== undefined;
+    let n = 0;
     for (const tx of transactions) {
       if (tx.envId !== envId) oneEnv = false;
-      reports.push(tx);
+      reports[n++] = tx;
     }
     for (const accountId of accountIds) {
       const account = this.accounts.get(accountId);
       if (account === undefined) throw new Error(`a webhook step ${derived.stem} reports ${accountId}, which does not exist`);
       if (account.envId !== envId) oneEnv = false;
-      reports.push(account);
+      reports[n++] = account;
     }
     if (!oneEnv || reports.length < 2 || this.#events.peek(derived.stem) !== undefined) {
       this.#record(loggedOfStep(derived), at);
