@@ -81,6 +81,20 @@ export function idsStartingAt(first: string, kind: 'Transaction' | 'Webhook'): (
   };
 }
 
+/**
+ * What the ids of `kind` derived from a payment's transaction id start with: the id without
+ * its last byte's two hex digits (a webhook step's stem; `+ HEX` of the byte makes the id
+ * paymentIdsFrom gives at that byte).
+ */
+export function paymentStemOf(transactionId: string, kind: 'Transaction' | 'Webhook'): string {
+  return `${kind}:${transactionId.slice(transactionId.indexOf(':') + 1, -2)}`;
+}
+
+/** The id of `kind` derived from a payment's transaction id at the last byte `byte` (1 to 255): paymentIdsFrom's `byte`-th. */
+export function paymentIdAt(transactionId: string, kind: 'Transaction' | 'Webhook', byte: number): string {
+  return paymentStemOf(transactionId, kind) + HEX_BYTE[byte]!;
+}
+
 /** The ids derived from a payment's transaction id, in order: each call the next (at most 255). */
 export function paymentIdsFrom(transactionId: string): (kind: 'Transaction' | 'Webhook') => string {
   const uuid = transactionId.slice(transactionId.indexOf(':') + 1, -2);

@@ -24,7 +24,7 @@ import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import type { Quote, QuoteChange, QuoteDecided, QuoteEvent } from './quote.js';
 import type { FailureReason, LoggedTransaction, PayoutOutcome, PayoutPlan } from './transaction.js';
-import type { WebhookRecordedAs } from './webhook-event.js';
+import type { DerivedStep, WebhookRecordedAs } from './webhook-event.js';
 
 /** One step of a payment: the new records, and the money and webhook events that go with them. */
 export interface PaymentRecorded {
@@ -37,6 +37,11 @@ export interface PaymentRecorded {
   postings: Posting[];
   ledger: LedgerDelta[];
   webhooks: WebhookRecordedAs[];
+  /**
+   * Never logged: a quote's execution into an internal account names its webhook events as
+   * one step where it is derived (actors/payment.ts, payInternally), `webhooks` then empty.
+   */
+  step?: DerivedStep;
 }
 
 /**

@@ -46,7 +46,7 @@ import type { CancelDecided, FundingDecided, QuoteFundingDecided, OutcomeDecided
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
-import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdsFrom } from './derived-ids.js';
+import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdAt, paymentIdsFrom, paymentStemOf } from './derived-ids.js';
 import { transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
@@ -132,8 +132,10 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
         paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], nextId('Webhook'))
       : payee.kind === 'INTERNAL'
-        ? payInternally(quote, source, payee, execution, nextId, at)
+        ? payInternally(quote, source, payee, execution, at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
+  // Into an internal account the step names its events as one DerivedStep, its ACCOUNT_STATUS events included.
+  if (recorded.step !== undefined) return recorded;
   const target = payee.kind === 'INTERNAL' ? payee.account : undefined;
   return withAccountStatus([recorded], [source.kind === 'INTERNAL' ? source.account : undefined, target], () => nextId('Webhook'))[0]!;
 }
@@ -220,43 +222,51 @@ function timerOf(quote: Quote, txId: string, pending: PendingOutcome | undefined
   return pending === undefined ? undefined : payoutTimer(txId, pending.due, quote.ownerId);
 }
 
-/** Into an internal account: completes at once, the receiver (when another party) with an INCOMING transaction of its own. */
+/**
+ * Into an internal account: completes at once, the receiver (when another party) with an
+ * INCOMING transaction of its own. Its webhook events are one DerivedStep, made here where
+ * the payment is derived rather than listed one by one and gathered again by the outbox:
+ * the ids paymentIdsFrom would give them are the bytes after the transaction's, the
+ * outgoing event 01, the receiver's transaction 02 and its event 03, then an ACCOUNT_STATUS
+ * event for each account whose balance a posting changes (withAccountStatus's rule), in
+ * the postings' order.
+ */
 function payInternally(
   quote: Quote,
   source: ExecutingSource,
   payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
   execution: Execution,
-  nextId: (kind: 'Transaction' | 'Webhook') => string,
   at: number,
 ): PaymentRecorded {
   const p = quote.price;
   const target = payee.account;
   const converted = isConverted(quote);
   const out = withStatus(execution.outgoing, 'COMPLETED', at);
-  const transactions = [out];
-  const webhooks = [transactionWebhook(out, 'OUTGOING_PAYMENT', nextId('Webhook'))];
+  let transactions = [out];
+  let gaps = 0;
   // Another party receives it: the receiver sees an INCOMING transaction of its own.
   if (target.customerId !== '' && target.customerId !== quote.sourceCustomerId) {
     // Its counterparty is the sender (when the quote names one), not the receiver.
     const sender = quote.senderCustomerInfo;
-    const incomingTx = receivedSide(out, nextId('Transaction'), target, payee.customer?.platformCustomerId ?? '', sender);
-    transactions.push(incomingTx);
-    webhooks.push(transactionWebhook(incomingTx, 'INCOMING_PAYMENT', nextId('Webhook')));
+    transactions = [out, receivedSide(out, paymentIdAt(out.id, 'Transaction', 2), target, payee.customer?.platformCustomerId ?? '', sender)];
+    // The byte 02 (the second after the first event's 01) is the receiver's transaction's.
+    gaps = 1 << 1;
   }
+  const postings =
+    source.kind === 'PULL'
+      ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
+      : [posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0), posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0)];
+  const accountIds: string[] = [];
+  for (const { accountId, balance } of postings) if (balance !== 0 && !accountIds.includes(accountId)) accountIds.push(accountId);
   return {
     type: 'payment.recorded',
     quoteChange: execution.change('COMPLETED'),
     // Derived when the entry applies, never logged: the records themselves, not their logged form.
     transactions,
-    postings:
-      source.kind === 'PULL'
-        ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
-        : [
-            posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0),
-            posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0),
-          ],
+    postings,
     ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
-    webhooks,
+    webhooks: [],
+    step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds },
   };
 }
 

@@ -168,6 +168,39 @@ export interface WebhookStep {
   readonly taken: number;
 }
 
+/**
+ * A payment step's events as the payment's derivation names them (actors/payment.ts,
+ * payInternally), never logged: the events the logged form would list (transactionWebhook
+ * for each transaction, then accountStatusWebhook for each account, ids counting up from
+ * `first` past `gaps`), without a record of each for the outbox to gather into a
+ * WebhookStep again. The outbox stores it as #stepOf would store those events.
+ */
+export interface DerivedStep {
+  /** `Webhook:` and the events' UUID without its last byte. */
+  readonly stem: string;
+  /** The last byte of the first event's id. */
+  readonly first: number;
+  /** Bit j: the byte `first + j` is no event's (WebhookStep.gaps). */
+  readonly gaps: number;
+  /** The transactions the first events report (INCOMING_PAYMENT or OUTGOING_PAYMENT by their type), as this step records them. */
+  readonly transactions: readonly Transaction[];
+  /** Then ACCOUNT_STATUS for each of these accounts, as the step's postings leave them. */
+  readonly accountIds: readonly string[];
+}
+
+/** The events of `derived` in their logged form: what a step listed them as before DerivedStep. */
+export function loggedOfStep(derived: DerivedStep): LoggedWebhook[] {
+  const logged: LoggedWebhook[] = [];
+  let offset = 0;
+  const nextId = (): string => {
+    while ((derived.gaps & (1 << offset)) !== 0) offset++;
+    return derived.stem + HEX_BYTE[derived.first + offset++]!;
+  };
+  for (const tx of derived.transactions) logged.push(transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', nextId()));
+  for (const accountId of derived.accountIds) logged.push({ id: nextId(), type: 'ACCOUNT_STATUS', accountId });
+  return logged;
+}
+
 function isStep(record: WebhookEvent | WebhookStep): record is WebhookStep {
   return (record as WebhookStep).step === 1;
 }
@@ -508,7 +541,7 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  */
 /** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
 type OutboxEvent =
-  | { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[] }
+  | { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[]; step?: DerivedStep }
   | WebhookDeliveryEvent
   | EnvelopeSourceEvent;
 
@@ -534,8 +567,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   /** Settled events, oldest settled first: the retention sweep's order. */
   readonly #settled = new SettledQueue();
   readonly records: ReadonlyMap<string, WebhookEvent | WebhookStep> = this.#events;
-  /** Told (in memory, before the entry is durable) when an environment's queue may have a new head. */
-  onQueued: ((envId: string) => void) | undefined;
+  /**
+   * Told (in memory, before the entry is durable) when an environment's queue may have a new
+   * head: `made`, new events joined it and nothing else changed (none tried, settled or requeued).
+   */
+  onQueued: ((envId: string, made: boolean) => void) | undefined;
 
   /**
    * The records the events report: those kinds apply an entry's events before this one
@@ -551,7 +587,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   ) {}
 
   readonly appliers: Appliers<OutboxEvent> = {
-    'payment.recorded': (event, at) => this.#record(event.webhooks, at),
+    'payment.recorded': (event, at) => (event.step === undefined ? this.#record(event.webhooks, at) : this.#recordDerived(event.step, at)),
     'webhooks.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhook.attempted': (event, at) => {
       const current = this.#take(event.id);
@@ -562,7 +598,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
           : { ...withoutQueueState(current), attempts, deliveryStatus: event.deliveryStatus, settledAt: at };
       this.#events.set(next.id, next);
       if (next.deliveryStatus !== 'PENDING') this.#settle(next, at);
-      this.onQueued?.(next.envId);
+      this.onQueued?.(next.envId, false);
     },
     'webhook.requeued': (event) => {
       const current = this.#take(event.id);
@@ -570,7 +606,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       this.#events.set(next.id, next);
       this.#queue(next.envId).insert(next.id);
       this.#passStaleSettled();
-      this.onQueued?.(next.envId);
+      this.onQueued?.(next.envId, false);
     },
     'webhooks.dropped': (event, at) => {
       for (const id of event.ids) {
@@ -579,7 +615,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
         this.#events.set(id, next);
         this.#settle(next, at);
       }
-      this.onQueued?.(event.envId);
+      this.onQueued?.(event.envId, false);
     },
     'webhooks.pruned': (event) => this.#prune(event.ids),
     'webhook.test.recorded': (event, at) => this.#made(event.envId, event.id, 'TEST', at, {}),
@@ -623,7 +659,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const event: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { id, envId, type, timestamp: at, deliveryStatus: 'PENDING', attempts: NO_ATTEMPTS, ...resource };
     if (this.#envelope(envId)) event.format = 'ENVELOPE';
     this.#put(event);
-    this.onQueued?.(envId);
+    this.onQueued?.(envId, true);
   }
 
   restore(event: WebhookEvent | WebhookStep): void {
@@ -822,15 +858,51 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       const step = this.#stepOf(webhooks, at);
       if (step !== undefined) {
         this.#putStep(step, false);
-        this.onQueued?.(step.envId);
+        this.onQueued?.(step.envId, true);
         return;
       }
     }
     for (const logged of webhooks) {
       const event = 'deliveryStatus' in logged ? renderedOf(logged) : this.#resolve(logged, at);
       this.#put(event);
-      this.onQueued?.(event.envId);
+      this.onQueued?.(event.envId, true);
     }
+  }
+
+  /**
+   * A step as its payment's derivation named it: the WebhookStep #stepOf makes of its
+   * events' logged form (loggedOfStep), built without that form. The accounts are read as
+   * the entry's postings left them (their kind applies it first). What #stepOf would not
+   * make a step of (fewer than two events, records of two environments, the stem taken) is
+   * recorded event by event from the logged form, as before.
+   */
+  #recordDerived(derived: DerivedStep, at: number): void {
+    const { transactions, accountIds } = derived;
+    // Made at its length: an array grown by push from empty keeps room for 17, and the step keeps it.
+    const reports = new Array<Transaction | InternalAccount>(transactions.length + accountIds.length);
+    const envId = (transactions[0] ?? this.accounts.get(accountIds[0] ?? ''))?.envId;
+    let oneEnv = envId !== undefined;
+    let n = 0;
+    for (const tx of transactions) {
+      if (tx.envId !== envId) oneEnv = false;
+      reports[n++] = tx;
+    }
+    for (const accountId of accountIds) {
+      const account = this.accounts.get(accountId);
+      if (account === undefined) throw new Error(`a webhook step ${derived.stem} reports ${accountId}, which does not exist`);
+      if (account.envId !== envId) oneEnv = false;
+      reports[n++] = account;
+    }
+    if (!oneEnv || reports.length < 2 || this.#events.peek(derived.stem) !== undefined) {
+      this.#record(loggedOfStep(derived), at);
+      return;
+    }
+    const { stem: id, first, gaps } = derived;
+    const step: WebhookStep = this.#envelope(envId!)
+      ? { id, step: 1, envId: envId!, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 }
+      : { id, step: 1, envId: envId!, timestamp: at, first, gaps, reports, taken: 0 };
+    this.#putStep(step, false);
+    this.onQueued?.(envId!, true);
   }
 
   /**

@@ -193,3 +193,34 @@ describe('webhook event retention across a restart', () => {
     });
   }
 });
+
+describe('webhook event retention without any endpoint', () => {
+  // No environment has an endpoint, so new events wake no delivery (src/webhooks/delivery.ts
+  // takes its short way for them); the backlog's bound still drops the oldest, and the
+  // events it drops still settle and are pruned when their time comes.
+  const LIMIT = 3;
+  const clock = new ManualClock();
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService({ clock, maxPendingWebhooks: LIMIT });
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it('prunes the events a full backlog dropped 30 days after they were dropped', async () => {
+    const envId = sandboxEnvId(svc, svc.credentials.platformId);
+    const events = svc.service.services.world.webhookEvents;
+    const customer = await createCustomer(svc, {});
+    const usd = (await getJson(svc, `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&limit=100`)).data.find((a: any) => a.balance.currency.code === 'USD');
+    for (let i = 0; i < 3; i++) await fund(svc, usd.id, 1);
+    await until(svc, () => events.pendingIn(envId) === LIMIT, 'the backlog trimmed');
+    const dropped = await listedIds(svc, '&deliveryStatus=FAILED');
+    assert.equal(dropped.length, 3, 'each funding made two events; the oldest three were dropped');
+    await advance(svc, clock, RETENTION - MINUTE);
+    assert.deepEqual(await listedIds(svc, '&deliveryStatus=FAILED'), dropped, 'kept until their time');
+    await advance(svc, clock, 2 * MINUTE);
+    for (const id of dropped) await assertPruned(svc, id);
+    assert.equal((await getJson(svc, '/webhooks/events?limit=100')).totalCount, LIMIT, 'the pending ones stay');
+  });
+});
