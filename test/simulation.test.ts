@@ -99,6 +99,7 @@ describe('the deterministic simulation', () => {
     // every later recovery, so a reader that changed one in place would throw here.
     const second = await simulate({ ...options, freezeDecoded: true });
     assert.equal(first.violation, undefined, described(first));
+    assert.equal(second.violation, undefined, described(second));
     assert.equal(second.digest, first.digest);
     assert.deepEqual([second.crashes, second.faults, second.ops], [first.crashes, first.faults, first.ops]);
     const other = await simulate({ ...options, seed: 43 });
