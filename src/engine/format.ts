@@ -65,6 +65,54 @@ export function verifyStored(bytes: Uint8Array, where: string): { version: Store
   return { version, payload };
 }
 
+/**
+ * Values decoded from bytes that never change, by those bytes: a store that hands out the
+ * same buffer at every read of a value and never alters it (the simulation's disk, where one
+ * process recovers the same snapshot chunks dozens of times) registers each value it keeps
+ * (`immutableStored`), and a value is verified and decoded once, at its first read. Decoding
+ * is a function of the bytes, so a later read gets what decoding them again would give, as
+ * long as no reader changes a decoded value in place (records are immutable; a restore copies
+ * what it amends). `freezeDecodedValues` makes that a failure instead of a silent difference
+ * (the simulation suite runs a seed so and compares its digest); frozen values cost a run
+ * about a tenth more, so they are not frozen by default. A damaged read is a buffer of its own
+ * (the disk serves a flipped bit as a copy), verified and refused as any. Nothing registers a
+ * buffer in the service: lmdb's buffers are reused.
+ */
+const decodedOnce = new WeakMap<Uint8Array, { version: StoredVersion; value: unknown } | null>();
+let anyImmutable = false;
+let freezeDecoded = false;
+
+/** From now on, values decoded once (`immutableStored`) are frozen, so that changing one throws. */
+export function freezeDecodedValues(on: boolean): void {
+  freezeDecoded = on;
+}
+
+/** `bytes` will never change, and are read again as this same object: decode them once (see `decodedOnce`). */
+export function immutableStored(bytes: Uint8Array): void {
+  anyImmutable = true;
+  if (!decodedOnce.has(bytes)) decodedOnce.set(bytes, null);
+}
+
+/** Freezes `value` and everything in it (a decoded value: arrays, plain objects, binary values). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  // A typed array's elements cannot be frozen; binary values stay as they are.
+  if (ArrayBuffer.isView(value)) return;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    return;
+  }
+  if (value instanceof Map) {
+    for (const [k, v] of value) {
+      deepFreeze(k);
+      deepFreeze(v);
+    }
+    return;
+  }
+  for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
 /** Verifies and decodes a stored value of any known version; `where` names it in the error (e.g. `log entry 42`). */
 export function decodeStored(bytes: Uint8Array, where: string): unknown {
   return decodeVersioned(bytes, where).value;
@@ -72,6 +120,20 @@ export function decodeStored(bytes: Uint8Array, where: string): unknown {
 
 /** `decodeStored` with the value's format version, for a reader that reads versions apart (the log's groups). */
 export function decodeVersioned(bytes: Uint8Array, where: string): { version: StoredVersion; value: unknown } {
+  if (anyImmutable) {
+    const once = decodedOnce.get(bytes);
+    if (once !== undefined) {
+      if (once !== null) return once;
+      const decoded = decodeFresh(bytes, where);
+      if (freezeDecoded) deepFreeze(decoded.value);
+      decodedOnce.set(bytes, decoded);
+      return decoded;
+    }
+  }
+  return decodeFresh(bytes, where);
+}
+
+function decodeFresh(bytes: Uint8Array, where: string): { version: StoredVersion; value: unknown } {
   const { version, payload } = verifyStored(bytes, where);
   try {
     return { version, value: version === 1 ? plainUnpackr.unpack(payload) : recordUnpackr.unpack(payload) };

@@ -11,6 +11,7 @@
 // a transaction itself (LMDB commits are atomic). A value may also read back with a bit
 // flipped (`flipBit`): recovery must refuse it, and the simulator checks that it did.
 import type { Key, KeyRange, Storage, StorageTable, Written } from '../engine/storage.js';
+import { immutableStored } from '../engine/format.js';
 
 interface Stored {
   key: Key;
@@ -151,7 +152,11 @@ export class SimulatedDisk {
 
   #apply(transaction: Transaction): void {
     const contents = this.contents(transaction.table);
-    for (const [key, value] of transaction.writes) contents.set(key, value);
+    for (const [key, value] of transaction.writes) {
+      // Never changed once written, and every read hands out this same buffer: decoded once (format.ts).
+      if (value !== undefined) immutableStored(value);
+      contents.set(key, value);
+    }
   }
 }
 
