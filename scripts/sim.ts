@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { parseCommandLine, UsageError } from './cli.js';
 import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 
-const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--stats] [--freeze-decoded]
+const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--stats]
        payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P]`;
 
 export const DEFAULT_OPS = 20_000;
@@ -93,7 +93,6 @@ async function main(): Promise<number> {
       soak: { type: 'boolean' },
       minutes: { type: 'string' },
       stats: { type: 'boolean' },
-      'freeze-decoded': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -105,7 +104,7 @@ async function main(): Promise<number> {
   const crashRate = rate('crash-rate', values['crash-rate'], DEFAULT_CRASH_RATE);
   const faultRate = rate('fault-rate', values['fault-rate'], DEFAULT_FAULT_RATE);
   if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), { ops, crashRate, faultRate });
-  return once({ seed: integer('seed', values.seed, undefined, 0), ops, crashRate, faultRate, freezeDecoded: values['freeze-decoded'] === true }, values.stats === true);
+  return once({ seed: integer('seed', values.seed, undefined, 0), ops, crashRate, faultRate }, values.stats === true);
 }
 
 main().then(

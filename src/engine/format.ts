@@ -72,21 +72,15 @@ export function verifyStored(bytes: Uint8Array, where: string): { version: Store
  * (`immutableStored`), and a value is verified and decoded once, at its first read. Decoding
  * is a function of the bytes, so a later read gets what decoding them again would give, as
  * long as no reader changes a decoded value in place (records are immutable; a restore copies
- * what it amends). `freezeDecodedValues` makes that a failure instead of a silent difference
- * (the simulation suite runs a seed so and compares its digest); frozen values cost a run
- * about a tenth more, so they are not frozen by default. A damaged read is a buffer of its own
- * (the disk serves a flipped bit as a copy), verified and refused as any. Nothing registers a
- * buffer in the service: lmdb's buffers are reused.
+ * what it amends). The value is frozen, so that such a change throws: unfrozen, it would
+ * carry memory across a simulated crash (what a real restart loses) and could hide the very
+ * bugs the simulation looks for. Frozen values cost a run about a tenth of what sharing them
+ * saves (docs/bench.md, session 43). A damaged read is a buffer of its own (the disk serves
+ * a flipped bit as a copy), verified and refused as any. Nothing registers a buffer in the
+ * service: lmdb's buffers are reused.
  */
 const decodedOnce = new WeakMap<Uint8Array, { version: StoredVersion; value: unknown } | null>();
 let anyImmutable = false;
-let freezeDecoded = false;
-
-/** From now on, values decoded once (`immutableStored`) are frozen, so that changing one throws. */
-export function freezeDecodedValues(on: boolean): void {
-  freezeDecoded = on;
-}
-
 /** `bytes` will never change, and are read again as this same object: decode them once (see `decodedOnce`). */
 export function immutableStored(bytes: Uint8Array): void {
   anyImmutable = true;
@@ -125,7 +119,7 @@ export function decodeVersioned(bytes: Uint8Array, where: string): { version: St
     if (once !== undefined) {
       if (once !== null) return once;
       const decoded = decodeFresh(bytes, where);
-      if (freezeDecoded) deepFreeze(decoded.value);
+      deepFreeze(decoded.value);
       decodedOnce.set(bytes, decoded);
       return decoded;
     }

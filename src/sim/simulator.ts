@@ -12,7 +12,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { ManualClock } from '../engine/clock.js';
 import { seededEntropy, systemEntropy, useEntropy } from '../engine/entropy.js';
-import { freezeDecodedValues, StoreCorruptError } from '../engine/format.js';
+import { StoreCorruptError } from '../engine/format.js';
 import { isValidPrivateKey } from '../crypto/p256.js';
 import { createPlatform, type PlatformCredentials } from '../platforms.js';
 import { DomainError } from '../../actors/errors.js';
@@ -38,12 +38,6 @@ export interface SimulationOptions {
   faultRate: number;
   /** The API's routes (default: the service's); a test swaps in a variant of one to see the simulation catch it. */
   routes?: readonly Route[];
-  /**
-   * Freezes the values the simulated disk's reads decode (format.ts `freezeDecodedValues`):
-   * each stored value is decoded once and shared by every later read, so a reader that
-   * changed one in place would change what the next recovery reads; frozen, it throws.
-   */
-  freezeDecoded?: boolean;
 }
 
 export interface Violation {
@@ -92,13 +86,11 @@ function turn(): Promise<void> {
 }
 
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  freezeDecodedValues(options.freezeDecoded === true);
   const simulation = new Simulation(options);
   try {
     return await simulation.run();
   } finally {
     useEntropy(systemEntropy);
-    freezeDecodedValues(false);
   }
 }
 
