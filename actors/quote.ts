@@ -205,22 +205,8 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   if (input.purposeOfPayment !== undefined) decided.purposeOfPayment = input.purposeOfPayment;
   if (input.senderCustomerInfo !== undefined) decided.senderCustomerInfo = { ...input.senderCustomerInfo };
   const quote = quoteRecord(decided, env.id, source, payee, at);
-  lastDecided = decided;
-  lastDecidedQuote = quote;
   return { decided, quote };
 }
-
-/**
- * The record the last `quote.decided` this process decided made, for its apply: the decision
- * read the same state at the same time that applying it reads (it applies at once, under
- * the same actors, in the same turn), so deriving it again would make an equal record for
- * nothing. Any other event (a replay's, or one whose decision threw after this was set)
- * is not this object and is derived (quoteOf); log-replay holds that both give the same
- * answers. One slot rather than a WeakMap keyed by the event: an ephemeron table entry per
- * quote cost its set and the collector's ephemeron passes on every payment.
- */
-let lastDecided: QuoteDecided | undefined;
-let lastDecidedQuote: Quote | undefined;
 
 /**
  * A new quote as the log holds it (`quote.decided`): what was decided when it was made,
@@ -321,6 +307,7 @@ function setPayeeFacts(decided: QuoteDecided, payee: Payee, uma: string | undefi
 
 /** The state a quote's record is derived from when its `quote.decided` applies. */
 export interface QuoteState {
+  readonly quotes: Pick<Quotes, 'takeDecided'>;
   readonly customers: { get(id: string): Customer | undefined };
   readonly internalAccounts: { get(id: string): InternalAccount | undefined };
   readonly externalAccounts: { get(id: string): ExternalAccount | undefined };
@@ -332,11 +319,8 @@ export interface QuoteState {
  * is the one the decision replied with, on first apply and on replay.
  */
 export function quoteOf(decided: QuoteDecided, state: QuoteState, at: number): Quote {
-  if (decided === lastDecided) {
-    const decidedHere = lastDecidedQuote!;
-    lastDecided = lastDecidedQuote = undefined;
-    return decidedHere;
-  }
+  const decidedHere = state.quotes.takeDecided(decided);
+  if (decidedHere !== undefined) return decidedHere;
   const source = payerAt(decided, state);
   const envId = source.kind === 'FUNDING' ? decided.funding!.envId : source.account.envId;
   return quoteRecord(decided, envId, source, payeeAt(decided, state), at);
@@ -569,6 +553,31 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
   /** REALTIME_FUNDING quotes by funding reference (references are unique: they encode the quote id). */
   readonly #byReference = new Map<string, string>();
   readonly records: ReadonlyMap<string, Quote> = this.#quotes;
+  /**
+   * The last `quote.decided` decided here and the record its decision made, for its apply
+   * (quoteOf): the decision read the same state at the same time that applying it reads (it
+   * applies at once, under the same actors, in the same turn), so deriving it again would
+   * make an equal record for nothing. Any other event (a replay's, or one whose decision
+   * threw after this was set) is not this object and is derived; log-replay holds that both
+   * give the same answers. One slot rather than a WeakMap keyed by the event: an ephemeron
+   * table entry per quote cost its set and the collector's ephemeron passes on every payment.
+   */
+  #decided: QuoteDecided | undefined;
+  #decidedQuote: Quote | undefined;
+
+  /** Notes the record the decision of `decided` made, for the apply of that same event. */
+  decidedHere(decided: QuoteDecided, quote: Quote): void {
+    this.#decided = decided;
+    this.#decidedQuote = quote;
+  }
+
+  /** The record noted with this very event (then forgotten), or undefined for any other. */
+  takeDecided(decided: QuoteDecided): Quote | undefined {
+    if (decided !== this.#decided) return undefined;
+    const quote = this.#decidedQuote;
+    this.#decided = this.#decidedQuote = undefined;
+    return quote;
+  }
 
   readonly appliers: Appliers<QuotesEvent> = {
     'quote.created': (event) => {

@@ -39,6 +39,7 @@ export const createQuote: DomainCommand<{ env: PlatformEnv; request: QuoteReques
   decide: ({ env, request }, world, at) => {
     const { parties, lookupUsed } = partiesOfRequest(world, env, request, at);
     const { decided, quote } = decideCreateQuote(parties, request, at);
+    world.quotes.decidedHere(decided, quote);
     const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [decided];
     if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
     if (request.immediatelyExecute === true) events.push(...executionEvents(decideExecuteQuote(quote, parties, world, at), at));
