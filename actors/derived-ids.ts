@@ -87,7 +87,12 @@ export function idsStartingAt(first: string, kind: 'Transaction' | 'Webhook'): (
  * paymentIdsFrom gives at that byte).
  */
 export function paymentStemOf(transactionId: string, kind: 'Transaction' | 'Webhook'): string {
-  return `${kind}:${transactionId.slice(transactionId.indexOf(':') + 1, -2)}`;
+  return `${kind}:${derivingUuidStem(transactionId)}`;
+}
+
+/** A deriving id's UUID without its last byte's two hex digits. */
+function derivingUuidStem(id: string): string {
+  return id.slice(id.indexOf(':') + 1, -2);
 }
 
 /** The id of `kind` derived from a payment's transaction id at the last byte `byte` (1 to 255): paymentIdsFrom's `byte`-th. */
@@ -97,7 +102,7 @@ export function paymentIdAt(transactionId: string, kind: 'Transaction' | 'Webhoo
 
 /** The ids derived from a payment's transaction id, in order: each call the next (at most 255). */
 export function paymentIdsFrom(transactionId: string): (kind: 'Transaction' | 'Webhook') => string {
-  const uuid = transactionId.slice(transactionId.indexOf(':') + 1, -2);
+  const uuid = derivingUuidStem(transactionId);
   let next = 1;
   return (kind) => {
     if (next > 0xff) throw new Error(`payment ${transactionId} derives more than 255 ids`);

@@ -47,7 +47,7 @@ import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
 import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdAt, paymentIdsFrom, paymentStemOf } from './derived-ids.js';
-import { transactionWebhook, withAccountStatus } from './webhook-event.js';
+import { balanceChangedIds, transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
 /** A payment decision's events (a quote's execution logs `payment.decided`, a transfer `transfer.decided`) and timer. */
@@ -256,8 +256,6 @@ function payInternally(
     source.kind === 'PULL'
       ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
       : [posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0), posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0)];
-  const accountIds: string[] = [];
-  for (const { accountId, balance } of postings) if (balance !== 0 && !accountIds.includes(accountId)) accountIds.push(accountId);
   return {
     type: 'payment.recorded',
     quoteChange: execution.change('COMPLETED'),
@@ -266,7 +264,7 @@ function payInternally(
     postings,
     ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
     webhooks: [],
-    step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds },
+    step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds: balanceChangedIds(postings) },
   };
 }
 

@@ -531,13 +531,6 @@ export type QuoteTimer = { type: 'quote.expire' };
 /** The events the quotes apply, as far as they read them (payment-recorded.ts has the whole payment step). */
 type QuotesEvent = QuoteEvent | { type: 'payment.recorded'; quoteChange?: QuoteChange; quote?: Quote };
 
-/**
- * Quote records whose payloadToSign was found to name them: a record is immutable, so the
- * answer stands, and a check of every quote (the simulator's, after each crash and every 500
- * steps) parses each payload once, not at every check.
- */
-const payloadNamesItsQuote = new WeakSet<Quote>();
-
 export class Quotes implements RecordKind<Quote, QuotesEvent> {
   readonly idPrefix = 'Quote:';
   actorOf(quote: Quote): string {
@@ -553,6 +546,12 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
   /** REALTIME_FUNDING quotes by funding reference (references are unique: they encode the quote id). */
   readonly #byReference = new Map<string, string>();
   readonly records: ReadonlyMap<string, Quote> = this.#quotes;
+  /**
+   * Quote records whose payloadToSign was found to name them: a record is immutable, so the
+   * answer stands, and a check of every quote (the simulator's, after each crash and every 500
+   * steps) parses each payload once, not at every check.
+   */
+  readonly #payloadNamesItsQuote = new WeakSet<Quote>();
   /**
    * The last `quote.decided` decided here and the record its decision made, for its apply
    * (quoteOf): the decision read the same state at the same time that applying it reads (it
@@ -618,9 +617,9 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
       if (executed !== (q.transactionId !== undefined)) problems.push(`${q.id} is ${q.status} with transaction ${q.transactionId ?? 'none'}`);
       if (q.transactionId !== undefined && !lookup.has(q.transactionId)) problems.push(`${q.id} names unknown transaction ${q.transactionId}`);
       if ((q.payeeAccountId === undefined) === (q.umaTestBehaviour === undefined)) problems.push(`${q.id} must name exactly one payee`);
-      if (q.payloadToSign !== undefined && !payloadNamesItsQuote.has(q)) {
+      if (q.payloadToSign !== undefined && !this.#payloadNamesItsQuote.has(q)) {
         if ((JSON.parse(q.payloadToSign) as { quoteId?: unknown }).quoteId !== q.id) problems.push(`${q.id}: payloadToSign names another quote`);
-        else payloadNamesItsQuote.add(q);
+        else this.#payloadNamesItsQuote.add(q);
       }
     }
     return problems;

@@ -226,8 +226,6 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly logLayouts: EventLayout[] = [];
   /** The kind `#kindOf` found last. */
   #lastKind: Registered | undefined;
-  /** The kind `has` found last. */
-  #lastHas: Registered | undefined;
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
@@ -312,9 +310,14 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   #kindOf(id: string): Registered | undefined {
     const last = this.#lastKind;
     if (last !== undefined && id.startsWith(last.prefix)) return last;
-    const kind = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1));
-    if (kind !== undefined) this.#lastKind = kind;
-    return kind;
+    // A scan of the few prefixes: slicing the prefix off each id cost recovery's invariant
+    // check a string per reference (a million accounts name two records each).
+    for (const kind of this.#kinds) {
+      if (!id.startsWith(kind.prefix)) continue;
+      this.#lastKind = kind;
+      return kind;
+    }
+    return undefined;
   }
 
   storedForm(id: string, record: unknown): unknown {
@@ -363,18 +366,9 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   has(id: string): boolean {
-    // The kind found last first: an invariant check asks of one kind's references in a row
-    // (every transaction's account), where the scan below tried a dozen prefixes each time.
-    const last = this.#lastHas;
-    if (last !== undefined && id.startsWith(last.prefix)) return last.has(id);
-    // A scan of the few prefixes: slicing the prefix off each id cost recovery's invariant
-    // check a string per reference (a million accounts name two records each).
-    for (const kind of this.#kinds) {
-      if (!id.startsWith(kind.prefix)) continue;
-      this.#lastHas = kind;
-      return kind.has(id);
-    }
-    return false;
+    // Through the last-kind cache: an invariant check asks of one kind's references in a row
+    // (every transaction's account), where a scan tried a dozen prefixes each time.
+    return this.#kindOf(id)?.has(id) ?? false;
   }
 
   abstract onTimer(message: T, at: number, id: string): E[];

@@ -406,14 +406,20 @@ export function withAccountStatus<P extends { postings: readonly Posting[]; webh
   for (const account of accounts) if (account !== undefined) known.set(account.id, account);
   return events.map((event) => {
     const changed: InternalAccount[] = [];
-    for (const p of event.postings) {
-      const account = known.get(p.accountId);
-      if (account === undefined || p.balance === 0 || changed.includes(account)) continue;
-      changed.push(account);
+    for (const accountId of balanceChangedIds(event.postings)) {
+      const account = known.get(accountId);
+      if (account !== undefined) changed.push(account);
     }
     if (changed.length === 0) return event;
     return { ...event, webhooks: [...event.webhooks, ...changed.map((account) => accountStatusWebhook(account, webhookId()))] };
   });
+}
+
+/** The accounts whose balance `postings` change, each once, in the postings' order: those an ACCOUNT_STATUS event reports. */
+export function balanceChangedIds(postings: readonly Posting[]): string[] {
+  const ids: string[] = [];
+  for (const { accountId, balance } of postings) if (balance !== 0 && !ids.includes(accountId)) ids.push(accountId);
+  return ids;
 }
 
 export type WebhookDeliveryEvent =
@@ -897,12 +903,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       this.#record(loggedOfStep(derived), at);
       return;
     }
-    const { stem: id, first, gaps } = derived;
-    const step: WebhookStep = this.#envelope(envId!)
-      ? { id, step: 1, envId: envId!, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 }
-      : { id, step: 1, envId: envId!, timestamp: at, first, gaps, reports, taken: 0 };
-    this.#putStep(step, false);
+    this.#putStep(this.#newStep(derived.stem, envId!, at, derived.first, derived.gaps, reports), false);
     this.onQueued?.(envId!, true);
+  }
+
+  /** A new step of events, in the ENVELOPE format where its environment delivers so. */
+  #newStep(id: string, envId: string, at: number, first: number, gaps: number, reports: Array<Transaction | InternalAccount>): WebhookStep {
+    if (this.#envelope(envId)) return { id, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 };
+    return { id, step: 1, envId, timestamp: at, first, gaps, reports, taken: 0 };
   }
 
   /**
@@ -931,9 +939,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       reports.push(report);
     }
     if (this.#events.peek(stem) !== undefined) return undefined;
-    const envId = reports[0]!.envId;
-    if (this.#envelope(envId)) return { id: stem, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 };
-    return { id: stem, step: 1, envId, timestamp: at, first, gaps, reports, taken: 0 };
+    return this.#newStep(stem, reports[0]!.envId, at, first, gaps, reports);
   }
 
   /** The one record a logged payment event reports (undefined: it names none or both); a missing record is a bug that stops the apply. */
