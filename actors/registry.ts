@@ -47,6 +47,12 @@ export interface RecordKind<R, E extends DomainEvent> {
   /** Optional: the form a snapshot stores a record in, when cheaper to write and read back than the record. */
   stored?(record: R): unknown;
   /**
+   * Optional: called once a snapshot's records of every kind are restored, before anything
+   * else reads them, for a stored form that names records of another kind (restored in
+   * any order) to take them.
+   */
+  restoredAll?(): void;
+  /**
    * Optional, with `restoreLazy`: a snapshot leaves this kind's records in lazy chunks, and
    * `key` is told the `lazyHash` of each key besides its id a record is found by there
    * (state-machine.ts LazyRecords).
@@ -207,6 +213,7 @@ interface Registered {
   readonly records: RecordMap<unknown>;
   restore(record: unknown, id: string): void;
   stored: ((record: unknown) => unknown) | undefined;
+  restoredAll: (() => void) | undefined;
   lazyKeys: ((record: unknown, key: (hash: number) => void) => void) | undefined;
   restoreLazy: ((lazy: LazyRecords) => void) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
@@ -243,6 +250,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       // A snapshot record under this prefix was captured from this kind's records.
       restore: (record, id) => kind.restore(record as R, id),
       stored: kind.stored !== undefined ? (record) => kind.stored!(record as R) : undefined,
+      restoredAll: kind.restoredAll?.bind(kind),
       lazyKeys: kind.lazyKeys !== undefined ? (record, key) => kind.lazyKeys!(record as R, key) : undefined,
       restoreLazy: kind.restoreLazy?.bind(kind),
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
@@ -345,6 +353,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
         }
         kind.restore(record, id);
       }
+      for (const each of this.#kinds) each.restoredAll?.();
     } finally {
       for (const kind of this.#kinds) kind.records.track(this.#changed);
     }

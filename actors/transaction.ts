@@ -470,8 +470,15 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     return quotedTransaction(tx, quote);
   }
 
+  /**
+   * Told of every transaction a new version replaced, with the version it replaced (the
+   * outbox's steps may name that version in a snapshot by its id: WebhookEvents.stored).
+   */
+  onReplaced: ((before: Transaction) => void) | undefined;
+
   restore(tx: Transaction): void {
     const before = this.#transactions.get(tx.id);
+    if (before !== undefined && before !== tx) this.onReplaced?.(before);
     const added = awaitingApproval(tx) - (before === undefined ? 0 : awaitingApproval(before));
     if (added !== 0) {
       const key = `${tx.envId} ${tx.receivingCurrency}`;

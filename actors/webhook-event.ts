@@ -35,6 +35,7 @@
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
+import { paymentStemOf } from './derived-ids.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
@@ -149,7 +150,8 @@ export interface WebhookEvent {
  * an event's id. Each event is built when it is read, with the fields it had as a record of
  * its own (stepEvent). An event that is tried, dropped or requeued is taken out (its bit in
  * `taken`) and stored under its own id from then on; the step goes with its last event. Snapshots hold steps as they are (`step` is the form's
- * version); the state digest counts their events one by one (eachRecord), as before.
+ * version), except that a transaction a step reports as it still is goes by its id
+ * (StoredStep); the state digest counts their events one by one (eachRecord), as before.
  */
 export interface WebhookStep {
   /** `Webhook:` and the events' UUID without its last byte. */
@@ -167,6 +169,16 @@ export interface WebhookStep {
   /** Bit i: event i is stored under its own id now (or was pruned since). */
   readonly taken: number;
 }
+
+/**
+ * A step as a snapshot stores it: a report that is its transaction's current version (the
+ * one the snapshot holds too) stands as the transaction's id, since writing it again cost a
+ * snapshot more than the rest of a payment's records (docs/bench.md, session 44). Only a
+ * transaction whose id derives the step's (paymentStemOf) goes by its id: when a new version
+ * replaces it, `#reportReplaced` finds the step by that id and notes it changed, so the next
+ * snapshot writes the step again, with the version it reports in full.
+ */
+type StoredStep = Omit<WebhookStep, 'reports'> & { readonly reports: ReadonlyArray<Transaction | InternalAccount | string> };
 
 /**
  * A payment step's events as the payment's derivation names them (actors/payment.ts,
@@ -590,7 +602,12 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     private readonly customers: Customers,
     private readonly externalAccounts: ExternalAccounts,
     private readonly bulkImports: BulkImports,
-  ) {}
+  ) {
+    transactions.onReplaced = (before) => this.#reportReplaced(before);
+  }
+
+  /** Steps restored with transactions named by id (StoredStep), until every kind is restored. */
+  #unresolved: StoredStep[] = [];
 
   readonly appliers: Appliers<OutboxEvent> = {
     'payment.recorded': (event, at) => (event.step === undefined ? this.#record(event.webhooks, at) : this.#recordDerived(event.step, at)),
@@ -668,14 +685,51 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     this.onQueued?.(envId, true);
   }
 
-  restore(event: WebhookEvent | WebhookStep): void {
-    if (isStep(event)) {
-      this.#putStep(event);
+  stored(record: WebhookEvent | WebhookStep): WebhookEvent | StoredStep {
+    if (!isStep(record)) return record;
+    let reports: Array<Transaction | InternalAccount | string> | undefined;
+    for (let i = 0; i < record.reports.length; i++) {
+      const report = record.reports[i]!;
+      // The map's own value: the writer runs outside any decision, and never loads.
+      if (!('quoteId' in report) || Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
+      if (paymentStemOf(report.id, 'Webhook') !== record.id) continue;
+      reports ??= [...record.reports];
+      reports[i] = report.id;
+    }
+    return reports === undefined ? record : { ...record, reports };
+  }
+
+  restore(record: WebhookEvent | StoredStep): void {
+    if ('step' in record) {
+      if (record.reports.some((report) => typeof report === 'string')) this.#unresolved.push(record);
+      this.#putStep(record as WebhookStep);
       return;
     }
+    const event = record;
     // Snapshots taken before records were referenced hold the rendered resource.
     const legacy = typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string';
     this.#put(legacy ? renderedOf(event) : event, true);
+  }
+
+  /** The steps restored with transactions named by id take them, as the snapshot restored them. */
+  restoredAll(): void {
+    for (const stored of this.#unresolved) {
+      const reports = stored.reports.map((report) => {
+        if (typeof report !== 'string') return report;
+        const tx = this.transactions.get(report);
+        if (tx === undefined) throw new Error(`webhook step ${stored.id} reports transaction ${report}, which the snapshot does not hold`);
+        return tx;
+      });
+      this.#events.install(stored.id, { ...stored, reports });
+    }
+    this.#unresolved = [];
+  }
+
+  /** A new version replaced `before`: a step that reports it is noted changed, so the next snapshot writes it in full (StoredStep). */
+  #reportReplaced(before: Transaction): void {
+    const id = paymentStemOf(before.id, 'Webhook');
+    const step = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
+    if (step !== undefined && isStep(step) && step.reports.includes(before)) this.#events.set(id, step);
   }
 
   #put(event: WebhookEvent, restored = false): void {

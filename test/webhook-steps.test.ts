@@ -2,7 +2,9 @@
 // state of its own (actors/webhook-event.ts, WebhookStep): their ids are the ones derived
 // from the payment's transaction id, the API shows each as it showed a record of its own,
 // and an event taken out of its step (tried) keeps its state across a restart, from the log
-// and from a snapshot, then goes again with the bytes of its first try.
+// and from a snapshot, then goes again with the bytes of its first try. A snapshot names a
+// reported transaction by its id while it is current (WebhookEvents.stored); a new version of
+// it (a confirmed receipt) leaves the events reporting the version they were made with.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
@@ -31,6 +33,39 @@ describe("a payment step's webhook events", () => {
         await restartedWithStep(receiver, clock, fromSnapshot);
       } finally {
         await receiver.close();
+      }
+    });
+  }
+
+  for (const snapshotAfter of [false, true]) {
+    it(`report the transaction as it was paid after it changed, a snapshot taken before the change${snapshotAfter ? ' and one after' : ''}`, async () => {
+      const first = await startTestService();
+      let before: { listed: any[]; read: any[] };
+      let confirmed: any;
+      try {
+        const alice = await fundedCustomer(first, 100);
+        const bob = await fundedCustomer(first, 0);
+        const quote = await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+        await first.service.services.engine.snapshot();
+        before = await shown(first);
+        assert.equal(before.listed.filter((e) => e.transaction?.id === quote.transactionId).length, 1);
+        confirmed = await getJson(first, `/transactions/${quote.transactionId}`);
+        const answer = await first.request('POST', `/transactions/${quote.transactionId}/confirm`, { body: { receiptDeliveryConfirmedAt: '2026-01-02T03:04:05.000Z' } });
+        assertStatus(answer, 200);
+        confirmed = await getJson(first, `/transactions/${quote.transactionId}`);
+        assert.equal(confirmed.receiptDeliveryConfirmedAt, '2026-01-02T03:04:05.000Z');
+        assert.deepEqual(await shown(first), before, 'the events report the transaction as it was paid');
+        if (snapshotAfter) await first.service.services.engine.snapshot();
+      } finally {
+        await first.stop({ keepData: true });
+      }
+      const second = await startTestService({ dataDir: first.dataDir });
+      try {
+        assert.deepEqual(await shown(second), before, 'after a restart, the events still report the transaction as it was paid');
+        assert.deepEqual(await getJson(second, `/transactions/${confirmed.id}`), confirmed, 'and the transaction is as it is now');
+        assert.deepEqual(second.service.services.world.checkInvariants(), []);
+      } finally {
+        await second.stop();
       }
     });
   }
