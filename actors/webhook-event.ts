@@ -150,8 +150,8 @@ export interface WebhookEvent {
  * an event's id. Each event is built when it is read, with the fields it had as a record of
  * its own (stepEvent). An event that is tried, dropped or requeued is taken out (its bit in
  * `taken`) and stored under its own id from then on; the step goes with its last event. Snapshots hold steps as they are (`step` is the form's
- * version), except that a transaction a step reports as it still is goes by its id
- * (StoredStep); the state digest counts their events one by one (eachRecord), as before.
+ * version), or, where a transaction a step reports as it still is goes by its id, as
+ * form 2 (StoredStep); the state digest counts their events one by one (eachRecord), as before.
  */
 export interface WebhookStep {
   /** `Webhook:` and the events' UUID without its last byte. */
@@ -171,14 +171,16 @@ export interface WebhookStep {
 }
 
 /**
- * A step as a snapshot stores it: a report that is its transaction's current version (the
+ * A step as a snapshot stores it (`step` 2; form 1 is the step itself): a report that is its transaction's current version (the
  * one the snapshot holds too) stands as the transaction's id, since writing it again cost a
  * snapshot more than the rest of a payment's records (docs/bench.md, session 44). Only a
  * transaction whose id derives the step's (paymentStemOf) goes by its id: when a new version
  * replaces it, `#reportReplaced` finds the step by that id and notes it changed, so the next
  * snapshot writes the step again, with the version it reports in full.
  */
-type StoredStep = Omit<WebhookStep, 'reports'> & { readonly reports: ReadonlyArray<Transaction | InternalAccount | string> };
+type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<Transaction | InternalAccount | string> };
+const STEP_PREFIX = 'Webhook:';
+const TRANSACTION_PREFIX = 'Transaction:';
 
 /**
  * A payment step's events as the payment's derivation names them (actors/payment.ts,
@@ -685,27 +687,39 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     this.onQueued?.(envId, true);
   }
 
-  stored(record: WebhookEvent | WebhookStep): WebhookEvent | StoredStep {
+  stored(record: WebhookEvent | WebhookStep): WebhookEvent | WebhookStep | StoredStep {
     if (!isStep(record)) return record;
     let reports: Array<Transaction | InternalAccount | string> | undefined;
+    // The step's id is `Webhook:` and its transactions' UUID without the last byte.
+    const stem = record.id.substring(STEP_PREFIX.length);
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
+      if (!('quoteId' in report) || !report.id.startsWith(stem, TRANSACTION_PREFIX.length) || report.id.length !== TRANSACTION_PREFIX.length + stem.length + 2) continue;
       // The map's own value: the writer runs outside any decision, and never loads.
-      if (!('quoteId' in report) || Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
-      if (paymentStemOf(report.id, 'Webhook') !== record.id) continue;
-      reports ??= [...record.reports];
+      if (Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
+      reports ??= record.reports.slice();
       reports[i] = report.id;
     }
-    return reports === undefined ? record : { ...record, reports };
+    if (reports === undefined) return record;
+    const stored: { -readonly [K in keyof StoredStep]: StoredStep[K] } = { id: record.id, step: 2, envId: record.envId, timestamp: record.timestamp, first: record.first, gaps: record.gaps, reports, taken: record.taken };
+    if (record.format !== undefined) stored.format = record.format;
+    return stored;
   }
 
-  restore(record: WebhookEvent | StoredStep): void {
-    if ('step' in record) {
-      if (record.reports.some((report) => typeof report === 'string')) this.#unresolved.push(record);
+  restore(record: WebhookEvent | WebhookStep | StoredStep): void {
+    if ((record as StoredStep).step === 2) {
+      // Listed and queued by its events' ids now; the map holds it with ids for reports until
+      // every kind is restored (restoredAll), and nothing reads a step before then.
+      const stored = record as StoredStep;
+      this.#unresolved.push(stored);
+      this.#putStep(stored as unknown as WebhookStep);
+      return;
+    }
+    if (isStep(record as WebhookEvent | WebhookStep)) {
       this.#putStep(record as WebhookStep);
       return;
     }
-    const event = record;
+    const event = record as WebhookEvent;
     // Snapshots taken before records were referenced hold the rendered resource.
     const legacy = typeof event.transaction?.createdAt === 'string' || typeof event.account?.createdAt === 'string';
     this.#put(legacy ? renderedOf(event) : event, true);
@@ -720,7 +734,9 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
         if (tx === undefined) throw new Error(`webhook step ${stored.id} reports transaction ${report}, which the snapshot does not hold`);
         return tx;
       });
-      this.#events.install(stored.id, { ...stored, reports });
+      const step: { -readonly [K in keyof WebhookStep]: WebhookStep[K] } = { id: stored.id, step: 1, envId: stored.envId, timestamp: stored.timestamp, first: stored.first, gaps: stored.gaps, reports, taken: stored.taken };
+      if (stored.format !== undefined) step.format = stored.format;
+      this.#events.install(stored.id, step);
     }
     this.#unresolved = [];
   }
