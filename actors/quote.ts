@@ -531,6 +531,13 @@ export type QuoteTimer = { type: 'quote.expire' };
 /** The events the quotes apply, as far as they read them (payment-recorded.ts has the whole payment step). */
 type QuotesEvent = QuoteEvent | { type: 'payment.recorded'; quoteChange?: QuoteChange; quote?: Quote };
 
+/** Whether two versions of a quote give its transactions the same fields (quotedFields in transaction.ts). */
+function samePricing(a: Quote, b: Quote): boolean {
+  if (a.description !== b.description) return false;
+  if (a.destination !== b.destination && JSON.stringify(a.destination) !== JSON.stringify(b.destination)) return false;
+  return a.price === b.price || JSON.stringify(a.price) === JSON.stringify(b.price);
+}
+
 export class Quotes implements RecordKind<Quote, QuotesEvent> {
   readonly idPrefix = 'Quote:';
   actorOf(quote: Quote): string {
@@ -580,8 +587,9 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
 
   readonly appliers: Appliers<QuotesEvent> = {
     'quote.created': (event) => {
-      if (this.#quotes.has(event.quote.id)) throw new Error(`quote.created for ${event.quote.id}, which exists`);
-      this.restore(event.quote);
+      // One lookup of the map: a new id is added, an existing one refused.
+      if (!this.#quotes.add(event.quote.id, event.quote)) throw new Error(`quote.created for ${event.quote.id}, which exists`);
+      this.#index(event.quote);
     },
     'quote.changed': (event) => this.#replace(event.quote),
     'payment.recorded': (event, at) => {
@@ -590,18 +598,35 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
       if (change !== undefined) {
         const quote = this.#quotes.get(change.id);
         if (quote === undefined) throw new Error(`quote ${change.id} does not exist`);
-        this.#quotes.set(quote.id, changedQuote(quote, change, at));
+        this.#set(quote, changedQuote(quote, change, at));
       }
     },
   };
 
   #replace(quote: Quote): void {
-    if (!this.#quotes.has(quote.id)) throw new Error(`quote ${quote.id} does not exist`);
+    const before = this.#quotes.get(quote.id);
+    if (before === undefined) throw new Error(`quote ${quote.id} does not exist`);
+    this.#set(before, quote);
+  }
+
+  /**
+   * Told of a quote whose new version prices it otherwise than `before` did (its destination,
+   * price or memo: what its transactions take from it; no change of a quote does today): a
+   * snapshot may store those transactions without them (Transactions.stored).
+   */
+  onRepriced: ((before: Quote) => void) | undefined;
+
+  #set(before: Quote | undefined, quote: Quote): void {
+    if (before !== undefined && before !== quote && !samePricing(before, quote)) this.onRepriced?.(before);
     this.#quotes.set(quote.id, quote);
   }
 
   restore(quote: Quote): void {
-    this.#quotes.set(quote.id, quote);
+    this.#set(this.#quotes.get(quote.id), quote);
+    this.#index(quote);
+  }
+
+  #index(quote: Quote): void {
     bucket(this.#byEnv, quote.envId).insert(quote.id);
     if (quote.fundingReference !== undefined) this.#byReference.set(quote.fundingReference, quote.id);
   }

@@ -49,7 +49,8 @@ export interface RecordKind<R, E extends DomainEvent> {
   /**
    * Optional: called once a snapshot's records of every kind are restored, before anything
    * else reads them, for a stored form that names records of another kind (restored in
-   * any order) to take them.
+   * any order) to take them; kind by kind in the order they were registered (a kind whose
+   * stored form names another's records registers after it).
    */
   restoredAll?(): void;
   /**

@@ -13,6 +13,8 @@
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
 import { idOf, type LoggedId } from '../src/engine/ids.js';
+import { paymentIdAt } from './derived-ids.js';
+import { ChangeTrackingMap } from '../src/engine/state-machine.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';
@@ -170,13 +172,41 @@ export function quotedTransaction(own: OwnFields, quote: Quote): Transaction {
   return assemble(own, quotedFields(quote));
 }
 
+const RATE_DETAIL_KEYS = ['serviceApiMultiplier', 'serviceApiFixedFee', 'serviceApiVariableFeeRate', 'serviceApiVariableFeeAmount'] as const;
+
+/** Whether `tx` holds exactly what it takes from `quote` (quotedFields), so that `quotedTransaction` gives it back. */
+function takesItsQuote(tx: Transaction, quote: Quote): boolean {
+  const p = quote.price;
+  if (
+    tx.destination !== quote.destination ||
+    tx.sendingCurrency !== p.sendingCurrency ||
+    tx.sentAmount !== p.totalSendingAmount ||
+    tx.receivingCurrency !== p.receivingCurrency ||
+    tx.receivedAmount !== p.totalReceivingAmount ||
+    tx.principal !== p.principal ||
+    tx.feesIncluded !== p.feesIncluded ||
+    tx.exchangeRate !== p.exchangeRate ||
+    tx.quoteId !== quote.id ||
+    tx.description !== quote.description
+  ) {
+    return false;
+  }
+  // Its own copy of the rate details, with the same keys in the same order (a restore makes them so).
+  let i = 0;
+  for (const key in tx.rateDetails) {
+    const name = RATE_DETAIL_KEYS[i++];
+    if (key !== name || tx.rateDetails[name] !== p.rateDetails[name]) return false;
+  }
+  return i === RATE_DETAIL_KEYS.length;
+}
+
 /**
  * A transaction as payment steps logged it before issue 38 (steps are now derived from
  * decided facts, never logged): one made from a quote left out what it takes from the quote
  * (`quotedFields`), and applying it takes them from the quote again.
  */
 export type LoggedTransaction = Transaction | FromQuote;
-type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string };
+export type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string };
 
 /** The fields a transaction does not take from its quote; `counterparty` null: none. */
 function ownFields(
@@ -448,8 +478,13 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
    */
   readonly #awaitingApproval = new Map<string, number>();
 
-  /** The quotes that transactions logged without their quoted fields take them from. */
-  constructor(private readonly quotes: { get(id: string): Quote | undefined; ownerOf(id: string): string | undefined }) {}
+  /** The quotes that transactions logged (or stored) without their quoted fields take them from. */
+  constructor(private readonly quotes: { get(id: string): Quote | undefined; ownerOf(id: string): string | undefined; onRepriced: ((before: Quote) => void) | undefined }) {
+    quotes.onRepriced = (before) => this.#repriced(before);
+  }
+
+  /** Transactions restored in their stored form whose quote was not restored yet (restoredAll). */
+  #unresolved: FromQuote[] = [];
 
   readonly appliers: Appliers<TransactionsEvent> = {
     'payment.recorded': (event) => {
@@ -471,12 +506,54 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   }
 
   /**
+   * A transaction as a snapshot stores it: a payment's (its quote's transaction, or the
+   * receiver's derived from it) without what it takes from its quote when it takes exactly
+   * that (the FromQuote form the log once held): a third of its bytes and of its encoding
+   * (docs/bench.md, session 44). The quote's pricing never changes; if a new version of it
+   * did, `#repriced` notes its transactions changed, so the next snapshot writes them whole.
+   */
+  stored(tx: Transaction): Transaction | FromQuote {
+    if (tx.quoteId === '') return tx;
+    const quote = this.quotes.get(tx.quoteId);
+    const outgoing = quote?.transactionId;
+    if (quote === undefined || outgoing === undefined || (tx.id !== outgoing && tx.id !== paymentIdAt(outgoing, 'Transaction', 2))) return tx;
+    if (!takesItsQuote(tx, quote)) return tx;
+    const own = ownFields(tx) as { -readonly [K in keyof FromQuote]: FromQuote[K] };
+    own.fromQuote = quote.id;
+    return own;
+  }
+
+  /** The transactions of `before`'s payment that a snapshot may hold in the FromQuote form are noted changed. */
+  #repriced(before: Quote): void {
+    const outgoing = before.transactionId;
+    if (outgoing === undefined) return;
+    for (const id of [outgoing, paymentIdAt(outgoing, 'Transaction', 2)]) {
+      const tx = Map.prototype.get.call(this.#transactions, id) as Transaction | undefined;
+      // Noted as a change, unchecked: the decision that repriced the quote holds its owner, not necessarily the receiver.
+      if (tx !== undefined) ChangeTrackingMap.prototype.set.call(this.#transactions, id, tx);
+    }
+  }
+
+  /** The stored transactions whose quote was restored after them take its fields now. */
+  restoredAll(): void {
+    for (const tx of this.#unresolved) this.restore(this.#fromLog(tx));
+    this.#unresolved = [];
+  }
+
+  /**
    * Told of every transaction a new version replaced, with the version it replaced (the
    * outbox's steps may name that version in a snapshot by its id: WebhookEvents.stored).
    */
   onReplaced: ((before: Transaction) => void) | undefined;
 
-  restore(tx: Transaction): void {
+  restore(record: Transaction | FromQuote): void {
+    if ('fromQuote' in record) {
+      // A snapshot's: its quote may come later in the snapshot, or earlier.
+      if (this.quotes.get(record.fromQuote) === undefined) this.#unresolved.push(record);
+      else this.restore(this.#fromLog(record));
+      return;
+    }
+    const tx = record;
     const before = this.#transactions.get(tx.id);
     if (before !== undefined && before !== tx) this.onReplaced?.(before);
     const added = awaitingApproval(tx) - (before === undefined ? 0 : awaitingApproval(before));

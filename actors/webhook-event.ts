@@ -36,6 +36,7 @@ import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
 import { paymentStemOf } from './derived-ids.js';
+import { ChangeTrackingMap } from '../src/engine/state-machine.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
@@ -745,7 +746,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #reportReplaced(before: Transaction): void {
     const id = paymentStemOf(before.id, 'Webhook');
     const step = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
-    if (step !== undefined && isStep(step) && step.reports.includes(before)) this.#events.set(id, step);
+    if (step !== undefined && isStep(step) && step.reports.includes(before)) ChangeTrackingMap.prototype.set.call(this.#events, id, step);
   }
 
   #put(event: WebhookEvent, restored = false): void {

@@ -1,0 +1,76 @@
+// The forms a snapshot stores a payment's records in (issue 38): its transactions without
+// what they take from their quote (Transactions.stored), its webhook step with those
+// transactions named by id (WebhookEvents.stored, step 2). What a platform reads after a
+// restart from such a snapshot is what it read before; a change that would make a stored
+// form wrong (a transaction's new version, a quote priced anew) notes the records that
+// hold it changed, so the next snapshot writes them whole.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Quote } from '../actors/quote.js';
+import type { Transaction } from '../actors/transaction.js';
+import { startTestService } from './support/service.js';
+import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+
+describe("a payment's records in a snapshot", () => {
+  it('are stored without what they take from elsewhere, and read back as they were', async () => {
+    const first = await startTestService();
+    let before: unknown[];
+    let ids: string[];
+    try {
+      const alice = await fundedCustomer(first, 100);
+      const bob = await fundedCustomer(first, 0);
+      const quote = await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true, description: 'rent' }));
+      const world = first.service.services.world;
+      const outgoing = quote.transactionId as string;
+      const incoming = `${outgoing.slice(0, -2)}02`;
+      const step = `Webhook:${outgoing.slice('Transaction:'.length, -2)}`;
+      for (const id of [outgoing, incoming]) {
+        const stored = world.storedForm(id, world.transactions.get(id)) as { fromQuote?: string; sentAmount?: number };
+        assert.equal(stored.fromQuote, quote.id, `${id} is stored from its quote`);
+        assert.equal(stored.sentAmount, undefined, `${id} is stored without its quoted amounts`);
+      }
+      const storedStep = world.storedForm(step, world.webhookEvents.records.get(step)) as { step: number; reports: unknown[] };
+      assert.equal(storedStep.step, 2);
+      assert.deepEqual(storedStep.reports.slice(0, 2), [outgoing, incoming], 'the step names its transactions by id');
+      ids = [`/quotes/${quote.id}`, `/transactions/${outgoing}`, `/transactions/${incoming}`, '/webhooks/events?limit=100'];
+      before = [];
+      for (const path of ids) before.push(await getJson(first, path));
+      await first.service.services.engine.snapshot();
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      const after = [];
+      for (const path of ids) after.push(await getJson(second, path));
+      assert.deepEqual(after, before);
+      assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('are noted changed when their quote is priced anew, and then stored whole', async () => {
+    const svc = await startTestService();
+    try {
+      const alice = await fundedCustomer(svc, 100);
+      const bob = await fundedCustomer(svc, 0);
+      const paid = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+      const world = svc.service.services.world;
+      const outgoing = paid.transactionId as string;
+      const incoming = `${outgoing.slice(0, -2)}02`;
+      world.captureChanges();
+      // No decision prices a quote anew; an entry of an older log could.
+      const quote = world.quotes.get(paid.id as string) as Quote;
+      world.apply({ type: 'quote.changed', quote: { ...quote, price: { ...quote.price, exchangeRate: 2 } } }, Date.now());
+      const changed = world.captureChanges().map(([id]) => id);
+      assert.ok(changed.includes(outgoing) && changed.includes(incoming), `changed: ${changed.join(', ')}`);
+      for (const id of [outgoing, incoming]) {
+        const tx = world.transactions.get(id) as Transaction;
+        assert.equal(world.storedForm(id, tx), tx, `${id} is stored whole now`);
+      }
+    } finally {
+      await svc.stop();
+    }
+  });
+});
