@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Quote } from '../actors/quote.js';
 import type { Transaction } from '../actors/transaction.js';
+import { World } from '../actors/world.js';
 import { startTestService } from './support/service.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
 
@@ -47,6 +48,29 @@ describe("a payment's records in a snapshot", () => {
       assert.deepEqual(second.service.services.world.checkInvariants(), []);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('are read back whatever order the snapshot gives them in', async () => {
+    const svc = await startTestService();
+    try {
+      const alice = await fundedCustomer(svc, 100);
+      const bob = await fundedCustomer(svc, 0);
+      await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 60, { immediatelyExecute: true }));
+      await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 40, { immediatelyExecute: true }));
+      const world = svc.service.services.world;
+      const { ids, records } = world.captureColumns();
+      const stored = ids.map((id, i) => [id, world.storedForm(id, records[i])] as const);
+      // The transactions and webhook steps first, their quotes last.
+      const late = (id: string): boolean => id.startsWith('Quote:');
+      const image = [...stored.filter(([id]) => !late(id)), ...stored.filter(([id]) => late(id))];
+      assert.ok(stored.some(([, form]) => typeof form === 'object' && form !== null && 'fromQuote' in form), 'some transaction is stored from its quote');
+      const copy = new World();
+      copy.restore(image);
+      assert.deepEqual(new Map(copy.capture()), new Map(world.capture()));
+      assert.deepEqual(copy.checkInvariants(), []);
+    } finally {
+      await svc.stop();
     }
   });
 
