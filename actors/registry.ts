@@ -304,15 +304,10 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   captureChanges(): DomainChanges {
-    const ids = this.#changed.take();
-    const changes = new Array<readonly [string, unknown]>(ids.length);
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      // The map's own value, read on the event loop's hold at a snapshot's start: a changed record is
-      // in it or was removed, so neither the lazy loader nor the holding check has a part here.
-      changes[i] = [id, Map.prototype.get.call(this.#kindOf(id)!.records, id)];
-    }
-    return changes;
+    // The changes as noted, each with the record it left: nothing to look up or sort out at a
+    // snapshot's start, however much changed (the writer drops the repeats in its slices).
+    const { keys, values } = this.#changed.takeNoted();
+    return { noted: keys, values };
   }
 
   /** The kind of record `id`; a snapshot's records come kind by kind, so the previous one's kind is tried first. */

@@ -60,7 +60,8 @@ class CustomerStore implements StateMachine<BenchEvent, never> {
     return { ids: [...this.records.keys()], records: [...this.records.values()] };
   }
   captureChanges(): DomainChanges {
-    return this.records.takeChanges();
+    const changes = this.records.takeChanges();
+    return { noted: changes.map(([id]) => id), values: changes.map(([, record]) => record) };
   }
   restore(image: DomainImage): void {
     this.records.track(undefined);

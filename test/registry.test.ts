@@ -9,7 +9,7 @@ import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import type { PlatformEnv } from '../actors/platform.js';
 import { sandboxEnv } from './support/sandbox-env.js';
-import { ChangeLog, ChangeTrackingMap } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, latestOf, type DomainChanges } from '../src/engine/state-machine.js';
 
 interface Note {
   readonly id: string;
@@ -113,6 +113,12 @@ function worldWithSandbox(): { world: World; env: PlatformEnv; at: number } {
   return { world, env, at };
 }
 
+/** The changes a capture noted, each record once with its last change (as a snapshot's writer reads them). */
+function changesOf(changes: DomainChanges): Array<[string, unknown]> {
+  const [ids, records] = latestOf(changes.noted, changes.values);
+  return ids.map((id, i) => [id, records[i]]);
+}
+
 describe('record-kind registry', () => {
   it('dispatches each event type to every kind that applies it, restores by id prefix, checks invariants across kinds', () => {
     const book = new NoteBook();
@@ -156,30 +162,30 @@ describe('record-kind registry', () => {
   });
   it('notes every stored record a change touches, for incremental snapshots; restoring is not a change', () => {
     const { world, env, at } = worldWithSandbox();
-    assert.deepEqual(world.captureChanges(), [[env.id, world.envs.get(env.id)]]);
+    assert.deepEqual(changesOf(world.captureChanges()), [[env.id, world.envs.get(env.id)]]);
     const [created] = decideCreateCustomer(world.envs.get(env.id)!, { customerType: 'INDIVIDUAL' }, world.customers, at);
     world.apply(created!, at);
-    const changes = world.captureChanges();
+    const changes = changesOf(world.captureChanges());
     // Exactly the stored records the create added (the environment did not change).
     assert.deepEqual(
       [...changes].sort(),
       world.capture().filter(([id]) => id !== env.id).sort(),
     );
     assert.ok(changes.some(([id]) => id === `Customer:${created!.type === 'customer.opened' ? created!.u : ''}`));
-    assert.deepEqual(world.captureChanges(), [], 'taken once');
+    assert.deepEqual(changesOf(world.captureChanges()), [], 'taken once');
     // A record written again and again between snapshots is one change, and the log of
     // changes does not grow with the writes.
     const customerId = openedCustomerId(created!);
     const account = world.internalAccounts.idsOwnedBy(customerId)[0]!;
     const log = new ChangeLog<string>();
-    for (let i = 0; i < 300_000; i++) log.note(i % 3 === 0 ? account : i % 3 === 1 ? customerId : env.id);
+    for (let i = 0; i < 300_000; i++) log.note(i % 3 === 0 ? account : i % 3 === 1 ? customerId : env.id, i);
     assert.ok(log.length <= 65_536, `the log holds ${log.length} keys for 3 written 300,000 times`);
-    assert.deepEqual(log.take(), [account, customerId, env.id], 'each key once, in the order first noted');
+    assert.deepEqual(log.take(), [[account, 299_997], [customerId, 299_998], [env.id, 299_999]], 'each key once, in the order first noted, with its last value');
     assert.deepEqual(log.take(), []);
 
     const restored = new World();
     restored.restore(world.capture());
-    assert.deepEqual(restored.captureChanges(), []);
+    assert.deepEqual(changesOf(restored.captureChanges()), []);
     // The columns a full snapshot takes hold what capture holds.
     const { ids, records } = restored.captureColumns();
     assert.deepEqual(
@@ -221,14 +227,15 @@ describe('record-kind registry', () => {
     for (const key of keys.slice(0, 50_000)) map.delete(key);
     const taken = log.take();
     assert.equal(taken.length, 100_000, 'each key once');
-    assert.deepEqual(taken.slice(0, 3), keys.slice(0, 3), 'in the order first noted');
+    assert.deepEqual(taken.slice(0, 3), [[keys[0], undefined], [keys[1], undefined], [keys[2], undefined]], 'in the order first noted, with its last value (removed)');
+    assert.deepEqual(taken[50_000], [keys[50_000], 5], 'a key set six times: its last value');
     // With few keys in the maps, a key rewritten over and over is dropped to once at the floor.
     const small = new ChangeTrackingMap<string, number>();
     const smallLog = new ChangeLog<string>();
     small.track(smallLog);
     for (let i = 0; i < 300_000; i++) small.set(keys[i % 3]!, i);
     assert.ok(smallLog.length <= 65_536, `the log holds ${smallLog.length} keys for 3 written 300,000 times`);
-    assert.deepEqual(smallLog.take(), keys.slice(0, 3));
+    assert.deepEqual(smallLog.take(), [[keys[0], 299_997], [keys[1], 299_998], [keys[2], 299_999]]);
     // And with many: a few hot keys of a large map (payments on a few accounts of many) are dropped to once at the floor too.
     log.take();
     let most = 0;
@@ -237,6 +244,6 @@ describe('record-kind registry', () => {
       most = Math.max(most, log.length);
     }
     assert.ok(most <= 65_536, `the log held ${most} keys for 3 of 50,000 written 300,000 times`);
-    assert.deepEqual(log.take(), keys.slice(50_000, 50_003));
+    assert.deepEqual(log.take(), [[keys[50_000], 299_997], [keys[50_001], 299_998], [keys[50_002], 299_999]]);
   });
 });

@@ -87,7 +87,7 @@ describe("a payment's records in a snapshot", () => {
       // No decision prices a quote anew; an entry of an older log could.
       const quote = world.quotes.get(paid.id as string) as Quote;
       world.apply({ type: 'quote.changed', quote: { ...quote, price: { ...quote.price, exchangeRate: 2 } } }, Date.now());
-      const changed = world.captureChanges().map(([id]) => id);
+      const changed = world.captureChanges().noted;
       assert.ok(changed.includes(outgoing) && changed.includes(incoming), `changed: ${changed.join(', ')}`);
       for (const id of [outgoing, incoming]) {
         const tx = world.transactions.get(id) as Transaction;

@@ -8,8 +8,8 @@ export interface SnapshotWrite<T> {
   seq: number;
   at: number;
   full: boolean;
-  /** Columns when the machine captures everything that way. */
-  records: DomainChanges | DomainColumns;
+  /** Everything as pairs, or as columns when the machine captures everything that way; or the changes as noted (incremental). */
+  records: DomainImage | DomainColumns | DomainChanges;
   timers: ReadonlyArray<readonly [string, Timer<T> | undefined]>;
   effects: ReadonlyArray<readonly [string, Effect | undefined]>;
   idempotency: ReadonlyArray<readonly [number, IdempotencyRecord | undefined]>;

@@ -6,7 +6,7 @@ import { LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, type LazyChunkVal
 import type { MANIFEST_KEY, Space } from './snapshot-layout.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { StorageTable } from './storage.js';
-import { lazyHash, type DomainColumns } from './state-machine.js';
+import { lazyHash, type DomainChanges, type DomainColumns } from './state-machine.js';
 
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
@@ -19,7 +19,7 @@ export type ChunkKey = [generation: number, chunk: number];
 export type Item = [Space, string | number, unknown];
 
 /** The sections of a snapshot in the order they are written, each with its space. */
-export function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns]> {
+export function sectionsOf<T>(snapshot: SnapshotWrite<T>): Array<[Space, ReadonlyArray<readonly [string | number, unknown]> | DomainColumns | DomainChanges]> {
   return [
     ['r', snapshot.records],
     ['t', snapshot.timers],
@@ -141,4 +141,32 @@ export class LazyChunkBuffer {
     const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
     await this.out.put([this.out.generation, LAZY_DIRECTORY_KEY], directory, 0);
   }
+}
+
+/** Changes noted per latestChanges' slice of work before it looks at the time. */
+const LATEST_STEP = 4_096;
+
+/**
+ * Each record a snapshot's changes name, once, in the order first changed, with the record its
+ * last change left (undefined: removed): what `latestOf` gives, made a slice at a time, since a
+ * snapshot's changes run to millions (their repeats were dropped at its start, synchronously, before).
+ */
+export async function latestChanges(changes: DomainChanges, out: ChunkWriter): Promise<DomainColumns & { records: unknown[] }> {
+  const at = new Map<string, number>();
+  const ids: string[] = [];
+  const records: unknown[] = [];
+  const { noted, values } = changes;
+  for (let i = 0; i < noted.length; i++) {
+    const id = noted[i]!;
+    const place = at.get(id);
+    if (place === undefined) {
+      at.set(id, ids.length);
+      ids.push(id);
+      records.push(values[i]);
+    } else {
+      records[place] = values[i];
+    }
+    if (i % LATEST_STEP === LATEST_STEP - 1 && out.sliceDue()) await out.yieldSlice();
+  }
+  return { ids, records };
 }

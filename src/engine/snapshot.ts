@@ -49,7 +49,7 @@ import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifes
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
 import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
-import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
+import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, latestChanges, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
 export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
@@ -280,14 +280,16 @@ export class SnapshotStore<T> implements OlderLayout<T> {
   async write(snapshot: SnapshotWrite<T>): Promise<SnapshotStats> {
     const previous = this.#manifest;
     if (!snapshot.full && previous === undefined) throw new Error('an incremental snapshot needs a previous one');
-    if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as pairs, not columns');
+    if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as noted, not columns');
     const generation = ++this.#generation;
     // Records go to lazy chunks only above a base that put them there: a base written before holds them among the rest.
     const lazyKeys = snapshot.full || previous?.lazy === true ? snapshot.lazyKeys : undefined;
     const out = new ChunkWriter(this.#db, generation, this.#meter, (workMs) => this.#pause(workMs));
     const chunk = new ChunkBuffer<Item>((items) => out.put([generation, out.stats.chunks], items));
     const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out) : undefined;
-    for (const [space, items] of sectionsOf(snapshot)) {
+    for (const [space, section] of sectionsOf(snapshot)) {
+      // The records' changes as noted, their repeats dropped here, a slice at a time.
+      const items = 'noted' in section ? await latestChanges(section, out) : section;
       const columns = 'ids' in items ? items : undefined;
       const pairs = 'ids' in items ? undefined : items;
       const length = columns?.ids.length ?? pairs!.length;

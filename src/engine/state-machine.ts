@@ -191,8 +191,16 @@ export interface DomainColumns {
   records: unknown[];
 }
 
-/** The records changed since the previous capture, as they are now; undefined: removed. */
-export type DomainChanges = ReadonlyArray<readonly [string, unknown]>;
+/**
+ * The records changed since the previous capture, as noted: each change's id and the record it
+ * left (undefined: removed), in the order made, an id changed more than once noted each time
+ * (its last change gives the record as it is now). Taking them is O(1) at a snapshot's start;
+ * the snapshot's writer drops the repeats in its own slices (snapshot-writer.ts, latestChanges).
+ */
+export interface DomainChanges {
+  readonly noted: readonly string[];
+  readonly values: readonly unknown[];
+}
 
 /** Keys a change log holds at least before it drops its duplicates on the write path. */
 const CHANGE_LOG_FLOOR = 65_536;
@@ -200,19 +208,24 @@ const CHANGE_LOG_FLOOR = 65_536;
 const CHANGE_LOG_SAMPLE = 1_024;
 
 /**
- * The keys changed since the changes were last taken, noted with an array push: a Set's
- * insert on every write was a hash operation, on the write path, into a table of every key
- * changed since the previous snapshot. Duplicates are dropped when the changes are taken,
- * and, so that a key written over and over cannot grow the log without bound, when the log
- * has doubled past what it held after the last drop (at least CHANGE_LOG_FLOOR keys) and
- * either its latest keys repeat or it holds twice as many keys as can be distinct. Every key
- * noted since the last take is in one of the maps that note here (`watch`), or was removed
- * from one since. So while records are created (a replayed log of new customers) the log is
- * not searched for duplicates it does not hold, each search having cost a Set insert per key
- * noted so far; and it never holds more than twice the keys of the state it tracks.
+ * The keys changed since the changes were last taken, each with the value it was set to
+ * (undefined: removed), noted with two array pushes: a Set's insert on every write was a
+ * hash operation, on the write path, into a table of every key changed since the previous
+ * snapshot. Taking them hands over the arrays as they are (`takeNoted`), so a snapshot's
+ * start costs nothing however much changed: its writer drops the duplicates later, in its
+ * own slices (two seconds of one synchronous block at 1.2 million changes, docs/bench.md,
+ * session 44). So that a key written over and over cannot grow the log without bound,
+ * duplicates are also dropped when the log has doubled past what it held after the last
+ * drop (at least CHANGE_LOG_FLOOR keys) and either its latest keys repeat or it holds twice
+ * as many keys as can be distinct. Every key noted since the last take is in one of the maps
+ * that note here (`watch`), or was removed from one since. So while records are created (a
+ * replayed log of new customers) the log is not searched for duplicates it does not hold,
+ * each search having cost a Set insert per key noted so far; and it never holds more than
+ * twice the keys of the state it tracks.
  */
 export class ChangeLog<K> {
   #keys: K[] = [];
+  #values: unknown[] = [];
   #dropAt = CHANGE_LOG_FLOOR;
   readonly #maps = new Set<ReadonlyMap<K, unknown>>();
   /** Keys removed from the watched maps since the last take: distinct keys the maps no longer hold. */
@@ -223,14 +236,16 @@ export class ChangeLog<K> {
     this.#maps.add(map);
   }
 
-  note(key: K): void {
+  /** `key` was set to `value` (undefined: removed). */
+  note(key: K, value: unknown): void {
+    this.#values.push(value);
     if (this.#keys.push(key) >= this.#dropAt) this.#bound();
   }
 
   /** A key removed from a watched map. */
   noteRemoved(key: K): void {
     this.#removed++;
-    this.note(key);
+    this.note(key, undefined);
   }
 
   #bound(): void {
@@ -238,7 +253,7 @@ export class ChangeLog<K> {
       this.#dropAt = 2 * this.#keys.length;
       return;
     }
-    this.#keys = [...new Set(this.#keys)];
+    [this.#keys, this.#values] = latestOf(this.#keys, this.#values);
     this.#dropAt = Math.max(CHANGE_LOG_FLOOR, 2 * this.#keys.length);
   }
 
@@ -257,15 +272,23 @@ export class ChangeLog<K> {
     return 2 * latest.size < this.#keys.length - from;
   }
 
-  /** Each key noted since the last take, once, in the order it was first noted; the log starts empty again. */
-  take(): K[] {
-    const keys = [...new Set(this.#keys)];
+  /** Every change noted since the last take, repeats included, as it was noted; the log starts empty again. */
+  takeNoted(): { keys: K[]; values: unknown[] } {
+    const noted = { keys: this.#keys, values: this.#values };
     this.clear();
-    return keys;
+    return noted;
+  }
+
+  /** Each key changed since the last take, once, in the order it was first noted, with its last value; the log starts empty again. */
+  take(): Array<[K, unknown]> {
+    const [keys, values] = latestOf(this.#keys, this.#values);
+    this.clear();
+    return keys.map((key, i) => [key, values[i]]);
   }
 
   clear(): void {
     this.#keys = [];
+    this.#values = [];
     this.#dropAt = CHANGE_LOG_FLOOR;
     this.#removed = 0;
   }
@@ -274,6 +297,25 @@ export class ChangeLog<K> {
   get length(): number {
     return this.#keys.length;
   }
+}
+
+/** Each key of `keys` once, in the order it first appears, with the value of its last appearance. */
+export function latestOf<K>(keys: readonly K[], values: readonly unknown[]): [K[], unknown[]] {
+  const at = new Map<K, number>();
+  const outKeys: K[] = [];
+  const outValues: unknown[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const place = at.get(key);
+    if (place === undefined) {
+      at.set(key, outKeys.length);
+      outKeys.push(key);
+      outValues.push(values[i]);
+    } else {
+      outValues[place] = values[i];
+    }
+  }
+  return [outKeys, outValues];
 }
 
 /**
@@ -292,7 +334,7 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
   }
 
   override set(key: K, value: V): this {
-    this.changes?.note(key);
+    this.changes?.note(key, value);
     return super.set(key, value);
   }
 
@@ -307,11 +349,11 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
     super.clear();
   }
 
-  /** The keys changed since the last call (with their values now) when the map tracks its own log. */
+  /** The keys changed since the last call, with their values now, when the map tracks its own log. */
   takeChanges(): Array<[K, V | undefined]> {
     const out: Array<[K, V | undefined]> = [];
     if (this.changes === undefined) return out;
-    for (const key of this.changes.take()) out.push([key, this.get(key)]);
+    for (const [key, value] of this.changes.take()) out.push([key, value as V | undefined]);
     return out;
   }
 }
@@ -388,8 +430,8 @@ export interface StateMachine<E extends DomainEvent, T> {
   captureColumns?(): DomainColumns;
   /**
    * Optional: the records set or removed since the previous `capture`, `captureChanges` or
-   * `restore`, taken synchronously, so a snapshot's cost follows what changed. Without it
-   * every snapshot captures everything.
+   * `restore`, as noted (DomainChanges), taken synchronously and cheaply, so a snapshot's
+   * cost follows what changed. Without it every snapshot captures everything.
    */
   captureChanges?(): DomainChanges;
   /**

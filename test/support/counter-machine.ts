@@ -40,7 +40,8 @@ export class Counters implements StateMachine<CounterEvent, CounterTimer> {
   }
 
   captureChanges(): DomainChanges {
-    return this.values.takeChanges();
+    const changes = this.values.takeChanges();
+    return { noted: changes.map(([id]) => id), values: changes.map(([, value]) => value) };
   }
 
   restore(image: DomainImage): void {
