@@ -8,7 +8,8 @@
 // every kind. Each kind keeps its records in a `RecordMap`, which notes changed ids in a log
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
-import { ActorNotHeldError, ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from '../src/engine/change-log.js';
+import { ActorNotHeldError, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**

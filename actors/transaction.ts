@@ -14,7 +14,7 @@
 // and played out by one durable timer keyed by the transaction id.
 import { idOf, type LoggedId } from '../src/engine/ids.js';
 import { paymentIdAt } from './derived-ids.js';
-import { ChangeTrackingMap } from '../src/engine/state-machine.js';
+import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
 import type { ExternalAccount } from './external-account.js';

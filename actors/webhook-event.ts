@@ -36,7 +36,7 @@ import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
 import { paymentStemOf } from './derived-ids.js';
-import { ChangeTrackingMap } from '../src/engine/state-machine.js';
+import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';

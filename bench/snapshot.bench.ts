@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../src/engine/engine.js';
 import { systemClock } from '../src/engine/clock.js';
-import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainColumns, type DomainImage, type StateMachine } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from '../src/engine/change-log.js';
+import type { DomainChanges, DomainColumns, DomainImage, StateMachine } from '../src/engine/state-machine.js';
 import { sampleCustomerRecord } from './support/sample-event.js';
 import { fmtInt, fmtMs, markdownTable } from './support/stats.js';
 

@@ -9,7 +9,8 @@ import { World } from '../actors/world.js';
 import { decideCreateCustomer, openedCustomerId } from '../actors/customer.js';
 import type { PlatformEnv } from '../actors/platform.js';
 import { sandboxEnv } from './support/sandbox-env.js';
-import { ChangeLog, ChangeTrackingMap, latestOf, type DomainChanges } from '../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap, latestOf } from '../src/engine/change-log.js';
+import type { DomainChanges } from '../src/engine/state-machine.js';
 
 interface Note {
   readonly id: string;

@@ -5,7 +5,8 @@
 // The engine applies the `$effect.*` events to this table; logging outcomes and failures is
 // the engine's (it holds the effect's actors, and shares the retry policy with timers).
 import type { Clock } from './clock.js';
-import { ChangeLog, ChangeTrackingMap, type Effect, type EngineEvent } from './state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from './change-log.js';
+import type { Effect, EngineEvent } from './state-machine.js';
 import type { Report } from './report.js';
 
 /** Effects running at once. */

@@ -4,7 +4,8 @@
 // paced: at most TIMERS_PER_TURN are started per event-loop turn, the rest on the next
 // turns, so thousands that fell due during an outage do not start in one storm.
 import type { Clock } from './clock.js';
-import { ChangeLog, ChangeTrackingMap, type Timer } from './state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from './change-log.js';
+import type { Timer } from './state-machine.js';
 
 /** Timers started per event-loop turn when many are due at once. */
 export const TIMERS_PER_TURN = 100;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { Clock } from '../../src/engine/clock.js';
-import { ChangeLog, ChangeTrackingMap, type DomainChanges, type DomainImage, type StateMachine } from '../../src/engine/state-machine.js';
+import { ChangeLog, ChangeTrackingMap } from '../../src/engine/change-log.js';
+import type { DomainChanges, DomainImage, StateMachine } from '../../src/engine/state-machine.js';
 
 /** `drop` removes a counter (so snapshots see removals). */
 export type CounterEvent = { type: 'add'; id: string; n: number } | { type: 'drop'; id: string };
