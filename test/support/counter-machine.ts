@@ -41,8 +41,9 @@ export class Counters implements StateMachine<CounterEvent, CounterTimer> {
   }
 
   captureChanges(): DomainChanges {
-    const changes = this.values.takeChanges();
-    return { noted: changes.map(([id]) => id), values: changes.map(([, value]) => value) };
+    // As noted, repeats included, as the registry hands them over: the snapshot's writer drops the repeats.
+    const { keys, values } = this.#changed.takeNoted();
+    return { noted: keys, values };
   }
 
   restore(image: DomainImage): void {
