@@ -9,8 +9,17 @@ import assert from 'node:assert/strict';
 import type { Quote } from '../actors/quote.js';
 import type { Transaction } from '../actors/transaction.js';
 import { World } from '../actors/world.js';
-import { startTestService } from './support/service.js';
+import { startTestService, type TestService } from './support/service.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+
+/** A service where one customer paid another `amounts`, each a quote executed at once; the last quote. */
+async function paidBetweenTwo(svc: TestService, amounts: readonly number[]): Promise<Record<string, unknown>> {
+  const alice = await fundedCustomer(svc, 100);
+  const bob = await fundedCustomer(svc, 0);
+  let quote: Record<string, unknown> = {};
+  for (const amount of amounts) quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount, { immediatelyExecute: true }));
+  return quote;
+}
 
 describe("a payment's records in a snapshot", () => {
   it('are stored without what they take from elsewhere, and read back as they were', async () => {
@@ -54,10 +63,7 @@ describe("a payment's records in a snapshot", () => {
   it('are read back whatever order the snapshot gives them in', async () => {
     const svc = await startTestService();
     try {
-      const alice = await fundedCustomer(svc, 100);
-      const bob = await fundedCustomer(svc, 0);
-      await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 60, { immediatelyExecute: true }));
-      await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 40, { immediatelyExecute: true }));
+      await paidBetweenTwo(svc, [60, 40]);
       const world = svc.service.services.world;
       const { ids, records } = world.captureColumns();
       const stored = ids.map((id, i) => [id, world.storedForm(id, records[i])] as const);
@@ -77,9 +83,7 @@ describe("a payment's records in a snapshot", () => {
   it('are noted changed when their quote is priced anew, and then stored whole', async () => {
     const svc = await startTestService();
     try {
-      const alice = await fundedCustomer(svc, 100);
-      const bob = await fundedCustomer(svc, 0);
-      const paid = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+      const paid = await paidBetweenTwo(svc, [100]);
       const world = svc.service.services.world;
       const outgoing = paid.transactionId as string;
       const incoming = `${outgoing.slice(0, -2)}02`;

@@ -99,23 +99,29 @@ export class ChangeLog<K> {
   }
 }
 
+/** Keys and values as noted, each key kept once, in the order it first appears, with the value of its last appearance. */
+export class LatestChanges<K> {
+  readonly keys: K[] = [];
+  readonly values: unknown[] = [];
+  readonly #at = new Map<K, number>();
+
+  add(key: K, value: unknown): void {
+    const place = this.#at.get(key);
+    if (place !== undefined) {
+      this.values[place] = value;
+      return;
+    }
+    this.#at.set(key, this.keys.length);
+    this.keys.push(key);
+    this.values.push(value);
+  }
+}
+
 /** Each key of `keys` once, in the order it first appears, with the value of its last appearance. */
 export function latestOf<K>(keys: readonly K[], values: readonly unknown[]): [K[], unknown[]] {
-  const at = new Map<K, number>();
-  const outKeys: K[] = [];
-  const outValues: unknown[] = [];
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const place = at.get(key);
-    if (place === undefined) {
-      at.set(key, outKeys.length);
-      outKeys.push(key);
-      outValues.push(values[i]);
-    } else {
-      outValues[place] = values[i];
-    }
-  }
-  return [outKeys, outValues];
+  const latest = new LatestChanges<K>();
+  for (let i = 0; i < keys.length; i++) latest.add(keys[i]!, values[i]);
+  return [latest.keys, latest.values];
 }
 
 /**

@@ -6,6 +6,7 @@ import { LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazyIndexBuilder, type LazyChunkVal
 import type { MANIFEST_KEY, Space } from './snapshot-layout.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { StorageTable } from './storage.js';
+import { LatestChanges } from './change-log.js';
 import { lazyHash, type DomainChanges, type DomainColumns } from './state-machine.js';
 
 /** Items per chunk value at most. */
@@ -151,22 +152,12 @@ const LATEST_STEP = 4_096;
  * last change left (undefined: removed): what `latestOf` gives, made a slice at a time, since a
  * snapshot's changes run to millions (their repeats were dropped at its start, synchronously, before).
  */
-export async function latestChanges(changes: DomainChanges, out: ChunkWriter): Promise<DomainColumns & { records: unknown[] }> {
-  const at = new Map<string, number>();
-  const ids: string[] = [];
-  const records: unknown[] = [];
+export async function latestChanges(changes: DomainChanges, out: ChunkWriter): Promise<DomainColumns> {
+  const latest = new LatestChanges<string>();
   const { noted, values } = changes;
   for (let i = 0; i < noted.length; i++) {
-    const id = noted[i]!;
-    const place = at.get(id);
-    if (place === undefined) {
-      at.set(id, ids.length);
-      ids.push(id);
-      records.push(values[i]);
-    } else {
-      records[place] = values[i];
-    }
+    latest.add(noted[i]!, values[i]);
     if (i % LATEST_STEP === LATEST_STEP - 1 && out.sliceDue()) await out.yieldSlice();
   }
-  return { ids, records };
+  return { ids: latest.keys, records: latest.values };
 }
