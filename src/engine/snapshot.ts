@@ -4,7 +4,8 @@
 // (a value per item made lmdb's work, in its write thread and ours, cut the rate of a
 // create load to 0.55 of its usual while a snapshot ran, with encoding taken out entirely).
 //
-// Keys are [generation, chunk]; a chunk is [space, id, item or null (removed)] triples. A full
+// Keys are [generation, chunk]; a chunk is [space, id, item or null (removed)] triples, or
+// [space, item] pairs for an item that carries its id (snapshot-writer.ts, Item). A full
 // snapshot writes every item in a generation of its own, its `base`; an incremental one writes
 // what changed since the previous snapshot in the next generation. Recovery reads the
 // generations from base to the manifest's, later ones replacing earlier items. When the items
@@ -49,7 +50,7 @@ import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifes
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
 import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
 import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
-import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, LazyChunkBuffer, latestChanges, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
+import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, itemId, itemOf, itemValue, LazyChunkBuffer, latestChanges, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
 export type { SnapshotImage, SnapshotStats, SnapshotStream, SnapshotWrite };
@@ -300,7 +301,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
         const record = item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item;
         if (lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' && lazyKeys!(id, item, lazy.key)) {
           if (lazy.add(id, record, out.sliceDue())) await lazy.flush();
-        } else if (chunk.add([space, id, record], out.sliceDue())) await chunk.flush();
+        } else if (chunk.add(itemOf(space, id, record), out.sliceDue())) await chunk.flush();
       }
     }
     await chunk.flush();
@@ -360,7 +361,10 @@ class LiveItems {
 
   /** A chunk of a generation after the base: its items replace what older generations held. */
   putNewer(chunk: Item[]): void {
-    for (const [space, id, item] of chunk) {
+    for (const each of chunk) {
+      const space = each[0];
+      const id = itemId(each);
+      const item = itemValue(each);
       if (space === 'r' && typeof id === 'string') this.#newer.set(id, item);
       else this.#pending(space, id, item, true);
     }
@@ -370,7 +374,10 @@ class LiveItems {
   *records(baseChunks: Iterable<Item[]>): Generator<readonly [string, unknown]> {
     const newer = this.#newer;
     for (const chunk of baseChunks) {
-      for (const [space, id, item] of chunk) {
+      for (const each of chunk) {
+        const space = each[0];
+        const id = itemId(each);
+        const item = itemValue(each);
         if (space !== 'r' || typeof id !== 'string') {
           // The base is older than every later generation: their items win.
           this.#pending(space, id, item, false);
@@ -399,10 +406,11 @@ class LiveItems {
   }
 
   /** A timer, effect or idempotency item; `newer`: of a later generation than any put before it. */
-  #pending(space: Space, id: string | number, item: unknown, newer: boolean): void {
+  #pending(space: Space, id: unknown, item: unknown, newer: boolean): void {
     const map = space === 't' && typeof id === 'string' ? this.#timers : space === 'e' && typeof id === 'string' ? this.#effects : space === 'i' && typeof id === 'number' ? this.#idempotency : undefined;
     if (map === undefined) throw new StoreCorruptError(this.#where, `an item of unknown space ${String(space)} or id ${String(id)}`);
-    if (newer || !(map as Map<string | number, unknown>).has(id)) (map as Map<string | number, unknown>).set(id, item);
+    const key = id as string | number;
+    if (newer || !(map as Map<string | number, unknown>).has(key)) (map as Map<string | number, unknown>).set(key, item);
   }
 
   rest<T>(): SnapshotRest<T> {
