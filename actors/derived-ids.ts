@@ -90,6 +90,17 @@ export function paymentStemOf(transactionId: string, kind: 'Transaction' | 'Webh
   return `${kind}:${derivingUuidStem(transactionId)}`;
 }
 
+/**
+ * Whether `stemId` (`<Kind>:` and a UUID without its last byte) is `paymentStemOf` the
+ * transaction `transactionId`, compared in place (the snapshot's writer asks it of every
+ * transaction a webhook step reports).
+ */
+export function isPaymentStemOf(stemId: string, transactionId: string): boolean {
+  const stemAt = stemId.indexOf(':') + 1;
+  const uuidAt = transactionId.indexOf(':') + 1;
+  return stemAt > 0 && uuidAt > 0 && transactionId.length - uuidAt === stemId.length - stemAt + 2 && transactionId.startsWith(stemId.slice(stemAt), uuidAt);
+}
+
 /** A deriving id's UUID without its last byte's two hex digits. */
 function derivingUuidStem(id: string): string {
   return id.slice(id.indexOf(':') + 1, -2);

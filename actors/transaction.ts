@@ -549,8 +549,9 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   restore(record: Transaction | FromQuote): void {
     if ('fromQuote' in record) {
       // A snapshot's: its quote may come later in the snapshot, or earlier.
-      if (this.quotes.get(record.fromQuote) === undefined) this.#unresolved.push(record);
-      else this.restore(this.#fromLog(record));
+      const quote = this.quotes.get(record.fromQuote);
+      if (quote === undefined) this.#unresolved.push(record);
+      else this.restore(quotedTransaction(record, quote));
       return;
     }
     const tx = record;

@@ -35,7 +35,7 @@
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
-import { paymentStemOf } from './derived-ids.js';
+import { isPaymentStemOf, paymentStemOf } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
@@ -180,8 +180,15 @@ export interface WebhookStep {
  * snapshot writes the step again, with the version it reports in full.
  */
 type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<Transaction | InternalAccount | string> };
-const STEP_PREFIX = 'Webhook:';
-const TRANSACTION_PREFIX = 'Transaction:';
+
+/** `step` (in either form) as form `form` with `reports`, written out as a literal: a spread of a step cost the writer more than the ids saved. */
+function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<Transaction | InternalAccount>): WebhookStep;
+function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyArray<Transaction | InternalAccount | string>): StoredStep;
+function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<Transaction | InternalAccount | string>): WebhookStep | StoredStep {
+  const out: { -readonly [K in keyof StoredStep]: unknown } = { id: step.id, step: form, envId: step.envId, timestamp: step.timestamp, first: step.first, gaps: step.gaps, reports, taken: step.taken };
+  if (step.format !== undefined) out.format = step.format;
+  return out as WebhookStep | StoredStep;
+}
 
 /**
  * A payment step's events as the payment's derivation names them (actors/payment.ts,
@@ -691,20 +698,15 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   stored(record: WebhookEvent | WebhookStep): WebhookEvent | WebhookStep | StoredStep {
     if (!isStep(record)) return record;
     let reports: Array<Transaction | InternalAccount | string> | undefined;
-    // The step's id is `Webhook:` and its transactions' UUID without the last byte.
-    const stem = record.id.substring(STEP_PREFIX.length);
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
-      if (!('quoteId' in report) || !report.id.startsWith(stem, TRANSACTION_PREFIX.length) || report.id.length !== TRANSACTION_PREFIX.length + stem.length + 2) continue;
+      if (!('quoteId' in report) || !isPaymentStemOf(record.id, report.id)) continue;
       // The map's own value: the writer runs outside any decision, and never loads.
       if (Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
       reports ??= record.reports.slice();
       reports[i] = report.id;
     }
-    if (reports === undefined) return record;
-    const stored: { -readonly [K in keyof StoredStep]: StoredStep[K] } = { id: record.id, step: 2, envId: record.envId, timestamp: record.timestamp, first: record.first, gaps: record.gaps, reports, taken: record.taken };
-    if (record.format !== undefined) stored.format = record.format;
-    return stored;
+    return reports === undefined ? record : withReports(record, 2, reports);
   }
 
   restore(record: WebhookEvent | WebhookStep | StoredStep): void {
@@ -735,9 +737,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
         if (tx === undefined) throw new Error(`webhook step ${stored.id} reports transaction ${report}, which the snapshot does not hold`);
         return tx;
       });
-      const step: { -readonly [K in keyof WebhookStep]: WebhookStep[K] } = { id: stored.id, step: 1, envId: stored.envId, timestamp: stored.timestamp, first: stored.first, gaps: stored.gaps, reports, taken: stored.taken };
-      if (stored.format !== undefined) step.format = stored.format;
-      this.#events.install(stored.id, step);
+      this.#events.install(stored.id, withReports(stored, 1, reports));
     }
     this.#unresolved = [];
   }

@@ -157,9 +157,7 @@ export class ChangeTrackingMap<K, V> extends Map<K, V> {
 
   /** The keys changed since the last call, with their values now, when the map tracks its own log. */
   takeChanges(): Array<[K, V | undefined]> {
-    const out: Array<[K, V | undefined]> = [];
-    if (this.changes === undefined) return out;
-    for (const [key, value] of this.changes.take()) out.push([key, value as V | undefined]);
-    return out;
+    // Every value this map noted is one it was set to (or undefined: removed).
+    return this.changes === undefined ? [] : (this.changes.take() as Array<[K, V | undefined]>);
   }
 }
