@@ -149,8 +149,9 @@ export interface WebhookEvent {
  * counting up from `first` (past the bytes the step's transactions took, `gaps`); the step
  * is stored under their common stem, the id without its last two hex digits, which is never
  * an event's id. Each event is built when it is read, with the fields it had as a record of
- * its own (stepEvent). An event that is tried, dropped or requeued is taken out (its bit in
- * `taken`) and stored under its own id from then on; the step goes with its last event. Snapshots hold steps as they are (`step` is the form's
+ * its own (stepEvent). An event that is tried or requeued is taken out (its bit in
+ * `taken`) and stored under its own id from then on; the step goes with its last event. One
+ * a full backlog drops stays, FAILED (`droppedAt`), until it is requeued or pruned. Snapshots hold steps as they are (`step` is the form's
  * version), or, where a transaction a step reports as it still is goes by its id, as
  * form 2 (StoredStep); the state digest counts their events one by one (eachRecord), as before.
  */
@@ -169,6 +170,15 @@ export interface WebhookStep {
   readonly reports: ReadonlyArray<Transaction | InternalAccount>;
   /** Bit i: event i is stored under its own id now (or was pruned since). */
   readonly taken: number;
+  /**
+   * Per event, when a full backlog dropped it (FAILED with `failureReason` since then); 0:
+   * PENDING. Absent: none dropped. A backlog past its cap drops a payment's four events a
+   * payment at a time: taken out one by one, each became a record of its own, and the
+   * service ran at a third of its rate (docs/bench.md, session 45).
+   */
+  readonly droppedAt?: readonly number[];
+  /** Why its dropped events FAILED (droppedReason); present with `droppedAt`. */
+  readonly failureReason?: string;
 }
 
 /**
@@ -187,6 +197,10 @@ function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyA
 function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<Transaction | InternalAccount | string>): WebhookStep | StoredStep {
   const out: { -readonly [K in keyof StoredStep]: unknown } = { id: step.id, step: form, envId: step.envId, timestamp: step.timestamp, first: step.first, gaps: step.gaps, reports, taken: step.taken };
   if (step.format !== undefined) out.format = step.format;
+  if (step.droppedAt !== undefined) {
+    out.droppedAt = step.droppedAt;
+    out.failureReason = step.failureReason;
+  }
   return out as WebhookStep | StoredStep;
 }
 
@@ -269,8 +283,28 @@ function reportedType(report: Transaction | InternalAccount): FlatWebhookType {
   return report.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT';
 }
 
-/** Event `i` of `step` (its id `id`), as the record #resolve made of it when events were stored one by one. */
+/** When a full backlog dropped event `i` of `step`; 0: it is PENDING. */
+function droppedAtOf(step: WebhookStep, i: number): number {
+  return step.droppedAt === undefined ? 0 : step.droppedAt[i]!;
+}
+
+/**
+ * Event `i` of `step` (its id `id`), as the record #resolve made of it when events were
+ * stored one by one, or, once dropped, as a drop left that record (key for key, as the
+ * `webhooks.dropped` applier makes a FAILED event of its own).
+ */
 function stepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
+  const dropped = droppedAtOf(step, i);
+  if (dropped !== 0) {
+    const pending: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id), deliveryStatus: 'FAILED' };
+    pending.failureReason = step.failureReason;
+    pending.settledAt = dropped;
+    return pending;
+  }
+  return pendingStepEvent(step, i, id);
+}
+
+function pendingStepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
   const report = step.reports[i]!;
   const { envId, timestamp } = step;
   const type = reportedType(report);
@@ -643,6 +677,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     },
     'webhooks.dropped': (event, at) => {
       for (const id of event.ids) {
+        if (this.#dropInStep(id, event.reason, at)) continue;
         const current = this.#take(id);
         const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason, settledAt: at };
         this.#events.set(id, next);
@@ -760,7 +795,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   /** A PENDING event is DELIVERED or FAILED now: off its queue, into the retention order. */
   #settle(event: WebhookEvent, at: number): void {
-    this.#unqueue(event);
+    this.#unqueue(event.envId, event.id);
     this.#settled.push(event.id, at);
   }
 
@@ -768,8 +803,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #prune(ids: readonly string[]): void {
     const goneByEnv = new Map<string, Set<string>>();
     for (const id of ids) {
-      const envId = this.#events.get(id)!.envId;
-      this.#events.delete(id);
+      const own = this.#events.get(id);
+      // A dropped event its step still holds is taken out of it, and is then nowhere.
+      const envId = own !== undefined ? own.envId : this.#take(id).envId;
+      if (own !== undefined) this.#events.delete(id);
       let gone = goneByEnv.get(envId);
       if (gone === undefined) goneByEnv.set(envId, (gone = new Set()));
       gone.add(id);
@@ -788,8 +825,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   }
 
   #isSettledAt(id: string, at: number): boolean {
-    // Only events of their own settle: a step's events are PENDING.
-    return (this.#events.peek(id) as WebhookEvent | undefined)?.settledAt === at;
+    const own = this.#events.peek(id) as WebhookEvent | undefined;
+    if (own !== undefined) return own.settledAt === at;
+    // A step's event settles only by a drop.
+    const held = this.#stepHolding(id);
+    return held !== undefined && droppedAtOf(held.step, held.i) === at;
   }
 
   /** Visits settled events oldest settled first (id, when it settled) while `visit` returns true. */
@@ -880,6 +920,25 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #inStep(id: string): WebhookEvent | undefined {
     const held = this.#stepHolding(id);
     return held === undefined ? undefined : stepEvent(held.step, held.i, id);
+  }
+
+  /**
+   * The PENDING event `id`, held by its step, FAILED there as dropped at `at` for `reason`:
+   * the step's new version says so (droppedAt). False, changing nothing, when no step holds
+   * it PENDING, or its step's dropped events FAILED for another reason: the caller takes it
+   * out of its step instead.
+   */
+  #dropInStep(id: string, reason: string, at: number): boolean {
+    const held = this.#stepHolding(id);
+    if (held === undefined) return false;
+    const { step, i } = held;
+    if (droppedAtOf(step, i) !== 0 || (step.failureReason !== undefined && step.failureReason !== reason)) return false;
+    const droppedAt = step.droppedAt === undefined ? new Array<number>(step.reports.length).fill(0) : step.droppedAt.slice();
+    droppedAt[i] = at;
+    this.#events.set(step.id, { ...step, droppedAt, failureReason: reason });
+    this.#unqueue(step.envId, id);
+    this.#settled.push(id, at);
+    return true;
   }
 
   /**
@@ -1033,14 +1092,20 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     if (!restored && this.#events.size === countBefore) throw new Error(`webhook ${isStep(record) ? 'step' : 'event'} ${record.id} exists already`);
   }
 
-  /** Stores a step and lists and queues the events it holds (all PENDING: an event with a state of its own is taken out). */
+  /**
+   * Stores a step and lists the events it holds, queuing the PENDING ones and putting the
+   * dropped ones (only a restored step has any) in the retention order; an event with a
+   * state of its own is taken out.
+   */
   #putStep(step: WebhookStep, restored = true): void {
     this.#store(step, restored);
     const listed = bucket(this.#byEnv, step.envId);
-    const queue = this.#queue(step.envId);
-    eachStepEvent(step, (id) => {
+    let queue: PendingQueue | undefined;
+    eachStepEvent(step, (id, i) => {
       listed.insert(id);
-      queue.insert(id);
+      const dropped = droppedAtOf(step, i);
+      if (dropped === 0) (queue ??= this.#queue(step.envId)).insert(id);
+      else this.#settled.restore(id, dropped);
     });
   }
 
@@ -1077,11 +1142,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     return event;
   }
 
-  #unqueue(event: WebhookEvent): void {
-    const pending = this.#pendingByEnv.get(event.envId);
+  #unqueue(envId: string, id: string): void {
+    const pending = this.#pendingByEnv.get(envId);
     if (pending === undefined) return;
-    pending.remove(event.id);
-    if (pending.size === 0) this.#pendingByEnv.delete(event.envId);
+    pending.remove(id);
+    if (pending.size === 0) this.#pendingByEnv.delete(envId);
   }
 }
 

@@ -1,0 +1,107 @@
+// A full backlog drops a payment's webhook events where they are: its step keeps them, FAILED
+// as dropped (actors/webhook-event.ts, WebhookStep.droppedAt), instead of taking each out as a
+// record of its own (what made a sustained payment load run at a third of its rate once the
+// backlog was full). The API shows them as before: listed FAILED with the drop's reason,
+// redeliverable, pruned 30 days after the drop; the same after a restart from the log and from
+// a snapshot. No endpoint is configured, so nothing is delivered meanwhile.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../src/engine/clock.js';
+import { startTestService, type TestService } from './support/service.js';
+import { assertError, assertStatus } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { quiet } from './support/webhook-queue.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const MINUTE = 60_000;
+/** Past the cap, the funding's events and most payments' are dropped, the last across a step: the cap keeps the last payment's four and one more. */
+const LIMIT = 5;
+const PAYMENTS = 6;
+const NO_TIMED_SNAPSHOTS = 1e9;
+const REASON = `dropped from the backlog: the environment held more than ${LIMIT} undelivered events`;
+
+/** Every event the API lists (oldest first), and each as GET /webhooks/events/{id} answers it. */
+async function shown(svc: TestService): Promise<{ listed: any[]; read: any[] }> {
+  const listed = (await getJson(svc, '/webhooks/events?limit=100')).data.reverse();
+  const read = [];
+  for (const event of listed) read.push(await getJson(svc, `/webhooks/events/${event.id}`));
+  return { listed, read };
+}
+
+/** Moves the clock and waits for what fell due (the retention sweep) to be logged. */
+async function advance(svc: TestService, clock: ManualClock, ms: number): Promise<void> {
+  clock.advance(ms);
+  await quiet(svc);
+  await svc.service.services.engine.settled();
+  await new Promise((resolve) => setImmediate(resolve));
+  await quiet(svc);
+}
+
+describe('a full backlog drops a payment step\'s events', () => {
+  for (const from of ['the log', 'a snapshot'] as const) {
+    it(`keeps them in their step, FAILED as dropped, redeliverable and pruned on time, also after a restart from ${from}`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-dropped-'));
+      try {
+        const clock = new ManualClock();
+        const first = await startTestService({ clock, dataDir, maxPendingWebhooks: LIMIT, snapshotEverySeconds: NO_TIMED_SNAPSHOTS });
+        let before: { listed: any[]; read: any[] };
+        let dropped: string[];
+        try {
+          const events = first.service.services.world.webhookEvents;
+          const alice = await fundedCustomer(first, 1_000);
+          const bob = await fundedCustomer(first, 0);
+          for (let i = 0; i < PAYMENTS; i++) await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 10, { immediatelyExecute: true }));
+          await until(first, () => [...events.queuedEnvs()].every((envId) => events.pendingIn(envId) <= LIMIT), 'the backlog trimmed');
+          await quiet(first);
+          before = await shown(first);
+          // Alice's funding's two events, then four a payment.
+          assert.equal(before.listed.length, 2 + 4 * PAYMENTS);
+          const failed = before.listed.filter((e) => e.deliveryStatus === 'FAILED');
+          dropped = failed.map((e) => e.id);
+          assert.deepEqual(dropped, before.listed.slice(0, before.listed.length - LIMIT).map((e) => e.id), 'the oldest are dropped');
+          for (const e of failed) {
+            assert.equal(e.failureReason, REASON);
+            assert.equal(e.attempts.length, 0);
+          }
+          assert.deepEqual(before.read, before.listed, 'each event reads as it is listed');
+          // A step for the funding and one per payment, none of their events a record of its own.
+          assert.equal(events.records.size, 1 + PAYMENTS, 'the dropped events stay in their steps');
+          assert.deepEqual(first.service.services.world.checkInvariants(), []);
+          if (from === 'a snapshot') await first.service.services.engine.snapshot();
+        } finally {
+          await first.stop({ keepData: true });
+        }
+
+        const againClock = new ManualClock(clock.now());
+        // Room for one more, so that the event requeued below is not the oldest dropped again.
+        const again = await startTestService({ clock: againClock, dataDir, maxPendingWebhooks: LIMIT + 1, snapshotEverySeconds: NO_TIMED_SNAPSHOTS });
+        try {
+          assert.deepEqual(await shown(again), before, `the same events, states and reasons after a restart from ${from}`);
+          assert.deepEqual(again.service.services.world.checkInvariants(), []);
+          // One dropped event goes back to the queue, out of its step; the others stay dropped.
+          const redelivered = dropped[5]!;
+          const res = await again.request('POST', `/webhooks/events/${redelivered}/redeliver`);
+          assertStatus(res, 200);
+          assert.equal(res.body.deliveryStatus, 'PENDING');
+          assert.equal(res.body.failureReason, undefined);
+          assert.equal((await getJson(again, `/webhooks/events/${dropped[4]!}`)).deliveryStatus, 'FAILED');
+          // 30 days after the drop, the dropped ones are pruned; the requeued one and the pending stay.
+          await advance(again, againClock, 30 * DAY - MINUTE);
+          assert.equal((await getJson(again, '/webhooks/events?deliveryStatus=FAILED&limit=100')).totalCount, dropped.length - 1, 'kept until their time');
+          await advance(again, againClock, 2 * MINUTE);
+          for (const id of dropped.filter((id) => id !== redelivered)) assertError(await again.request('GET', `/webhooks/events/${id}`), 404, 'NOT_FOUND', ['id']);
+          const left = (await getJson(again, '/webhooks/events?limit=100')).data;
+          assert.deepEqual(left.map((e: any) => e.deliveryStatus), Array(LIMIT + 1).fill('PENDING'));
+          assert.deepEqual(again.service.services.world.checkInvariants(), []);
+        } finally {
+          await again.stop({ keepData: true });
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+});
