@@ -31,9 +31,8 @@ export interface ServiceConfig {
   /** OTP mail relay (SMTP_URL); undefined writes mail to `<dataDir>/outbox/`. */
   smtpUrl: string | undefined;
   /**
-   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): a
-   * thousandth past it (trimSlack) the oldest are FAILED back to it as dropped from the
-   * backlog; no write is refused for it.
+   * The most PENDING webhook events an environment may hold (MAX_PENDING_WEBHOOKS): past
+   * it the oldest are FAILED as dropped from the backlog; no write is refused for it.
    */
   maxPendingWebhooks: number;
   /**

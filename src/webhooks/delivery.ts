@@ -21,9 +21,8 @@
 // endpoint), each cut off after `timeoutMs`; an endpoint waiting for a free connection
 // is queued once, so the waiting list never exceeds the number of environments. Memory
 // is one lane per environment with PENDING events; the events themselves are records.
-// Each environment holds at most `maxPending` PENDING events (and approvals), and a
-// thousandth more (trimSlack) before its oldest are dropped back to `maxPending` once the
-// drop entry is durable; a drop entry FAILS at most DROP_BATCH events. The queue's depth is
+// Each environment holds at most `maxPending` PENDING events (and approvals) once its drop
+// entry is durable; a drop entry FAILS at most DROP_BATCH events. The queue's depth is
 // `stats().pending` (served in /healthz).
 import type { Clock } from '../engine/clock.js';
 import type { Report } from '../engine/report.js';
@@ -66,18 +65,6 @@ const OVERLOAD_RETRY_MS = 1_000;
 export const DEFAULT_MAX_PENDING_WEBHOOKS = 1_000_000;
 /** Events one drop entry FAILS: bounds the actors one decision holds and the entry's size. */
 export const DROP_BATCH = 1_000;
-/**
- * How far past its cap an environment's backlog may go, as a share of the cap, before its
- * oldest events are dropped back to the cap in one entry: once a busy environment's backlog
- * was full, every payment made a drop of its own (a decision, an entry and a trim pass
- * each). A cap under 1,000 has no slack.
- */
-const TRIM_SLACK_SHARE = 1 / 1_000;
-
-/** PENDING events past `cap` an environment may hold before its oldest are dropped back to `cap`. */
-export function trimSlack(cap: number): number {
-  return Math.min(Math.floor(cap * TRIM_SLACK_SHARE), DROP_BATCH);
-}
 /** Down endpoints /healthz names (the count covers them all). */
 const LISTED_DOWN_ENDPOINTS = 20;
 
@@ -149,8 +136,6 @@ export class WebhookDelivery {
   readonly #timeoutMs: number;
   readonly #maxConnections: number;
   readonly #maxPending: number;
-  /** Past this many PENDING events an environment is trimmed back to #maxPending. */
-  readonly #trimAbove: number;
   readonly #report: Report;
   readonly #observer: DeliveryObserver | undefined;
   readonly #lanes = new Map<string, Lane>();
@@ -174,7 +159,6 @@ export class WebhookDelivery {
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.#maxConnections = options.maxConnections ?? MAX_WEBHOOK_CONNECTIONS;
     this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_WEBHOOKS;
-    this.#trimAbove = this.#maxPending + trimSlack(this.#maxPending);
     this.#report = options.report ?? (() => undefined);
     this.#observer = options.observer;
     this.#retention = new WebhookRetention(deps.engine, deps.world, this.#report);
@@ -373,7 +357,7 @@ export class WebhookDelivery {
 
   /** Looks at the environment's queue length once this turn's entries are in (a burst is one look). */
   #trimLater(envId: string): void {
-    if (this.#deps.world.webhookEvents.pendingIn(envId) <= this.#trimAbove) return;
+    if (this.#deps.world.webhookEvents.pendingIn(envId) <= this.#maxPending) return;
     this.#toTrim.add(envId);
     if (this.#trimming) return;
     this.#trimming = true;
