@@ -172,9 +172,8 @@ export interface WebhookStep {
   readonly taken: number;
   /**
    * Per event, when a full backlog dropped it (FAILED with `failureReason` since then); 0:
-   * PENDING. Absent: none dropped. A backlog past its cap drops a payment's four events a
-   * payment at a time: taken out one by one, each became a record of its own, and the
-   * service ran at a third of its rate (docs/bench.md, session 45).
+   * PENDING. Absent: none dropped. Taken out one by one, each a record of its own, a full
+   * backlog's drops cost a payment load a third of its rate (docs/bench.md, session 45).
    */
   readonly droppedAt?: readonly number[];
   /** Why its dropped events FAILED (droppedReason); present with `droppedAt`. */
@@ -296,10 +295,10 @@ function droppedAtOf(step: WebhookStep, i: number): number {
 function stepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
   const dropped = droppedAtOf(step, i);
   if (dropped !== 0) {
-    const pending: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id), deliveryStatus: 'FAILED' };
-    pending.failureReason = step.failureReason;
-    pending.settledAt = dropped;
-    return pending;
+    const failed: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id), deliveryStatus: 'FAILED' };
+    failed.failureReason = step.failureReason;
+    failed.settledAt = dropped;
+    return failed;
   }
   return pendingStepEvent(step, i, id);
 }
