@@ -142,10 +142,15 @@ type AccountsEvent =
  * changes cost several microseconds per posting on Node 20, two postings to a payment.
  */
 function moved(account: InternalAccount, balance: number, inflow: number, outflow: number, at: number): InternalAccount {
+  return versionOf(account, balance, inflow, outflow, at, account.privateEnabled);
+}
+
+/** A version of `account`: what never changes taken from it, the rest given. */
+function versionOf(account: InternalAccount, balance: number, inflow: number, outflow: number, at: number, privateEnabled: boolean | undefined): InternalAccount {
   const { fundingReference } = account;
   // A fiat account's usual shape in one literal: a property added after a literal costs the
   // record a property array (ACCOUNT_STATUS events keep each version for as long as they live).
-  if (fundingReference !== undefined && account.privateEnabled === undefined) {
+  if (fundingReference !== undefined && privateEnabled === undefined) {
     return { id: account.id, envId: account.envId, customerId: account.customerId, type: account.type, currency: account.currency, balance, inflow, outflow, createdAt: account.createdAt, updatedAt: at, fundingReference };
   }
   const next: { -readonly [K in keyof InternalAccount]: InternalAccount[K] } = {
@@ -161,8 +166,41 @@ function moved(account: InternalAccount, balance: number, inflow: number, outflo
     updatedAt: at,
   };
   if (fundingReference !== undefined) next.fundingReference = fundingReference;
-  if (account.privateEnabled !== undefined) next.privateEnabled = account.privateEnabled;
+  if (privateEnabled !== undefined) next.privateEnabled = privateEnabled;
   return next;
+}
+
+/**
+ * An account's version as a snapshot stores it where another record holds it (a webhook
+ * step's ACCOUNT_STATUS report): what changes from version to version. The rest (id aside)
+ * is read from the account as it is when the snapshot is restored: an account's
+ * environment, owner, type, currency, reference and creation time never change. Two such
+ * versions, written whole, were a fifth of a payment's bytes in a snapshot (docs/bench.md,
+ * session 45).
+ */
+export type StoredAccountVersion = readonly [id: string, balance: number, inflow: number, outflow: number, updatedAt: number, privateEnabled?: boolean];
+
+/** `version` as StoredAccountVersion, if `current` (its account as the snapshot holds it) gives back the rest exactly. */
+export function storedAccountVersion(version: InternalAccount, current: InternalAccount | undefined): StoredAccountVersion | undefined {
+  if (
+    current === undefined ||
+    current.id !== version.id ||
+    current.envId !== version.envId ||
+    current.customerId !== version.customerId ||
+    current.type !== version.type ||
+    current.currency !== version.currency ||
+    current.fundingReference !== version.fundingReference ||
+    current.createdAt !== version.createdAt
+  ) {
+    return undefined;
+  }
+  const { id, balance, inflow, outflow, updatedAt, privateEnabled } = version;
+  return privateEnabled === undefined ? [id, balance, inflow, outflow, updatedAt] : [id, balance, inflow, outflow, updatedAt, privateEnabled];
+}
+
+/** The version `stored` holds of the account `current` is now. */
+export function accountVersionAt(current: InternalAccount, stored: StoredAccountVersion): InternalAccount {
+  return versionOf(current, stored[1], stored[2], stored[3], stored[4], stored[5]);
 }
 
 /** The account `derivedAccountId(customer.id, index)` is before its first movement. */

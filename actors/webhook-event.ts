@@ -37,7 +37,16 @@ import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
 import { isPaymentStemOf, paymentStemOf } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
-import { renderInternalAccount, type InternalAccount, type Posting, type InternalAccountView, type InternalAccounts } from './internal-account.js';
+import {
+  accountVersionAt,
+  renderInternalAccount,
+  storedAccountVersion,
+  type InternalAccount,
+  type Posting,
+  type InternalAccountView,
+  type InternalAccounts,
+  type StoredAccountVersion,
+} from './internal-account.js';
 import { renderTransaction, type Transaction, type Transactions, type TransactionView } from './transaction.js';
 import { isoTime } from './iso-time.js';
 import { SettledQueue } from './settled-queue.js';
@@ -186,14 +195,19 @@ export interface WebhookStep {
  * snapshot more than the rest of a payment's records (docs/bench.md, session 44). Only a
  * transaction whose id derives the step's (paymentStemOf) goes by its id: when a new version
  * replaces it, `#reportReplaced` finds the step by that id and notes it changed, so the next
- * snapshot writes the step again, with the version it reports in full.
+ * snapshot writes the step again, with the version it reports in full. An account's version
+ * stands as what changed in it (StoredAccountVersion, session 45), the rest read from the
+ * account when the snapshot is restored; no later change of the account touches that rest.
  */
-type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<Transaction | InternalAccount | string> };
+type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<StoredReport> };
+
+/** A report as a stored step holds it: whole, a transaction's id, or an account's version as it changed (StoredAccountVersion). */
+type StoredReport = Transaction | InternalAccount | string | StoredAccountVersion;
 
 /** `step` (in either form) as form `form` with `reports`, written out as a literal: a spread of a step cost the writer more than the ids saved. */
 function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<Transaction | InternalAccount>): WebhookStep;
-function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyArray<Transaction | InternalAccount | string>): StoredStep;
-function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<Transaction | InternalAccount | string>): WebhookStep | StoredStep {
+function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyArray<StoredReport>): StoredStep;
+function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<StoredReport>): WebhookStep | StoredStep {
   const out: { -readonly [K in keyof StoredStep]: unknown } = { id: step.id, step: form, envId: step.envId, timestamp: step.timestamp, first: step.first, gaps: step.gaps, reports, taken: step.taken };
   if (step.format !== undefined) out.format = step.format;
   if (step.droppedAt !== undefined) {
@@ -234,6 +248,10 @@ export function loggedOfStep(derived: DerivedStep): LoggedWebhook[] {
   for (const tx of derived.transactions) logged.push(transactionWebhook(tx, tx.type === 'INCOMING' ? 'INCOMING_PAYMENT' : 'OUTGOING_PAYMENT', nextId()));
   for (const accountId of derived.accountIds) logged.push({ id: nextId(), type: 'ACCOUNT_STATUS', accountId });
   return logged;
+}
+
+function isStoredAccountVersion(report: StoredReport): report is StoredAccountVersion {
+  return Array.isArray(report);
 }
 
 function isStep(record: WebhookEvent | WebhookStep): record is WebhookStep {
@@ -731,12 +749,18 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   stored(record: WebhookEvent | WebhookStep): WebhookEvent | WebhookStep | StoredStep {
     if (!isStep(record)) return record;
-    let reports: Array<Transaction | InternalAccount | string> | undefined;
+    let reports: StoredReport[] | undefined;
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
-      if (!('quoteId' in report) || !isPaymentStemOf(record.id, report.id)) continue;
-      // The map's own value: the writer runs outside any decision, and never loads.
-      if (Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
+      // The maps' own values: the writer runs outside any decision, and never loads.
+      if (!('quoteId' in report)) {
+        const version = storedAccountVersion(report, Map.prototype.get.call(this.accounts.records, report.id) as InternalAccount | undefined);
+        if (version === undefined) continue;
+        reports ??= record.reports.slice();
+        reports[i] = version;
+        continue;
+      }
+      if (!isPaymentStemOf(record.id, report.id) || Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
       reports ??= record.reports.slice();
       reports[i] = report.id;
     }
@@ -762,10 +786,18 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     this.#put(legacy ? renderedOf(event) : event, true);
   }
 
-  /** The steps restored with transactions named by id take them, as the snapshot restored them. */
+  /**
+   * The steps restored with transactions named by id take them, as the snapshot restored
+   * them, and the account versions stored as they changed are rebuilt from their accounts.
+   */
   restoredAll(): void {
     for (const stored of this.#unresolved) {
-      const reports = stored.reports.map((report) => {
+      const reports = stored.reports.map((report): Transaction | InternalAccount => {
+        if (isStoredAccountVersion(report)) {
+          const account = this.accounts.get(report[0]);
+          if (account === undefined) throw new Error(`webhook step ${stored.id} reports account ${report[0]}, which the snapshot does not hold`);
+          return accountVersionAt(account, report);
+        }
         if (typeof report !== 'string') return report;
         const tx = this.transactions.get(report);
         if (tx === undefined) throw new Error(`webhook step ${stored.id} reports transaction ${report}, which the snapshot does not hold`);

@@ -1,6 +1,7 @@
 // The forms a snapshot stores a payment's records in (issue 38): its transactions without
 // what they take from their quote (Transactions.stored), its webhook step with those
-// transactions named by id (WebhookEvents.stored, step 2). What a platform reads after a
+// transactions named by id and its accounts' versions by what changed in them
+// (WebhookEvents.stored, step 2). What a platform reads after a
 // restart from such a snapshot is what it read before; a change that would make a stored
 // form wrong (a transaction's new version, a quote priced anew) notes the records that
 // hold it changed, so the next snapshot writes them whole.
@@ -42,6 +43,13 @@ describe("a payment's records in a snapshot", () => {
       const storedStep = world.storedForm(step, world.webhookEvents.records.get(step)) as { step: number; reports: unknown[] };
       assert.equal(storedStep.step, 2);
       assert.deepEqual(storedStep.reports.slice(0, 2), [outgoing, incoming], 'the step names its transactions by id');
+      const [paid, received] = [world.internalAccounts.get(alice.usd.id)!, world.internalAccounts.get(bob.usd.id)!];
+      assert.deepEqual([paid.balance, received.balance], [0, 100]);
+      assert.deepEqual(
+        storedStep.reports.slice(2),
+        [paid, received].map((a) => [a.id, a.balance, a.inflow, a.outflow, a.updatedAt]),
+        'and its accounts by what changed in them',
+      );
       ids = [`/quotes/${quote.id}`, `/transactions/${outgoing}`, `/transactions/${incoming}`, '/webhooks/events?limit=100'];
       before = [];
       for (const path of ids) before.push(await getJson(first, path));
