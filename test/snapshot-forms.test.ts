@@ -7,6 +7,7 @@
 // hold it changed, so the next snapshot writes them whole.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { accountVersionAt, storedAccountVersion, type InternalAccount } from '../actors/internal-account.js';
 import type { Quote } from '../actors/quote.js';
 import type { Transaction } from '../actors/transaction.js';
 import { World } from '../actors/world.js';
@@ -108,5 +109,45 @@ describe("a payment's records in a snapshot", () => {
     } finally {
       await svc.stop();
     }
+  });
+});
+
+describe("an account's version stored as what changed in it", () => {
+  const current: InternalAccount = {
+    id: 'InternalAccount:019b76da-a800-7009-9c71-083df2776d01',
+    envId: 'Platform:019b76da-a800-7009-9c71-083df2776d00#sandbox',
+    customerId: 'Customer:019b76da-a800-7009-9c71-083df2776d00',
+    type: 'INTERNAL_FIAT',
+    currency: 'USD',
+    balance: 500,
+    inflow: 900,
+    outflow: 400,
+    createdAt: 1_000,
+    updatedAt: 7_000,
+    fundingReference: 'UMAAGPZPYXJAB2AXB6YW3PKYZTPAA',
+  };
+
+  it('reads back as it was, with or without its privacy, from its account as it is now', () => {
+    const version: InternalAccount = { ...current, balance: 200, inflow: 300, outflow: 100, updatedAt: 5_000 };
+    const plain = storedAccountVersion(version, current)!;
+    assert.deepEqual(plain, [version.id, 200, 300, 100, 5_000]);
+    assert.deepEqual(accountVersionAt(current, plain), version);
+    const private_ = { ...version, privateEnabled: true };
+    assert.deepEqual(accountVersionAt({ ...current, privateEnabled: false }, storedAccountVersion(private_, { ...current, privateEnabled: false })!), private_);
+  });
+
+  it('is stored whole when its account would give back anything else', () => {
+    const version: InternalAccount = { ...current, balance: 200, updatedAt: 5_000 };
+    const changed: Array<Partial<InternalAccount>> = [
+      { id: `${current.id.slice(0, -2)}02` },
+      { envId: 'Platform:019b76da-a800-7009-9c71-083df2776d00#production' },
+      { customerId: '' },
+      { type: 'EMBEDDED_WALLET' },
+      { currency: 'EUR' },
+      { fundingReference: undefined },
+      { createdAt: 2_000 },
+    ];
+    for (const change of changed) assert.equal(storedAccountVersion(version, { ...current, ...change }), undefined, JSON.stringify(change));
+    assert.equal(storedAccountVersion(version, undefined), undefined);
   });
 });
