@@ -13,7 +13,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertError, assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
-import { quiet } from './support/webhook-queue.js';
+import { advance, quiet, shownEvents as shown } from './support/webhook-queue.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MINUTE = 60_000;
@@ -22,23 +22,6 @@ const LIMIT = 5;
 const PAYMENTS = 6;
 const NO_TIMED_SNAPSHOTS = 1e9;
 const REASON = `dropped from the backlog: the environment held more than ${LIMIT} undelivered events`;
-
-/** Every event the API lists (oldest first), and each as GET /webhooks/events/{id} answers it. */
-async function shown(svc: TestService): Promise<{ listed: any[]; read: any[] }> {
-  const listed = (await getJson(svc, '/webhooks/events?limit=100')).data.reverse();
-  const read = [];
-  for (const event of listed) read.push(await getJson(svc, `/webhooks/events/${event.id}`));
-  return { listed, read };
-}
-
-/** Moves the clock and waits for what fell due (the retention sweep) to be logged. */
-async function advance(svc: TestService, clock: ManualClock, ms: number): Promise<void> {
-  clock.advance(ms);
-  await quiet(svc);
-  await svc.service.services.engine.settled();
-  await new Promise((resolve) => setImmediate(resolve));
-  await quiet(svc);
-}
 
 describe('a full backlog drops a payment step\'s events', () => {
   for (const from of ['the log', 'a snapshot'] as const) {

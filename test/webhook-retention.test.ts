@@ -16,7 +16,7 @@ import { basicHeader, startTestService, type TestService } from './support/servi
 import { assertError, assertStatus, createCustomer, type Auth } from './support/assertions.js';
 import { accountIn, fund, fundedCustomer, getJson, until } from './support/money.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
-import { quiet } from './support/webhook-queue.js';
+import { advance, quiet } from './support/webhook-queue.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MINUTE = 60_000;
@@ -40,16 +40,6 @@ async function assertPruned(svc: TestService, id: string, auth: Auth = 'sandbox'
   const body = assertError(read, 404, 'NOT_FOUND', ['id']);
   assert.match(body.message, new RegExp(id));
   assertError(await svc.request('POST', `/webhooks/events/${id}/redeliver`, { auth }), 404, 'NOT_FOUND', ['id']);
-}
-
-/** Moves the clock and waits for what fell due (deliveries, the retention sweep) to be logged. */
-async function advance(svc: TestService, clock: ManualClock, ms: number): Promise<void> {
-  clock.advance(ms);
-  await quiet(svc);
-  await svc.service.services.engine.settled();
-  // The sweep's decision runs a turn after the clock callback.
-  await new Promise((resolve) => setImmediate(resolve));
-  await quiet(svc);
 }
 
 describe('webhook event retention', () => {

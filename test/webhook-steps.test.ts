@@ -11,16 +11,8 @@ import { ManualClock } from '../src/engine/clock.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
-import { quiet } from './support/webhook-queue.js';
+import { quiet, shownEvents as shown } from './support/webhook-queue.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
-
-/** Every event the API lists, oldest first, and each as GET /webhooks/events/{id} answers it. */
-async function shown(svc: TestService): Promise<{ listed: any[]; read: any[] }> {
-  const listed = (await getJson(svc, '/webhooks/events?limit=100')).data.reverse();
-  const read = [];
-  for (const event of listed) read.push(await getJson(svc, `/webhooks/events/${event.id}`));
-  return { listed, read };
-}
 
 describe("a payment step's webhook events", () => {
   for (const fromSnapshot of [false, true]) {

@@ -2,7 +2,7 @@
 // so before asserting that nothing was sent (or what was), a test lets every try in
 // flight reach the receiver and its outcome reach the log.
 import type { ManualClock } from '../../src/engine/clock.js';
-import { until } from './money.js';
+import { getJson, until } from './money.js';
 import type { TestService } from './service.js';
 
 /** Waits until no try is in flight (each try is real I/O against the receiver) and the log has caught up. */
@@ -21,4 +21,22 @@ export async function pass(svc: TestService, clock: ManualClock, envId: string, 
     clock.advance(due - clock.now());
     await quiet(svc);
   }
+}
+
+/** Moves the clock and waits for what fell due (deliveries, the retention sweep) to be logged. */
+export async function advance(svc: TestService, clock: ManualClock, ms: number): Promise<void> {
+  clock.advance(ms);
+  await quiet(svc);
+  await svc.service.services.engine.settled();
+  // The sweep's decision runs a turn after the clock callback.
+  await new Promise((resolve) => setImmediate(resolve));
+  await quiet(svc);
+}
+
+/** Every event the API lists (one page of up to 100, oldest first), and each as GET /webhooks/events/{id} answers it. */
+export async function shownEvents(svc: TestService): Promise<{ listed: any[]; read: any[] }> {
+  const listed = (await getJson(svc, '/webhooks/events?limit=100')).data.reverse();
+  const read = [];
+  for (const event of listed) read.push(await getJson(svc, `/webhooks/events/${event.id}`));
+  return { listed, read };
 }
