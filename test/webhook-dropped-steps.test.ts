@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { startTestService } from './support/service.js';
 import { assertError, assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 import { advance, quiet, shownEvents as shown } from './support/webhook-queue.js';

@@ -16,7 +16,7 @@ import { basicHeader, startTestService, type TestService } from './support/servi
 import { assertError, assertStatus, createCustomer, type Auth } from './support/assertions.js';
 import { accountIn, fund, fundedCustomer, getJson, until } from './support/money.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
-import { advance, quiet } from './support/webhook-queue.js';
+import { advance } from './support/webhook-queue.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MINUTE = 60_000;

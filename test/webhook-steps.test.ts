@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../src/engine/clock.js';
-import { startTestService, type TestService } from './support/service.js';
+import { startTestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 import { quiet, shownEvents as shown } from './support/webhook-queue.js';
