@@ -10,8 +10,8 @@ const BUILT_SRC = new URL('./', import.meta.url);
 /** The built dashboard (its pages, scripts and styles): dist/src/dashboard. */
 export const DASHBOARD_DIR = fileURLToPath(new URL('dashboard/', BUILT_SRC));
 
-/** The crypto pool's worker, loaded by each worker thread on its own: dist/src/crypto/worker.js. */
-export const CRYPTO_WORKER_FILE = fileURLToPath(new URL('crypto/worker.js', BUILT_SRC));
+/** The crypto pool's worker entry, loaded by each worker thread on its own: dist/src/crypto/worker-entry.cjs, which imports worker.js. */
+export const CRYPTO_WORKER_FILE = fileURLToPath(new URL('crypto/worker-entry.cjs', BUILT_SRC));
 
 /** The service as one module (scripts/bundle.ts writes it, `npm start` runs it): dist/src/main.bundle.js. */
 export const SERVICE_BUNDLE = fileURLToPath(new URL('main.bundle.js', BUILT_SRC));
