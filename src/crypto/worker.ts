@@ -1,5 +1,5 @@
-// Piscina worker entry point. Loaded from the compiled dist/src/crypto/worker.js by
-// pool.ts; each task is a plain-data CryptoTask and the reply a TaskOutcome.
+// The crypto pool's worker: imported by its CommonJS entry (worker-entry.cts), which each
+// Piscina thread loads; each task is a plain-data CryptoTask and the reply a TaskOutcome.
 import { parentPort, threadId } from 'node:worker_threads';
 import { runCryptoTask, type CryptoOp, type CryptoTask, type CryptoTaskResults, type TaskOutcome } from './tasks.js';
 
