@@ -835,9 +835,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const goneByEnv = new Map<string, Set<string>>();
     for (const id of ids) {
       const own = this.#events.get(id);
-      // A dropped event its step still holds is taken out of it, and is then nowhere.
-      const envId = own !== undefined ? own.envId : this.#take(id).envId;
-      if (own !== undefined) this.#events.delete(id);
+      let envId: string;
+      if (own !== undefined) {
+        envId = own.envId;
+        this.#events.delete(id);
+      } else {
+        // A dropped event its step still holds is taken out of it, and is then nowhere.
+        envId = this.#takeFromStep(id).step.envId;
+      }
       let gone = goneByEnv.get(envId);
       if (gone === undefined) goneByEnv.set(envId, (gone = new Set()));
       gone.add(id);
@@ -992,13 +997,19 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #take(id: string): WebhookEvent {
     const own = this.#events.get(id);
     if (own !== undefined) return own as WebhookEvent;
+    const { step, i } = this.#takeFromStep(id);
+    return stepEvent(step, i, id);
+  }
+
+  /** Takes the event `id` out of the step that holds it (its bit in `taken`; the step goes with its last event): the step as it was, and the event's index. */
+  #takeFromStep(id: string): { step: WebhookStep; i: number } {
     const held = this.#stepHolding(id);
     if (held === undefined) throw new Error(`webhook event ${id} does not exist`);
     const { step, i } = held;
     const taken = step.taken | (1 << i);
     if (taken === 2 ** step.reports.length - 1) this.#events.delete(step.id);
     else this.#events.set(step.id, { ...step, taken });
-    return stepEvent(step, i, id);
+    return held;
   }
 
   idsIn(envId: string): readonly string[] {
