@@ -4,14 +4,12 @@
 // CreateRequiredModuleFacade; seen once in the store suite, a service closed as it started).
 // Required as CommonJS, this file imports the ES module worker.js itself, at once, so the
 // worker still reports when it has loaded (CryptoPool.close waits for that report).
-import type { CryptoOp, CryptoTask, CryptoTaskResults, TaskOutcome } from './tasks.js' with { 'resolution-mode': 'import' };
+import type { default as cryptoWorker } from './worker.js' with { 'resolution-mode': 'import' };
 
-type Worker = { default(task: CryptoTask): TaskOutcome<CryptoTaskResults[CryptoOp]> };
-
-const worker: Promise<Worker> = import('./worker.js');
+const worker: Promise<{ default: typeof cryptoWorker }> = import('./worker.js');
 // A worker that failed to load fails each task with that error, where the task awaits it.
 worker.catch(() => undefined);
 
-export = async function cryptoWorkerEntry(task: CryptoTask): Promise<TaskOutcome<CryptoTaskResults[CryptoOp]>> {
+export = async function cryptoWorkerEntry(task: Parameters<typeof cryptoWorker>[0]): Promise<ReturnType<typeof cryptoWorker>> {
   return (await worker).default(task);
 };
