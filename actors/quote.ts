@@ -621,6 +621,14 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
     this.#quotes.set(quote.id, quote);
   }
 
+  /**
+   * A quote executed to its end, failed or expired: a snapshot holds it, and it leaves memory
+   * until asked for again (registry.ts, RecordKind.settled). Its restore only indexes it.
+   */
+  settled(quote: Quote): boolean {
+    return quote.status === 'COMPLETED' || quote.status === 'FAILED' || quote.status === 'EXPIRED';
+  }
+
   restore(quote: Quote): void {
     this.#set(this.#quotes.get(quote.id), quote);
     this.#index(quote);
@@ -652,6 +660,13 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
 
   get(id: string): Quote | undefined {
     return this.#quotes.get(id);
+  }
+
+  /** How many quotes exist, in memory or left in a snapshot's lazy chunks (settled). */
+  get count(): number {
+    let count = 0;
+    for (const ids of this.#byEnv.values()) count += ids.ids.length;
+    return count;
   }
 
   inEnv(envId: string, id: string): Quote | undefined {

@@ -9,7 +9,21 @@
 // the registry shares, so `captureChanges` hands a snapshot only what changed. Adding a
 // kind is registering it; nothing here changes.
 import { ChangeLog, ChangeTrackingMap } from '../src/engine/change-log.js';
-import { ActorNotHeldError, type DomainChanges, type DomainColumns, type DomainImage, type DomainEvent, type DomainRecords, type EventLayout, type LazyRecords, type StateMachine } from '../src/engine/state-machine.js';
+import {
+  ActorNotHeldError,
+  type DomainChanges,
+  type DomainColumns,
+  type DomainImage,
+  type DomainEvent,
+  type DomainRecords,
+  type EventLayout,
+  type LazyChunk,
+  type LazyPlace,
+  type LazyRecords,
+  type LazyStore,
+  type LazyWritten,
+  type StateMachine,
+} from '../src/engine/state-machine.js';
 import { lowerBound } from '../src/engine/ids.js';
 
 /**
@@ -62,6 +76,14 @@ export interface RecordKind<R, E extends DomainEvent> {
   lazyKeys?(record: R, key: (hash: number) => void): void;
   /** The records a restored snapshot left in lazy chunks: the kind reads them when first asked for. */
   restoreLazy?(lazy: LazyRecords): void;
+  /**
+   * Optional, instead of `lazyKeys` and `restoreLazy`: snapshots leave this kind's records in
+   * lazy chunks, found by id alone, and the registry drops from memory each record settled once a snapshot holds it (settled history: an executed quote, a completed
+   * transaction), reading it back on first use. True only of a record whose restore adds
+   * nothing but index entries, and those idempotently: a record read back is restored again.
+   * Recovery reads such a kind's chunks one by one, for their index entries, and drops them again.
+   */
+  settled?(record: R): boolean;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
@@ -114,6 +136,10 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   private held: HeldActors | undefined;
   private actorOf: ((record: R) => string | undefined) | undefined;
   private loader: LazyLoader | undefined;
+  /** Records read from lazy chunks and not changed since, each with its chunk: what `dropRead` may drop. */
+  private read: Map<string, LazyChunk> | undefined;
+  /** The chunk whose records are being put (`readFrom`): a `set` now puts a record read, not a change. */
+  private reading: LazyChunk | undefined;
 
   /** From now on, an id the map does not hold is first looked for by `loader` (undefined: all are held). */
   loadWith(loader: LazyLoader | undefined): void {
@@ -146,6 +172,7 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
    */
   add(id: string, record: R): boolean {
     this.loader?.load(id);
+    this.read?.delete(id);
     const size = this.size;
     super.set(id, record);
     if (this.size === size) return false;
@@ -155,7 +182,8 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
 
   #loaded(id: string): R | undefined {
     const record = super.get(id);
-    if (record !== undefined || this.loader === undefined) return record;
+    // While a chunk's records are put, a record not there yet is not looked for elsewhere: the reader put newer chunks first.
+    if (record !== undefined || this.loader === undefined || this.reading !== undefined) return record;
     // A new id (every created record's, while a restored snapshot is lazy) is asked for once,
     // not twice: a loader that put nothing left the map as large as it was.
     const size = this.size;
@@ -185,6 +213,13 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   }
 
   override set(id: string, record: R): this {
+    if (this.reading !== undefined) {
+      // A record read from a lazy chunk: neither a change nor any decision's doing.
+      Map.prototype.set.call(this, id, record);
+      (this.read ??= new Map()).set(id, this.reading);
+      return this;
+    }
+    this.read?.delete(id);
     if (this.held?.actors !== undefined) {
       const before = this.#loaded(id);
       if (before === undefined) this.held.created.add(id);
@@ -194,11 +229,43 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   }
 
   override delete(id: string): boolean {
+    this.read?.delete(id);
     if (this.held?.actors !== undefined) {
       const before = super.get(id);
       if (before !== undefined) this.#check(id, before, this.held.actors);
     }
     return super.delete(id);
+  }
+
+  /** Runs `put`, whose `set`s put the records of lazy chunk `chunk` as read (not changes). */
+  readFrom(chunk: LazyChunk, put: () => void): void {
+    this.reading = chunk;
+    try {
+      put();
+    } finally {
+      this.reading = undefined;
+    }
+  }
+
+  /** Drops `record` from memory if it is still the map's record `id` (a snapshot holds it in a lazy chunk): not a change. */
+  drop(id: string, record: R): void {
+    if (super.get(id) === record) Map.prototype.delete.call(this, id);
+  }
+
+  /**
+   * Drops the records read from lazy chunks and not changed since for which `droppable` is
+   * true; their chunks are read again when one of them is next asked for.
+   */
+  dropRead(droppable: (record: R) => boolean): void {
+    const read = this.read;
+    if (read === undefined || read.size === 0) return;
+    for (const [id, chunk] of read) {
+      const record = super.get(id);
+      if (record === undefined || !droppable(record)) continue;
+      Map.prototype.delete.call(this, id);
+      chunk.loaded = false;
+    }
+    read.clear();
   }
 
   #check(id: string, record: R, actors: ReadonlySet<string>): void {
@@ -210,6 +277,38 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
 
 type Applier = (event: DomainEvent, at: number) => void;
 
+/**
+ * Reads a kind's lazy chunks into its RecordMap on first use, each record restored as the
+ * kind restores a snapshot's, as read (not a change). A record's newest version is read
+ * first: before a chunk's records are put, the newer generations' chunks that may hold any
+ * of them are, and a record the map holds (read, made or changed since) is not replaced.
+ */
+class LazyKindLoader implements LazyLoader {
+  constructor(
+    private readonly records: RecordMap<unknown>,
+    private readonly view: LazyRecords,
+    private readonly restore: (form: unknown, id: string) => void,
+  ) {}
+
+  load(id: string): void {
+    for (const chunk of this.view.byId(id)) this.read(chunk);
+  }
+
+  loadAll(): void {
+    for (const chunk of this.view.all()) this.read(chunk);
+  }
+
+  read(chunk: LazyChunk): void {
+    if (chunk.loaded) return;
+    chunk.loaded = true;
+    const [ids, forms] = chunk.read();
+    for (const id of ids) for (const newer of this.view.byId(id)) if (newer.generation > chunk.generation) this.read(newer);
+    this.records.readFrom(chunk, () => {
+      for (let i = 0; i < ids.length; i++) if (!this.records.holds(ids[i]!)) this.restore(forms[i], ids[i]!);
+    });
+  }
+}
+
 interface Registered {
   readonly prefix: string;
   readonly records: RecordMap<unknown>;
@@ -218,6 +317,12 @@ interface Registered {
   restoredAll: (() => void) | undefined;
   lazyKeys: ((record: unknown, key: (hash: number) => void) => void) | undefined;
   restoreLazy: ((lazy: LazyRecords) => void) | undefined;
+  settled: ((record: unknown) => boolean) | undefined;
+  /** Where a snapshot puts its records: in lazy chunks to keep in memory, or to drop (undefined: not lazy). */
+  keep: LazyPlace | undefined;
+  drop: LazyPlace | undefined;
+  /** Reads its lazy chunks (a droppable kind's, once a snapshot has written some or recovery found some). */
+  loader: LazyKindLoader | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
   /** The records as `capture` gives them: one by one (RecordKind.eachRecord). */
@@ -233,14 +338,17 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   readonly #held = new HeldActors();
   /** Every kind's `logLayouts`. */
   readonly logLayouts: EventLayout[] = [];
+  /** The kinds whose records snapshots leave in lazy chunks. */
+  readonly lazyKinds: string[] = [];
+  /** The kinds whose settled records leave memory once a snapshot holds them. */
+  readonly #dropping: Registered[] = [];
   /** The kind `#kindOf` found last. */
   #lastKind: Registered | undefined;
 
   /** Registers kinds; called once, from the subclass's constructor. */
   protected register<R, KE extends DomainEvent>(kind: RecordKind<R, KE>, ...fits: [Unfitting<E, KE>] extends [never] ? [] : [unfitting: Unfitting<E, KE>]): void {
     if (this.#byPrefix.has(kind.idPrefix)) throw new Error(`two record kinds use the id prefix ${kind.idPrefix}`);
-    // A snapshot's lazy chunks hold one kind's records: a chunk read puts them all into that kind.
-    if (kind.restoreLazy !== undefined && this.#kinds.some((other) => other.restoreLazy !== undefined)) throw new Error('two record kinds are restored lazily');
+    if (kind.settled !== undefined && (kind.lazyKeys !== undefined || kind.restoreLazy !== undefined)) throw new Error(`the kind ${kind.idPrefix} is both dropped and read lazily by itself`);
     // A plain Map would change records behind the snapshots' back.
     if (!(kind.records instanceof RecordMap)) throw new Error(`the records of kind ${kind.idPrefix} are not a RecordMap`);
     kind.records.track(this.#changed);
@@ -255,12 +363,18 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       restoredAll: kind.restoredAll?.bind(kind),
       lazyKeys: kind.lazyKeys !== undefined ? (record, key) => kind.lazyKeys!(record as R, key) : undefined,
       restoreLazy: kind.restoreLazy?.bind(kind),
+      settled: kind.settled !== undefined ? (record) => kind.settled!(record as R) : undefined,
+      keep: kind.lazyKeys !== undefined || kind.settled !== undefined ? { kind: kind.idPrefix, drop: false } : undefined,
+      drop: kind.settled !== undefined ? { kind: kind.idPrefix, drop: true } : undefined,
+      loader: undefined,
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
       eachRecord: kind.eachRecord !== undefined ? () => kind.eachRecord!() : () => kind.records,
     };
     this.#byPrefix.set(kind.idPrefix, registered);
     this.#kinds.push(registered);
+    if (registered.keep !== undefined) this.lazyKinds.push(kind.idPrefix);
+    if (registered.settled !== undefined) this.#dropping.push(registered);
     if (kind.logLayouts !== undefined) this.logLayouts.push(...kind.logLayouts);
     for (const type of Object.keys(kind.appliers) as Array<KE['type']>) {
       // Dispatch is by `type`, so each applier only ever sees the event type it is keyed by.
@@ -292,8 +406,13 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
   }
 
   captureColumns(): DomainColumns {
-    // A full snapshot writes every record: those still in a restored snapshot's lazy chunks are read now.
-    for (const kind of this.#kinds) kind.records.loadAll();
+    // A full snapshot writes every record: those still in a restored snapshot's lazy chunks are
+    // read now, except a dropping kind's, whose chunks it copies as they are.
+    const carried: LazyChunk[] = [];
+    for (const kind of this.#kinds) {
+      if (kind.loader === undefined) kind.records.loadAll();
+      else for (const chunk of this.#lazy!.ofKind(kind.prefix).all()) carried.push(chunk);
+    }
     this.#changed.clear();
     const ids: string[] = [];
     const records: unknown[] = [];
@@ -301,7 +420,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       for (const id of kind.records.keys()) ids.push(id);
       for (const record of kind.records.values()) records.push(record);
     }
-    return { ids, records };
+    return { ids, records, carried };
   }
 
   captureChanges(): DomainChanges {
@@ -330,14 +449,37 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return stored === undefined ? record : stored(record);
   }
 
-  lazyKeys(id: string, record: unknown, key: (hash: number) => void): boolean {
-    const lazyKeys = this.#kindOf(id)?.lazyKeys;
-    if (lazyKeys === undefined) return false;
-    lazyKeys(record, key);
-    return true;
+  lazyKeys(id: string, record: unknown, key: (hash: number) => void): LazyPlace | undefined {
+    const kind = this.#kindOf(id);
+    if (kind?.keep === undefined) return undefined;
+    if (kind.settled !== undefined) return kind.settled(record) ? kind.drop : kind.keep;
+    kind.lazyKeys!(record, key);
+    return kind.keep;
   }
 
-  restore(image: DomainRecords, lazy?: LazyRecords): void {
+  /** The lazy chunks of the store's snapshot (undefined: none yet), as the store keeps them up to date. */
+  #lazy: LazyStore | undefined;
+
+  /** The dropping kinds read their chunks from `lazy` from now on. */
+  #attach(lazy: LazyStore): void {
+    this.#lazy = lazy;
+    for (const kind of this.#dropping) {
+      if (kind.loader !== undefined) continue;
+      kind.loader = new LazyKindLoader(kind.records, lazy.ofKind(kind.prefix), (form, id) => kind.restore(form, id));
+      kind.records.loadWith(kind.loader);
+    }
+  }
+
+  lazyWritten(lazy: LazyStore, written: LazyWritten): void {
+    this.#attach(lazy);
+    for (let i = 0; i < written.ids.length; i++) {
+      const id = written.ids[i]!;
+      this.#kindOf(id)?.records.drop(id, written.records[i]);
+    }
+    for (const kind of this.#dropping) kind.records.dropRead(kind.settled!);
+  }
+
+  restore(image: DomainRecords, lazy?: LazyStore): void {
     // What a snapshot holds is not a change: not noted at all (a million Set entries saved).
     for (const kind of this.#kinds) kind.records.track(undefined);
     try {
@@ -350,12 +492,31 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
         }
         kind.restore(record, id);
       }
+      if (lazy !== undefined) this.#restoreDropping(lazy);
       for (const each of this.#kinds) each.restoredAll?.();
+      // What restoring another kind read back (a step's transactions) leaves again.
+      for (const each of this.#dropping) each.records.dropRead(each.settled!);
     } finally {
       for (const kind of this.#kinds) kind.records.track(this.#changed);
     }
     this.#changed.clear();
-    if (lazy !== undefined) for (const kind of this.#kinds) kind.restoreLazy?.(lazy);
+    if (lazy !== undefined) for (const kind of this.#kinds) kind.restoreLazy?.(lazy.ofKind(kind.prefix));
+  }
+
+  /**
+   * A dropping kind's records are read from the snapshot's chunks one chunk at a time, for the
+   * index entries their restore makes, and those settled are dropped again at once: the heap
+   * holds at most a chunk's records beside what stays.
+   */
+  #restoreDropping(lazy: LazyStore): void {
+    this.#attach(lazy);
+    for (const kind of this.#dropping) {
+      for (const chunk of lazy.ofKind(kind.prefix).all()) {
+        kind.loader!.read(chunk);
+        // A chunk's records may have read another kind's (a transaction its quote's).
+        for (const each of this.#dropping) each.records.dropRead(each.settled!);
+      }
+    }
   }
 
   checkInvariants(): string[] {

@@ -546,6 +546,16 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
    */
   onReplaced: ((before: Transaction) => void) | undefined;
 
+  /**
+   * A transaction at its end with nothing pending (no payout in flight, no return due, no
+   * approval awaited): a snapshot holds it, and it leaves memory until asked for again
+   * (registry.ts, RecordKind.settled). Its restore only indexes it: it adds nothing to the
+   * amounts awaiting approval.
+   */
+  settled(tx: Transaction): boolean {
+    return tx.pending === undefined && tx.status !== 'CREATED' && tx.status !== 'PENDING' && tx.status !== 'PROCESSING';
+  }
+
   restore(record: Transaction | FromQuote): void {
     if ('fromQuote' in record) {
       // A snapshot's: its quote may come later in the snapshot, or earlier.
@@ -584,6 +594,13 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
 
   get(id: string): Transaction | undefined {
     return this.#transactions.get(id);
+  }
+
+  /** How many transactions exist, in memory or left in a snapshot's lazy chunks (settled). */
+  get count(): number {
+    let count = 0;
+    for (const ids of this.#byEnv.values()) count += ids.ids.length;
+    return count;
   }
 
   /** The amounts of the environment's incoming payments of `currency` awaiting approval, added up. */

@@ -808,11 +808,16 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     this.#unresolved = [];
   }
 
-  /** A new version replaced `before`: a step that reports it is noted changed, so the next snapshot writes it in full (StoredStep). */
+  /**
+   * A new version replaced `before`: a step that reports the transaction is noted changed, so
+   * the next snapshot writes the version it reports in full (StoredStep). By id, not by the
+   * version object: a settled transaction left memory and was read back as another object
+   * (registry.ts, RecordKind.settled) that the step's version equals.
+   */
   #reportReplaced(before: Transaction): void {
     const id = paymentStemOf(before.id, 'Webhook');
     const step = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
-    if (step !== undefined && isStep(step) && step.reports.includes(before)) ChangeTrackingMap.prototype.set.call(this.#events, id, step);
+    if (step !== undefined && isStep(step) && step.reports.some((report) => report.id === before.id)) ChangeTrackingMap.prototype.set.call(this.#events, id, step);
   }
 
   #put(event: WebhookEvent, restored = false): void {

@@ -194,7 +194,7 @@ describe("a generation's lazy chunks and their directory", () => {
           counts: { timers: 0, effects: 0, idempotency: 0 },
           lazyKeys: (id, _record, key) => {
             key(otherKey(id));
-            return true;
+            return { kind: 'Thing:', drop: false };
           },
         });
         const lazy = new SnapshotStore(storage, () => 0).stream()!.lazy!;

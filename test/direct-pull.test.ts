@@ -101,11 +101,11 @@ describe('direct pull from a US bank account', () => {
       body: { currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '111222128', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Platform' } } },
     });
     assertStatus(platformBank, 201);
-    const quotes = svc.service.services.world.quotes.records.size;
+    const quotes = svc.service.services.world.quotes.count;
     assertError(await svc.request('POST', '/quotes', { body: quoteBody(bank.id, other.id, 100) }), 400, 'INVALID_INPUT', ['destination.accountId']);
     assertError(await svc.request('POST', '/quotes', { body: quoteBody(clabe.body.id, usd.id, 100) }), 400, 'INVALID_INPUT', ['source.accountId']);
     assertError(await svc.request('POST', '/quotes', { body: quoteBody(platformBank.body.id, usd.id, 100) }), 400, 'INVALID_INPUT', ['source.accountId']);
-    assert.equal(svc.service.services.world.quotes.records.size, quotes);
+    assert.equal(svc.service.services.world.quotes.count, quotes);
   });
 
   it("holds the pulling customer's actor, which also owns the quote's expiry", async () => {

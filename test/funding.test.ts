@@ -120,7 +120,7 @@ describe('REALTIME_FUNDING quotes and /sandbox/send', () => {
     const { customer, usd } = await fundedCustomer(svc, 0);
     const usdc = await accountIn(svc, customer.id, 'USDC');
     const bank = await externalUsd(svc, customer.id, '123');
-    const count = () => svc.service.services.world.quotes.records.size;
+    const count = () => svc.service.services.world.quotes.count;
     const before = count();
     const refused = async (body: Record<string, unknown>, status: number, code: string, field: string) =>
       assertError(await svc.request('POST', '/quotes', { body }), status, code, [field]);

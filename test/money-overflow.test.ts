@@ -130,11 +130,11 @@ describe('the intake bound', () => {
     await pulled(svc, bank.id, usd.id, first);
     assert.equal(intakeOf(svc, usd.id), 1_000 + 2 * first);
     const transactions = (await getJson(svc, `/transactions?customerId=${customer.id}`)).totalCount;
-    const quotes = svc.service.services.world.quotes.records.size;
+    const quotes = svc.service.services.world.quotes.count;
     assertPastBound(await pull(svc, bank.id, usd.id, MAX - 500 - first), 'lockedCurrencyAmount');
     assert.equal(await balanceOf(svc, usd.id), first);
     assert.equal((await getJson(svc, `/transactions?customerId=${customer.id}`)).totalCount, transactions);
-    assert.equal(svc.service.services.world.quotes.records.size, quotes, 'no quote was made');
+    assert.equal(svc.service.services.world.quotes.count, quotes, 'no quote was made');
     assertLedgerHolds(svc);
 
     // The refund lands and the service keeps serving.

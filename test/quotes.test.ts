@@ -259,10 +259,10 @@ describe('quotes between internal accounts', () => {
     });
 
     async function refused(body: Record<string, unknown>, status: number, code: string, field?: string): Promise<void> {
-      const quotesBefore = svc.service.services.world.quotes.records.size;
+      const quotesBefore = svc.service.services.world.quotes.count;
       const res = await svc.request('POST', '/quotes', { body });
       assertError(res, status, code, field === undefined ? undefined : [field]);
-      assert.equal(svc.service.services.world.quotes.records.size, quotesBefore, 'no quote was made');
+      assert.equal(svc.service.services.world.quotes.count, quotesBefore, 'no quote was made');
       assert.equal(await balanceOf(svc, alice.usd.id), 50_000);
       assert.equal(await balanceOf(svc, bob.usd.id), 0);
     }

@@ -54,9 +54,9 @@ describe('quotes to UMA addresses', () => {
     const bob = await fundedCustomer(svc, 0);
     const carol = await fundedCustomer(svc, 0);
     const refused = async (body: Record<string, unknown>, status: number, code: string, field: string): Promise<void> => {
-      const quotes = svc.service.services.world.quotes.records.size;
+      const quotes = svc.service.services.world.quotes.count;
       assertError(await svc.request('POST', '/quotes', { body }), status, code, [field]);
-      assert.equal(svc.service.services.world.quotes.records.size, quotes);
+      assert.equal(svc.service.services.world.quotes.count, quotes);
       assert.equal(await balanceOf(svc, alice.usd.id), 5_000);
       assert.equal(await balanceOf(svc, bob.usd.id), 0);
     };

@@ -1,7 +1,7 @@
 // What a snapshot holds, apart from how it is stored (snapshot.ts): what the engine hands the
 // snapshot store to write, and what recovery reads back. A storage may offer an image of its
 // own (storage.ts), so these types sit below both.
-import type { DomainChanges, DomainColumns, DomainImage, DomainRecords, Effect, IdempotencyRecord, LazyRecords, Timer } from './state-machine.js';
+import type { DomainChanges, DomainColumns, DomainImage, DomainRecords, Effect, IdempotencyRecord, LazyPlace, LazyStore, Timer } from './state-machine.js';
 
 /** What a snapshot writes: every item (full), or what changed since the previous one (undefined: removed). */
 export interface SnapshotWrite<T> {
@@ -16,7 +16,9 @@ export interface SnapshotWrite<T> {
   /** The form each record is stored in (StateMachine.storedForm); absent: as it is. */
   storedForm?: (id: string, record: unknown) => unknown;
   /** Which records go to lazy chunks, and the keys each is found by besides its id (StateMachine.lazyKeys). */
-  lazyKeys?: (id: string, record: unknown, key: (hash: number) => void) => boolean;
+  lazyKeys?: (id: string, record: unknown, key: (hash: number) => void) => LazyPlace | undefined;
+  /** The kinds whose records `lazyKeys` places (StateMachine.lazyKinds). */
+  lazyKinds?: readonly string[];
   /** Items pending after this snapshot, checked at load. */
   counts: { timers: number; effects: number; idempotency: number };
 }
@@ -58,7 +60,7 @@ export interface SnapshotStream<T> {
   legacy: boolean;
   records: DomainRecords;
   /** The records left in lazy chunks, for the machine to read on first use. */
-  lazy?: LazyRecords;
+  lazy?: LazyStore;
   /** How many records `records` has yielded so far. */
   readonly recordsRead: number;
   rest(): SnapshotRest<T>;

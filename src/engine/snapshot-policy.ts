@@ -13,7 +13,7 @@ import { EngineClosedError, asError, type Lifecycle } from './lifecycle.js';
 import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
-import type { SnapshotStore } from './snapshot.js';
+import { sameLazyKinds, type SnapshotStore } from './snapshot.js';
 import type { DomainEvent, StateMachine } from './state-machine.js';
 import type { Storage } from './storage.js';
 import type { TimerTable } from './timers.js';
@@ -21,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'recordOf'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'lazyKinds' | 'lazyWritten' | 'recordOf'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -126,7 +126,8 @@ export class SnapshotPolicy<T> {
     const seq = captured.seq;
     const started = performance.now();
     await log.whenDurable(seq);
-    const stats = await store.write(captured);
+    // Told once the store holds it, before anything it replaced is removed: the machine may drop what it put in lazy chunks.
+    const stats = await store.write(captured, (lazy, written) => this.#parts.machine.lazyWritten?.(lazy, written));
     this.#seq = seq;
     this.#last = stats;
     const trimmed = await log.trimThrough(seq);
@@ -161,14 +162,16 @@ export class SnapshotPolicy<T> {
    */
   #capture(seq: number): SnapshotWrite<T> {
     const { machine, timers, effects, idempotency } = this.#parts;
-    // A base written before lazy chunks existed holds every record built: the next base leaves them to be read on first use.
-    const upgrade = machine.lazyKeys !== undefined && this.#parts.store.manifest?.lazy !== true;
+    // A base written before lazy chunks existed, or of other kinds, holds some records built: the next base leaves them to be read on first use.
+    const manifest = this.#parts.store.manifest;
+    const upgrade = machine.lazyKeys !== undefined && (manifest?.lazy !== true || !sameLazyKinds(manifest.lazyKinds, machine.lazyKinds));
     const full = this.#fullNext || this.#parts.store.wantsFull || upgrade || machine.captureChanges === undefined;
     this.#fullNext = false;
     const counts = { timers: timers.size, effects: effects.size, idempotency: idempotency.size };
     const at = this.#parts.clock.now();
     const storedForm = machine.storedForm?.bind(machine);
     const lazyKeys = machine.lazyKeys?.bind(machine);
+    const lazyKinds = machine.lazyKinds;
     const recordOf = (id: string): unknown => machine.recordOf?.(id);
     if (!full) {
       return {
@@ -178,6 +181,7 @@ export class SnapshotPolicy<T> {
         counts,
         storedForm,
         lazyKeys,
+        lazyKinds,
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
@@ -193,6 +197,7 @@ export class SnapshotPolicy<T> {
       counts,
       storedForm,
       lazyKeys,
+      lazyKinds,
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),

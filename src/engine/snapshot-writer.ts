@@ -7,7 +7,7 @@ import type { MANIFEST_KEY, Space } from './snapshot-layout.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import type { StorageTable } from './storage.js';
 import { LatestChanges } from './change-log.js';
-import { lazyHash, type DomainChanges, type DomainColumns } from './state-machine.js';
+import { lazyHash, type DomainChanges, type DomainColumns, type LazyChunk, type LazyPlace, type LazyWritten } from './state-machine.js';
 
 /** Items per chunk value at most. */
 export const CHUNK_ITEMS = 256;
@@ -126,42 +126,130 @@ export class ChunkBuffer<I> {
   }
 }
 
-/** Records the machine leaves to be read on first use: lazy chunks of ids and stored forms, and the generation's directory (snapshot-lazy.ts). */
+/** One kind's lazy chunk being filled, and its number in the generation. */
+interface LazyLane {
+  readonly kind: string;
+  chunk: number;
+  ids: string[];
+  records: unknown[];
+}
+
+/** What a generation's lazy chunks came to: its directory and table, which chunks hold only records in memory, and the records to drop. */
+export interface LazyChunksWritten {
+  directory: LazyDirectory & { kinds: string[] };
+  table: Uint32Array;
+  loaded: Set<number>;
+  dropped: LazyWritten;
+}
+
+/**
+ * Records the machine leaves to be read on first use: lazy chunks of ids and stored forms,
+ * one kind's each, and the generation's directory (snapshot-lazy.ts). Each kind fills a chunk
+ * of its own (a lane); a chunk's number is taken when its first record comes. It notes the
+ * records the machine may drop from memory once the snapshot holds them, and the chunks that
+ * hold records not in memory (those, and records copied from older chunks: `copy`).
+ */
 export class LazyChunkBuffer {
-  #ids: string[] = [];
-  #records: unknown[] = [];
-  #chunks = 0;
+  readonly #lanes = new Map<string, LazyLane>();
+  /** A lane's chunk is full. */
+  #full = false;
+  /** The kind of each chunk numbered so far. */
+  readonly #kinds: string[] = [];
   #lastId = '';
   readonly #index = new LazyIndexBuilder();
+  /** The hashes of the other keys of the record about to be added. */
+  readonly #keys: number[] = [];
+  readonly #dropped: { generation: number; ids: string[]; records: unknown[]; chunks: number[] };
+  /** Chunks that hold records not in memory once the snapshot is written. */
+  readonly #unloaded = new Set<number>();
+  /** The ids added from memory, which no copied older version replaces (kept only when some will be copied). */
+  readonly #fromMemory: Set<string> | undefined;
   /** Told the hash of each key of the record about to be added besides its id (StateMachine.lazyKeys). */
-  readonly key = (hash: number): void => this.#index.add(hash, this.#chunks);
+  readonly key = (hash: number): void => {
+    this.#keys.push(hash);
+  };
 
-  constructor(private readonly out: ChunkWriter) {}
-
-  /** Adds a record whose other keys `key` was told; true when the chunk is to be put now (`flush`). */
-  add(id: string, record: unknown, due: boolean): boolean {
-    this.#ids.push(id);
-    this.#records.push(record);
-    if (id > this.#lastId) this.#lastId = id;
-    this.#index.add(lazyHash(id), this.#chunks);
-    return this.#ids.length >= CHUNK_ITEMS || due;
+  /** `copying`: older chunks will be copied (`copy`), so the ids added before are remembered. */
+  constructor(
+    private readonly out: ChunkWriter,
+    copying: boolean,
+  ) {
+    this.#dropped = { generation: out.generation, ids: [], records: [], chunks: [] };
+    this.#fromMemory = copying ? new Set() : undefined;
   }
 
+  /**
+   * Adds the record `id` (`record`, stored as `form`) where `place` says, its other keys told
+   * to `key`; true when the chunks are to be put now (`flush`).
+   */
+  add(place: LazyPlace, id: string, record: unknown, form: unknown, due: boolean): boolean {
+    const n = this.#add(place.kind, id, form);
+    this.#fromMemory?.add(id);
+    if (place.drop) {
+      this.#dropped.ids.push(id);
+      this.#dropped.records.push(record);
+      this.#dropped.chunks.push(n);
+      this.#unloaded.add(n);
+    }
+    return this.#full || due;
+  }
+
+  /** Copies the records of `chunks` (newest generation first) that memory did not hold, each id's newest once. */
+  async copy(chunks: readonly LazyChunk[]): Promise<void> {
+    const seen = this.#fromMemory;
+    if (seen === undefined) return;
+    for (const older of chunks) {
+      const [ids, forms] = older.read();
+      for (let i = 0; i < ids.length; i++) {
+        if (seen.has(ids[i]!)) continue;
+        seen.add(ids[i]!);
+        this.#unloaded.add(this.#add(older.kind, ids[i]!, forms[i]));
+        if (this.#full || this.out.sliceDue()) await this.flush();
+      }
+    }
+  }
+
+  /** Adds `form` to `kind`'s lane; returns the number of the chunk that takes it. */
+  #add(kind: string, id: string, form: unknown): number {
+    let lane = this.#lanes.get(kind);
+    if (lane === undefined) this.#lanes.set(kind, (lane = { kind, chunk: -1, ids: [], records: [] }));
+    if (lane.chunk < 0) {
+      lane.chunk = this.#kinds.length;
+      this.#kinds.push(kind);
+    }
+    lane.ids.push(id);
+    lane.records.push(form);
+    if (id > this.#lastId) this.#lastId = id;
+    this.#index.add(lazyHash(id), lane.chunk);
+    for (const hash of this.#keys) this.#index.add(hash, lane.chunk);
+    this.#keys.length = 0;
+    if (lane.ids.length >= CHUNK_ITEMS) this.#full = true;
+    return lane.chunk;
+  }
+
+  /** Puts every chunk begun. */
   async flush(): Promise<void> {
-    if (this.#ids.length === 0) return;
-    const value: LazyChunkValue = [this.#ids, this.#records];
-    const items = this.#ids.length;
-    this.#ids = [];
-    this.#records = [];
-    await this.out.put([this.out.generation, LAZY_CHUNK_KEY - this.#chunks++], value, items);
+    this.#full = false;
+    for (const lane of this.#lanes.values()) {
+      if (lane.ids.length === 0) continue;
+      const value: LazyChunkValue = [lane.ids, lane.records];
+      const chunk = lane.chunk;
+      lane.ids = [];
+      lane.records = [];
+      lane.chunk = -1;
+      await this.out.put([this.out.generation, LAZY_CHUNK_KEY - chunk], value, value[0].length);
+    }
   }
 
   /** Puts what is left, then the directory. */
-  async finish(): Promise<void> {
+  async finish(): Promise<LazyChunksWritten> {
     await this.flush();
     const table = await this.#index.table(DIRECTORY_STEP, () => this.out.yieldSlice());
-    const directory: LazyDirectory = { chunks: this.#chunks, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength) };
+    const directory = { chunks: this.#kinds.length, lastId: this.#lastId, table: new Uint8Array(table.buffer, table.byteOffset, table.byteLength), kinds: this.#kinds };
     await this.out.put([this.out.generation, LAZY_DIRECTORY_KEY], directory, 0);
+    const loaded = new Set<number>();
+    for (let n = 0; n < directory.chunks; n++) if (!this.#unloaded.has(n)) loaded.add(n);
+    return { directory, table, loaded, dropped: this.#dropped };
   }
 }
 

@@ -25,11 +25,16 @@
 // at capture nor on the hot path; restoring takes either that form or the whole record, so
 // the generations written before the form existed still load.
 //
-// Records the machine names (`lazyKeys`: a million customers) go to lazy chunks of their own,
-// under negative chunk numbers beside a directory per generation (snapshot-lazy.ts); recovery
-// reads only the directories and hands them to the machine, which reads a chunk when first
-// asked for one of its records. The manifest says so (`lazy`): a base written before holds
-// those records among the others, and the next snapshot over it is full.
+// Records the machine names (`lazyKeys`: a million customers, and every payment's settled
+// records) go to lazy chunks of their own kind, under negative chunk numbers beside a
+// directory per generation (snapshot-lazy.ts); recovery reads only the directories and hands
+// them to the machine, which reads a chunk when first asked for one of its records. The
+// manifest names those kinds (`lazyKinds`): a base that names others holds their records
+// among the rest, and the next snapshot over it is full. The store keeps the chunks of its
+// snapshot in one LazySnapshot (`lazy`), which each snapshot written updates before it
+// removes anything: a machine that dropped settled records from memory reads them from there.
+// A full snapshot copies the chunks the machine names (`carried`: what it dropped) into its
+// own, without building their records.
 //
 // Capture is synchronous and cheap (the engine collects references: records are immutable).
 // Encoding runs in the writer (snapshot-writer.ts), a chunk of at most CHUNK_ITEMS items or SLICE_MS of work per event-loop
@@ -44,12 +49,12 @@
 // them, whole images in chunks under [generation, section, chunk] in `snapshot`. The first
 // snapshot taken after any of them is full and removes it. Every value is versioned and
 // checksummed (format.ts).
-import { decodeStored, encodeStored, StoreCorruptError, verifyStored } from './format.js';
+import { decodeStored, encodeStored, StoreCorruptError } from './format.js';
 import { ItemSnapshotStore, LegacySnapshotStore } from './snapshot-legacy.js';
 import { checkCounts, isGenerationsManifest, MANIFEST_KEY, nextTurn, readManifest, REMOVE_CHUNK, removeInBatches, removeLayout, type Space } from './snapshot-layout.js';
 import type { Key, Storage, StorageTable, Tables } from './storage.js';
-import type { Effect, IdempotencyRecord, Timer } from './state-machine.js';
-import { expandLazy, LAZY_CHUNK_KEY, LAZY_DIRECTORY_KEY, LazySnapshot, type LazyChunkValue, type LazyDirectory, type LazyGenerationSource } from './snapshot-lazy.js';
+import type { Effect, IdempotencyRecord, LazyWritten, Timer } from './state-machine.js';
+import { expandLazy, LAZY_CHUNK_KEY, lazySource, lazySources, LazySnapshot, type LazyTable } from './snapshot-lazy.js';
 import { CHUNK_ITEMS, ChunkBuffer, ChunkWriter, itemId, itemOf, itemValue, LazyChunkBuffer, latestChanges, sectionsOf, type ChunkKey, type Item } from './snapshot-writer.js';
 import { streamOf, type SnapshotImage, type SnapshotRest, type SnapshotStats, type SnapshotStream, type SnapshotWrite } from './snapshot-image.js';
 
@@ -79,6 +84,13 @@ interface Manifest {
   sinceBase: number;
   /** Records the machine names (`lazyKeys`) are in lazy chunks in every generation from the base (snapshot-lazy.ts). */
   lazy?: true;
+  /** The kinds (id prefixes) whose records those are; absent in manifests written before: one kind, named by its chunks. */
+  lazyKinds?: string[];
+}
+
+/** Whether two lists of lazy kinds name the same kinds. */
+export function sameLazyKinds(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return (a ?? []).length === (b ?? []).length && (a ?? []).every((kind) => b!.includes(kind));
 }
 
 
@@ -110,6 +122,8 @@ export class SnapshotStore<T> implements OlderLayout<T> {
   #stale: ChunkKey[] = [];
   /** No pauses: the engine is closing. */
   #hurried = false;
+  /** The lazy chunks of the snapshot recovery started from and of each written since (undefined: none yet). */
+  #live: LazySnapshot | undefined;
   readonly #meter: () => number;
 
   /**
@@ -129,6 +143,14 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     return this.#manifest;
   }
 
+  /**
+   * The lazy chunks of the store's snapshot as recovery read them (`stream`) and each snapshot
+   * written since changed them, one object throughout (undefined: none yet).
+   */
+  get lazy(): LazySnapshot | undefined {
+    return this.#live;
+  }
+
   /** Whether the next snapshot should be full: the increments since the base outgrew it. */
   get wantsFull(): boolean {
     const m = this.#manifest;
@@ -146,7 +168,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
    * noted for `removeLeftovers`.
    */
   load(): SnapshotImage<T> | undefined {
-    const stream = this.stream();
+    const stream = this.#stream();
     if (stream === undefined) return undefined;
     const records = [...stream.records];
     // The log tool reads everything: the lazy chunks' records after the rest, as a restore that read them all would hold.
@@ -162,6 +184,12 @@ export class SnapshotStore<T> implements OlderLayout<T> {
    * for `removeLeftovers`.
    */
   stream(): SnapshotStream<T> | undefined {
+    const stream = this.#stream();
+    this.#live = stream?.lazy;
+    return stream;
+  }
+
+  #stream(): (SnapshotStream<T> & { lazy?: LazySnapshot }) | undefined {
     const manifest = this.#manifest;
     this.#stale = [];
     let highest = 0;
@@ -174,7 +202,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     if (manifest === undefined) {
       for (const layout of this.#older) {
         const older = layout.load();
-        if (older !== undefined) return streamOf({ ...older, legacy: true });
+        if (older !== undefined) return { ...streamOf({ ...older, legacy: true }), lazy: undefined };
       }
       return undefined;
     }
@@ -189,7 +217,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       at: manifest.at,
       legacy: false,
       records,
-      lazy: manifest.lazy === true ? this.#lazy(base, generation, where) : undefined,
+      lazy: manifest.lazy === true ? new LazySnapshot(lazySources(this.#db as LazyTable, base, generation, where)) : undefined,
       get recordsRead() {
         return live.recordsRead;
       },
@@ -201,50 +229,6 @@ export class SnapshotStore<T> implements OlderLayout<T> {
         return rest;
       },
     };
-  }
-
-  /** The lazy chunks of generations `from` to `to`, by their directories: each chunk verified now, decoded when first asked for. */
-  #lazy(from: number, to: number, where: string): LazySnapshot {
-    const generations: LazyGenerationSource[] = [];
-    for (let generation = from; generation <= to; generation++) {
-      const bytes = this.#db.get([generation, LAZY_DIRECTORY_KEY]);
-      if (bytes === undefined) continue;
-      const directory = decodeStored(bytes, `${where}, the lazy directory of generation ${generation}`) as LazyDirectory;
-      if (typeof directory?.chunks !== 'number' || typeof directory.lastId !== 'string' || !(directory.table instanceof Uint8Array) || directory.table.byteLength % 8 !== 0) {
-        throw new StoreCorruptError(`${where}, generation ${generation}`, 'not a lazy directory');
-      }
-      this.#verifyLazyChunks(generation, directory.chunks, where);
-      // Copied into a buffer of its own: a Uint32Array needs its offset aligned.
-      const table = new Uint32Array(directory.table.byteLength / 4);
-      new Uint8Array(table.buffer).set(directory.table);
-      const read = (chunk: number): LazyChunkValue => {
-        const at = `${where}, lazy chunk ${chunk} of generation ${generation}`;
-        const value = this.#db.get([generation, LAZY_CHUNK_KEY - chunk]);
-        if (value === undefined) throw new StoreCorruptError(at, 'missing');
-        const decoded = decodeStored(value, at);
-        if (!Array.isArray(decoded) || !Array.isArray(decoded[0]) || !Array.isArray(decoded[1]) || decoded[0].length !== decoded[1].length) throw new StoreCorruptError(at, 'not a lazy chunk');
-        return decoded as LazyChunkValue;
-      };
-      generations.push({ generation, chunks: directory.chunks, lastId: directory.lastId, table, read });
-    }
-    return new LazySnapshot(generations);
-  }
-
-  /**
-   * Checks that generation `generation` holds its `chunks` lazy chunks, each whole (its checksum),
-   * without decoding any: a damaged store is refused at start, not found when a request first
-   * reads the chunk. Native crc32 over the raw bytes: 169 MB, about 0.15 s, at 1M customers.
-   */
-  #verifyLazyChunks(generation: number, chunks: number, where: string): void {
-    let found = 0;
-    // Views of lmdb's read buffer: each value is checked before the next is read, and a copy
-    // of each (169 MB at 1M customers) was about a third of the check's CPU.
-    for (const { key, value } of this.#db.getRange({ start: [generation, LAZY_CHUNK_KEY - chunks + 1], end: [generation, LAZY_DIRECTORY_KEY] }, 'views')) {
-      if (!Array.isArray(key)) continue;
-      verifyStored(value, `${where}, lazy chunk ${LAZY_CHUNK_KEY - key[1]} of generation ${generation}`);
-      found++;
-    }
-    if (found !== chunks) throw new StoreCorruptError(`${where}, generation ${generation}`, `${found} of its ${chunks} lazy chunks`);
   }
 
   /** The items of each chunk of generations `from` to `to`, in key order, each verified as it is read. */
@@ -277,17 +261,22 @@ export class SnapshotStore<T> implements OlderLayout<T> {
     return removed;
   }
 
-  /** Writes `snapshot` chunk by chunk, then switches the manifest to it and removes what it replaced. */
-  async write(snapshot: SnapshotWrite<T>): Promise<SnapshotStats> {
+  /**
+   * Writes `snapshot` chunk by chunk, then switches the manifest to it, updates `lazy` to its
+   * chunks, tells `switched` of the records it put in lazy chunks that the machine may drop
+   * from memory, and removes what it replaced.
+   */
+  async write(snapshot: SnapshotWrite<T>, switched?: (lazy: LazySnapshot, written: LazyWritten) => void): Promise<SnapshotStats> {
     const previous = this.#manifest;
     if (!snapshot.full && previous === undefined) throw new Error('an incremental snapshot needs a previous one');
     if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as noted, not columns');
     const generation = ++this.#generation;
-    // Records go to lazy chunks only above a base that put them there: a base written before holds them among the rest.
-    const lazyKeys = snapshot.full || previous?.lazy === true ? snapshot.lazyKeys : undefined;
+    // Records go to lazy chunks only above a base that put the same kinds there: a base written before holds them among the rest.
+    const lazyKeys = snapshot.full || (previous?.lazy === true && sameLazyKinds(previous.lazyKinds, snapshot.lazyKinds)) ? snapshot.lazyKeys : undefined;
     const out = new ChunkWriter(this.#db, generation, this.#meter, (workMs) => this.#pause(workMs));
     const chunk = new ChunkBuffer<Item>((items) => out.put([generation, out.stats.chunks], items));
-    const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out) : undefined;
+    const carried = 'carried' in snapshot.records ? (snapshot.records.carried ?? []) : [];
+    const lazy = lazyKeys !== undefined ? new LazyChunkBuffer(out, carried.length > 0) : undefined;
     for (const [space, section] of sectionsOf(snapshot)) {
       // The records' changes as noted, their repeats dropped here, a slice at a time.
       const items = 'noted' in section ? await latestChanges(section, out) : section;
@@ -299,15 +288,42 @@ export class SnapshotStore<T> implements OlderLayout<T> {
         const id = columns !== undefined ? columns.ids[i]! : pairs![i]![0];
         const item = columns !== undefined ? columns.records[i] : pairs![i]![1];
         const record = item === undefined ? null : stored !== undefined && typeof id === 'string' ? stored(id, item) : item;
-        if (lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' && lazyKeys!(id, item, lazy.key)) {
-          if (lazy.add(id, record, out.sliceDue())) await lazy.flush();
+        const place = lazy !== undefined && space === 'r' && item !== undefined && typeof id === 'string' ? lazyKeys!(id, item, lazy.key) : undefined;
+        if (place !== undefined) {
+          if (lazy!.add(place, id as string, item, record, out.sliceDue())) await lazy!.flush();
         } else if (chunk.add(itemOf(space, id, record), out.sliceDue())) await chunk.flush();
       }
     }
     await chunk.flush();
-    if (lazy !== undefined) await lazy.finish();
+    // What the machine dropped from memory is copied as stored: each id's newest version, unless memory held it.
+    await lazy?.copy(carried);
+    const lazyWritten = lazy !== undefined ? await lazy.finish() : undefined;
     await out.settled();
+    const manifest = this.#manifestOf(snapshot, generation, out.stats, lazyKeys !== undefined);
+    await this.#db.put(MANIFEST_KEY, encodeStored(manifest));
+    await this.#db.flushed;
+    this.#manifest = manifest;
+    if (lazyWritten !== undefined) {
+      const { directory, table, loaded, dropped } = lazyWritten;
+      const source = lazySource(this.#db as LazyTable, generation, { ...directory, table }, `snapshot at ${snapshot.seq} (generation ${generation})`);
+      const live = (this.#live ??= new LazySnapshot([]));
+      if (snapshot.full) live.rebase(source, loaded);
+      else live.add(source, loaded);
+      switched?.(live, dropped);
+    } else if (snapshot.full) this.#live = undefined;
     const { stats } = out;
+    if (snapshot.full) {
+      const older: ChunkKey[] = [];
+      for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, LAZY_CHUNK_KEY - 2 ** 40] })) if (Array.isArray(key)) older.push(key);
+      stats.removed += await removeInBatches(this.#db, older, REMOVE_CHUNK);
+      for (const layout of this.#older) stats.removed += await layout.removeAll();
+    }
+    return stats;
+  }
+
+  /** The manifest of `snapshot`, written as generation `generation`; `lazy`: its lazy kinds are in lazy chunks. */
+  #manifestOf(snapshot: SnapshotWrite<T>, generation: number, stats: SnapshotStats, lazy: boolean): Manifest {
+    const previous = this.#manifest;
     const manifest: Manifest = {
       generation,
       base: snapshot.full ? generation : previous!.base,
@@ -317,17 +333,11 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       baseItems: snapshot.full ? stats.written : previous!.baseItems,
       sinceBase: snapshot.full ? 0 : previous!.sinceBase + stats.written,
     };
-    if (lazyKeys !== undefined) manifest.lazy = true;
-    await this.#db.put(MANIFEST_KEY, encodeStored(manifest));
-    await this.#db.flushed;
-    this.#manifest = manifest;
-    if (snapshot.full) {
-      const older: ChunkKey[] = [];
-      for (const key of this.#db.getKeys({ start: [0, 0], end: [manifest.base, LAZY_CHUNK_KEY - 2 ** 40] })) if (Array.isArray(key)) older.push(key);
-      stats.removed += await removeInBatches(this.#db, older, REMOVE_CHUNK);
-      for (const layout of this.#older) stats.removed += await layout.removeAll();
+    if (lazy) {
+      manifest.lazy = true;
+      manifest.lazyKinds = [...(snapshot.lazyKinds ?? [])];
     }
-    return stats;
+    return manifest;
   }
 
   /** After `workMs` of the writer's work: waits so that the writer keeps to WRITER_SHARE of the time. */

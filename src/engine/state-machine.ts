@@ -189,6 +189,12 @@ export type DomainRecords = Iterable<readonly [string, unknown]>;
 export interface DomainColumns {
   ids: string[];
   records: unknown[];
+  /**
+   * The lazy chunks not loaded whose records a full snapshot copies as they are (records the
+   * machine dropped from memory), newest generation first: a record in none of `ids` is
+   * copied from the first of them that holds it. Such a kind's records are found by id alone.
+   */
+  carried?: readonly LazyChunk[];
 }
 
 /**
@@ -228,6 +234,8 @@ export function lazyHash(text: string, hash = LAZY_HASH_START, caseless = false)
 /** A chunk of records a snapshot holds that the machine reads on first use (snapshot-lazy.ts). */
 export interface LazyChunk {
   readonly generation: number;
+  /** The id prefix of its records: a chunk holds one kind's. */
+  readonly kind: string;
   /** Set by whoever reads it: its records are in the machine now. */
   loaded: boolean;
   /** Its ids and the stored form of each record, read and verified now. */
@@ -246,6 +254,34 @@ export interface LazyRecords {
   byKey(hash: number): readonly LazyChunk[];
   /** Every chunk not yet loaded, newest generation first. */
   all(): Iterable<LazyChunk>;
+}
+
+/**
+ * The lazy chunks of the snapshot the store holds now, as it changes: each snapshot a live
+ * process writes adds its generation, a full one replaces the rest (snapshot-lazy.ts).
+ */
+export interface LazyStore extends LazyRecords {
+  /** The chunks of one kind's records (`kind`: its id prefix), as a live view. */
+  ofKind(kind: string): LazyRecords;
+  /** Lazy chunk `n` of generation `generation`, which the store holds. */
+  chunk(generation: number, n: number): LazyChunk;
+}
+
+/**
+ * Where a snapshot puts a record of a kind left to lazy chunks: its kind's chunks, and whether
+ * the machine may drop it from memory once the snapshot holds it (`drop`: settled history).
+ */
+export interface LazyPlace {
+  readonly kind: string;
+  readonly drop: boolean;
+}
+
+/** The records a snapshot put in lazy chunks that the machine may drop from memory: each with the chunk that holds it. */
+export interface LazyWritten {
+  readonly generation: number;
+  readonly ids: readonly string[];
+  readonly records: readonly unknown[];
+  readonly chunks: readonly number[];
 }
 
 /**
@@ -270,7 +306,10 @@ export interface StateMachine<E extends DomainEvent, T> {
    * Change tracking (`captureChanges`) starts again from here.
    */
   capture(): DomainImage;
-  /** Optional: what `capture` takes, as columns (a full snapshot uses it when present). */
+  /**
+   * Optional: what `capture` takes, as columns (a full snapshot uses it when present); the
+   * records of kinds dropped from memory stay in their lazy chunks, which it names (`carried`).
+   */
   captureColumns?(): DomainColumns;
   /**
    * Optional: the records set or removed since the previous `capture`, `captureChanges` or
@@ -286,16 +325,25 @@ export interface StateMachine<E extends DomainEvent, T> {
    */
   storedForm?(id: string, record: unknown): unknown;
   /**
-   * Optional: whether a snapshot leaves the record `id` in a lazy chunk (false: it is
-   * restored whole at recovery); if so, `key` is told the `lazyHash` of each key besides its
-   * id that the machine finds it by. Hashes, not strings: called for every record a snapshot writes.
+   * Optional: where a snapshot leaves the record `id`: in its kind's lazy chunks (LazyPlace),
+   * or none (undefined: it is restored whole at recovery); if in lazy chunks, `key` is told
+   * the `lazyHash` of each key besides its id that the machine finds it by. Hashes, not
+   * strings: called for every record a snapshot writes. A kind's records go to lazy chunks
+   * all or none.
    */
-  lazyKeys?(id: string, record: unknown, key: (hash: number) => void): boolean;
+  lazyKeys?(id: string, record: unknown, key: (hash: number) => void): LazyPlace | undefined;
+  /** Optional, with `lazyKeys`: the id prefixes of the kinds whose records go to lazy chunks. */
+  readonly lazyKinds?: readonly string[];
+  /**
+   * Optional: told after each snapshot with lazy chunks is written (the store holds its
+   * generation now), with the records it put there that the machine may drop from memory.
+   */
+  lazyWritten?(lazy: LazyStore, written: LazyWritten): void;
   /**
    * Rebuilds state (and derived indexes) from an image; restored records are not changes.
    * `lazy`: the records the snapshot left in lazy chunks, read when first asked for.
    */
-  restore(image: DomainRecords, lazy?: LazyRecords): void;
+  restore(image: DomainRecords, lazy?: LazyStore): void;
   /** Violated invariants, as sentences; empty when all hold. */
   checkInvariants(): string[];
   /**

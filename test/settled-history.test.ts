@@ -1,0 +1,143 @@
+// Settled history leaves memory (actors/registry.ts, RecordKind.settled): once a snapshot
+// holds a completed payment's quote and transactions in lazy chunks, the service drops them
+// from its maps and reads them back on first use. An integrator sees nothing of it: every
+// read answers as before, across restarts, after a full snapshot that copies the chunks
+// without reading them back, and after a change to a record that had left memory.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from './support/service.js';
+import { assertStatus } from './support/assertions.js';
+import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+
+interface Made {
+  /** Quotes executed and completed, with their transactions. */
+  paid: Array<{ quoteId: string; transactionId: string }>;
+  /** A quote left PENDING (not executed): live, it stays in memory. */
+  pendingQuoteId: string;
+  /** The payer, whose transactions are listed. */
+  customerId: string;
+}
+
+async function pay(svc: TestService, payments: number): Promise<Made> {
+  const alice = await fundedCustomer(svc, 1_000_000);
+  const bob = await fundedCustomer(svc, 0);
+  const paid: Made['paid'] = [];
+  for (let i = 0; i < payments; i++) {
+    const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100 + i, { immediatelyExecute: true }));
+    paid.push({ quoteId: quote.id, transactionId: quote.transactionId });
+  }
+  const pending = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 7));
+  return { paid, pendingQuoteId: pending.id, customerId: alice.customer.id };
+}
+
+/** What an integrator reads of the payments: each quote and transaction, and the payer's transactions listed page by page. */
+async function answers(svc: TestService, made: Made): Promise<unknown> {
+  const reads: unknown[] = [];
+  for (const { quoteId, transactionId } of made.paid) reads.push(await getJson(svc, `/quotes/${quoteId}`), await getJson(svc, `/transactions/${transactionId}`));
+  reads.push(await getJson(svc, `/quotes/${made.pendingQuoteId}`));
+  const listed: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await getJson(svc, `/transactions?customerId=${made.customerId}&limit=7${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    listed.push(...page.data);
+    cursor = page.hasMore === true ? page.nextCursor : undefined;
+  } while (cursor !== undefined);
+  return { reads, listed };
+}
+
+/** Which of the payments' records the service holds in memory now. */
+function inMemory(svc: TestService, made: Made): { quotes: number; transactions: number; pending: boolean } {
+  const world = svc.service.services.world;
+  const holds = (map: ReadonlyMap<string, unknown>, id: string): boolean => Map.prototype.has.call(map, id);
+  return {
+    quotes: made.paid.filter(({ quoteId }) => holds(world.quotes.records, quoteId)).length,
+    transactions: made.paid.filter(({ transactionId }) => holds(world.transactions.records, transactionId)).length,
+    pending: holds(world.quotes.records, made.pendingQuoteId),
+  };
+}
+
+const NONE_HELD = { quotes: 0, transactions: 0, pending: true };
+
+describe('settled history out of memory', () => {
+  it('drops a completed payment once a snapshot holds it, and answers every read as before, also after restarts', async () => {
+    const first = await startTestService();
+    let made: Made;
+    let before: unknown;
+    try {
+      made = await pay(first, 12);
+      before = await answers(first, made);
+      assert.equal(inMemory(first, made).quotes, 12, 'before any snapshot every quote is in memory');
+      await first.service.services.engine.snapshot();
+      assert.deepEqual(inMemory(first, made), NONE_HELD, 'settled records leave memory; the pending quote stays');
+      assert.deepEqual(await answers(first, made), before);
+      // Read back for those reads, they leave again with the next snapshot.
+      await createQuote(first, quoteBody((await fundedCustomer(first, 10)).usd.id, (await fundedCustomer(first, 0)).usd.id, 1, { immediatelyExecute: true }));
+      await first.service.services.engine.snapshot();
+      assert.deepEqual(inMemory(first, made), NONE_HELD);
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      assert.deepEqual(inMemory(second, made), NONE_HELD, 'recovery reads them for their index entries and drops them again');
+      assert.deepEqual(await answers(second, made), before);
+      assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('keeps a change to a record that had left memory, through a snapshot and a restart', async () => {
+    const first = await startTestService();
+    let made: Made;
+    let confirmed: unknown;
+    try {
+      made = await pay(first, 3);
+      await first.service.services.engine.snapshot();
+      const { transactionId } = made.paid[1]!;
+      assert.equal(inMemory(first, made).transactions, 0);
+      const answer = await first.request('POST', `/transactions/${transactionId}/confirm`, { body: { receiptDeliveryConfirmedAt: '2026-01-02T03:04:05.000Z' } });
+      assertStatus(answer, 200);
+      confirmed = await getJson(first, `/transactions/${transactionId}`);
+      assert.equal((confirmed as { receiptDeliveryConfirmedAt?: string }).receiptDeliveryConfirmedAt, '2026-01-02T03:04:05.000Z');
+      await first.service.services.engine.snapshot();
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      assert.deepEqual(await getJson(second, `/transactions/${made.paid[1]!.transactionId}`), confirmed);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('copies what left memory into a full snapshot without reading it back, and restarts from that snapshot alone', async () => {
+    const first = await startTestService({ snapshotEverySeconds: 1e9 });
+    let made: Made;
+    let before: unknown;
+    try {
+      made = await pay(first, 10);
+      await first.service.services.engine.snapshot();
+      before = await answers(first, made);
+      // Increments outgrow their base (snapshot.ts, COMPACT_AFTER): one of the snapshots after it is full.
+      const fulls = (): number => first.reportLines.filter((line) => line.startsWith('snapshot at') && line.includes('(full):')).length;
+      for (let round = 0; round < 8 && fulls() < 2; round++) {
+        await pay(first, 40);
+        await first.service.services.engine.snapshot();
+      }
+      assert.equal(fulls(), 2, 'a second full snapshot was written');
+      assert.deepEqual(inMemory(first, made), NONE_HELD, 'the full snapshot did not read back what had left memory');
+      assert.deepEqual(await answers(first, made), before);
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      assert.deepEqual(await answers(second, made), before);
+      assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    } finally {
+      await second.stop();
+    }
+  });
+});
