@@ -5,6 +5,12 @@
 // without reading them back, and after a change to a record that had left memory.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SnapshotStore } from '../src/engine/snapshot.js';
+import type { LazyChunk } from '../src/engine/state-machine.js';
+import { openLmdbStorage } from '../src/engine/storage.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
@@ -142,6 +148,47 @@ describe('settled history out of memory', () => {
       assert.deepEqual(second.service.services.world.checkInvariants(), []);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe("a full snapshot's copy of the chunks the machine names", () => {
+  it('copies each record once, its newest version, and none that memory holds', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'carried-'));
+    const storage = openLmdbStorage(dataDir);
+    try {
+      // Newest generation first, as the machine names them: A's newest version is in generation 3, B is in memory.
+      const chunk = (generation: number, ids: string[], version: number): LazyChunk => ({
+        generation,
+        kind: 'Thing:',
+        loaded: false,
+        read: () => [ids, ids.map((id) => ({ id, version }))],
+      });
+      const stats = await new SnapshotStore(storage, () => 0).write({
+        seq: 1,
+        at: 0,
+        full: true,
+        records: { ids: ['Thing:B'], records: [{ id: 'Thing:B', version: 9 }], carried: [chunk(3, ['Thing:A', 'Thing:B'], 3), chunk(2, ['Thing:A', 'Thing:C'], 2)] },
+        timers: [],
+        effects: [],
+        idempotency: [],
+        counts: { timers: 0, effects: 0, idempotency: 0 },
+        lazyKeys: () => ({ kind: 'Thing:', drop: false }),
+        lazyKinds: ['Thing:'],
+      });
+      assert.equal(stats.written, 3, 'B from memory, then A and C once each');
+      const image = new SnapshotStore(storage, () => 0).load()!;
+      assert.deepEqual(
+        [...image.records].sort((a, b) => a[0].localeCompare(b[0])),
+        [
+          ['Thing:A', { id: 'Thing:A', version: 3 }],
+          ['Thing:B', { id: 'Thing:B', version: 9 }],
+          ['Thing:C', { id: 'Thing:C', version: 2 }],
+        ],
+      );
+    } finally {
+      await storage.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
