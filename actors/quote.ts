@@ -629,6 +629,11 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
     return quote.status === 'COMPLETED' || quote.status === 'FAILED' || quote.status === 'EXPIRED';
   }
 
+  /** A settled quote read back: indexed when it was made or first restored. */
+  readBack(quote: Quote): void {
+    this.#quotes.set(quote.id, quote);
+  }
+
   restore(quote: Quote): void {
     this.#set(this.#quotes.get(quote.id), quote);
     this.#index(quote);

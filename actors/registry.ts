@@ -84,6 +84,11 @@ export interface RecordKind<R, E extends DomainEvent> {
    * Recovery reads such a kind's chunks one by one, for their index entries, and drops them again.
    */
   settled?(record: R): boolean;
+  /**
+   * Optional, with `settled`: puts a record read back after it left memory, whose index
+   * entries are there already (absent: `restore`, which puts them again).
+   */
+  readBack?(record: R, id: string): void;
   /** Violated invariants of this kind, as sentences. */
   checkInvariants(lookup: RecordLookup): string[];
   /** Whether a record exists, for kinds whose records are not all stored (derived ones); else `records.has`. */
@@ -277,6 +282,9 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
 
 type Applier = (event: DomainEvent, at: number) => void;
 
+/** Chunks recovery reads of one dropping kind before the records they read of other kinds leave memory again. */
+const OTHER_KINDS_DROPPED_EVERY = 64;
+
 /**
  * Reads a kind's lazy chunks into its RecordMap on first use, each record restored as the
  * kind restores a snapshot's, as read (not a change). A record's newest version is read
@@ -298,13 +306,24 @@ class LazyKindLoader implements LazyLoader {
     for (const chunk of this.view.all()) this.read(chunk);
   }
 
-  read(chunk: LazyChunk): void {
+  /**
+   * `seen`: the chunks are read newest generation first, and these ids were in a newer one
+   * (recovery's pass over them all, which needs no probe of the newer generations per id).
+   */
+  read(chunk: LazyChunk, seen?: Set<string>): void {
     if (chunk.loaded) return;
     chunk.loaded = true;
     const [ids, forms] = chunk.read();
-    for (const id of ids) for (const newer of this.view.byId(id)) if (newer.generation > chunk.generation) this.read(newer);
+    if (seen === undefined) for (const id of ids) for (const newer of this.view.byId(id)) if (newer.generation > chunk.generation) this.read(newer);
     this.records.readFrom(chunk, () => {
-      for (let i = 0; i < ids.length; i++) if (!this.records.holds(ids[i]!)) this.restore(forms[i], ids[i]!);
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
+        if (seen !== undefined) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
+        if (!this.records.holds(id)) this.restore(forms[i], id);
+      }
     });
   }
 }
@@ -323,6 +342,7 @@ interface Registered {
   drop: LazyPlace | undefined;
   /** Reads its lazy chunks (a droppable kind's, once a snapshot has written some or recovery found some). */
   loader: LazyKindLoader | undefined;
+  readBack: ((record: unknown, id: string) => void) | undefined;
   checkInvariants(lookup: RecordLookup): string[];
   has(id: string): boolean;
   /** The records as `capture` gives them: one by one (RecordKind.eachRecord). */
@@ -367,6 +387,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       keep: kind.lazyKeys !== undefined || kind.settled !== undefined ? { kind: kind.idPrefix, drop: false } : undefined,
       drop: kind.settled !== undefined ? { kind: kind.idPrefix, drop: true } : undefined,
       loader: undefined,
+      readBack: kind.readBack !== undefined ? (record, id) => kind.readBack!(record as R, id) : undefined,
       checkInvariants: (lookup) => kind.checkInvariants(lookup),
       has: kind.has !== undefined ? (id) => kind.has!(id) : (id) => kind.records.has(id),
       eachRecord: kind.eachRecord !== undefined ? () => kind.eachRecord!() : () => kind.records,
@@ -459,13 +480,17 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
 
   /** The lazy chunks of the store's snapshot (undefined: none yet), as the store keeps them up to date. */
   #lazy: LazyStore | undefined;
+  /** Recovery is reading the dropping kinds' chunks for their index entries (`#restoreDropping`). */
+  #indexing = false;
 
   /** The dropping kinds read their chunks from `lazy` from now on. */
   #attach(lazy: LazyStore): void {
     this.#lazy = lazy;
     for (const kind of this.#dropping) {
       if (kind.loader !== undefined) continue;
-      kind.loader = new LazyKindLoader(kind.records, lazy.ofKind(kind.prefix), (form, id) => kind.restore(form, id));
+      // Recovery reads every chunk once for the index entries; a record read back later has them.
+      const put = (form: unknown, id: string): void => (this.#indexing || kind.readBack === undefined ? kind.restore(form, id) : kind.readBack(form, id));
+      kind.loader = new LazyKindLoader(kind.records, lazy.ofKind(kind.prefix), put);
       kind.records.loadWith(kind.loader);
     }
   }
@@ -510,12 +535,22 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
    */
   #restoreDropping(lazy: LazyStore): void {
     this.#attach(lazy);
-    for (const kind of this.#dropping) {
-      for (const chunk of lazy.ofKind(kind.prefix).all()) {
-        kind.loader!.read(chunk);
-        // A chunk's records may have read another kind's (a transaction its quote's).
-        for (const each of this.#dropping) each.records.dropRead(each.settled!);
+    this.#indexing = true;
+    try {
+      for (const kind of this.#dropping) {
+        const seen = new Set<string>();
+        let read = 0;
+        for (const chunk of lazy.ofKind(kind.prefix).all()) {
+          kind.loader!.read(chunk, seen);
+          kind.records.dropRead(kind.settled!);
+          // A chunk's records may have read another kind's (a transaction its quote's): those the
+          // next chunks likely read too (made at the same time) leave after a run of chunks.
+          if (++read % OTHER_KINDS_DROPPED_EVERY === 0) for (const each of this.#dropping) each.records.dropRead(each.settled!);
+        }
       }
+      for (const each of this.#dropping) each.records.dropRead(each.settled!);
+    } finally {
+      this.#indexing = false;
     }
   }
 
@@ -530,6 +565,11 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
    */
   recordOf(id: string): unknown {
     return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records.peek(id);
+  }
+
+  heldRecordOf(id: string): unknown {
+    const records = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records;
+    return records?.holds(id) === true ? Map.prototype.get.call(records, id) : undefined;
   }
 
   has(id: string): boolean {

@@ -556,6 +556,12 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     return tx.pending === undefined && tx.status !== 'CREATED' && tx.status !== 'PENDING' && tx.status !== 'PROCESSING';
   }
 
+  /** A settled transaction read back: indexed when it was made or first restored, and it awaits no approval. */
+  readBack(record: Transaction | FromQuote): void {
+    const tx = 'fromQuote' in record ? this.#fromLog(record) : record;
+    this.#transactions.set(tx.id, tx);
+  }
+
   restore(record: Transaction | FromQuote): void {
     if ('fromQuote' in record) {
       // A snapshot's: its quote may come later in the snapshot, or earlier.

@@ -82,19 +82,6 @@ export class LazyIndexBuilder {
   }
 }
 
-/** The chunk numbers of `table` that may hold a key of hash `hash`, each once. */
-function probe(table: Uint32Array, hash: number): number[] {
-  const slots = table.length / 2;
-  const mask = slots - 1;
-  const found: number[] = [];
-  for (let slot = hash & mask; table[2 * slot + 1] !== 0; slot = (slot + 1) & mask) {
-    if (table[2 * slot] !== hash) continue;
-    const chunk = table[2 * slot + 1]! - 1;
-    if (!found.includes(chunk)) found.push(chunk);
-  }
-  return found;
-}
-
 /** One generation's lazy chunks: its table, and how to read chunk n. */
 export interface LazyGenerationSource {
   generation: number;
@@ -175,11 +162,17 @@ export class LazySnapshot implements LazyStore {
   #candidates(hash: number, id: string | undefined, kind: string | undefined): readonly LazyChunk[] {
     let out: LazyChunk[] | undefined;
     for (const generation of this.#generations) {
-      if (id !== undefined && id > generation.source.lastId) continue;
-      for (const n of probe(generation.source.table, hash)) {
-        if (kind !== undefined && generation.source.kinds[n] !== kind) continue;
+      const { source } = generation;
+      if (id !== undefined && id > source.lastId) continue;
+      // The table's slots from the hash's own on, to the first empty one; no list per probe (recovery probes every id).
+      const table = source.table;
+      const mask = table.length / 2 - 1;
+      for (let slot = hash & mask; table[2 * slot + 1] !== 0; slot = (slot + 1) & mask) {
+        if (table[2 * slot] !== hash) continue;
+        const n = table[2 * slot + 1]! - 1;
+        if (kind !== undefined && source.kinds[n] !== kind) continue;
         const chunk = chunkOf(generation, n);
-        if (!chunk.loaded) (out ??= []).push(chunk);
+        if (!chunk.loaded && (out === undefined || !out.includes(chunk))) (out ??= []).push(chunk);
       }
     }
     return out ?? NO_CHUNKS;

@@ -21,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'lazyKinds' | 'lazyWritten' | 'recordOf'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'lazyKinds' | 'lazyWritten' | 'recordOf' | 'heldRecordOf'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -172,7 +172,8 @@ export class SnapshotPolicy<T> {
     const storedForm = machine.storedForm?.bind(machine);
     const lazyKeys = machine.lazyKeys?.bind(machine);
     const lazyKinds = machine.lazyKinds;
-    const recordOf = (id: string): unknown => machine.recordOf?.(id);
+    // Whether an idempotency record's reply is still its record's current version: one that left memory is not read back for it (it is stored whole).
+    const recordOf = (id: string): unknown => (machine.heldRecordOf !== undefined ? machine.heldRecordOf(id) : machine.recordOf?.(id));
     if (!full) {
       return {
         seq,

@@ -59,12 +59,17 @@ interface Transaction {
   settle: (ok: boolean) => void;
 }
 
-/** A value served with one bit flipped, until it is repaired. */
+/**
+ * A value served with one bit flipped, until it is repaired: damage at rest, which the
+ * process alive when it came (`since`) does not see (it reads back the lazy chunks it wrote
+ * itself), and the next one's recovery meets.
+ */
 interface FlippedBit {
   table: string;
   key: string;
   bit: number;
   served: boolean;
+  since: SimulatedStorage | undefined;
 }
 
 /** What the disk holds across the process's lives. */
@@ -116,7 +121,7 @@ export class SimulatedDisk {
     const values = [...(this.#tables.get(table)?.byKey.entries() ?? [])];
     if (values.length === 0) return false;
     const [key, stored] = values[pick % values.length]!;
-    this.#flipped = { table, key, bit: bit % (stored.value.length * 8), served: false };
+    this.#flipped = { table, key, bit: bit % (stored.value.length * 8), served: false, since: this.#view };
     return true;
   }
 
@@ -140,10 +145,10 @@ export class SimulatedDisk {
     this.#pending.push(transaction);
   }
 
-  /** The stored value as a read sees it: a copy with the bit flipped when it is the damaged one. */
-  served(table: string, stored: Stored): Buffer {
+  /** The stored value as `view` reads it: a copy with the bit flipped when it is the damaged one, for a process started since. */
+  served(table: string, stored: Stored, view: SimulatedStorage): Buffer {
     const flipped = this.#flipped;
-    if (flipped === undefined || flipped.table !== table || flipped.key !== keyId(stored.key)) return stored.value;
+    if (flipped === undefined || flipped.since === view || flipped.table !== table || flipped.key !== keyId(stored.key)) return stored.value;
     flipped.served = true;
     const copy = Buffer.from(stored.value);
     copy[flipped.bit >> 3]! ^= 1 << (flipped.bit & 7);
@@ -211,11 +216,11 @@ class SimulatedTable<K extends Key> implements StorageTable<K> {
   get(key: K): Buffer | undefined {
     if (!this.#view.alive) return undefined;
     const stored = this.#disk.contents(this.#name).byKey.get(keyId(key));
-    return stored === undefined ? undefined : this.#disk.served(this.#name, stored);
+    return stored === undefined ? undefined : this.#disk.served(this.#name, stored, this.#view);
   }
 
   *getRange(range: KeyRange<K> = {}): Iterable<{ key: K; value: Buffer }> {
-    for (const stored of this.#range(range)) yield { key: stored.key as K, value: this.#disk.served(this.#name, stored) };
+    for (const stored of this.#range(range)) yield { key: stored.key as K, value: this.#disk.served(this.#name, stored, this.#view) };
   }
 
   *getKeys(range: KeyRange<K> = {}): Iterable<K> {
