@@ -237,9 +237,13 @@ async function main(): Promise<string[]> {
       const r = await run(name, service, requests);
       const after = await health(service);
       const executed = r.statuses['201'] ?? 0;
-      const appended = after.lastSeq - before.lastSeq;
-      if (results.get(name)!.length === 1) notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201) in the first run; log entries appended ${fmtInt(appended)}`);
-      if (appended !== executed) failures.push(`${name}: ${executed} responses 201 but ${appended} log entries appended`);
+      // A full sandbox backlog (no endpoint: every event waits) drops its oldest events in entries of its own.
+      const drops = (after.webhooks?.dropped.entries ?? 0) - (before.webhooks?.dropped.entries ?? 0);
+      const appended = after.lastSeq - before.lastSeq - drops;
+      if (results.get(name)!.length === 1) {
+        notes.push(`${name}: ${fmtInt(executed)} quotes created and executed (201) in the first run; log entries appended ${fmtInt(appended)}` + (drops > 0 ? `, besides ${fmtInt(drops)} that dropped webhook events from the full backlog` : ''));
+      }
+      if (appended !== executed) failures.push(`${name}: ${executed} responses 201 but ${appended} log entries appended (besides ${drops} drops)`);
       if (after.durableSeq !== after.lastSeq) failures.push(`${name}: the log is not fully durable after the run`);
       return executed;
     };

@@ -106,6 +106,7 @@ describe('GET /metrics', { timeout: SUITE_TIMEOUT_MS }, () => {
       assert.ok(new RegExp(`^${name}(\\{| )`, 'm').test(text), `${name} is exposed`);
     }
     assert.ok(text.includes('webhook_deliveries_total{outcome="delivered"} 0'), 'every outcome is a series from the start');
+    assert.ok(/^webhook_events_dropped_total 0$/m.test(text), 'no event dropped yet, and the series is there');
   });
 
   it('a snapshot is timed', async () => {

@@ -183,6 +183,10 @@ describe('a full webhook backlog', () => {
     assert.deepEqual(failed.data.map((e: any) => e.id).reverse(), all.slice(0, all.length - LIMIT));
     for (const e of failed.data) assert.match(e.failureReason, /^dropped from the backlog: the environment held more than 5 undelivered events$/);
     assert.deepEqual(pending.data.map((e: any) => e.id).reverse(), all.slice(all.length - LIMIT));
+    // An operator sees the drops: the events, and the log entries that FAILED them.
+    const drops = ((await svc.request('GET', '/healthz', { auth: svc.operator() })).body as any).webhooks.dropped;
+    assert.equal(drops.events, all.length - LIMIT);
+    assert.ok(drops.entries >= 1 && drops.entries <= drops.events, `${drops.entries} drop entries for ${drops.events} events`);
 
     // The receiver comes back; the five kept go, then a dropped one is redelivered.
     receiver.answer = () => 200;

@@ -59,6 +59,8 @@ export interface ServiceStart {
 export interface Health {
   lastSeq: number;
   durableSeq: number;
+  /** The webhook backlog's drops since the service started (its trimmer's own log entries among them). */
+  webhooks?: { dropped: { events: number; entries: number } };
   memory?: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   store?: { dataFileBytes: number; allocatedBytes: number };
 }

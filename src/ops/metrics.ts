@@ -146,6 +146,7 @@ export class ServiceMetrics implements EngineObserver, DeliveryObserver, HttpObs
   });
   readonly #recovered = new Counter({ name: 'recovery_entries_total', help: 'Log entries replayed by recovery', registers: [this.#registry] });
   readonly #deliveries = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery tries, by outcome', labelNames: ['outcome'] as const, registers: [this.#registry] });
+  readonly #dropped = new Counter({ name: 'webhook_events_dropped_total', help: 'Webhook events a full backlog FAILED as dropped', registers: [this.#registry] });
   #backlogs: Backlogs | undefined;
 
   constructor() {
@@ -195,6 +196,10 @@ export class ServiceMetrics implements EngineObserver, DeliveryObserver, HttpObs
 
   attempted(outcome: DeliveryOutcome): void {
     this.#deliveries.inc({ outcome });
+  }
+
+  dropped(events: number): void {
+    this.#dropped.inc(events);
   }
 
   get contentType(): string {

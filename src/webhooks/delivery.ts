@@ -74,7 +74,7 @@ export interface DeliveryOptions {
   /** PENDING events an environment may hold before its oldest are FAILED as dropped. */
   maxPending?: number;
   report?: Report;
-  /** Told the outcome of every recorded delivery try (the service's metrics). */
+  /** Told the outcome of every recorded delivery try, and of every drop (the service's metrics). */
   observer?: DeliveryObserver;
 }
 
@@ -83,6 +83,8 @@ export type DeliveryOutcome = 'delivered' | 'rejected' | 'unanswered' | 'refused
 
 export interface DeliveryObserver {
   attempted(outcome: DeliveryOutcome): void;
+  /** A full backlog's drop entry is durable: it FAILED `events` events. */
+  dropped(events: number): void;
 }
 
 function outcomeOf(egress: EgressOutcome): DeliveryOutcome {
@@ -113,6 +115,11 @@ export interface DeliveryStats {
   /** Endpoints that are down, and the first of them. */
   endpointsDown: number;
   down: Array<{ environmentId: string } & EndpointState>;
+  /**
+   * Since this process started: events a full backlog FAILED as dropped, and the log entries
+   * that did it (each holds at most DROP_BATCH; besides the entries of the requests themselves).
+   */
+  dropped: { events: number; entries: number };
 }
 
 interface Lane {
@@ -138,6 +145,8 @@ export class WebhookDelivery {
   readonly #maxPending: number;
   readonly #report: Report;
   readonly #observer: DeliveryObserver | undefined;
+  /** What the trimmer dropped since this process started (stats().dropped). */
+  readonly #dropped = { events: 0, entries: 0 };
   readonly #lanes = new Map<string, Lane>();
   /** Environments told of new events during the current run (at most one per environment). */
   readonly #queued = new Set<string>();
@@ -218,6 +227,7 @@ export class WebhookDelivery {
       maxPendingPerEnvironment: this.#maxPending,
       endpointsDown: down.length,
       down: down.slice(0, LISTED_DOWN_ENDPOINTS).map((e) => ({ environmentId: e.envId, ...this.endpointState(e.envId) })),
+      dropped: { ...this.#dropped },
     };
   }
 
@@ -387,7 +397,18 @@ export class WebhookDelivery {
           this.#toTrim.delete(envId);
           continue;
         }
-        await engine.exec(candidates, () => ({ events: decideDrop(world.webhookEvents, envId, candidates, this.#maxPending), reply: () => undefined }));
+        // Counted once the entry is durable: the events of the decision that committed.
+        let decided: ReturnType<typeof decideDrop> = [];
+        await engine.exec(candidates, () => {
+          decided = decideDrop(world.webhookEvents, envId, candidates, this.#maxPending);
+          return { events: decided, reply: () => undefined };
+        });
+        for (const event of decided) {
+          if (event.type !== 'webhooks.dropped') continue;
+          this.#dropped.events += event.ids.length;
+          this.#dropped.entries++;
+          this.#observer?.dropped(event.ids.length);
+        }
       }
     } finally {
       this.#trimming = false;
