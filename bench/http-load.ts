@@ -33,6 +33,7 @@ import {
   keepOutput,
   loadFailures,
   sandboxAuthorization,
+  settledHealth,
   quoteRequest,
   QUOTE_CENTS,
   SENDER_FUNDS,
@@ -233,9 +234,9 @@ async function main(): Promise<string[]> {
 
     // The money path: every 201 is one durable entry that creates the quote, moves the money and records the transaction.
     const measureQuotes = async (name: Scenario, requests: RequestTemplate[]): Promise<number> => {
-      const before = await health(service);
+      const before = await settledHealth(service);
       const r = await run(name, service, requests);
-      const after = await health(service);
+      const after = await settledHealth(service);
       const executed = r.statuses['201'] ?? 0;
       // A full sandbox backlog (no endpoint: every event waits) drops its oldest events in entries of its own.
       const drops = (after.webhooks?.dropped.entries ?? 0) - (before.webhooks?.dropped.entries ?? 0);

@@ -121,6 +121,22 @@ export async function health(service: Pick<ServiceChild, 'port' | 'dataDir'>): P
   return (await res.json()) as Health;
 }
 
+/**
+ * /healthz once the service has settled after a run: its log durable, and the same last
+ * sequence twice in a row 50 ms apart (a webhook drop the trimmer was making is counted),
+ * or as it is after 2 s.
+ */
+export async function settledHealth(service: Pick<ServiceChild, 'port' | 'dataDir'>): Promise<Health> {
+  let last = await health(service);
+  for (let waited = 0; waited < 2_000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = await health(service);
+    if (now.durableSeq === now.lastSeq && now.lastSeq === last.lastSeq) return now;
+    last = now;
+  }
+  return last;
+}
+
 /** The Basic authorization of an API token. */
 export function basicAuthorization(token: { tokenId: string; clientSecret: string }): string {
   return `Basic ${Buffer.from(`${token.tokenId}:${token.clientSecret}`).toString('base64')}`;
