@@ -78,10 +78,11 @@ export interface RecordKind<R, E extends DomainEvent> {
   restoreLazy?(lazy: LazyRecords): void;
   /**
    * Optional, instead of `lazyKeys` and `restoreLazy`: snapshots leave this kind's records in
-   * lazy chunks, found by id alone, and the registry drops from memory each record settled once a snapshot holds it (settled history: an executed quote, a completed
+   * lazy chunks, found by id alone, and the registry drops from memory each record for which
+   * this is true once a snapshot holds it (settled history: an executed quote, a completed
    * transaction), reading it back on first use. True only of a record whose restore adds
-   * nothing but index entries, and those idempotently: a record read back is restored again.
-   * Recovery reads such a kind's chunks one by one, for their index entries, and drops them again.
+   * nothing but index entries, and those idempotently. Recovery reads such a kind's chunks
+   * one by one, for their index entries, and drops the settled records again.
    */
   settled?(record: R): boolean;
   /**
