@@ -13,7 +13,7 @@ import type { LazyChunk } from '../src/engine/state-machine.js';
 import { openLmdbStorage } from '../src/engine/storage.js';
 import { startTestService, type TestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
-import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { balanceOf, createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
 
 interface Made {
   /** Quotes executed and completed, with their transactions. */
@@ -88,6 +88,44 @@ describe('settled history out of memory', () => {
       assert.deepEqual(inMemory(second, made), NONE_HELD, 'recovery reads them for their index entries and drops them again');
       assert.deepEqual(await answers(second, made), before);
       assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('answers an idempotent retry of a payment that left memory with the first reply, byte for byte, also after a restart', async () => {
+    const first = await startTestService();
+    let body: Record<string, unknown>;
+    let reply: string;
+    let payer: string;
+    let balance: number;
+    const headers = { 'idempotency-key': 'settled-history-retry' };
+    try {
+      const alice = await fundedCustomer(first, 1_000);
+      const bob = await fundedCustomer(first, 0);
+      payer = alice.usd.id;
+      body = quoteBody(payer, bob.usd.id, 250, { immediatelyExecute: true });
+      const res = await first.request('POST', '/quotes', { body, headers });
+      assertStatus(res, 201);
+      reply = res.text;
+      balance = await balanceOf(first, payer);
+      await first.service.services.engine.snapshot();
+      const id = (res.body as { id: string }).id;
+      assert.equal(Map.prototype.has.call(first.service.services.world.quotes.records, id), false, 'the quote left memory');
+      const again = await first.request('POST', '/quotes', { body, headers });
+      assert.equal(again.status, 201);
+      assert.equal(again.text, reply);
+      // The snapshot after it stores the reply whole: its record is not in memory to name.
+      await first.service.services.engine.snapshot();
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      const again = await second.request('POST', '/quotes', { body, headers });
+      assert.equal(again.status, 201);
+      assert.equal(again.text, reply);
+      assert.equal(await balanceOf(second, payer), balance, 'paid once');
     } finally {
       await second.stop();
     }
