@@ -568,11 +568,6 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
     return this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records.peek(id);
   }
 
-  heldRecordOf(id: string): unknown {
-    const records = this.#byPrefix.get(id.slice(0, id.indexOf(':') + 1))?.records;
-    return records?.holds(id) === true ? Map.prototype.get.call(records, id) : undefined;
-  }
-
   has(id: string): boolean {
     // Through the last-kind cache: an invariant check asks of one kind's references in a row
     // (every transaction's account), where a scan tried a dozen prefixes each time.

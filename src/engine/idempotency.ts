@@ -94,21 +94,11 @@ function remembered(logged: LoggedIdempotency, at: number, recordOf: (id: string
 }
 
 /**
- * The form a snapshot stores `record` in: when the record it reports is still the current
- * one (`recordOf` its id, at capture: records are replaced, never changed, so the same
- * reference is the same version), only its id; else as it is. Restored records then share
- * the record restored beside them instead of each holding a decoded copy of it.
+ * An idempotency record as a snapshot holds it, its record resolved among those restored when
+ * the snapshot named it by id (`current`). Snapshots before session 46 did, while the record
+ * was unchanged; a later snapshot that wrote the record changed or removed left the name
+ * wrong, so snapshots now hold each reply whole.
  */
-export function storedIdempotency(record: IdempotencyRecord, recordOf: (id: string) => unknown): IdempotencyRecord {
-  const reports = record.reports;
-  if (reports === undefined) return record;
-  const id = (reports as { id?: unknown }).id;
-  if (typeof id !== 'string' || recordOf(id) !== reports) return record;
-  const { key, bodyHash, status, at, kind } = record;
-  return { key, bodyHash, status, at, kind, current: id };
-}
-
-/** An idempotency record as `storedIdempotency` stored it, its record resolved among those restored. */
 export function restoredIdempotency(record: IdempotencyRecord, recordOf: (id: string) => unknown): IdempotencyRecord {
   const id = record.current;
   if (id === undefined) return record;

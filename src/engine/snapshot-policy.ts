@@ -8,7 +8,6 @@
 import type { Clock } from './clock.js';
 import type { EffectTable } from './effects.js';
 import type { IdempotencyTable } from './idempotency-table.js';
-import { storedIdempotency } from './idempotency.js';
 import { EngineClosedError, asError, type Lifecycle } from './lifecycle.js';
 import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
@@ -22,7 +21,7 @@ import type { TimerTable } from './timers.js';
 /** What the snapshot policy needs of the rest of the engine. */
 export interface SnapshotParts<T> {
   clock: Clock;
-  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'lazyKinds' | 'lazyWritten' | 'recordOf' | 'heldRecordOf'>;
+  machine: Pick<StateMachine<DomainEvent, T>, 'capture' | 'captureChanges' | 'captureColumns' | 'storedForm' | 'lazyKeys' | 'lazyKinds' | 'lazyWritten'>;
   log: WriteAheadLog<unknown>;
   store: SnapshotStore<T>;
   timers: TimerTable<T>;
@@ -195,8 +194,6 @@ export class SnapshotPolicy<T> {
     const storedForm = machine.storedForm?.bind(machine);
     const lazyKeys = machine.lazyKeys?.bind(machine);
     const lazyKinds = machine.lazyKinds;
-    // Whether an idempotency record's reply is still its record's current version: one that left memory is not read back for it (it is stored whole).
-    const recordOf = (id: string): unknown => (machine.heldRecordOf !== undefined ? machine.heldRecordOf(id) : machine.recordOf?.(id));
     if (!full) {
       return {
         seq,
@@ -209,7 +206,8 @@ export class SnapshotPolicy<T> {
         records: machine.captureChanges!(),
         timers: timers.takeChanges(),
         effects: effects.takeChanges(),
-        idempotency: idempotency.captureChanges().map(([order, record]) => [order, record === undefined ? undefined : storedIdempotency(record, recordOf)] as const),
+        // Each reply whole: one named by its record's id went wrong once a later snapshot wrote that record changed or removed.
+        idempotency: idempotency.captureChanges(),
       };
     }
     timers.forgetChanges();
@@ -225,7 +223,7 @@ export class SnapshotPolicy<T> {
       records: machine.captureColumns?.() ?? machine.capture(),
       timers: [...timers.values()].map((timer) => [timer.id, timer] as const),
       effects: [...effects.values()].map((effect) => [effect.id, effect] as const),
-      idempotency: idempotency.captureAll().map(([order, record]) => [order, storedIdempotency(record, recordOf)] as const),
+      idempotency: idempotency.captureAll(),
     };
   }
 

@@ -360,8 +360,6 @@ export interface StateMachine<E extends DomainEvent, T> {
    * for the engine's own events that refer to a record (an idempotency record's reply).
    */
   recordOf?(id: string): unknown;
-  /** Optional: the record `id` names if memory holds it now, undefined if not (not read from lazy chunks). */
-  heldRecordOf?(id: string): unknown;
   /**
    * Decides what a due timer's message does now, synchronously (its actors are held); a
    * throw is retried with backoff. `id` is the timer's (its key, when the domain chose one),
