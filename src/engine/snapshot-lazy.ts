@@ -152,12 +152,6 @@ export class LazySnapshot implements LazyStore {
     };
   }
 
-  chunk(generation: number, n: number): LazyChunk {
-    const found = this.#generations.find((each) => each.source.generation === generation);
-    if (found === undefined || n < 0 || n >= found.source.chunks) throw new Error(`no lazy chunk ${n} of generation ${generation}`);
-    return chunkOf(found, n);
-  }
-
   /** The chunks not loaded (of `kind`, if given) that may hold a key of hash `hash`; `id`: the key is that id. */
   #candidates(hash: number, id: string | undefined, kind: string | undefined): readonly LazyChunk[] {
     let out: LazyChunk[] | undefined;

@@ -170,7 +170,7 @@ export class SnapshotPolicy<T> {
     const machine = this.#parts.machine;
     for (let from = 0; !this.#parts.lifecycle.closed; from += DROP_SLICE) {
       const to = Math.min(from + DROP_SLICE, written.ids.length);
-      const slice = { generation: written.generation, ids: written.ids.slice(from, to), records: written.records.slice(from, to), chunks: written.chunks.slice(from, to) };
+      const slice = { ids: written.ids.slice(from, to), records: written.records.slice(from, to) };
       machine.lazyWritten?.(lazy, slice);
       if (to >= written.ids.length) return;
       await nextTurn();

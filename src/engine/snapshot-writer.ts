@@ -159,7 +159,7 @@ export class LazyChunkBuffer {
   readonly #index = new LazyIndexBuilder();
   /** The hashes of the other keys of the record about to be added. */
   readonly #keys: number[] = [];
-  readonly #dropped: { generation: number; ids: string[]; records: unknown[]; chunks: number[] };
+  readonly #dropped: { ids: string[]; records: unknown[] } = { ids: [], records: [] };
   /** Chunks that hold records not in memory once the snapshot is written. */
   readonly #unloaded = new Set<number>();
   /** The ids added from memory, which no copied older version replaces (kept only when some will be copied). */
@@ -174,7 +174,6 @@ export class LazyChunkBuffer {
     private readonly out: ChunkWriter,
     copying: boolean,
   ) {
-    this.#dropped = { generation: out.generation, ids: [], records: [], chunks: [] };
     this.#fromMemory = copying ? new Set() : undefined;
   }
 
@@ -188,7 +187,6 @@ export class LazyChunkBuffer {
     if (place.drop) {
       this.#dropped.ids.push(id);
       this.#dropped.records.push(record);
-      this.#dropped.chunks.push(n);
       this.#unloaded.add(n);
     }
     return this.#full || due;

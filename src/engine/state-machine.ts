@@ -263,8 +263,6 @@ export interface LazyRecords {
 export interface LazyStore extends LazyRecords {
   /** The chunks of one kind's records (`kind`: its id prefix), as a live view. */
   ofKind(kind: string): LazyRecords;
-  /** Lazy chunk `n` of generation `generation`, which the store holds. */
-  chunk(generation: number, n: number): LazyChunk;
 }
 
 /**
@@ -276,12 +274,10 @@ export interface LazyPlace {
   readonly drop: boolean;
 }
 
-/** The records a snapshot put in lazy chunks that the machine may drop from memory: each with the chunk that holds it. */
+/** The records a snapshot put in lazy chunks that the machine may drop from memory, as captured. */
 export interface LazyWritten {
-  readonly generation: number;
   readonly ids: readonly string[];
   readonly records: readonly unknown[];
-  readonly chunks: readonly number[];
 }
 
 /**
