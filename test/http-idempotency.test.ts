@@ -13,6 +13,7 @@ import { withStore } from '../src/engine/store-reader.js';
 import { rawExchange, serviceForSuite, startTestService, type TestService } from './support/service.js';
 import { assertInvalid, assertStatus, customerAccounts, createCustomer, totalCount, unique } from './support/assertions.js';
 import { externalUsd, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { formBody, PDF } from './support/form-body.js';
 
 const VERSION = '2025-10-13';
 
@@ -168,5 +169,28 @@ describe('an idempotent replay, with the log naming the record instead of the re
     svc = await startTestService({ clock, dataDir });
     assert.ok(svc.service.services.engine.snapshotSeq > 0, 'loaded from a snapshot');
     await assertReplays('after a restart from a snapshot');
+  });
+
+  // A snapshot once named a reply's record by id while it was unchanged; a later snapshot that
+  // wrote the record changed, or without it, left the name wrong and the store refused to open.
+  it('answers them after a later snapshot wrote their records changed or removed', async () => {
+    const soft = JSON.parse((await send('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cy' })).text) as { id: string };
+    const business = await svc.request('POST', '/customers', { body: { customerType: 'BUSINESS', businessInfo: { legalName: 'Acme LLC', country: 'US', taxId: '12-3456789', incorporatedOn: '2015-03-14', registrationNumber: 'REG-1' } } });
+    assertStatus(business, 201);
+    const { raw, contentType } = await formBody({ documentHolder: (business.body as { id: string }).id, documentType: 'UTILITY_BILL', country: 'US' }, { bytes: PDF, name: 'bill.pdf', type: 'application/pdf' });
+    const key = unique('replay-');
+    const uploaded = await svc.request('POST', '/documents', { raw, headers: { 'content-type': contentType, 'idempotency-key': key } });
+    assertStatus(uploaded, 201);
+    await svc.service.services.engine.snapshot();
+    await patchCustomer(soft.id, 'Cy Twice');
+    assertStatus(await svc.request('DELETE', `/customers/${soft.id}`), 200);
+    assertStatus(await svc.request('DELETE', `/documents/${(uploaded.body as { id: string }).id}`), 204);
+    await svc.service.services.engine.snapshot();
+    await svc.stop({ keepData: true });
+    svc = await startTestService({ clock, dataDir });
+    await assertReplays('after a later snapshot wrote the records');
+    const again = await svc.request('POST', '/documents', { raw, headers: { 'content-type': contentType, 'idempotency-key': key } });
+    assert.equal(again.status, 201);
+    assert.equal(again.text, uploaded.text, 'the removed document\'s upload answers its first bytes');
   });
 });
