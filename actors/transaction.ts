@@ -13,7 +13,7 @@
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
 import { idOf, type LoggedId } from '../src/engine/ids.js';
-import { paymentIdAt } from './derived-ids.js';
+import { derivedFrom, paymentIdAt } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
@@ -206,7 +206,121 @@ function takesItsQuote(tx: Transaction, quote: Quote): boolean {
  * (`quotedFields`), and applying it takes them from the quote again.
  */
 export type LoggedTransaction = Transaction | FromQuote;
-export type FromQuote = Omit<Transaction, QuotedField> & { readonly fromQuote: string };
+export type FromQuote = Omit<Transaction, QuotedField | DerivableField> &
+  Partial<Pick<Transaction, DerivableField>> & {
+    readonly fromQuote: string;
+    /** Which own fields a snapshot left out (DERIVED's bits), to be given back from the quote and the rest; absent: none. */
+    readonly derived?: number;
+  };
+
+/** Own fields of a payment's transaction that are most often what its quote and its other fields say. */
+type DerivableField = 'envId' | 'accountId' | 'customerId' | 'platformCustomerId' | 'source' | 'reference' | 'updatedAt' | 'settledAt';
+
+/**
+ * The bits of FromQuote.derived, and what each field is when its bit is set. A quote never
+ * changes the fields read here once it made its transaction (its environment, parties and
+ * outgoing transaction), so a later version of the quote gives the same.
+ */
+const DERIVED = {
+  /** The quote's. */
+  envId: 1,
+  /** The quote's source account (OUTGOING) or payee account (INCOMING). */
+  accountId: 2,
+  /** The quote's source customer (OUTGOING); the customer the derived account id names (INCOMING). */
+  customerId: 4,
+  /** The customer id's UUID: a customer made without a platform id of its own. */
+  platformCustomerId: 8,
+  /** `{sourceType: 'ACCOUNT', accountId}` of the quote's source account. */
+  source: 16,
+  /** The reference of the quote's outgoing transaction (paymentReference). */
+  reference: 32,
+  /** The transaction's createdAt. */
+  updatedAt: 64,
+  /** The transaction's createdAt. */
+  settledAt: 128,
+} as const;
+
+const CUSTOMER_ID_PREFIX = 'Customer:';
+
+function derivedAccountIdOf(type: TransactionType, quote: Quote): string | undefined {
+  return type === 'OUTGOING' ? quote.sourceAccountId : quote.payeeAccountId;
+}
+
+function derivedCustomerIdOf(type: TransactionType, accountId: string, quote: Quote): string | undefined {
+  return type === 'OUTGOING' ? quote.sourceCustomerId : derivedFrom(accountId)?.customerId;
+}
+
+function isQuoteSource(source: TransactionSource, quote: Quote): boolean {
+  if (source.sourceType !== 'ACCOUNT' || source.accountId !== quote.sourceAccountId) return false;
+  let keys = 0;
+  for (const _ in source) keys++;
+  return keys === 2;
+}
+
+/**
+ * A payment's transaction as a snapshot stores it (Transactions.stored): what it does not take
+ * from its quote, less what DERIVED gives back. Two thirds of a payment's transaction bytes in
+ * a snapshot were ids and times its quote and its other fields already say.
+ */
+function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
+  const out: { -readonly [K in keyof FromQuote]: FromQuote[K] } = { id: tx.id, type: tx.type, status: tx.status, createdAt: tx.createdAt, fromQuote: quote.id };
+  let derived = 0;
+  if (tx.envId === quote.envId) derived |= DERIVED.envId;
+  else out.envId = tx.envId;
+  if (tx.accountId === derivedAccountIdOf(tx.type, quote)) derived |= DERIVED.accountId;
+  else out.accountId = tx.accountId;
+  if (tx.customerId === derivedCustomerIdOf(tx.type, tx.accountId, quote)) derived |= DERIVED.customerId;
+  else out.customerId = tx.customerId;
+  if (tx.customerId.startsWith(CUSTOMER_ID_PREFIX) && tx.platformCustomerId.length === tx.customerId.length - CUSTOMER_ID_PREFIX.length && tx.customerId.endsWith(tx.platformCustomerId)) {
+    derived |= DERIVED.platformCustomerId;
+  } else out.platformCustomerId = tx.platformCustomerId;
+  if (isQuoteSource(tx.source, quote)) derived |= DERIVED.source;
+  else out.source = tx.source;
+  if (quote.transactionId !== undefined && tx.reference === paymentReference(quote.transactionId)) derived |= DERIVED.reference;
+  else out.reference = tx.reference;
+  if (tx.updatedAt === tx.createdAt) derived |= DERIVED.updatedAt;
+  else out.updatedAt = tx.updatedAt;
+  if (tx.settledAt === tx.createdAt) derived |= DERIVED.settledAt;
+  else if (tx.settledAt !== undefined) out.settledAt = tx.settledAt;
+  if (tx.counterpartyInformation !== undefined) out.counterpartyInformation = tx.counterpartyInformation;
+  if (tx.failureReason !== undefined) out.failureReason = tx.failureReason;
+  if (tx.pending !== undefined) out.pending = tx.pending;
+  if (tx.receiptDeliveryConfirmedAt !== undefined) out.receiptDeliveryConfirmedAt = tx.receiptDeliveryConfirmedAt;
+  out.derived = derived;
+  return out;
+}
+
+/** The own fields of `stored`, those it left out (`derived`) given back from `quote` and its other fields. */
+function ownFieldsOf(stored: FromQuote, quote: Quote): OwnFields {
+  const derived = stored.derived ?? 0;
+  const given = <K extends DerivableField>(field: K, value: () => Transaction[K] | undefined): Transaction[K] => {
+    const v = (derived & DERIVED[field]) === 0 ? stored[field] : value();
+    if (v === undefined && field !== 'settledAt') throw new Error(`transaction ${stored.id} left out ${field}, which its quote ${quote.id} does not give`);
+    return v as Transaction[K];
+  };
+  const accountId = given('accountId', () => derivedAccountIdOf(stored.type, quote));
+  const customerId = given('customerId', () => derivedCustomerIdOf(stored.type, accountId, quote));
+  const own: { -readonly [K in keyof OwnFields]: OwnFields[K] } = {
+    id: stored.id,
+    envId: given('envId', () => quote.envId),
+    type: stored.type,
+    status: stored.status,
+    accountId,
+    customerId,
+    platformCustomerId: given('platformCustomerId', () => customerId.slice(CUSTOMER_ID_PREFIX.length)),
+    source: given('source', () => ({ sourceType: 'ACCOUNT', accountId: quote.sourceAccountId })),
+    reference: given('reference', () => (quote.transactionId === undefined ? undefined : paymentReference(quote.transactionId))),
+    createdAt: stored.createdAt,
+    updatedAt: given('updatedAt', () => stored.createdAt),
+  };
+  if (stored.counterpartyInformation !== undefined) own.counterpartyInformation = stored.counterpartyInformation;
+  if (stored.failureReason !== undefined) own.failureReason = stored.failureReason;
+  if (stored.pending !== undefined) own.pending = stored.pending;
+  const settledAt = given('settledAt', () => stored.createdAt);
+  if (settledAt !== undefined) own.settledAt = settledAt;
+  if (stored.receiptDeliveryConfirmedAt !== undefined) own.receiptDeliveryConfirmedAt = stored.receiptDeliveryConfirmedAt;
+  return own;
+}
 
 /** The fields a transaction does not take from its quote; `counterparty` null: none. */
 function ownFields(
@@ -502,7 +616,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     if (!('fromQuote' in tx)) return tx;
     const quote = this.quotes.get(tx.fromQuote);
     if (quote === undefined) throw new Error(`transaction ${tx.id} comes from quote ${tx.fromQuote}, which does not exist`);
-    return quotedTransaction(tx, quote);
+    return quotedTransaction(ownFieldsOf(tx, quote), quote);
   }
 
   /**
@@ -518,9 +632,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     const outgoing = quote?.transactionId;
     if (quote === undefined || outgoing === undefined || (tx.id !== outgoing && tx.id !== paymentIdAt(outgoing, 'Transaction', 2))) return tx;
     if (!takesItsQuote(tx, quote)) return tx;
-    const own = ownFields(tx) as { -readonly [K in keyof FromQuote]: FromQuote[K] };
-    own.fromQuote = quote.id;
-    return own;
+    return storedFromQuote(tx, quote);
   }
 
   /** The transactions of `before`'s payment that a snapshot may hold in the FromQuote form are noted changed. */
@@ -567,7 +679,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       // A snapshot's: its quote may come later in the snapshot, or earlier.
       const quote = this.quotes.get(record.fromQuote);
       if (quote === undefined) this.#unresolved.push(record);
-      else this.restore(quotedTransaction(record, quote));
+      else this.restore(quotedTransaction(ownFieldsOf(record, quote), quote));
       return;
     }
     const tx = record;

@@ -13,6 +13,7 @@ import type { Transaction } from '../actors/transaction.js';
 import { World } from '../actors/world.js';
 import { startTestService, type TestService } from './support/service.js';
 import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { assertStatus } from './support/assertions.js';
 
 /** A service where one customer paid another `amounts`, each a quote executed at once; the last quote. */
 async function paidBetweenTwo(svc: TestService, amounts: readonly number[]): Promise<Record<string, unknown>> {
@@ -62,6 +63,50 @@ describe("a payment's records in a snapshot", () => {
     try {
       const after = [];
       for (const path of ids) after.push(await getJson(second, path));
+      assert.deepEqual(after, before);
+      assert.deepEqual(second.service.services.world.checkInvariants(), []);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('leave out the ids and times their quote and their other fields give, and keep the rest, read back as they were', async () => {
+    const first = await startTestService();
+    let paths: string[];
+    let before: unknown[];
+    try {
+      const world = first.service.services.world;
+      const alice = await fundedCustomer(first, 1_000);
+      const bob = await fundedCustomer(first, 0);
+      // Customers with platform ids of their own: their transactions keep them.
+      const carol = await fundedCustomer(first, 1_000, { platformCustomerId: 'carol-7' });
+      const dave = await fundedCustomer(first, 0, { platformCustomerId: 'dave-9' });
+      const plain = await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+      const named = await createQuote(first, quoteBody(carol.usd.id, dave.usd.id, 200, { immediatelyExecute: true }));
+      const confirmed = await createQuote(first, quoteBody(alice.usd.id, dave.usd.id, 300, { immediatelyExecute: true }));
+      const pairOf = (quote: Record<string, unknown>): [string, string] => {
+        const outgoing = quote.transactionId as string;
+        return [outgoing, `${outgoing.slice(0, -2)}02`];
+      };
+      const storedOf = (id: string): Record<string, unknown> => world.storedForm(id, world.transactions.get(id)) as Record<string, unknown>;
+      for (const id of pairOf(plain)) assert.deepEqual(Object.keys(storedOf(id)).sort(), ['createdAt', 'derived', 'fromQuote', 'id', 'status', 'type'], `${id} keeps only what nothing else gives`);
+      const [carolPaid, daveGot] = pairOf(named).map(storedOf);
+      assert.deepEqual([carolPaid!.platformCustomerId, daveGot!.platformCustomerId], ['carol-7', 'dave-9']);
+      assertStatus(await first.request('POST', `/transactions/${pairOf(confirmed)[1]}/confirm`, { body: { receiptDeliveryConfirmedAt: '2026-01-02T03:04:05.000Z' } }), 200);
+      const changed = storedOf(pairOf(confirmed)[1]);
+      assert.equal(typeof changed.updatedAt, 'number', 'a transaction changed since it was made keeps its updatedAt');
+      assert.equal(changed.settledAt, undefined, 'and its settledAt is its createdAt');
+      paths = [plain, named, confirmed].flatMap((quote) => [`/quotes/${quote.id as string}`, ...pairOf(quote).map((id) => `/transactions/${id}`)]);
+      before = [];
+      for (const path of paths) before.push(await getJson(first, path));
+      await first.service.services.engine.snapshot();
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    const second = await startTestService({ dataDir: first.dataDir });
+    try {
+      const after = [];
+      for (const path of paths) after.push(await getJson(second, path));
       assert.deepEqual(after, before);
       assert.deepEqual(second.service.services.world.checkInvariants(), []);
     } finally {
