@@ -12,7 +12,8 @@ import type { Quote } from '../actors/quote.js';
 import type { Transaction } from '../actors/transaction.js';
 import { World } from '../actors/world.js';
 import { startTestService, type TestService } from './support/service.js';
-import { createQuote, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { createQuote, externalUsd, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { ManualClock } from '../src/engine/clock.js';
 import { assertStatus } from './support/assertions.js';
 
 /** A service where one customer paid another `amounts`, each a quote executed at once; the last quote. */
@@ -71,7 +72,9 @@ describe("a payment's records in a snapshot", () => {
   });
 
   it('leave out the ids and times their quote and their other fields give, and keep the rest, read back as they were', async () => {
-    const first = await startTestService();
+    // A held clock: the payout stays PROCESSING, not settled, across the restart.
+    const clock = new ManualClock(Date.UTC(2026, 6, 1));
+    const first = await startTestService({ clock });
     let paths: string[];
     let before: unknown[];
     try {
@@ -92,18 +95,25 @@ describe("a payment's records in a snapshot", () => {
       for (const id of pairOf(plain)) assert.deepEqual(Object.keys(storedOf(id)).sort(), ['createdAt', 'derived', 'fromQuote', 'id', 'status', 'type'], `${id} keeps only what nothing else gives`);
       const [carolPaid, daveGot] = pairOf(named).map(storedOf);
       assert.deepEqual([carolPaid!.platformCustomerId, daveGot!.platformCustomerId], ['carol-7', 'dave-9']);
+      clock.advance(1_000);
       assertStatus(await first.request('POST', `/transactions/${pairOf(confirmed)[1]}/confirm`, { body: { receiptDeliveryConfirmedAt: '2026-01-02T03:04:05.000Z' } }), 200);
       const changed = storedOf(pairOf(confirmed)[1]);
       assert.equal(typeof changed.updatedAt, 'number', 'a transaction changed since it was made keeps its updatedAt');
       assert.equal(changed.settledAt, undefined, 'and its settledAt is its createdAt');
+      const bank = await externalUsd(first, alice.customer.id, '004');
+      const payout = await createQuote(first, quoteBody(alice.usd.id, bank.id, 50, { immediatelyExecute: true, destination: { destinationType: 'ACCOUNT', accountId: bank.id, paymentRail: 'ACH' } }));
+      const paidOut = storedOf(payout.transactionId as string);
+      assert.equal(paidOut.fromQuote, payout.id);
+      assert.deepEqual([paidOut.settledAt, (paidOut.derived as number) & 128], [undefined, 0], 'a payout in flight is not settled');
       paths = [plain, named, confirmed].flatMap((quote) => [`/quotes/${quote.id as string}`, ...pairOf(quote).map((id) => `/transactions/${id}`)]);
+      paths.push(`/quotes/${payout.id as string}`, `/transactions/${payout.transactionId as string}`);
       before = [];
       for (const path of paths) before.push(await getJson(first, path));
       await first.service.services.engine.snapshot();
     } finally {
       await first.stop({ keepData: true });
     }
-    const second = await startTestService({ dataDir: first.dataDir });
+    const second = await startTestService({ dataDir: first.dataDir, clock });
     try {
       const after = [];
       for (const path of paths) after.push(await getJson(second, path));
