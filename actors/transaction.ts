@@ -714,6 +714,11 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     return this.#transactions.get(id);
   }
 
+  /** The transaction `id` now, read back if it left memory, outside the holding check: for rendering what names it (a webhook step's events). */
+  current(id: string): Transaction | undefined {
+    return this.#transactions.peek(id);
+  }
+
   /** How many transactions exist, in memory or left in a snapshot's lazy chunks (settled). */
   get count(): number {
     let count = 0;

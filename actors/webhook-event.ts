@@ -175,8 +175,13 @@ export interface WebhookStep {
   readonly first: number;
   /** Bit j: the byte `first + j` is no event's (another record of the payment took it); the events take the others in order. */
   readonly gaps: number;
-  /** What each event reports, in order; its type follows from it (reportedType). */
-  readonly reports: ReadonlyArray<Transaction | InternalAccount>;
+  /**
+   * What each event reports, in order; its type follows from it (reportedType). A string is a
+   * transaction's id: the event reports its current version. So a settled transaction leaves
+   * memory while its events wait (registry.ts, RecordKind.settled); a new version of it puts
+   * the version it replaced here (#reportReplaced).
+   */
+  readonly reports: ReadonlyArray<StepReport>;
   /** Bit i: event i is stored under its own id now (or was pruned since). */
   readonly taken: number;
   /**
@@ -201,11 +206,14 @@ export interface WebhookStep {
  */
 type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<StoredReport> };
 
-/** A report as a stored step holds it: whole, a transaction's id, or an account's version as it changed (StoredAccountVersion). */
-type StoredReport = Transaction | InternalAccount | string | StoredAccountVersion;
+/** A report as a step holds it: a version whole, or a transaction's id (its current version). */
+type StepReport = Transaction | InternalAccount | string;
+
+/** A report as a stored step holds it: as a step holds it, or an account's version as it changed (StoredAccountVersion). */
+type StoredReport = StepReport | StoredAccountVersion;
 
 /** `step` (in either form) as form `form` with `reports`, written out as a literal: a spread of a step cost the writer more than the ids saved. */
-function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<Transaction | InternalAccount>): WebhookStep;
+function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<StepReport>): WebhookStep;
 function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyArray<StoredReport>): StoredStep;
 function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<StoredReport>): WebhookStep | StoredStep {
   const out: { -readonly [K in keyof StoredStep]: unknown } = { id: step.id, step: form, envId: step.envId, timestamp: step.timestamp, first: step.first, gaps: step.gaps, reports, taken: step.taken };
@@ -310,19 +318,31 @@ function droppedAtOf(step: WebhookStep, i: number): number {
  * stored one by one, or, once dropped, as a drop left that record (key for key, as the
  * `webhooks.dropped` applier makes a FAILED event of its own).
  */
-function stepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
+function stepEvent(step: WebhookStep, i: number, id: string, current: CurrentTransaction): WebhookEvent {
   const dropped = droppedAtOf(step, i);
   if (dropped !== 0) {
-    const failed: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id), deliveryStatus: 'FAILED' };
+    const failed: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id, current), deliveryStatus: 'FAILED' };
     failed.failureReason = step.failureReason;
     failed.settledAt = dropped;
     return failed;
   }
-  return pendingStepEvent(step, i, id);
+  return pendingStepEvent(step, i, id, current);
 }
 
-function pendingStepEvent(step: WebhookStep, i: number, id: string): WebhookEvent {
+/** The current version of the transaction `id` (Transactions.current). */
+type CurrentTransaction = (id: string) => Transaction | undefined;
+
+/** Report `i` of `step` as a version: a transaction named by id is its current one. */
+function reportAt(step: WebhookStep, i: number, current: CurrentTransaction): Transaction | InternalAccount {
   const report = step.reports[i]!;
+  if (typeof report !== 'string') return report;
+  const tx = current(report);
+  if (tx === undefined) throw new Error(`webhook step ${step.id} reports transaction ${report}, which does not exist`);
+  return tx;
+}
+
+function pendingStepEvent(step: WebhookStep, i: number, id: string, current: CurrentTransaction): WebhookEvent {
+  const report = reportAt(step, i, current);
   const { envId, timestamp } = step;
   const type = reportedType(report);
   if (type === 'ACCOUNT_STATUS') {
@@ -667,6 +687,9 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     transactions.onReplaced = (before) => this.#reportReplaced(before);
   }
 
+  /** What a step's report named by id is now (a transaction read back if it left memory). */
+  readonly #current: CurrentTransaction = (id) => this.transactions.current(id);
+
   /** Steps restored with transactions named by id (StoredStep), until every kind is restored. */
   #unresolved: StoredStep[] = [];
 
@@ -752,6 +775,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     let reports: StoredReport[] | undefined;
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
+      if (typeof report === 'string') continue;
       // The maps' own values: the writer runs outside any decision, and never loads.
       if (!('quoteId' in report)) {
         const version = storedAccountVersion(report, Map.prototype.get.call(this.accounts.records, report.id) as InternalAccount | undefined);
@@ -792,16 +816,12 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    */
   restoredAll(): void {
     for (const stored of this.#unresolved) {
-      const reports = stored.reports.map((report): Transaction | InternalAccount => {
-        if (isStoredAccountVersion(report)) {
-          const account = this.accounts.get(report[0]);
-          if (account === undefined) throw new Error(`webhook step ${stored.id} reports account ${report[0]}, which the snapshot does not hold`);
-          return accountVersionAt(account, report);
-        }
-        if (typeof report !== 'string') return report;
-        const tx = this.transactions.get(report);
-        if (tx === undefined) throw new Error(`webhook step ${stored.id} reports transaction ${report}, which the snapshot does not hold`);
-        return tx;
+      // A transaction named by id stays so: read when an event is, not now (it may have left memory).
+      const reports = stored.reports.map((report): StepReport => {
+        if (!isStoredAccountVersion(report)) return report;
+        const account = this.accounts.get(report[0]);
+        if (account === undefined) throw new Error(`webhook step ${stored.id} reports account ${report[0]}, which the snapshot does not hold`);
+        return accountVersionAt(account, report);
       });
       this.#events.install(stored.id, withReports(stored, 1, reports));
     }
@@ -817,7 +837,18 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #reportReplaced(before: Transaction): void {
     const id = paymentStemOf(before.id, 'Webhook');
     const step = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
-    if (step !== undefined && isStep(step) && step.reports.some((report) => report.id === before.id)) ChangeTrackingMap.prototype.set.call(this.#events, id, step);
+    if (step === undefined || !isStep(step)) return;
+    const at = step.reports.findIndex((report) => (typeof report === 'string' ? report : report.id) === before.id);
+    if (at < 0) return;
+    let next = step;
+    if (typeof step.reports[at] === 'string') {
+      // Its events report the version replaced now: the step holds it from here on.
+      const reports = step.reports.slice();
+      reports[at] = before;
+      next = withReports(step, 1, reports);
+    }
+    // Noted changed, unchecked: the decision that changed the transaction holds its account, not the step's events.
+    ChangeTrackingMap.prototype.set.call(this.#events, id, next);
   }
 
   #put(event: WebhookEvent, restored = false): void {
@@ -899,7 +930,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const problems: string[] = [];
     for (const [envId, pending] of this.#pendingByEnv) {
       for (const id of pending) {
-        if (this.get(id)?.deliveryStatus !== 'PENDING') problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
+        // Read without building the event: a step's would read back the transactions it names.
+        const held = this.#stepHolding(id);
+        const own = held === undefined ? this.#events.peek(id) : undefined;
+        const pendingNow = held !== undefined ? droppedAtOf(held.step, held.i) === 0 : own !== undefined && !isStep(own) && own.deliveryStatus === 'PENDING';
+        if (!pendingNow) problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
       }
     }
     for (const event of this.#events.values()) {
@@ -945,7 +980,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
         continue;
       }
       const held: Array<readonly [string, WebhookEvent]> = [];
-      eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId)]));
+      eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId, this.#current)]));
       yield* held;
     }
   }
@@ -973,7 +1008,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   /** The event `id` while its step holds it. */
   #inStep(id: string): WebhookEvent | undefined {
     const held = this.#stepHolding(id);
-    return held === undefined ? undefined : stepEvent(held.step, held.i, id);
+    return held === undefined ? undefined : stepEvent(held.step, held.i, id, this.#current);
   }
 
   /**
@@ -1003,7 +1038,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const own = this.#events.get(id);
     if (own !== undefined) return own as WebhookEvent;
     const { step, i } = this.#takeFromStep(id);
-    return stepEvent(step, i, id);
+    return stepEvent(step, i, id, this.#current);
   }
 
   /** Takes the event `id` out of the step that holds it (its bit in `taken`; the step goes with its last event): the step as it was, and the event's index. */
@@ -1025,6 +1060,19 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   queueHead(envId: string): WebhookEvent | undefined {
     const id = this.#pendingByEnv.get(envId)?.head();
     return id === undefined ? undefined : this.get(id);
+  }
+
+  /**
+   * When the head of `envId`'s queue may be tried (0: at once; undefined: the queue is empty),
+   * without building it: a step's event would read the transaction it reports, which may have
+   * left memory, to say what a step's untried event always says.
+   */
+  queueHeadDueAt(envId: string): number | undefined {
+    const id = this.#pendingByEnv.get(envId)?.head();
+    if (id === undefined) return undefined;
+    const own = this.#events.peek(id);
+    if (own !== undefined && !isStep(own)) return own.nextAttemptAt ?? 0;
+    return this.#stepHolding(id) === undefined ? undefined : 0;
   }
 
   /** The PENDING events of one environment, oldest first. */
@@ -1075,13 +1123,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #recordDerived(derived: DerivedStep, at: number): void {
     const { transactions, accountIds } = derived;
     // Made at its length: an array grown by push from empty keeps room for 17, and the step keeps it.
-    const reports = new Array<Transaction | InternalAccount>(transactions.length + accountIds.length);
+    const reports = new Array<StepReport>(transactions.length + accountIds.length);
     const envId = (transactions[0] ?? this.accounts.get(accountIds[0] ?? ''))?.envId;
     let oneEnv = envId !== undefined;
     let n = 0;
+    const current = this.transactions.records;
     for (const tx of transactions) {
       if (tx.envId !== envId) oneEnv = false;
-      reports[n++] = tx;
+      reports[n++] = Map.prototype.get.call(current, tx.id) === tx ? tx.id : tx;
     }
     for (const accountId of accountIds) {
       const account = this.accounts.get(accountId);
@@ -1098,7 +1147,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   }
 
   /** A new step of events, in the ENVELOPE format where its environment delivers so. */
-  #newStep(id: string, envId: string, at: number, first: number, gaps: number, reports: Array<Transaction | InternalAccount>): WebhookStep {
+  #newStep(id: string, envId: string, at: number, first: number, gaps: number, reports: Array<StepReport>): WebhookStep {
     if (this.#envelope(envId)) return { id, step: 1, envId, timestamp: at, format: 'ENVELOPE', first, gaps, reports, taken: 0 };
     return { id, step: 1, envId, timestamp: at, first, gaps, reports, taken: 0 };
   }

@@ -247,10 +247,10 @@ export class WebhookDelivery {
 
   /** When the queue's head may be tried: its own retry time, and while the endpoint is down, not before its probe. */
   #dueAt(envId: string): number | undefined {
-    const head = this.#deps.world.webhookEvents.queueHead(envId);
-    if (head === undefined) return undefined;
+    const headDue = this.#deps.world.webhookEvents.queueHeadDueAt(envId);
+    if (headDue === undefined) return undefined;
     const health = healthOf(this.#deps.world.webhookEndpoints.get(envId), this.#endpointOf(envId));
-    return Math.max(head.nextAttemptAt ?? 0, health?.nextProbeAt ?? 0);
+    return Math.max(headDue, health?.nextProbeAt ?? 0);
   }
 
   /** Looks at the environment's queue again (a new event, an outcome, a new endpoint). */
