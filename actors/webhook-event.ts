@@ -1127,10 +1127,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const envId = (transactions[0] ?? this.accounts.get(accountIds[0] ?? ''))?.envId;
     let oneEnv = envId !== undefined;
     let n = 0;
-    const current = this.transactions.records;
     for (const tx of transactions) {
       if (tx.envId !== envId) oneEnv = false;
-      reports[n++] = Map.prototype.get.call(current, tx.id) === tx ? tx.id : tx;
+      // By id: the entry made this version, and a later one tells #reportReplaced, which puts this one here.
+      reports[n++] = tx.id;
     }
     for (const accountId of accountIds) {
       const account = this.accounts.get(accountId);
