@@ -100,13 +100,24 @@ describe("a payment's records in a snapshot", () => {
       const changed = storedOf(pairOf(confirmed)[1]);
       assert.equal(typeof changed.updatedAt, 'number', 'a transaction changed since it was made keeps its updatedAt');
       assert.equal(changed.settledAt, undefined, 'and its settledAt is its createdAt');
+      // A quote's stored form leaves out its owner, payee, expiry and update time when its other fields say them.
+      const quoteStored = (id: string): Record<string, unknown> => world.storedForm(id, world.quotes.get(id)) as Record<string, unknown>;
+      assert.deepEqual(
+        ['ownerId', 'payeeAccountId', 'expiresAt', 'updatedAt'].filter((field) => field in quoteStored(plain.id as string)),
+        [],
+        'a quote executed at once keeps none of them',
+      );
+      const later = await createQuote(first, quoteBody(alice.usd.id, bob.usd.id, 10));
+      clock.advance(2_000);
+      assertStatus(await first.request('POST', `/quotes/${later.id as string}/execute`), 200);
+      assert.equal(typeof quoteStored(later.id as string).updatedAt, 'number', 'a quote executed later keeps its updatedAt');
       const bank = await externalUsd(first, alice.customer.id, '004');
       const payout = await createQuote(first, quoteBody(alice.usd.id, bank.id, 50, { immediatelyExecute: true, destination: { destinationType: 'ACCOUNT', accountId: bank.id, paymentRail: 'ACH' } }));
       const paidOut = storedOf(payout.transactionId as string);
       assert.equal(paidOut.fromQuote, payout.id);
       assert.deepEqual([paidOut.settledAt, (paidOut.derived as number) & 128], [undefined, 0], 'a payout in flight is not settled');
       paths = [plain, named, confirmed].flatMap((quote) => [`/quotes/${quote.id as string}`, ...pairOf(quote).map((id) => `/transactions/${id}`)]);
-      paths.push(`/quotes/${payout.id as string}`, `/transactions/${payout.transactionId as string}`);
+      paths.push(`/quotes/${payout.id as string}`, `/transactions/${payout.transactionId as string}`, `/quotes/${later.id as string}`);
       before = [];
       for (const path of paths) before.push(await getJson(first, path));
       await first.service.services.engine.snapshot();
