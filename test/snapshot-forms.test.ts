@@ -155,6 +155,35 @@ describe("a payment's records in a snapshot", () => {
     }
   });
 
+  it('keep every field of a quote, left out or not', async () => {
+    const svc = await startTestService();
+    try {
+      const paid = await paidBetweenTwo(svc, [100]);
+      const world = svc.service.services.world;
+      const quote = world.quotes.get(paid.id as string) as Quote;
+      // Every optional field set, and each derivable one once as derived and once not.
+      const full: Quote = {
+        ...quote,
+        fundingReference: 'UMAQUOTEREF',
+        umaTestBehaviour: 'APPROVE' as Quote['umaTestBehaviour'],
+        lookupId: 'Lookup:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee',
+        description: 'rent',
+        purposeOfPayment: 'GIFT' as Quote['purposeOfPayment'],
+        senderCustomerInfo: { FULL_NAME: 'Ada' },
+        counterpartyInformation: { FULL_NAME: 'Bea' },
+        payloadToSign: '{"quoteId":"x"}',
+      };
+      const odd: Quote = { ...full, ownerId: 'Customer:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee00', payeeAccountId: 'InternalAccount:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee01', expiresAt: quote.createdAt + 1, updatedAt: quote.createdAt + 2 };
+      for (const record of [quote, full, odd]) {
+        const copy = new World();
+        copy.restore([[record.id, world.storedForm(record.id, record)]]);
+        assert.deepEqual(copy.quotes.get(record.id), record);
+      }
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('are noted changed when their quote is priced anew, and then stored whole', async () => {
     const svc = await startTestService();
     try {
