@@ -173,8 +173,14 @@ describe("a payment's records in a snapshot", () => {
         counterpartyInformation: { FULL_NAME: 'Bea' },
         payloadToSign: '{"quoteId":"x"}',
       };
-      const odd: Quote = { ...full, ownerId: 'Customer:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee00', payeeAccountId: 'InternalAccount:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee01', expiresAt: quote.createdAt + 1, updatedAt: quote.createdAt + 2 };
-      for (const record of [quote, full, odd]) {
+      // Each derivable field alone not what the others say, the rest left out.
+      const odd: Quote[] = [
+        { ...full, ownerId: 'Customer:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee00' },
+        { ...full, payeeAccountId: 'InternalAccount:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee01' },
+        { ...full, expiresAt: quote.createdAt + 1 },
+        { ...full, updatedAt: quote.createdAt + 2 },
+      ];
+      for (const record of [quote, full, ...odd]) {
         const copy = new World();
         copy.restore([[record.id, world.storedForm(record.id, record)]]);
         assert.deepEqual(copy.quotes.get(record.id), record);
