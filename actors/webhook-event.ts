@@ -1129,8 +1129,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     let n = 0;
     for (const tx of transactions) {
       if (tx.envId !== envId) oneEnv = false;
-      // By id: the entry made this version, and a later one tells #reportReplaced, which puts this one here.
-      reports[n++] = tx.id;
+      // By id: the entry made this version, and a later one tells #reportReplaced, which puts this
+      // one here. It finds the step by the transaction's id, so only a transaction whose id derives
+      // the stem goes by id (a payment's two do).
+      reports[n++] = isPaymentStemOf(derived.stem, tx.id) ? tx.id : tx;
     }
     for (const accountId of accountIds) {
       const account = this.accounts.get(accountId);
