@@ -63,6 +63,23 @@ export interface ExecutorParts<E extends DomainEvent, S> {
   committed: () => void;
 }
 
+/**
+ * `ids` sorted (the order every message takes its actors in, against deadlock), each once:
+ * an insertion sort of the two or three a payment names, where a Set and `sort` allocated
+ * about a kilobyte a payment.
+ */
+function sortedOnce(ids: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const id of ids) {
+    if (out.includes(id)) continue;
+    let at = out.length;
+    out.push(id);
+    for (; at > 0 && out[at - 1]! > id; at--) out[at] = out[at - 1]!;
+    out[at] = id;
+  }
+  return out;
+}
+
 function idsOf(held: readonly Mailbox[]): Set<string> {
   const ids = new Set<string>();
   for (const mailbox of held) ids.add(mailbox.actorId);
@@ -264,7 +281,7 @@ export class Executor<E extends DomainEvent, T, S extends StateMachine<E, T>> {
   }
 
   async #enter(actors: readonly string[]): Promise<Mailbox[]> {
-    const ids = actors.length <= 1 ? actors : [...new Set(actors)].sort();
+    const ids = actors.length <= 1 ? actors : sortedOnce(actors);
     const held: Mailbox[] = [];
     try {
       for (const id of ids) {
