@@ -167,6 +167,23 @@ describe('engine actors', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('takes a message\'s actors in one order whatever order it names them in, each once, so waiting messages never hold each other up', { timeout: 10_000 }, async () => {
+    const dir = tempDir();
+    const { engine, counters } = await openCounterEngine(dir, new ManualClock());
+    // Naming two actors, the holder takes a from this run until it decides after a hop.
+    const holder = engine.exec(['a', 'z'], () => ({ events: [add('a', 1)], reply: () => undefined }));
+    // The first waits for a holding nothing; the second names b first. Taken in the order
+    // named, the second would hold b and wait for a, which the first holds next while it waits for b.
+    const first = engine.exec(['a', 'b'], () => ({ events: [add('a', 10), add('b', 10)], reply: () => undefined }));
+    const second = engine.exec(['b', 'a'], () => ({ events: [add('a', 100), add('b', 100)], reply: () => undefined }));
+    // Named twice, an actor is taken once, not waited for by the message that holds it.
+    const twice = engine.exec(['b', 'a', 'b'], () => ({ events: [add('b', 1000)], reply: () => undefined }));
+    await Promise.all([holder, first, second, twice]);
+    assert.deepEqual([counters.values.get('a'), counters.values.get('b')], [111, 1110]);
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('reads the clock only once every mailbox the message names is held', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
