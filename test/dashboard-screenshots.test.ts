@@ -13,7 +13,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/engine/clock.js';
@@ -127,7 +129,18 @@ interface Picture {
 }
 
 async function picture(page: Page): Promise<Picture> {
+  // Two frames first: a paint the page has asked for lands before the picture (a full run's
+  // load once caught transactions.png, and customer.png once before, with the same text but other pixels).
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
   return { png: await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide' }), text: await page.locator('body').innerText() };
+}
+
+/** Where the two pictures of a mismatch are written, for whoever reads the failure. */
+function keptForDiagnosis(name: string, first: Buffer, second: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dashboard-mismatch-'));
+  writeFileSync(join(dir, `${name}.first.png`), first);
+  writeFileSync(join(dir, `${name}.second.png`), second);
+  return dir;
 }
 
 /** Every picture of one tour, by name: a fresh service on the seed, the clock at START. */
@@ -202,7 +215,8 @@ describe('the dashboard: the README pictures, from a seeded, clock-fixed tour', 
     assert.deepEqual([...second.keys()], [...first.keys()]);
     for (const [name, { png, text }] of first) {
       assert.equal(second.get(name)!.text, text, `${name}.png: the page's text differs between two runs of the same tour`);
-      assert.ok(second.get(name)!.png.equals(png), `${name}.png differs between two runs of the same tour, its text the same`);
+      const again = second.get(name)!.png;
+      if (!again.equals(png)) assert.fail(`${name}.png differs between two runs of the same tour, its text the same (both kept in ${keptForDiagnosis(name, png, again)})`);
     }
     const version = launched.browser.version();
     if (process.env.SAVE_SCREENSHOTS === '1') {
