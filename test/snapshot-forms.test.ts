@@ -162,13 +162,16 @@ describe("a payment's records in a snapshot", () => {
       const world = svc.service.services.world;
       const quote = world.quotes.get(paid.id as string) as Quote;
       // Every optional field set, and each derivable one once as derived and once not.
-      const full: Quote = {
+      // Required: a field added to Quote must be named here, so the stored form's list of fields (storedQuote) is checked for it too.
+      const full: Required<Quote> = {
         ...quote,
+        payeeAccountId: quote.payeeAccountId!,
+        transactionId: quote.transactionId!,
         fundingReference: 'UMAQUOTEREF',
-        umaTestBehaviour: 'APPROVE' as Quote['umaTestBehaviour'],
+        umaTestBehaviour: 'APPROVE' as NonNullable<Quote['umaTestBehaviour']>,
         lookupId: 'Lookup:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee',
         description: 'rent',
-        purposeOfPayment: 'GIFT' as Quote['purposeOfPayment'],
+        purposeOfPayment: 'GIFT' as NonNullable<Quote['purposeOfPayment']>,
         senderCustomerInfo: { FULL_NAME: 'Ada' },
         counterpartyInformation: { FULL_NAME: 'Bea' },
         payloadToSign: '{"quoteId":"x"}',
