@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SnapshotStore } from '../src/engine/snapshot.js';
+import type { RecordMap } from '../actors/registry.js';
 import type { LazyChunk } from '../src/engine/state-machine.js';
 import { openLmdbStorage } from '../src/engine/storage.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -90,6 +91,31 @@ describe('settled history out of memory', () => {
       assert.deepEqual(second.service.services.world.checkInvariants(), []);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('reads back what left memory after a read came between the snapshot taking over and the drop', async () => {
+    const svc = await startTestService();
+    try {
+      // A snapshot has put settled records in lazy chunks before: the next one's are read on demand.
+      await pay(svc, 2);
+      await svc.service.services.engine.snapshot();
+      const made = await pay(svc, 5);
+      const before = await answers(svc, made);
+      const world = svc.service.services.world;
+      // The store holds the new snapshot a few turns before the machine drops what it put there:
+      // a read in between (here of every chunk, as a walk of all the records reads them) finds
+      // their records still in memory and reads nothing of them, then they leave.
+      const lazyWritten = world.lazyWritten.bind(world);
+      world.lazyWritten = (lazy, written) => {
+        for (const records of [world.quotes.records, world.transactions.records]) (records as RecordMap<unknown>).loadAll();
+        lazyWritten(lazy, written);
+      };
+      await svc.service.services.engine.snapshot();
+      assert.deepEqual(inMemory(svc, made), NONE_HELD);
+      assert.deepEqual(await answers(svc, made), before);
+    } finally {
+      await svc.stop();
     }
   });
 

@@ -130,6 +130,20 @@ export class LazySnapshot implements LazyStore {
     this.add(source, loaded);
   }
 
+  /**
+   * The machine dropped more of `generation`'s records from memory (a slice of what it put
+   * in lazy chunks for it to drop). A chunk of it read since it was added, while memory still
+   * held those records (so the read put them not), is marked loaded and would be passed over
+   * for them from now on: it is read again when asked for. What a read put stays: a read
+   * never replaces a record memory holds.
+   */
+  dropped(generation: number): void {
+    for (const { source, chunks, loaded } of this.#generations) {
+      if (source.generation !== generation) continue;
+      for (const [n, chunk] of chunks) if (chunk.loaded && !loaded.has(n)) chunk.loaded = false;
+    }
+  }
+
   byId(id: string): readonly LazyChunk[] {
     // A record made since the snapshot (a replayed or new one asking whether it exists) is above every id: no hash, no probe.
     if (id > this.#lastId) return NO_CHUNKS;

@@ -13,7 +13,8 @@ import type { WriteAheadLog } from './log.js';
 import type { EngineObserver, Report } from './report.js';
 import type { SnapshotStats, SnapshotWrite } from './snapshot-image.js';
 import { sameLazyKinds, type SnapshotStore } from './snapshot.js';
-import type { DomainEvent, LazyStore, LazyWritten, StateMachine } from './state-machine.js';
+import type { DomainEvent, LazyWritten, StateMachine } from './state-machine.js';
+import type { LazySnapshot } from './snapshot-lazy.js';
 import { nextTurn } from './snapshot-layout.js';
 import type { Storage } from './storage.js';
 import type { TimerTable } from './timers.js';
@@ -130,9 +131,9 @@ export class SnapshotPolicy<T> {
     const started = performance.now();
     await log.whenDurable(seq);
     // Told once the store holds it: the machine may drop what it put in lazy chunks.
-    let dropping: { lazy: LazyStore; written: LazyWritten } | undefined;
-    const stats = await store.write(captured, (lazy, written) => (dropping = { lazy, written }));
-    if (dropping !== undefined) await this.#drop(dropping.lazy, dropping.written);
+    let dropping: { lazy: LazySnapshot; written: LazyWritten; generation: number } | undefined;
+    const stats = await store.write(captured, (lazy, written, generation) => (dropping = { lazy, written, generation }));
+    if (dropping !== undefined) await this.#drop(dropping.lazy, dropping.written, dropping.generation);
     this.#seq = seq;
     this.#last = stats;
     const trimmed = await log.trimThrough(seq);
@@ -164,14 +165,17 @@ export class SnapshotPolicy<T> {
    * Tells the machine of the records a snapshot put in lazy chunks, DROP_SLICE a turn: a
    * payment load's snapshot names hundreds of thousands, and dropping each from its map costs
    * about 1.6 µs, so in one turn it held requests up for a third of a second. A closing engine
-   * drops nothing (its memory is going).
+   * drops nothing (its memory is going). The store holds the generation before the machine
+   * drops its records, so reads in between may read its chunks: each slice dropped, they are
+   * read again when asked for (LazySnapshot.dropped).
    */
-  async #drop(lazy: LazyStore, written: LazyWritten): Promise<void> {
+  async #drop(lazy: LazySnapshot, written: LazyWritten, generation: number): Promise<void> {
     const machine = this.#parts.machine;
     for (let from = 0; !this.#parts.lifecycle.closed; from += DROP_SLICE) {
       const to = Math.min(from + DROP_SLICE, written.ids.length);
       const slice = { ids: written.ids.slice(from, to), records: written.records.slice(from, to) };
       machine.lazyWritten?.(lazy, slice);
+      lazy.dropped(generation);
       if (to >= written.ids.length) return;
       await nextTurn();
     }

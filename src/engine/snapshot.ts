@@ -263,10 +263,10 @@ export class SnapshotStore<T> implements OlderLayout<T> {
 
   /**
    * Writes `snapshot` chunk by chunk, then switches the manifest to it, updates `lazy` to its
-   * chunks, tells `switched` of the records it put in lazy chunks that the machine may drop
-   * from memory, and removes what it replaced.
+   * chunks, tells `switched` of the records it put in lazy chunks (of generation `generation`)
+   * that the machine may drop from memory, and removes what it replaced.
    */
-  async write(snapshot: SnapshotWrite<T>, switched?: (lazy: LazySnapshot, written: LazyWritten) => void): Promise<SnapshotStats> {
+  async write(snapshot: SnapshotWrite<T>, switched?: (lazy: LazySnapshot, written: LazyWritten, generation: number) => void): Promise<SnapshotStats> {
     const previous = this.#manifest;
     if (!snapshot.full && previous === undefined) throw new Error('an incremental snapshot needs a previous one');
     if (!snapshot.full && 'ids' in snapshot.records) throw new Error('an incremental snapshot holds changes as noted, not columns');
@@ -309,7 +309,7 @@ export class SnapshotStore<T> implements OlderLayout<T> {
       const live = (this.#live ??= new LazySnapshot([]));
       if (snapshot.full) live.rebase(source, loaded);
       else live.add(source, loaded);
-      switched?.(live, dropped);
+      switched?.(live, dropped, generation);
     } else if (snapshot.full) this.#live = undefined;
     const { stats } = out;
     if (snapshot.full) {
