@@ -123,6 +123,23 @@ class HeldActors {
   reads = false;
   /** Records the running decision created: nobody else knows their ids yet. */
   readonly created = new Set<string>();
+
+  /**
+   * Runs `read` unchecked: reading a lazy chunk back is no decision's doing, whichever
+   * decision's lookup asked for it, and what a record read back reads to be whole (a
+   * transaction its quote) belongs to actors that decision need not hold.
+   */
+  unchecked(read: () => void): void {
+    const { actors, reads } = this;
+    this.actors = undefined;
+    this.reads = false;
+    try {
+      read();
+    } finally {
+      this.actors = actors;
+      this.reads = reads;
+    }
+  }
 }
 
 /** What puts a kind's records a snapshot left in lazy chunks into its RecordMap. */
@@ -311,6 +328,7 @@ class LazyKindLoader implements LazyLoader {
     private readonly records: RecordMap<unknown>,
     private readonly view: LazyRecords,
     private readonly restore: (form: unknown, id: string) => void,
+    private readonly held: HeldActors,
   ) {}
 
   load(id: string): void {
@@ -328,6 +346,16 @@ class LazyKindLoader implements LazyLoader {
   read(chunk: LazyChunk, seen?: Set<string>): void {
     if (chunk.loaded) return;
     chunk.loaded = true;
+    try {
+      this.held.unchecked(() => this.#put(chunk, seen));
+    } catch (err) {
+      // Marked loaded, a chunk read in part would hide the records it did not put.
+      chunk.loaded = false;
+      throw err;
+    }
+  }
+
+  #put(chunk: LazyChunk, seen: Set<string> | undefined): void {
     const [ids, forms] = chunk.read();
     if (seen === undefined) for (const id of ids) for (const newer of this.view.byId(id)) if (newer.generation > chunk.generation) this.read(newer);
     this.records.readFrom(chunk, () => {
@@ -505,7 +533,7 @@ export abstract class Registry<E extends DomainEvent, T> implements StateMachine
       if (kind.loader !== undefined) continue;
       // Recovery reads every chunk once for the index entries; a record read back later has them.
       const put = (form: unknown, id: string): void => (this.#indexing || kind.readBack === undefined ? kind.restore(form, id) : kind.readBack(form, id));
-      kind.loader = new LazyKindLoader(kind.records, lazy.ofKind(kind.prefix), put);
+      kind.loader = new LazyKindLoader(kind.records, lazy.ofKind(kind.prefix), put, this.#held);
       kind.records.loadWith(kind.loader);
     }
   }

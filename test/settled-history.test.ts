@@ -119,6 +119,32 @@ describe('settled history out of memory', () => {
     }
   });
 
+  it('reads a record back whole inside a decision that holds its actor alone, whoever owns the rest of its chunk', async () => {
+    const svc = await startTestService();
+    try {
+      const alice = await fundedCustomer(svc, 1_000);
+      const bob = await fundedCustomer(svc, 0);
+      const carol = await fundedCustomer(svc, 1_000);
+      const dave = await fundedCustomer(svc, 0);
+      const first = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+      const second = await createQuote(svc, quoteBody(carol.usd.id, dave.usd.id, 200, { immediatelyExecute: true }));
+      const before = [await getJson(svc, `/transactions/${first.transactionId}`), await getJson(svc, `/transactions/${second.transactionId}`)];
+      const { engine, world } = svc.service.services;
+      await engine.snapshot();
+      assert.equal(Map.prototype.has.call(world.transactions.records, second.transactionId), false, 'the payment left memory');
+      // As a timer keyed by the transaction decides: holding carol's account alone, it reads
+      // the chunk that also holds alice's payment, whose quotes alice's account owns.
+      const read = await engine.exec([carol.usd.id], () => {
+        const tx = world.transactions.get(second.transactionId);
+        return { events: [], reply: () => tx?.id };
+      });
+      assert.equal(read, second.transactionId);
+      assert.deepEqual([await getJson(svc, `/transactions/${first.transactionId}`), await getJson(svc, `/transactions/${second.transactionId}`)], before);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('answers an idempotent retry of a payment that left memory with the first reply, byte for byte, also after a restart', async () => {
     const first = await startTestService();
     let body: Record<string, unknown>;
