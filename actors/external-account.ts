@@ -1,6 +1,6 @@
 // External accounts: bank accounts and wallets outside the service that money is paid to
 // or pulled from. They are records owned by an actor, not actors: a customer's accounts
-// change only under the customer's mailbox, the platform's under its environment's. That
+// change only while the customer's actor is held, the platform's while its environment's is. That
 // is what keeps "at most one default UMA deposit account per customer" a local decision.
 import { newId } from '../src/engine/ids.js';
 import type { AccountInfo } from './account-info.js';

@@ -2,7 +2,7 @@
 // internal account to an internal or external account of the same environment, locked on
 // one side. A quote is a record owned by its source account's actor (for a direct pull
 // from a customer's bank account: that customer's actor, which owns the account): it is created,
-// executed and expired under that mailbox, so "executes at most once" and "expired quotes
+// executed and expired while that actor is held, so "executes at most once" and "expired quotes
 // do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
 // the quote id expires it, and executing cancels that timer.
 import { idOf, loggedId, newId, type LoggedId } from '../src/engine/ids.js';

@@ -1,7 +1,7 @@
 // Embedded-wallet state: the credentials, sessions, pending signed requests and sealed
 // mnemonic of one EMBEDDED_WALLET internal account. The account's actor owns it: every
 // decision about a wallet holds the account id, so a stamp check and a concurrent
-// revocation are serialised by the account's mailbox.
+// revocation are serialised by the account's actor.
 //
 // One record per wallet (`Wallet:<the account's uuid>`), replaced whole on every change:
 // it is small and bounded (below), and a change is one `wallet.changed` event carrying the

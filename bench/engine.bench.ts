@@ -1,5 +1,5 @@
-// Engine micro-benchmarks (tinybench): the write-ahead log's group commit, actor dispatch
-// through Engine.exec, and the mailbox fast path. Each task runs BENCH_TIME_MS (default
+// Engine micro-benchmarks (tinybench): the write-ahead log's group commit and actor dispatch
+// through Engine.exec. Each task runs BENCH_TIME_MS (default
 // 1500 ms) after a short warmup; the whole file takes about 30 s.
 //
 //   npm run bench:engine
@@ -12,7 +12,6 @@ import { open, type RootDatabase } from 'lmdb';
 import { Engine } from '../src/engine/engine.js';
 import { WriteAheadLog } from '../src/engine/log.js';
 import { LmdbStorage } from '../src/engine/storage.js';
-import { Mailbox } from '../src/engine/mailbox.js';
 import { systemClock } from '../src/engine/clock.js';
 import { Counters, type CounterEvent, type CounterTimer } from '../test/support/counter-machine.js';
 import { sampleCustomerEvent, type SampleEvent } from './support/sample-event.js';
@@ -23,7 +22,6 @@ const WARMUP_MS = Math.min(300, TIME_MS / 4);
 const GROUP = 64;
 const BIG_GROUP = 1024;
 const ACTORS = 256;
-const INNER = 1000;
 
 const dirs: string[] = [];
 const tempDir = (name: string): string => {
@@ -96,29 +94,6 @@ add('engine', `${ACTORS} concurrent execs, 1 hot actor (durable)`, ACTORS, () =>
 add('engine', `${ACTORS} concurrent execs, ${ACTORS} actors (no events: dispatch only)`, ACTORS, () => Promise.all(actorIds.map(read)));
 add('engine', `${ACTORS} concurrent execs, 1 hot actor (no events: dispatch only)`, ACTORS, () => Promise.all(actorIds.map(() => read(actorIds[0]!))));
 
-// (c) The mailbox.
-const idle = new Mailbox('Counter:idle');
-add('mailbox', 'tryEnter + leave, idle (fast path, no promise)', INNER, () => {
-  for (let i = 0; i < INNER; i++) {
-    if (!idle.tryEnter()) throw new Error('mailbox unexpectedly busy');
-    idle.leave();
-  }
-});
-add('mailbox', 'await enter() + leave, idle', INNER, async () => {
-  for (let i = 0; i < INNER; i++) {
-    await idle.enter();
-    idle.leave();
-  }
-});
-const queued = new Mailbox('Counter:queued');
-add('mailbox', `handoff: ${INNER} waiters queued, then released in order`, INNER, async () => {
-  queued.tryEnter();
-  const waits: Promise<void>[] = [];
-  for (let i = 0; i < INNER; i++) waits.push(queued.enter());
-  for (let i = 0; i <= INNER; i++) queued.leave();
-  await Promise.all(waits);
-});
-
 /** Closed loop, like HTTP clients: `writers` each append and await durability, again and again. */
 async function closedLoop(writers: number, ms: number): Promise<{ perSecond: number; perFlush: number; p50: number; p99: number }> {
   const flushes0 = log.flushes;
@@ -184,4 +159,4 @@ console.log(`- log entry: a customer.created event of ${sampleBytes} bytes as JS
 console.log(`- group commit: ${GROUP} per group ${fmtRatio(grouped / single)} and ${BIG_GROUP} per group ${fmtRatio(big / single)} the entries/s of one at a time (${fmtInt(single)} entries/s, i.e. ${fmtMs(1000 / single)} ms per commit + fsync)`);
 console.log(`- closed loop, ${GROUP} writers each appending and awaiting durability: ${fmtInt(loop.perSecond)} entries/s, ${loop.perFlush.toFixed(1)} entries per flush, latency p50 ${fmtMs(loop.p50)} ms, p99 ${fmtMs(loop.p99)} ms`);
 console.log(`- log over the tinybench tasks: ${fmtInt(tinyEntries)} entries in ${fmtInt(tinyFlushes)} flushes`);
-console.log(`- actor dispatch: one hot actor runs at ${fmtRatio(hot / many)} the rate of ${ACTORS} distinct actors (the mailbox is released before the fsync)`);
+console.log(`- actor dispatch: one hot actor runs at ${fmtRatio(hot / many)} the rate of ${ACTORS} distinct actors (its actor is let go before the fsync)`);

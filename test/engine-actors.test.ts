@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { ManualClock } from '../src/engine/clock.js';
-import { COMMAND_TRIES, ContendedError, EngineClosedError } from '../src/engine/engine.js';
+import { COMMAND_TRIES, ContendedError, EngineClosedError, ReentrantExecError } from '../src/engine/engine.js';
 import { FactsOutdatedError, type Command } from '../src/engine/state-machine.js';
 import { add, openCounterEngine, tempDir, type CounterEvent, type Counters } from './support/counter-machine.js';
 
@@ -33,28 +33,29 @@ function slowAdd(counters: Counters, actor: string, gate: Promise<void>, n: numb
 const asIs = <R>(result: R): R => result;
 
 describe('engine actors', () => {
-  it('holds no actor while a command prepares; messages that wait for an actor run after its holder, in order', async () => {
+  it('holds no actor while a command prepares, and decides each message in the run that sends it, in the order sent', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
     const started: string[] = [];
     const slow = gate();
     const prepared = engine.run(slowAdd(counters, 'a', slow.opened, 1000, started), undefined, asIs);
-    // Naming two actors, the first takes both in this run and decides after a hop: the
-    // others come meanwhile and wait for a, in the order they came.
+    // However many actors a message names, it holds them, decides and applies before exec
+    // returns: no message ever waits for an actor, so none can be overtaken by a later one.
     const first = engine.exec(['a', 'c'], () => {
       started.push('a1');
       return { events: [add('a', 1)], reply: () => counters.values.get('a') };
     });
+    assert.deepEqual(started, ['a1']);
+    assert.equal(counters.values.get('a'), 1);
     const second = engine.exec(['a'], () => {
       started.push('a2');
       return { events: [add('a', 10)], reply: () => counters.values.get('a') };
     });
-    const third = engine.exec(['b', 'a'], () => {
+    const third = engine.exec(['b', 'a', 'b'], () => {
       started.push('ab3');
       return { events: [add('a', 100), add('b', 1)], reply: () => counters.values.get('a') };
     });
-    assert.deepEqual(started, []);
-    assert.equal(counters.values.get('a'), undefined);
+    assert.deepEqual(started, ['a1', 'a2', 'ab3']);
     assert.deepEqual(await Promise.all([first, second, third]), [1, 11, 111]);
     // Many turns pass (disk writes complete meanwhile): the prepare holds a up for nobody.
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
@@ -167,39 +168,50 @@ describe('engine actors', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('takes a message\'s actors in one order whatever order it names them in, each once, so waiting messages never hold each other up', { timeout: 10_000 }, async () => {
+  it('refuses a message sent while a decision holds its actors, and the decision goes on', async () => {
     const dir = tempDir();
     const { engine, counters } = await openCounterEngine(dir, new ManualClock());
-    // Naming two actors, the holder takes a from this run until it decides after a hop.
-    const holder = engine.exec(['a', 'z'], () => ({ events: [add('a', 1)], reply: () => undefined }));
-    // The first waits for a holding nothing; the second names b first. Taken in the order
-    // named, the second would hold b and wait for a, which the first holds next while it waits for b.
-    const first = engine.exec(['a', 'b'], () => ({ events: [add('a', 10), add('b', 10)], reply: () => undefined }));
-    const second = engine.exec(['b', 'a'], () => ({ events: [add('a', 100), add('b', 100)], reply: () => undefined }));
-    // Named twice, an actor is taken once, not waited for by the message that holds it.
-    const twice = engine.exec(['b', 'a', 'b'], () => ({ events: [add('b', 1000)], reply: () => undefined }));
-    await Promise.all([holder, first, second, twice]);
-    assert.deepEqual([counters.values.get('a'), counters.values.get('b')], [111, 1110]);
+    // Run inside the decision, the inner message would decide on actors another decision is
+    // in the middle of changing; sent after it (as an effect), it is an ordinary message.
+    let inner: Promise<unknown> | undefined;
+    const outer = engine.exec(['a'], () => {
+      inner = engine.exec(['a'], () => ({ events: [add('a', 100)], reply: () => undefined }));
+      inner.catch(() => undefined);
+      return { events: [add('a', 1)], reply: () => counters.values.get('a') };
+    });
+    await assert.rejects(inner!, ReentrantExecError);
+    assert.equal(await outer, 1);
+    assert.equal(await engine.exec(['a'], () => ({ events: [add('a', 10)], reply: () => counters.values.get('a') })), 11);
+    assert.equal(engine.lastSeq, 2);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reads the clock only once every mailbox the message names is held', async () => {
+  it('reads the clock as it decides: a prepared command sees the time after its prepare', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
     const { engine } = await openCounterEngine(dir, clock);
-    // Naming two actors, it holds b from this run until it decides after a hop.
-    const holder = engine.exec(['b', 'c'], () => ({ events: [add('b', 1)], reply: () => undefined }));
     const readings: number[] = [];
-    const waiting = engine.exec(['a', 'b'], (at) => {
-      readings.push(at);
-      return { events: [add('a', 1)], reply: () => undefined };
-    });
-    // The waiting message came, and took a, before time moved; it decides after.
+    const slow = gate();
+    const command: Command<Counters, undefined, undefined, CounterEvent, undefined> = {
+      name: 'timed',
+      prepare: async (_input, _state, at) => {
+        readings.push(at);
+        await slow.opened;
+        return undefined;
+      },
+      actors: () => ['a'],
+      decide: (_input, _state, at) => {
+        readings.push(at);
+        return { events: [add('a', 1)], reply: () => undefined };
+      },
+    };
+    const decided = engine.run(command, undefined, asIs);
+    const before = clock.now();
     clock.advance(5_000);
-    const expected = clock.now();
-    await Promise.all([holder, waiting]);
-    assert.deepEqual(readings, [expected]);
+    slow.open();
+    await decided;
+    assert.deepEqual(readings, [before, before + 5_000]);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -264,19 +276,18 @@ describe('engine actors', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses the messages that were waiting for their actor when a fatal failure happened', async () => {
+  it('refuses the messages sent after a fatal failure, in the same run too', async () => {
     const dir = tempDir();
     const { engine, counters, fatal } = await openCounterEngine(dir, new ManualClock());
-    // Naming two actors, the failing message decides after a hop; the waiting one comes meanwhile.
     const failing = engine.exec(['x', 'y'], () => ({
       events: [add('x', 1)],
       reply: () => {
         throw new Error('reply rendering failed');
       },
     }));
-    const waiting = engine.exec(['x'], () => ({ events: [add('x', 10)], reply: () => counters.values.get('x') }));
+    const after = engine.exec(['x'], () => ({ events: [add('x', 10)], reply: () => counters.values.get('x') }));
     await assert.rejects(failing);
-    await assert.rejects(waiting, EngineClosedError);
+    await assert.rejects(after, EngineClosedError);
     assert.deepEqual(fatal, ['a decision failed after it was applied']);
     assert.equal(engine.lastSeq, 0);
     await engine.close();

@@ -6,7 +6,6 @@ import { rmSync } from 'node:fs';
 import { ManualClock } from '../src/engine/clock.js';
 import { MAX_ATTEMPTS, retryDelayMs } from '../src/engine/engine.js';
 import { TIMERS_PER_TURN } from '../src/engine/timers.js';
-import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor } from './support/counter-machine.js';
 import { setTimer, cancelTimer } from '../src/engine/state-machine.js';
 
@@ -127,21 +126,19 @@ describe('engine timers', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('defers a timer whose actor is overloaded without counting it as a failed attempt', async () => {
+  it('defers a timer that falls due while the log is full without counting it as a failed attempt', async () => {
     const dir = tempDir();
     const clock = new ManualClock();
-    const { engine, counters, reports } = await openCounterEngine(dir, clock);
+    const { engine, counters, reports } = await openCounterEngine(dir, clock, { maxPendingEntries: 1 });
     await engine.exec([], (at) => ({ events: [setTimer(at + 1000, ['hot'], { type: 'bonus', id: 'hot', n: 1 }, at, 'on-hot')], reply: () => undefined }));
-    // Naming two actors, it holds hot from this run until it decides in the next microtask:
-    // the timer falls due in this run, with hot's mailbox full.
-    const held = engine.exec(['hot', 'warm'], () => ({ events: [], reply: () => undefined }));
-    const queued = Array.from({ length: MAILBOX_CAPACITY }, () => engine.exec(['hot'], () => ({ events: [], reply: () => undefined })));
+    // Appended in this run and flushed in a later turn: the timer falls due in this run, with the log full.
+    const unflushed = engine.exec(['warm'], () => ({ events: [add('warm', 1)], reply: () => undefined }));
     clock.advance(1000);
-    await waitFor(() => reports.some((line) => line.startsWith('timer on-hot deferred: mailbox of hot is full')), 'deferred');
-    await Promise.all([held, ...queued]);
+    await waitFor(() => reports.some((line) => line.startsWith('timer on-hot deferred: write-ahead log backlog is full')), 'deferred');
+    await unflushed;
     assert.equal(engine.pendingTimers, 1);
     clock.advance(retryDelayMs(1));
-    await waitFor(() => engine.pendingTimers === 0, 'fired once the actor had room');
+    await waitFor(() => engine.pendingTimers === 0, 'fired once the log had room');
     assert.equal(counters.values.get('hot'), 1);
     assert.ok(!reports.some((line) => line.includes('failed (attempt')), reports.join('\n'));
     await engine.close();

@@ -3,9 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { MailboxFullError } from '../src/engine/engine.js';
+import { LogFullError } from '../src/engine/engine.js';
 import { ManualClock } from '../src/engine/clock.js';
-import { MAILBOX_CAPACITY } from '../src/engine/mailbox.js';
 import { add, openCounterEngine, tempDir, waitFor, type CounterEvent, type Counters, type OpenedCounters } from './support/counter-machine.js';
 import { quiesce } from './support/quiesce.js';
 import { setTimer, type Command } from '../src/engine/state-machine.js';
@@ -144,16 +143,18 @@ describe('engine', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses at once when an actor mailbox is full', async () => {
+  it('refuses at once, changing nothing, when the log holds as many unflushed entries as it may', async () => {
     const dir = tempDir();
-    const { engine } = await openEngine(dir, new ManualClock());
-    // Naming two actors, it holds hot from this run until it decides in the next microtask.
-    const held = engine.exec(['hot', 'warm'], () => ({ events: [add('hot', 1)], reply: () => undefined }));
-    const queued = Array.from({ length: MAILBOX_CAPACITY }, () =>
-      engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })),
-    );
-    await assert.rejects(engine.exec(['hot'], () => ({ events: [add('hot', 1)], reply: () => undefined })), MailboxFullError);
-    await Promise.all([held, ...queued]);
+    const { engine, counters } = await openCounterEngine(dir, new ManualClock(), { maxPendingEntries: 2 });
+    const bump = (id: string, n: number) => engine.exec([id], () => ({ events: [add(id, n)], reply: () => counters.values.get(id) }));
+    // Both are appended in this run; their flush comes in a later turn.
+    const pending = [bump('a', 1), bump('b', 1)];
+    await assert.rejects(bump('a', 10), LogFullError);
+    assert.equal(counters.values.get('a'), 1);
+    assert.deepEqual(await Promise.all(pending), [1, 1]);
+    // Flushed, there is room again.
+    assert.equal(await bump('a', 10), 11);
+    assert.equal(engine.lastSeq, 3);
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });

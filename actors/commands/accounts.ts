@@ -40,7 +40,7 @@ export interface CreateExternalAccountInput {
 }
 
 /**
- * A customer's external accounts change under the customer's mailbox (at most one is its
+ * A customer's external accounts change while the customer's actor is held (at most one is its
  * default UMA deposit account), the platform's under its environment's.
  */
 export const createExternalAccount: DomainCommand<CreateExternalAccountInput, ExternalAccount> = {
@@ -65,7 +65,7 @@ export interface DeleteExternalAccountInput {
   scope: ExternalAccountScope;
 }
 
-/** Under the mailbox that created the account: its customer's, or the environment's for the platform's. */
+/** Held by the actor that created the account: its customer's, or the environment's for the platform's. */
 export const deleteExternalAccount: DomainCommand<DeleteExternalAccountInput, undefined> = {
   name: 'externalAccount.delete',
   actors: ({ envId, accountId, scope }, world) => [world.externalAccounts.actorOf(externalAccountIn(world, envId, accountId, scope, 'id'))],

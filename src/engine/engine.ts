@@ -1,9 +1,9 @@
-// The engine: actors' mailboxes, the write-ahead log, snapshots, durable timers, effects
+// The engine: held actors, the write-ahead log, snapshots, durable timers, effects
 // after commit and idempotency records, around a domain state machine. This class is its
 // public face and wires its parts, each in a file of its own:
 //
-// - executor.ts: executing commands on held actors (mailboxes, decide, apply, append, and
-//   answer once the entry is durable);
+// - executor.ts: executing commands on held actors (hold, decide, apply, append in one run,
+//   and answer once the entry is durable);
 // - recovery.ts: the state rebuilt at open (snapshot plus replay, invariants checked);
 // - scheduling.ts: durable timers and effects after commit (firing, settling, retry with
 //   backoff, parking as dead);
@@ -19,7 +19,6 @@ import { openLmdbStorage, type Storage } from './storage.js';
 import { TableBlobStore, type BlobStore } from './blob-store.js';
 import { newId } from './ids.js';
 import { WriteAheadLog, LogFullError } from './log.js';
-import { MailboxFullError } from './mailbox.js';
 import { SnapshotStore, type SnapshotImage, type SnapshotStats, type SnapshotStream } from './snapshot.js';
 import { streamOf } from './snapshot-image.js';
 import { EffectsFullError, type EffectRunner } from './effects.js';
@@ -32,10 +31,10 @@ import { MAX_PENDING_EFFECTS, Scheduler } from './scheduling.js';
 import { SnapshotPolicy } from './snapshot-policy.js';
 import type { Command, Decide, Decision, DomainEvent, Effect, EngineEvent, IdempotencyRecord, Query, StateMachine, Timer } from './state-machine.js';
 
-export { EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, StoreCorruptError };
+export { EffectsFullError, EngineClosedError, LogFullError, StoreCorruptError };
 export type { EffectRunner, RecoveryProgress, RecoveryReport };
 export type { Decide, Decision };
-export { ContendedError, COMMAND_TRIES } from './executor.js';
+export { ContendedError, COMMAND_TRIES, ReentrantExecError } from './executor.js';
 export { IDEMPOTENCY_MAX_RECORDS, IDEMPOTENCY_TTL_MS } from './idempotency.js';
 export { RecoveryAbortedError } from './recovery.js';
 export { MAX_ATTEMPTS, MAX_PENDING_EFFECTS, retryDelayMs } from './scheduling.js';
@@ -71,6 +70,8 @@ export interface EngineOptions<E extends DomainEvent, T, S extends StateMachine<
   maxIdempotencyRecords?: number;
   /** Pending effects past which decisions adding effects are refused; default MAX_PENDING_EFFECTS. */
   maxPendingEffects?: number;
+  /** Log entries waiting for their flush past which messages are refused; default MAX_PENDING_ENTRIES. */
+  maxPendingEntries?: number;
 }
 
 
@@ -202,7 +203,7 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
 
   /** The log, the snapshot store, the executor and the snapshot policy over the opened `storage`. */
   #openParts(storage: Storage): void {
-    this.#log = new WriteAheadLog(storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer, this.#machine.logLayouts);
+    this.#log = new WriteAheadLog(storage, (err) => this.#fatal('log commit failed', err), this.#opts.observer, this.#machine.logLayouts, this.#opts.maxPendingEntries);
     this.#snapshotStore = new SnapshotStore<T>(storage, this.#workMeter);
     this.#executor = new Executor<E, T, S>({
       machine: this.#machine,
@@ -284,9 +285,9 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
   }
 
   /**
-   * Runs a command (executor.ts): prepares its facts before anything is held, holds the
-   * actors it names, asks it again if it had to wait for them, and decides as `exec` does,
-   * the reply being `render` of the command's result.
+   * Runs a command (executor.ts): prepares its facts before anything is held, then holds the
+   * actors it names and decides as `exec` does, in the same run, the reply being `render` of
+   * the command's result (prepared again if the decision finds its facts outdated).
    */
   run<I, R, V, F>(command: Command<S, I, R, E, F>, input: I, render: (result: R) => V, extra?: ExtraEvents<V>): Promise<V> {
     return this.#executor.run(command, input, render, extra);

@@ -64,8 +64,12 @@ export class WriteAheadLog<E> {
   /** The event types written in rows (format version 3), by type; undefined: every group as version 2. */
   readonly #layouts: ReadonlyMap<string, EventLayout> | undefined;
 
-  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver, layouts?: readonly EventLayout[]) {
+  /** Entries waiting for their flush past which appends are refused. */
+  readonly #maxPending: number;
+
+  constructor(storage: Storage, onFatal: (err: Error) => void, observer?: EngineObserver, layouts?: readonly EventLayout[], maxPending = MAX_PENDING_ENTRIES) {
     this.#db = logTable(storage);
+    this.#maxPending = maxPending;
     this.#onFatal = onFatal;
     this.#observer = observer;
     this.#layouts = layouts === undefined || layouts.length === 0 ? undefined : new Map(layouts.map((layout) => [layout.type, layout]));
@@ -91,7 +95,7 @@ export class WriteAheadLog<E> {
   }
 
   hasRoom(): boolean {
-    return this.pendingCount < MAX_PENDING_ENTRIES && this.#failure === undefined;
+    return this.pendingCount < this.#maxPending && this.#failure === undefined;
   }
 
   /** After a snapshot whose log prefix was trimmed away, numbering continues after it. */

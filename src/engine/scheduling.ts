@@ -8,7 +8,6 @@ import type { Clock } from './clock.js';
 import { EffectsFullError, EffectTable, type EffectRunner } from './effects.js';
 import { asError, type Lifecycle } from './lifecycle.js';
 import { LogFullError } from './log.js';
-import { MailboxFullError } from './mailbox.js';
 import type { Report } from './report.js';
 import type { Decide, DomainEvent, Effect, EngineEvent, StateMachine, Timer } from './state-machine.js';
 import { TimerTable } from './timers.js';
@@ -264,5 +263,5 @@ export class Scheduler<E extends DomainEvent, T> {
 
 /** Refusals of the moment, not failures of the work itself. */
 function isOverload(err: Error): boolean {
-  return err instanceof MailboxFullError || err instanceof LogFullError || err instanceof EffectsFullError;
+  return err instanceof LogFullError || err instanceof EffectsFullError;
 }

@@ -120,8 +120,7 @@ export type Decide<E, R> = (at: number) => Decision<E, R>;
 
 /**
  * One operation of the domain. It names the actors it needs from its input and the state
- * (`actors`); the engine holds them, asks again if it had to wait for them (state may have
- * changed meanwhile) and, once the answer is among the held ones, lets it `decide`.
+ * (`actors`); the engine holds them and, in the same run, lets it `decide`.
  *
  * What is slow (crypto, key sets fetched over the network) is its `prepare`, which the
  * engine runs before it holds anything: it reads the state unheld, and what it yields are

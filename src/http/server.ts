@@ -10,7 +10,7 @@ import { errorBody, statusOf, type ErrorBody } from './errors.js';
 import type { Reply, Route } from './route.js';
 import { API_VERSION, MAX_BODY_BYTES, MethodNotAllowed, parseJson, serialise, type Answer, type Incoming, type RequestDispatcher } from './requests.js';
 import { HeaderScan, framingProblem, refuseFrame, walletSignatureConflict, walletSignatureOf } from './framing.js';
-import { ContendedError, EffectsFullError, EngineClosedError, LogFullError, MailboxFullError, type RecoveryProgress } from '../engine/engine.js';
+import { ContendedError, EffectsFullError, EngineClosedError, LogFullError, type RecoveryProgress } from '../engine/engine.js';
 import type { Report } from '../engine/report.js';
 import { DASHBOARD_HEADERS, type DashboardFile } from './dashboard.js';
 import { DomainError, invalidInput, unauthorized } from '../../actors/errors.js';
@@ -546,7 +546,7 @@ function payloadTooLarge(limit: number): DomainError {
 export function errorAnswer(err: unknown, report: Report, requestId: string): DomainError {
   if (err instanceof DomainError) return err;
   if (err instanceof EngineClosedError) return shuttingDown();
-  if (err instanceof LogFullError || err instanceof MailboxFullError || err instanceof EffectsFullError) {
+  if (err instanceof LogFullError || err instanceof EffectsFullError) {
     return new DomainError('RATE_LIMITED', 'the service is at capacity; retry shortly', undefined, undefined, 1);
   }
   if (err instanceof ContendedError) {

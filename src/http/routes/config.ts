@@ -61,7 +61,7 @@ export const configRoutes: Route[] = [
     handle: async (ctx) => {
       const { ports, env, body } = ctx;
       // Where the URLs the service will fetch lead needs DNS, so it is checked here rather
-      // than in the decision (which would hold the environment's mailbox for the lookup).
+      // than in the decision (which runs synchronously, its environment held).
       // Nothing it reads can change meanwhile: an environment's kind is fixed at creation.
       for (const [field, url] of outboundUrlsOf(body)) await ports.outboundTargets.check(env.environment, field, url);
       const reply = await ctx.run(updateConfig, { envId: env.id, patch: body }, (current) => configReply(ports, current));
