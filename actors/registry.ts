@@ -207,7 +207,7 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
    */
   add(id: string, record: R): boolean {
     this.loader?.load(id);
-    this.read?.delete(id);
+    if (this.newest !== undefined && id <= this.newest) this.read?.delete(id);
     this.#raise(id);
     const size = this.size;
     super.set(id, record);
@@ -249,19 +249,21 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   }
 
   override set(id: string, record: R): this {
-    this.#raise(id);
     if (this.reading !== undefined) {
       // A record read from a lazy chunk: neither a change nor any decision's doing.
+      this.#raise(id);
       Map.prototype.set.call(this, id, record);
       (this.read ??= new Map()).set(id, this.reading);
       return this;
     }
-    this.read?.delete(id);
+    // Raised only after the lookups below, which a new id (above `newest`) skips.
+    if (this.newest !== undefined && id <= this.newest) this.read?.delete(id);
     if (this.held?.actors !== undefined) {
       const before = this.#loaded(id);
       if (before === undefined) this.held.created.add(id);
       else this.#check(id, before, this.held.actors);
     }
+    this.#raise(id);
     return super.set(id, record);
   }
 
