@@ -74,9 +74,13 @@ export class WalletWorkload {
     return live.length === 0 ? undefined : this.#rng.pick(live).privateKey;
   }
 
-  /** A stamp over `payload` by a live session of `wallet`, or by a key no session has (which the service must refuse). */
+  /**
+   * A stamp over `payload` by a live session of `wallet`, or by a key no session has (which
+   * the service must refuse). An uncertain wallet stamps with no session's key until it
+   * relearns: a revocation a crash left unanswered may have taken any session it knows.
+   */
   stamp(wallet: SimWallet, payload: string): { header: string; valid: boolean } {
-    const key = this.liveSessionKey(wallet);
+    const key = wallet.uncertain > 0 ? undefined : this.liveSessionKey(wallet);
     return key === undefined ? { header: createStamp(payload, this.#newKey()), valid: false } : { header: createStamp(payload, key), valid: true };
   }
 
