@@ -293,9 +293,19 @@ export class Engine<E extends DomainEvent, T, S extends StateMachine<E, T> = Sta
     return this.#executor.run(command, input, render, extra);
   }
 
-  /** Answers `query` once everything applied before it is durable: a read never shows what a crash could take back. */
+  /**
+   * Answers `query` on the state now, once everything applied so far is durable, a refusal
+   * too: a read never shows what a crash could take back. (Run after a wait instead, it saw
+   * what was applied during the wait, before that was durable.)
+   */
   read<I, R>(query: Query<S, I, R>, input: I): Promise<R> {
-    return this.settled().then(() => query(input, this.#machine, this.clock.now()));
+    let answer: R;
+    try {
+      answer = query(input, this.#machine, this.clock.now());
+    } catch (err) {
+      return this.settled().then(() => Promise.reject(err));
+    }
+    return this.settled().then(() => answer);
   }
 
   /** Reads see only durable state: wait until everything applied so far is on disk. */
