@@ -195,6 +195,11 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
     Map.prototype.set.call(this, id, record);
   }
 
+  /** `id`'s record is no longer as a lazy chunk holds it (not `dropRead`'s to drop); a new id, above `newest`, was never read. */
+  #changedSinceRead(id: string): void {
+    if (this.newest !== undefined && id <= this.newest) this.read?.delete(id);
+  }
+
   #raise(id: string): void {
     if (this.newest === undefined || id > this.newest) this.newest = id;
   }
@@ -207,7 +212,7 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
    */
   add(id: string, record: R): boolean {
     this.loader?.load(id);
-    if (this.newest !== undefined && id <= this.newest) this.read?.delete(id);
+    this.#changedSinceRead(id);
     this.#raise(id);
     const size = this.size;
     super.set(id, record);
@@ -257,7 +262,7 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
       return this;
     }
     // Raised only after the lookups below, which a new id (above `newest`) skips.
-    if (this.newest !== undefined && id <= this.newest) this.read?.delete(id);
+    this.#changedSinceRead(id);
     if (this.held?.actors !== undefined) {
       const before = this.#loaded(id);
       if (before === undefined) this.held.created.add(id);
@@ -268,7 +273,7 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
   }
 
   override delete(id: string): boolean {
-    this.read?.delete(id);
+    this.#changedSinceRead(id);
     if (this.held?.actors !== undefined) {
       const before = super.get(id);
       if (before !== undefined) this.#check(id, before, this.held.actors);
