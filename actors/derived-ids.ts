@@ -65,6 +65,40 @@ export function newPaymentTransactionId(at: number): string {
   return newDerivingId('Transaction', at);
 }
 
+const QUOTE_PREFIX = 'Quote:';
+const TRANSACTION_PREFIX = 'Transaction:';
+const TRANSACTION_ID_LENGTH = TRANSACTION_PREFIX.length + 36;
+
+/**
+ * A quote executed as it is made (immediatelyExecute) and its payment share one UUID: the
+ * quote's id is `Quote:` and a UUIDv7 ending in 00, its outgoing transaction's is the same
+ * UUID after `Transaction:` (executionTransactionIdOf), and the payment's other ids derive
+ * from that as any execution's do. So either of the payment's transactions names its quote
+ * by its id alone (quoteIdSharedBy), and needs no record of its own while it is what the
+ * quote makes it (actors/transaction.ts, derivedTransaction).
+ */
+export function newExecutedQuoteId(at: number): string {
+  return newBaseId('Quote', at);
+}
+
+/** The outgoing transaction id of the immediate execution of the quote `quoteId` (a newExecutedQuoteId). */
+export function executionTransactionIdOf(quoteId: string): string {
+  return TRANSACTION_PREFIX + quoteId.slice(QUOTE_PREFIX.length);
+}
+
+/**
+ * The quote whose UUID `transactionId` shares when it is the outgoing (last byte 00) or the
+ * receiver's (02) transaction of an immediate execution; undefined for an id of another shape.
+ * The quote may not exist: an execution of an earlier quote draws its own UUID.
+ */
+export function quoteIdSharedBy(transactionId: string): string | undefined {
+  if (transactionId.length !== TRANSACTION_ID_LENGTH || !transactionId.startsWith(TRANSACTION_PREFIX)) return undefined;
+  if (transactionId.charCodeAt(TRANSACTION_ID_LENGTH - 2) !== 0x30) return undefined;
+  const last = transactionId.charCodeAt(TRANSACTION_ID_LENGTH - 1);
+  if (last !== 0x30 && last !== 0x32) return undefined;
+  return `${QUOTE_PREFIX}${transactionId.slice(TRANSACTION_PREFIX.length, -2)}00`;
+}
+
 /** A new id whose UUID ends in 00, from which the others of its step are derived (paymentIdsFrom, idsStartingAt). */
 export function newDerivingId(kind: 'Transaction' | 'Webhook', at: number): string {
   return newBaseId(kind, at);

@@ -24,8 +24,9 @@ import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
-import { assertPartiesActive, type Payee, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
+import { assertPartiesActive, TRANSACTION_DERIVED, type Payee, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
+  derivesFromQuote,
   paymentReference,
   unquotedAmounts,
   quotedTransaction,
@@ -46,7 +47,7 @@ import type { CancelDecided, FundingDecided, QuoteFundingDecided, OutcomeDecided
 import type { Customer } from './customer.js';
 import type { ExternalAccount } from './external-account.js';
 import type { PlatformEnv } from './platform.js';
-import { idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdAt, paymentIdsFrom, paymentStemOf } from './derived-ids.js';
+import { executionTransactionIdOf, idsStartingAt, newDerivingId, newPaymentTransactionId, paymentIdAt, paymentIdsFrom, paymentStemOf } from './derived-ids.js';
 import { balanceChangedIds, transactionWebhook, withAccountStatus } from './webhook-event.js';
 import { isoTime } from './iso-time.js';
 
@@ -70,7 +71,11 @@ export function executionEvents<E extends PaymentDecided | TransferDecided>(deci
  * caller holds the quote's owner (its source account, or the pulling customer), the
  * destination account if internal, and both customers.
  */
-export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number): ExecuteDecision<PaymentDecided> {
+/**
+ * Executes `quote` now. Its outgoing transaction takes the id `transactionId`: a new one, or,
+ * for a quote executed as it is made, the quote's own UUID (derived-ids.ts, newExecutedQuoteId).
+ */
+export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number, transactionId = newPaymentTransactionId(at)): ExecuteDecision<PaymentDecided> {
   const source = checkExecutable(quote, parties, at);
   const { payee, env } = parties;
   // A direct pull asks the bank first: some sandbox accounts refuse at once (nothing is made).
@@ -79,7 +84,6 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: 
   if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
   // Paid into an internal account now: what enters the service must fit its intake.
   if (payee.kind === 'INTERNAL' && plan?.atExecute !== 'PROCESS') assertIntakeRoom(intake, quote.envId, creditsOf(quote, source.kind === 'PULL'), 'lockedCurrencyAmount');
-  const transactionId = newPaymentTransactionId(at);
   const ids = { quoteId: loggedId(quote.id, 'Quote'), transactionId: loggedId(transactionId, 'Transaction') };
   const decided: PaymentDecided = plan === undefined ? { type: 'payment.decided', ...ids } : { type: 'payment.decided', ...ids, plan };
   const timer = timerOf(quote, transactionId, plan === undefined ? undefined : pendingOf(plan, at));
@@ -189,8 +193,8 @@ function checkExecutable(quote: Quote, parties: QuoteParties, at: number): Execu
 interface Execution {
   readonly outgoing: Transaction;
   readonly fees: LedgerDelta;
-  /** The quote's new status (and its transaction) as the payment step records it. */
-  change(status: QuoteStatus): QuoteChange;
+  /** The quote's new status (and its transaction, and which of its transactions it derives) as the payment step records it. */
+  change(status: QuoteStatus, transactionsDerived?: number): QuoteChange;
 }
 
 function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSource }, txId: string, at: number): Execution {
@@ -213,7 +217,7 @@ function executionOf(quote: Quote, parties: QuoteParties & { source: ExecutingSo
   return {
     outgoing,
     fees: ledgerDelta(quote.envId, quote.price.sendingCurrency, 0, quote.price.feesIncluded),
-    change: (status) => ({ id: quote.id, status, transactionId: txId }),
+    change: (status, transactionsDerived) => (transactionsDerived === undefined ? { id: quote.id, status, transactionId: txId } : { id: quote.id, status, transactionId: txId, transactionsDerived }),
   };
 }
 
@@ -258,7 +262,7 @@ function payInternally(
       : [posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0), posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0)];
   return {
     type: 'payment.recorded',
-    quoteChange: execution.change('COMPLETED'),
+    quoteChange: execution.change('COMPLETED', transactionsDerivedFrom(quote, transactions)),
     // Derived when the entry applies, never logged: the records themselves, not their logged form.
     transactions,
     postings,
@@ -266,6 +270,19 @@ function payInternally(
     webhooks: [],
     step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds: balanceChangedIds(postings) },
   };
+}
+
+/**
+ * Which of an internal payment's transactions its quote derives (Quote.transactionsDerived):
+ * when the quote was executed as it was made (they share one UUID), those exactly as
+ * derivedTransaction gives them back. Undefined: none, as for any other execution.
+ */
+function transactionsDerivedFrom(quote: Quote, transactions: readonly Transaction[]): number | undefined {
+  const outgoing = transactions[0]!.id;
+  if (outgoing !== executionTransactionIdOf(quote.id)) return undefined;
+  let derived = 0;
+  for (const tx of transactions) if (derivesFromQuote(tx, quote, outgoing)) derived |= tx.id === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
+  return derived === 0 ? undefined : derived;
 }
 
 /** Out of the service (a bank payout or a test UMA address): only from an internal account (decideCreateQuote refuses a pull to anywhere else). */

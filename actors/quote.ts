@@ -8,6 +8,7 @@
 import { idOf, loggedId, newId, type LoggedId } from '../src/engine/ids.js';
 import { cancelTimer, setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { assertActive, type Customer } from './customer.js';
+import { newExecutedQuoteId } from './derived-ids.js';
 import { DomainError, invalidField } from './errors.js';
 import type { ExternalAccount } from './external-account.js';
 import { priceTransfer, type LockedCurrencySide, type PricedTransfer, type RateDetails } from './fx.js';
@@ -78,6 +79,12 @@ export interface Quote {
   /** What is known of the receiving party (the spec's FULL_NAME, BIRTH_DATE, NATIONALITY keys). */
   readonly counterpartyInformation?: Readonly<Record<string, string>>;
   readonly transactionId?: string;
+  /**
+   * Which of the transactions of its immediate execution exist only as the quote derives them
+   * (actors/transaction.ts, derivedTransaction), stored nowhere else until one changes: bit
+   * TRANSACTION_DERIVED.outgoing, bit TRANSACTION_DERIVED.received. Absent: none.
+   */
+  readonly transactionsDerived?: number;
   /**
    * For an EMBEDDED_WALLET source: the exact bytes its session key must stamp to execute
    * (CONTRACT.md "Embedded-wallet API"). Kept here, and verified against this copy only.
@@ -189,7 +196,8 @@ export function decideCreateQuote(parties: QuoteParties, input: QuoteInput, at: 
   const sending = payerCurrency(source);
   const price = priceTransfer(sending, receiving, input.lockedCurrencySide, input.lockedCurrencyAmount);
   checkBounds(env, source.kind === 'FUNDING' ? 'source.currency' : 'source.accountId', sending, price.totalSendingAmount, 'SENDING');
-  const id = newId('Quote', at);
+  // Executed at once, it shares its UUID with its payment (derived-ids.ts, newExecutedQuoteId).
+  const id = input.immediatelyExecute === true ? newExecutedQuoteId(at) : newId('Quote', at);
   checkBounds(env, destinationField, receiving, price.totalReceivingAmount, 'RECEIVING');
   const decided: QuoteDecided = {
     type: 'quote.decided',
@@ -481,10 +489,20 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
 /** A quote's new status as a payment step logs it (with the transaction it made). */
+/** The bits of Quote.transactionsDerived. */
+export const TRANSACTION_DERIVED = {
+  /** The outgoing transaction (the quote's transactionId). */
+  outgoing: 1,
+  /** The receiver's transaction (paymentIdAt its outgoing one, byte 02). */
+  received: 2,
+} as const;
+
 export interface QuoteChange {
   id: string;
   status: QuoteStatus;
   transactionId?: string;
+  /** Quote.transactionsDerived, as the execution that names the transaction found them. */
+  transactionsDerived?: number;
 }
 
 /**
@@ -517,6 +535,8 @@ function changedQuote(quote: Quote, change: QuoteChange, at: number): Quote {
   if (quote.counterpartyInformation !== undefined) next.counterpartyInformation = quote.counterpartyInformation;
   const transactionId = change.transactionId ?? quote.transactionId;
   if (transactionId !== undefined) next.transactionId = transactionId;
+  const transactionsDerived = change.transactionsDerived ?? quote.transactionsDerived;
+  if (transactionsDerived !== undefined) next.transactionsDerived = transactionsDerived;
   if (quote.payloadToSign !== undefined) next.payloadToSign = quote.payloadToSign;
   return next;
 }
@@ -574,6 +594,7 @@ function storedQuote(quote: Quote): StoredQuote {
   if (quote.senderCustomerInfo !== undefined) out.senderCustomerInfo = quote.senderCustomerInfo;
   if (quote.counterpartyInformation !== undefined) out.counterpartyInformation = quote.counterpartyInformation;
   if (quote.transactionId !== undefined) out.transactionId = quote.transactionId;
+  if (quote.transactionsDerived !== undefined) out.transactionsDerived = quote.transactionsDerived;
   if (quote.payloadToSign !== undefined) out.payloadToSign = quote.payloadToSign;
   return out;
 }
@@ -715,7 +736,14 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
     const quote = quoteOfStored(stored);
     this.#set(this.#quotes.get(quote.id), quote);
     this.#index(quote);
+    this.onRestored?.(quote);
   }
+
+  /**
+   * Told of every quote a snapshot's restore puts (a lazy chunk's, during recovery, too), for
+   * the index entries of the transactions it derives (Transactions, derivedTransaction).
+   */
+  onRestored: ((quote: Quote) => void) | undefined;
 
   #index(quote: Quote): void {
     bucket(this.#byEnv, quote.envId).insert(quote.id);
@@ -743,6 +771,11 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
 
   get(id: string): Quote | undefined {
     return this.#quotes.get(id);
+  }
+
+  /** The quote `id`, read back if it left memory, without the holding check: for rendering a transaction it derives. */
+  peek(id: string): Quote | undefined {
+    return this.#quotes.peek(id);
   }
 
   /** How many quotes exist, in memory or left in a snapshot's lazy chunks (settled). */

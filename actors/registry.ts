@@ -272,6 +272,17 @@ export class RecordMap<R> extends ChangeTrackingMap<string, R> {
     return super.set(id, record);
   }
 
+  /**
+   * Sets `record` as a change, outside the holding check: a change that another record's
+   * change implies, under whichever actor that one's decision holds (a repriced quote stores
+   * the transactions it derived: actors/transaction.ts).
+   */
+  setUnchecked(id: string, record: R): void {
+    this.#changedSinceRead(id);
+    this.#raise(id);
+    super.set(id, record);
+  }
+
   override delete(id: string): boolean {
     this.#changedSinceRead(id);
     if (this.held?.actors !== undefined) {

@@ -12,8 +12,8 @@
 // External payouts follow the sandbox outcome table of CONTRACT.md. The outcome is fixed
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
-import { idOf, type LoggedId } from '../src/engine/ids.js';
-import { derivedFrom, paymentIdAt } from './derived-ids.js';
+import { idOf, idTimeOf, type LoggedId } from '../src/engine/ids.js';
+import { derivedFrom, paymentIdAt, quoteIdSharedBy } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
@@ -21,7 +21,7 @@ import type { ExternalAccount } from './external-account.js';
 import { primaryIdentifier, sandboxSuffix } from './identifiers.js';
 import type { SandboxReceiverBehaviour } from './lookup.js';
 import type { Environment } from './platform.js';
-import { renderDestination, type DestinationView, type Quote, type QuoteDestination, type QuoteTimer } from './quote.js';
+import { renderDestination, TRANSACTION_DERIVED, type DestinationView, type Quote, type QuoteDestination, type QuoteTimer } from './quote.js';
 import { currencyObject, type Currency } from './reference.js';
 import { bucket, RecordMap, type Appliers, type RecordKind, type SortedIds } from './registry.js';
 import { isoTime } from './iso-time.js';
@@ -262,7 +262,7 @@ function isQuoteSource(source: TransactionSource, quote: Quote): boolean {
  * from its quote, less what DERIVED gives back. Two thirds of a payment's transaction bytes in
  * a snapshot were ids and times its quote and its other fields already say.
  */
-function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
+function storedFromQuote(tx: Transaction, quote: Quote, outgoingId = quote.transactionId): FromQuote {
   const out: { -readonly [K in keyof FromQuote]: FromQuote[K] } = { id: tx.id, type: tx.type, status: tx.status, createdAt: tx.createdAt, fromQuote: quote.id };
   let derived = 0;
   if (tx.envId === quote.envId) derived |= DERIVED.envId;
@@ -276,7 +276,7 @@ function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
   } else out.platformCustomerId = tx.platformCustomerId;
   if (isQuoteSource(tx.source, quote)) derived |= DERIVED.source;
   else out.source = tx.source;
-  if (quote.transactionId !== undefined && tx.reference === paymentReference(quote.transactionId)) derived |= DERIVED.reference;
+  if (outgoingId !== undefined && tx.reference === paymentReference(outgoingId)) derived |= DERIVED.reference;
   else out.reference = tx.reference;
   if (tx.updatedAt === tx.createdAt) derived |= DERIVED.updatedAt;
   else out.updatedAt = tx.updatedAt;
@@ -288,6 +288,35 @@ function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
   if (tx.receiptDeliveryConfirmedAt !== undefined) out.receiptDeliveryConfirmedAt = tx.receiptDeliveryConfirmedAt;
   out.derived = derived;
   return out;
+}
+
+/** Every bit of DERIVED: a transaction whose own fields are all what its quote and its other fields say. */
+const ALL_DERIVED = Object.values(DERIVED).reduce((all, bit) => all | bit, 0);
+
+/**
+ * Whether `tx`, made by the immediate execution of `quote` whose outgoing transaction is
+ * `outgoingId` (the quote's own UUID: derived-ids.ts, executionTransactionIdOf), is exactly
+ * what `derivedTransaction` gives back from the quote once the quote names that transaction:
+ * the outgoing or the receiver's transaction, COMPLETED when its id's timestamp says, taking
+ * everything else from its quote (the FromQuote form with every DERIVED bit and nothing more).
+ * Such a transaction is stored nowhere until it changes (Transactions).
+ */
+export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string): boolean {
+  if (tx.status !== 'COMPLETED' || tx.createdAt !== idTimeOf(tx.id)) return false;
+  if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || tx.id !== paymentIdAt(outgoingId, 'Transaction', 2)) return false;
+  if (tx.counterpartyInformation !== undefined || tx.failureReason !== undefined || tx.pending !== undefined || tx.receiptDeliveryConfirmedAt !== undefined) return false;
+  return takesItsQuote(tx, quote) && storedFromQuote(tx, quote, outgoingId).derived === ALL_DERIVED;
+}
+
+/**
+ * The transaction `id` (its outgoing transaction, or the receiver's) as `quote`, executed at
+ * once, derives it: what derivesFromQuote found it to be when the execution applied.
+ */
+export function derivedTransaction(quote: Quote, id: string): Transaction {
+  const createdAt = idTimeOf(id);
+  if (createdAt === undefined) throw new Error(`transaction id ${id} carries no time`);
+  const type: TransactionType = id === quote.transactionId ? 'OUTGOING' : 'INCOMING';
+  return quotedTransaction(ownFieldsOf({ id, type, status: 'COMPLETED', createdAt, fromQuote: quote.id, derived: ALL_DERIVED }, quote), quote);
 }
 
 /** The own fields of `stored`, those it left out (`derived`) given back from `quote` and its other fields. */
@@ -572,7 +601,17 @@ export function withReceiptConfirmed(tx: Transaction, confirmedAt: number, at: n
 }
 
 /** A payment's entry, as far as the transactions read it (payment-recorded.ts has all of it), and a receipt's confirmation. */
-type TransactionsEvent = { type: 'payment.recorded'; transactions: readonly LoggedTransaction[] } | ReceiptConfirmed;
+type TransactionsEvent = { type: 'payment.recorded'; transactions: readonly LoggedTransaction[]; quoteChange?: { transactionId?: string; transactionsDerived?: number } } | ReceiptConfirmed;
+
+/** What the transactions read of the quotes: those they take their quoted fields from, or derive from whole. */
+interface QuoteSource {
+  get(id: string): Quote | undefined;
+  peek(id: string): Quote | undefined;
+  ownerOf(id: string): string | undefined;
+  readonly records: ReadonlyMap<string, Quote>;
+  onRepriced: ((before: Quote) => void) | undefined;
+  onRestored: ((quote: Quote) => void) | undefined;
+}
 
 export class Transactions implements RecordKind<Transaction, TransactionsEvent> {
   readonly idPrefix = 'Transaction:';
@@ -592,9 +631,13 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
    */
   readonly #awaitingApproval = new Map<string, number>();
 
-  /** The quotes that transactions logged (or stored) without their quoted fields take them from. */
-  constructor(private readonly quotes: { get(id: string): Quote | undefined; ownerOf(id: string): string | undefined; onRepriced: ((before: Quote) => void) | undefined }) {
+  /**
+   * The quotes that transactions logged (or stored) without their quoted fields take them
+   * from, and that derive the transactions of their immediate execution (derivedTransaction).
+   */
+  constructor(private readonly quotes: QuoteSource) {
     quotes.onRepriced = (before) => this.#repriced(before);
+    quotes.onRestored = (quote) => this.#indexDerived(quote);
   }
 
   /** Transactions restored in their stored form whose quote was not restored yet (restoredAll). */
@@ -602,11 +645,19 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
 
   readonly appliers: Appliers<TransactionsEvent> = {
     'payment.recorded': (event) => {
-      for (const tx of event.transactions) this.restore(this.#fromLog(tx));
+      const derived = event.quoteChange?.transactionsDerived ?? 0;
+      for (const logged of event.transactions) {
+        const tx = this.#fromLog(logged);
+        // Derived from its quote, which this entry changed to say so: indexed, stored nowhere.
+        if (derived !== 0 && (derived & (tx.id === event.quoteChange!.transactionId ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received)) !== 0) {
+          this.#indexOf(tx.id, tx.envId, tx.customerId);
+        }
+        else this.restore(tx);
+      }
     },
     'receipt.confirmed': (event, at) => {
       const id = idOf(event.transactionId, 'Transaction');
-      const tx = this.#transactions.get(id);
+      const tx = this.get(id);
       if (tx === undefined) throw new Error(`receipt.confirmed for transaction ${id}, which does not exist`);
       this.restore(withReceiptConfirmed(tx, event.confirmedAt, at));
     },
@@ -635,14 +686,23 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     return storedFromQuote(tx, quote);
   }
 
-  /** The transactions of `before`'s payment that a snapshot may hold in the FromQuote form are noted changed. */
+  /**
+   * The transactions of `before`'s payment that a snapshot may hold in the FromQuote form are
+   * noted changed; those it derived (TRANSACTION_DERIVED) are stored as it derived them, which
+   * the repriced quote would not.
+   */
   #repriced(before: Quote): void {
     const outgoing = before.transactionId;
     if (outgoing === undefined) return;
+    const derived = before.transactionsDerived ?? 0;
     for (const id of [outgoing, paymentIdAt(outgoing, 'Transaction', 2)]) {
       const tx = Map.prototype.get.call(this.#transactions, id) as Transaction | undefined;
       // Noted as a change, unchecked: the decision that repriced the quote holds its owner, not necessarily the receiver.
       if (tx !== undefined) ChangeTrackingMap.prototype.set.call(this.#transactions, id, tx);
+      else if ((derived & (id === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received)) !== 0 && this.#transactions.peek(id) === undefined) {
+        // Not changed since (no version of its own, in memory or in a lazy chunk): derived still.
+        this.#transactions.setUnchecked(id, derivedTransaction(before, id));
+      }
     }
   }
 
@@ -683,7 +743,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       return;
     }
     const tx = record;
-    const before = this.#transactions.get(tx.id);
+    const before = this.get(tx.id);
     if (before !== undefined && before !== tx) this.onReplaced?.(before);
     const added = awaitingApproval(tx) - (before === undefined ? 0 : awaitingApproval(before));
     if (added !== 0) {
@@ -691,8 +751,57 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       this.#awaitingApproval.set(key, (this.#awaitingApproval.get(key) ?? 0) + added);
     }
     this.#transactions.set(tx.id, tx);
-    bucket(this.#byEnv, tx.envId).insert(tx.id);
-    if (tx.customerId !== '') bucket(this.#byCustomer, tx.customerId).insert(tx.id);
+    this.#indexOf(tx.id, tx.envId, tx.customerId);
+  }
+
+  #indexOf(id: string, envId: string, customerId: string): void {
+    bucket(this.#byEnv, envId).insert(id);
+    if (customerId !== '') bucket(this.#byCustomer, customerId).insert(id);
+  }
+
+  /** The index entries of the transactions a restored quote derives (a snapshot holds no record of them). */
+  #indexDerived(quote: Quote): void {
+    const derived = quote.transactionsDerived;
+    const outgoing = quote.transactionId;
+    if (derived === undefined || outgoing === undefined) return;
+    if ((derived & TRANSACTION_DERIVED.outgoing) !== 0) this.#indexOf(outgoing, quote.envId, quote.sourceCustomerId);
+    if ((derived & TRANSACTION_DERIVED.received) !== 0) {
+      const customerId = quote.payeeAccountId === undefined ? undefined : derivedFrom(quote.payeeAccountId)?.customerId;
+      if (customerId === undefined) throw new Error(`quote ${quote.id} derives its receiver's transaction, but pays no derived account`);
+      this.#indexOf(paymentIdAt(outgoing, 'Transaction', 2), quote.envId, customerId);
+    }
+  }
+
+  /**
+   * The transaction `id` as its quote derives it, when it is one of an immediate execution's
+   * that exist only so (TRANSACTION_DERIVED): read through the quotes' holding check
+   * (`checked`, a transaction's actor is its quote's owner) or without it.
+   */
+  #derived(id: string, checked: boolean): Transaction | undefined {
+    const quoteId = quoteIdSharedBy(id);
+    if (quoteId === undefined) return undefined;
+    const quote = checked ? this.quotes.get(quoteId) : this.quotes.peek(quoteId);
+    const derived = quote?.transactionsDerived;
+    if (quote === undefined || derived === undefined || quote.transactionId === undefined) return undefined;
+    const bit = id === quote.transactionId ? TRANSACTION_DERIVED.outgoing : id === paymentIdAt(quote.transactionId, 'Transaction', 2) ? TRANSACTION_DERIVED.received : 0;
+    return (derived & bit) === 0 ? undefined : derivedTransaction(quote, id);
+  }
+
+  has(id: string): boolean {
+    return this.#transactions.peek(id) !== undefined || this.#derived(id, false) !== undefined;
+  }
+
+  /** Every transaction one by one, those a quote derives built from it (the state digest's view, every kind loaded). */
+  *eachRecord(): Iterable<readonly [string, Transaction]> {
+    yield* this.#transactions;
+    for (const quote of this.quotes.records.values()) {
+      const outgoing = quote.transactionId;
+      if (quote.transactionsDerived === undefined || outgoing === undefined) continue;
+      for (const id of [outgoing, paymentIdAt(outgoing, 'Transaction', 2)]) {
+        // A version stored since is the transaction now (yielded above).
+        if (!this.#transactions.holds(id) && this.#derived(id, false) !== undefined) yield [id, derivedTransaction(quote, id)];
+      }
+    }
   }
 
   checkInvariants(lookup: { has(id: string): boolean }): string[] {
@@ -711,12 +820,12 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   }
 
   get(id: string): Transaction | undefined {
-    return this.#transactions.get(id);
+    return this.#transactions.get(id) ?? this.#derived(id, true);
   }
 
   /** The transaction `id` now, read back if it left memory, outside the holding check: for rendering what names it (a webhook step's events). */
   current(id: string): Transaction | undefined {
-    return this.#transactions.peek(id);
+    return this.#transactions.peek(id) ?? this.#derived(id, false);
   }
 
   /** How many transactions exist, in memory or left in a snapshot's lazy chunks (settled). */
@@ -732,7 +841,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   }
 
   inEnv(envId: string, id: string): Transaction | undefined {
-    const tx = this.#transactions.get(id);
+    const tx = this.get(id);
     return tx?.envId === envId ? tx : undefined;
   }
 

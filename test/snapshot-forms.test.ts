@@ -12,16 +12,26 @@ import type { Quote } from '../actors/quote.js';
 import type { Transaction } from '../actors/transaction.js';
 import { World } from '../actors/world.js';
 import { startTestService, type TestService } from './support/service.js';
-import { createQuote, externalUsd, fundedCustomer, getJson, quoteBody } from './support/money.js';
+import { createQuote, execute, externalUsd, fundedCustomer, getJson, quoteBody } from './support/money.js';
 import { ManualClock } from '../src/engine/clock.js';
 import { assertStatus } from './support/assertions.js';
 
-/** A service where one customer paid another `amounts`, each a quote executed at once; the last quote. */
-async function paidBetweenTwo(svc: TestService, amounts: readonly number[]): Promise<Record<string, unknown>> {
+/**
+ * How a payment's quote was executed: as it was made, so that its quote derives both its
+ * transactions and no record of them is stored (derivedTransaction), or by a later request, whose
+ * transactions are records stored from their quote.
+ */
+type Execution = 'at once' | 'later';
+
+/** A service where one customer paid another `amounts`, each a quote executed `execution`; the last quote. */
+async function paidBetweenTwo(svc: TestService, amounts: readonly number[], execution: Execution): Promise<Record<string, unknown>> {
   const alice = await fundedCustomer(svc, 100);
   const bob = await fundedCustomer(svc, 0);
   let quote: Record<string, unknown> = {};
-  for (const amount of amounts) quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount, { immediatelyExecute: true }));
+  for (const amount of amounts) {
+    if (execution === 'at once') quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount, { immediatelyExecute: true }));
+    else quote = await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, amount))).id as string);
+  }
   return quote;
 }
 
@@ -135,30 +145,42 @@ describe("a payment's records in a snapshot", () => {
     }
   });
 
-  it('are read back whatever order the snapshot gives them in', async () => {
-    const svc = await startTestService();
-    try {
-      await paidBetweenTwo(svc, [60, 40]);
-      const world = svc.service.services.world;
-      const { ids, records } = world.captureColumns();
-      const stored = ids.map((id, i) => [id, world.storedForm(id, records[i])] as const);
-      // The transactions and webhook steps first, their quotes last.
-      const late = (id: string): boolean => id.startsWith('Quote:');
-      const image = [...stored.filter(([id]) => !late(id)), ...stored.filter(([id]) => late(id))];
-      assert.ok(stored.some(([, form]) => typeof form === 'object' && form !== null && 'fromQuote' in form), 'some transaction is stored from its quote');
-      const copy = new World();
-      copy.restore(image);
-      assert.deepEqual(new Map(copy.capture()), new Map(world.capture()));
-      assert.deepEqual(copy.checkInvariants(), []);
-    } finally {
-      await svc.stop();
-    }
-  });
+  for (const execution of ['later', 'at once'] as const) {
+    it(`are read back whatever order the snapshot gives them in (executed ${execution})`, async () => {
+      const svc = await startTestService();
+      try {
+        const last = await paidBetweenTwo(svc, [60, 40], execution);
+        const world = svc.service.services.world;
+        const { ids, records } = world.captureColumns();
+        const stored = ids.map((id, i) => [id, world.storedForm(id, records[i])] as const);
+        // The transactions and webhook steps first, their quotes last.
+        const late = (id: string): boolean => id.startsWith('Quote:');
+        const image = [...stored.filter(([id]) => !late(id)), ...stored.filter(([id]) => late(id))];
+        const outgoing = last.transactionId as string;
+        const paymentRecords = ids.filter((id) => id === outgoing || id === `${outgoing.slice(0, -2)}02`);
+        if (execution === 'later') {
+          assert.ok(stored.some(([, form]) => typeof form === 'object' && form !== null && 'fromQuote' in form), 'some transaction is stored from its quote');
+          assert.equal(paymentRecords.length, 2);
+        } else assert.deepEqual(paymentRecords, [], 'the quote derives its transactions: the snapshot holds no record of them');
+        const copy = new World();
+        copy.restore(image);
+        assert.deepEqual(new Map(copy.capture()), new Map(world.capture()));
+        assert.deepEqual(copy.checkInvariants(), []);
+        const envId = world.quotes.get(last.id as string)!.envId;
+        for (const customerId of [undefined, world.transactions.get(outgoing)!.customerId, world.transactions.get(`${outgoing.slice(0, -2)}02`)!.customerId]) {
+          assert.deepEqual(copy.transactions.idsIn(envId, customerId), world.transactions.idsIn(envId, customerId), `${customerId ?? 'the environment'}'s transactions are listed as before`);
+        }
+        assert.ok(world.transactions.idsIn(envId).includes(outgoing));
+      } finally {
+        await svc.stop();
+      }
+    });
+  }
 
   it('keep every field of a quote, left out or not', async () => {
     const svc = await startTestService();
     try {
-      const paid = await paidBetweenTwo(svc, [100]);
+      const paid = await paidBetweenTwo(svc, [100], 'at once');
       const world = svc.service.services.world;
       const quote = world.quotes.get(paid.id as string) as Quote;
       // Every optional field set, and each derivable one once as derived and once not.
@@ -167,6 +189,7 @@ describe("a payment's records in a snapshot", () => {
         ...quote,
         payeeAccountId: quote.payeeAccountId!,
         transactionId: quote.transactionId!,
+        transactionsDerived: 3,
         fundingReference: 'UMAQUOTEREF',
         umaTestBehaviour: 'APPROVE' as NonNullable<Quote['umaTestBehaviour']>,
         lookupId: 'Lookup:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee',
@@ -193,27 +216,32 @@ describe("a payment's records in a snapshot", () => {
     }
   });
 
-  it('are noted changed when their quote is priced anew, and then stored whole', async () => {
+  for (const execution of ['later', 'at once'] as const) {
+  it(`are noted changed when their quote is priced anew, and then stored whole, as they were (executed ${execution})`, async () => {
     const svc = await startTestService();
     try {
-      const paid = await paidBetweenTwo(svc, [100]);
+      const paid = await paidBetweenTwo(svc, [100], execution);
       const world = svc.service.services.world;
       const outgoing = paid.transactionId as string;
       const incoming = `${outgoing.slice(0, -2)}02`;
       world.captureChanges();
       // No decision prices a quote anew; an entry of an older log could.
       const quote = world.quotes.get(paid.id as string) as Quote;
+      const before = [outgoing, incoming].map((id) => world.transactions.get(id));
       world.apply({ type: 'quote.changed', quote: { ...quote, price: { ...quote.price, exchangeRate: 2 } } }, Date.now());
       const changed = world.captureChanges().noted;
       assert.ok(changed.includes(outgoing) && changed.includes(incoming), `changed: ${changed.join(', ')}`);
       for (const id of [outgoing, incoming]) {
         const tx = world.transactions.get(id) as Transaction;
         assert.equal(world.storedForm(id, tx), tx, `${id} is stored whole now`);
+        assert.equal(tx.exchangeRate, quote.price.exchangeRate, `${id} keeps the rate it was paid at`);
       }
+      assert.deepEqual([outgoing, incoming].map((id) => world.transactions.get(id)), before);
     } finally {
       await svc.stop();
     }
   });
+  }
 });
 
 describe("an account's version stored as what changed in it", () => {

@@ -8,6 +8,7 @@
 // and holding the environment would order every quote of it behind every other; a quote priced against the bounds in force when the
 // request arrived is ordered before any later PATCH /config.
 import { preparedFact, type EngineEvent } from '../../src/engine/state-machine.js';
+import { executionTransactionIdOf } from '../derived-ids.js';
 import { notFound } from '../errors.js';
 import { decideExecuteQuote, executionEvents } from '../payment.js';
 import type { PlatformEnv } from '../platform.js';
@@ -42,7 +43,8 @@ export const createQuote: DomainCommand<{ env: PlatformEnv; request: QuoteReques
     world.quotes.decidedHere(decided, quote);
     const events: Array<DomainEvent | EngineEvent<TimerMessage>> = [decided];
     if (lookupUsed !== undefined) events.push({ ...lookupUsed, quoteId: quote.id });
-    if (request.immediatelyExecute === true) events.push(...executionEvents(decideExecuteQuote(quote, parties, world, at), at));
+    // Its payment shares its UUID: a transaction of it names the quote by its id alone (derived-ids.ts).
+    if (request.immediatelyExecute === true) events.push(...executionEvents(decideExecuteQuote(quote, parties, world, at, executionTransactionIdOf(quote.id)), at));
     else events.push(expiryTimer(quote, at));
     return { events, reply: () => world.quotes.get(quote.id)! };
   },

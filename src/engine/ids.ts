@@ -140,6 +140,24 @@ export function newBaseId(kind: IdKind, ms: number): string {
   return uuidText(kind, bytes);
 }
 
+/**
+ * The millisecond a `<Kind>:<UUIDv7>` id's timestamp says (its first 48 bits); undefined for an
+ * id of any other shape. Not always the time the id was drawn at: a clock that stepped back, or
+ * a millisecond whose counter ran out, gives the last millisecond used (uuidv7Bytes).
+ */
+export function idTimeOf(id: string): number | undefined {
+  const at = id.indexOf(':') + 1;
+  if (at === 0 || id.length !== at + 36 || id.charCodeAt(at + 8) !== 0x2d) return undefined;
+  let ms = 0;
+  for (let i = 0; i < 13; i++) {
+    if (i === 8) continue;
+    const digit = hexValue(id.charCodeAt(at + i));
+    if (digit < 0) return undefined;
+    ms = ms * 16 + digit;
+  }
+  return ms;
+}
+
 /** First index in `sorted` (ascending) whose id is not smaller than `id`. */
 export function lowerBound(sorted: readonly string[], id: string): number {
   let lo = 0;
