@@ -278,10 +278,12 @@ function payInternally(
  * derivedTransaction gives them back. Undefined: none, as for any other execution.
  */
 function transactionsDerivedFrom(quote: Quote, transactions: readonly Transaction[]): number | undefined {
-  const outgoing = transactions[0]!.id;
-  if (outgoing !== executionTransactionIdOf(quote.id)) return undefined;
+  const outgoing = transactions[0]!;
+  if (outgoing.id !== executionTransactionIdOf(quote.id)) return undefined;
+  // What the outgoing transaction's reference must be (executionOf makes it from its id), and the receiver's with it.
+  const reference = paymentReference(outgoing.id);
   let derived = 0;
-  for (const tx of transactions) if (derivesFromQuote(tx, quote, outgoing)) derived |= tx.id === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
+  for (const tx of transactions) if (derivesFromQuote(tx, quote, outgoing.id, reference)) derived |= tx === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
   return derived === 0 ? undefined : derived;
 }
 

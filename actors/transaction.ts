@@ -13,7 +13,7 @@
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
 import { idOf, idTimeOf, type LoggedId } from '../src/engine/ids.js';
-import { derivedFrom, paymentIdAt, quoteIdSharedBy } from './derived-ids.js';
+import { derivedFrom, isPaymentIdAt, paymentIdAt, quoteIdSharedBy } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
@@ -258,30 +258,40 @@ function isQuoteSource(source: TransactionSource, quote: Quote): boolean {
 }
 
 /**
+ * Which own fields of `tx` are what its quote and its other fields say (DERIVED's bits), its
+ * payment's reference being `reference` (paymentReference of the outgoing transaction).
+ */
+function derivedBits(tx: Transaction, quote: Quote, reference: string | undefined): number {
+  let derived = 0;
+  if (tx.envId === quote.envId) derived |= DERIVED.envId;
+  if (tx.accountId === derivedAccountIdOf(tx.type, quote)) derived |= DERIVED.accountId;
+  if (tx.customerId === derivedCustomerIdOf(tx.type, tx.accountId, quote)) derived |= DERIVED.customerId;
+  if (tx.customerId.startsWith(CUSTOMER_ID_PREFIX) && tx.platformCustomerId.length === tx.customerId.length - CUSTOMER_ID_PREFIX.length && tx.customerId.endsWith(tx.platformCustomerId)) {
+    derived |= DERIVED.platformCustomerId;
+  }
+  if (isQuoteSource(tx.source, quote)) derived |= DERIVED.source;
+  if (reference !== undefined && tx.reference === reference) derived |= DERIVED.reference;
+  if (tx.updatedAt === tx.createdAt) derived |= DERIVED.updatedAt;
+  if (tx.settledAt === tx.createdAt) derived |= DERIVED.settledAt;
+  return derived;
+}
+
+/**
  * A payment's transaction as a snapshot stores it (Transactions.stored): what it does not take
  * from its quote, less what DERIVED gives back. Two thirds of a payment's transaction bytes in
  * a snapshot were ids and times its quote and its other fields already say.
  */
-function storedFromQuote(tx: Transaction, quote: Quote, outgoingId = quote.transactionId): FromQuote {
+function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
+  const derived = derivedBits(tx, quote, quote.transactionId === undefined ? undefined : paymentReference(quote.transactionId));
   const out: { -readonly [K in keyof FromQuote]: FromQuote[K] } = { id: tx.id, type: tx.type, status: tx.status, createdAt: tx.createdAt, fromQuote: quote.id };
-  let derived = 0;
-  if (tx.envId === quote.envId) derived |= DERIVED.envId;
-  else out.envId = tx.envId;
-  if (tx.accountId === derivedAccountIdOf(tx.type, quote)) derived |= DERIVED.accountId;
-  else out.accountId = tx.accountId;
-  if (tx.customerId === derivedCustomerIdOf(tx.type, tx.accountId, quote)) derived |= DERIVED.customerId;
-  else out.customerId = tx.customerId;
-  if (tx.customerId.startsWith(CUSTOMER_ID_PREFIX) && tx.platformCustomerId.length === tx.customerId.length - CUSTOMER_ID_PREFIX.length && tx.customerId.endsWith(tx.platformCustomerId)) {
-    derived |= DERIVED.platformCustomerId;
-  } else out.platformCustomerId = tx.platformCustomerId;
-  if (isQuoteSource(tx.source, quote)) derived |= DERIVED.source;
-  else out.source = tx.source;
-  if (outgoingId !== undefined && tx.reference === paymentReference(outgoingId)) derived |= DERIVED.reference;
-  else out.reference = tx.reference;
-  if (tx.updatedAt === tx.createdAt) derived |= DERIVED.updatedAt;
-  else out.updatedAt = tx.updatedAt;
-  if (tx.settledAt === tx.createdAt) derived |= DERIVED.settledAt;
-  else if (tx.settledAt !== undefined) out.settledAt = tx.settledAt;
+  if ((derived & DERIVED.envId) === 0) out.envId = tx.envId;
+  if ((derived & DERIVED.accountId) === 0) out.accountId = tx.accountId;
+  if ((derived & DERIVED.customerId) === 0) out.customerId = tx.customerId;
+  if ((derived & DERIVED.platformCustomerId) === 0) out.platformCustomerId = tx.platformCustomerId;
+  if ((derived & DERIVED.source) === 0) out.source = tx.source;
+  if ((derived & DERIVED.reference) === 0) out.reference = tx.reference;
+  if ((derived & DERIVED.updatedAt) === 0) out.updatedAt = tx.updatedAt;
+  if ((derived & DERIVED.settledAt) === 0 && tx.settledAt !== undefined) out.settledAt = tx.settledAt;
   if (tx.counterpartyInformation !== undefined) out.counterpartyInformation = tx.counterpartyInformation;
   if (tx.failureReason !== undefined) out.failureReason = tx.failureReason;
   if (tx.pending !== undefined) out.pending = tx.pending;
@@ -295,17 +305,18 @@ const ALL_DERIVED = Object.values(DERIVED).reduce((all, bit) => all | bit, 0);
 
 /**
  * Whether `tx`, made by the immediate execution of `quote` whose outgoing transaction is
- * `outgoingId` (the quote's own UUID: derived-ids.ts, executionTransactionIdOf), is exactly
- * what `derivedTransaction` gives back from the quote once the quote names that transaction:
- * the outgoing or the receiver's transaction, COMPLETED when its id's timestamp says, taking
- * everything else from its quote (the FromQuote form with every DERIVED bit and nothing more).
- * Such a transaction is stored nowhere until it changes (Transactions).
+ * `outgoingId` (the quote's own UUID: derived-ids.ts, executionTransactionIdOf) with the
+ * reference `reference` (paymentReference of it), is exactly what `derivedTransaction` gives
+ * back from the quote once the quote names that transaction: the outgoing or the receiver's
+ * transaction, COMPLETED when its id's timestamp says, taking everything else from its quote
+ * (the FromQuote form with every DERIVED bit and nothing more). Such a transaction is stored
+ * nowhere until it changes (Transactions).
  */
-export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string): boolean {
+export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string, reference: string): boolean {
   if (tx.status !== 'COMPLETED' || tx.createdAt !== idTimeOf(tx.id)) return false;
-  if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || tx.id !== paymentIdAt(outgoingId, 'Transaction', 2)) return false;
+  if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || !isPaymentIdAt(tx.id, outgoingId, 2)) return false;
   if (tx.counterpartyInformation !== undefined || tx.failureReason !== undefined || tx.pending !== undefined || tx.receiptDeliveryConfirmedAt !== undefined) return false;
-  return takesItsQuote(tx, quote) && storedFromQuote(tx, quote, outgoingId).derived === ALL_DERIVED;
+  return derivedBits(tx, quote, reference) === ALL_DERIVED && takesItsQuote(tx, quote);
 }
 
 /**
