@@ -23,34 +23,37 @@ describe('the transactions of a quote executed as it is made', () => {
   it('are derived from the quote, stored nowhere, and read the same after a restart and after a snapshot', async () => {
     let svc = await startTestService();
     const { dataDir } = svc;
-    const alice = await fundedCustomer(svc, 1_000);
-    const bob = await fundedCustomer(svc, 0);
-    const carol = await fundedCustomer(svc, 0, { platformCustomerId: 'carol-7' });
-    const plain = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true, description: 'rent' }));
-    // The receiver's platform id is its own, not its customer id's UUID: its transaction is stored.
-    const named = await createQuote(svc, quoteBody(alice.usd.id, carol.usd.id, 200, { immediatelyExecute: true }));
-    const later = await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 300))).id);
-    const quotes = [plain, named, later];
-    assert.equal(plain.transactionId, `Transaction:${plain.id.slice('Quote:'.length)}`, 'the quote and its payment share one UUID');
-    assert.notEqual(later.transactionId.slice(-36), later.id.slice(-36), 'a later execution draws its own');
-    const stored = (id: string): boolean => svc.service.services.world.transactions.records.has(id);
-    const received = (quote: any): string => `${quote.transactionId.slice(0, -2)}02`;
-    assert.deepEqual(
-      [plain.transactionId, received(plain), named.transactionId, received(named), later.transactionId].map(stored),
-      [false, false, false, true, true],
-    );
-    const customers = [alice.customer.id, bob.customer.id, carol.customer.id];
-    const before = await readPayments(svc, quotes, customers);
-    assert.equal((before[1] as Transaction).status, 'COMPLETED');
-    assert.equal((before.at(-3) as { data: unknown[] }).data.length, 4, "alice's funding and her three payments");
-    for (const snapshot of [false, true]) {
-      if (snapshot) await svc.service.services.engine.snapshot();
-      await svc.stop({ keepData: true });
-      svc = await startTestService({ dataDir });
-      assert.deepEqual(await readPayments(svc, quotes, customers), before, snapshot ? 'from a snapshot' : 'from the log');
-      assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+    try {
+      const alice = await fundedCustomer(svc, 1_000);
+      const bob = await fundedCustomer(svc, 0);
+      const carol = await fundedCustomer(svc, 0, { platformCustomerId: 'carol-7' });
+      const plain = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true, description: 'rent' }));
+      // The receiver's platform id is its own, not its customer id's UUID: its transaction is stored.
+      const named = await createQuote(svc, quoteBody(alice.usd.id, carol.usd.id, 200, { immediatelyExecute: true }));
+      const later = await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 300))).id);
+      const quotes = [plain, named, later];
+      assert.equal(plain.transactionId, `Transaction:${plain.id.slice('Quote:'.length)}`, 'the quote and its payment share one UUID');
+      assert.notEqual(later.transactionId.slice(-36), later.id.slice(-36), 'a later execution draws its own');
+      const stored = (id: string): boolean => svc.service.services.world.transactions.records.has(id);
+      const received = (quote: any): string => `${quote.transactionId.slice(0, -2)}02`;
+      assert.deepEqual(
+        [plain.transactionId, received(plain), named.transactionId, received(named), later.transactionId].map(stored),
+        [false, false, false, true, true],
+      );
+      const customers = [alice.customer.id, bob.customer.id, carol.customer.id];
+      const before = await readPayments(svc, quotes, customers);
+      assert.equal((before[1] as Transaction).status, 'COMPLETED');
+      assert.equal((before.at(-3) as { data: unknown[] }).data.length, 4, "alice's funding and her three payments");
+      for (const snapshot of [false, true]) {
+        if (snapshot) await svc.service.services.engine.snapshot();
+        await svc.stop({ keepData: true });
+        svc = await startTestService({ dataDir });
+        assert.deepEqual(await readPayments(svc, quotes, customers), before, snapshot ? 'from a snapshot' : 'from the log');
+        assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+      }
+    } finally {
+      await svc.stop();
     }
-    await svc.stop();
   });
 
   it('are derived only when the quote gives back every field they hold', async () => {
@@ -78,6 +81,13 @@ describe('the transactions of a quote executed as it is made', () => {
         fc.constantFrom<unknown>({ ...out.rateDetails, serviceApiFixedFee: 1 }, { ...out.source }, { FULL_NAME: 'Ada' }, { outcome: 'SETTLE', due: out.createdAt }),
       );
       const fields = [...new Set([...Object.keys(out), ...optional])] as Array<keyof Transaction>;
+      // Or its times, together, other than its id's.
+      fc.assert(
+        fc.property(fc.constantFrom(out, into), fc.integer({ min: -2, max: 2 }), (tx, shift) => {
+          const changed = { ...tx, createdAt: tx.createdAt + shift, updatedAt: tx.updatedAt + shift, settledAt: tx.settledAt! + shift };
+          assert.equal(derivesFromQuote(changed, quote, outgoing, reference), shift === 0);
+        }),
+      );
       fc.assert(
         fc.property(fc.constantFrom(out, into), fc.constantFrom(...fields), values, (tx, field, v) => {
           fc.pre(v === undefined ? optional.has(field) : tx[field] === undefined || typeof v === typeof tx[field]);
