@@ -1,4 +1,4 @@
-// npm run sim -- --seed N --ops N [--crash-rate P] [--fault-rate P]: one deterministic
+// npm run sim -- --seed N --ops N [--crash-rate P] [--fault-rate P] [--immediate-share P]: one deterministic
 // simulation (src/sim/simulator.ts), one line `seed= ops= crashes= faults= digest=`; on a
 // violation the seed, the step, what was violated and the command that replays it, exit 1.
 //
@@ -6,10 +6,10 @@
 // is up or one fails; prints every failing seed (exit 1 if any did).
 import { randomInt } from 'node:crypto';
 import { parseCommandLine, UsageError } from './cli.js';
-import { simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
+import { DEFAULT_IMMEDIATE_SHARE, simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 
-const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--stats]
-       payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P]`;
+const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P] [--stats]
+       payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P]`;
 
 export const DEFAULT_OPS = 20_000;
 export const DEFAULT_CRASH_RATE = 0.002;
@@ -37,7 +37,8 @@ export function resultLine(result: SimulationResult): string {
 }
 
 function replayCommand(options: SimulationOptions): string {
-  return `npm run sim -- --seed ${options.seed} --ops ${options.ops} --crash-rate ${options.crashRate} --fault-rate ${options.faultRate}`;
+  const share = options.immediateShare === undefined ? '' : ` --immediate-share ${options.immediateShare}`;
+  return `npm run sim -- --seed ${options.seed} --ops ${options.ops} --crash-rate ${options.crashRate} --fault-rate ${options.faultRate}${share}`;
 }
 
 function failureText(options: SimulationOptions, result: SimulationResult): string {
@@ -90,6 +91,7 @@ async function main(): Promise<number> {
       ops: { type: 'string' },
       'crash-rate': { type: 'string' },
       'fault-rate': { type: 'string' },
+      'immediate-share': { type: 'string' },
       soak: { type: 'boolean' },
       minutes: { type: 'string' },
       stats: { type: 'boolean' },
@@ -103,8 +105,9 @@ async function main(): Promise<number> {
   const ops = integer('ops', values.ops, DEFAULT_OPS, 1);
   const crashRate = rate('crash-rate', values['crash-rate'], DEFAULT_CRASH_RATE);
   const faultRate = rate('fault-rate', values['fault-rate'], DEFAULT_FAULT_RATE);
-  if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), { ops, crashRate, faultRate });
-  return once({ seed: integer('seed', values.seed, undefined, 0), ops, crashRate, faultRate }, values.stats === true);
+  const immediateShare = rate('immediate-share', values['immediate-share'], DEFAULT_IMMEDIATE_SHARE);
+  if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), { ops, crashRate, faultRate, immediateShare });
+  return once({ seed: integer('seed', values.seed, undefined, 0), ops, crashRate, faultRate, immediateShare }, values.stats === true);
 }
 
 main().then(

@@ -38,7 +38,15 @@ export interface SimulationOptions {
   faultRate: number;
   /** The API's routes (default: the service's); a test swaps in a variant of one to see the simulation catch it. */
   routes?: readonly Route[];
+  /**
+   * The share of quotes, among those not from a wallet, created with `immediatelyExecute`
+   * (default DEFAULT_IMMEDIATE_SHARE): their payments' transactions are derived from the quote.
+   * 0 draws nothing for it, so a seed runs as it did before quotes were executed at once.
+   */
+  immediateShare?: number;
 }
+
+export const DEFAULT_IMMEDIATE_SHARE = 0.3;
 
 export interface Violation {
   step: number;
@@ -131,7 +139,7 @@ class Simulation {
     this.#rng = new Rng(options.seed);
     // The service's own draws (ids, keys, nonces) from a stream of their own.
     useEntropy(seededEntropy((options.seed ^ 0x5eed5eed) >>> 0));
-    this.#workload = new Workload(this.#rng, this.#model, () => this.#clock.now());
+    this.#workload = new Workload(this.#rng, this.#model, () => this.#clock.now(), options.immediateShare ?? DEFAULT_IMMEDIATE_SHARE);
     this.#endpoint = new SimulatedEndpoint(this.#rng, () => this.#clock.now(), (id) => this.#workload.awaitApproval(id));
     this.#masterKey = this.#rng.bytes(32);
     this.#signerKey = this.#rng.bytes(32, isValidPrivateKey);

@@ -8,7 +8,7 @@ import { IDEMPOTENCY_TTL_MS } from '../engine/engine.js';
 import { Weights, type Rng } from './random.js';
 import type { MoneyModel, MoveKind } from './model.js';
 import { WalletWorkload } from './wallets.js';
-import type { Operation, SimRequest } from './operation.js';
+import type { Json, Operation, SimRequest } from './operation.js';
 
 interface Customer {
   id: string;
@@ -84,10 +84,14 @@ export class Workload {
   #keys = 0;
   readonly wallets: WalletWorkload;
 
-  constructor(rng: Rng, model: MoneyModel, now: () => number) {
+  /** The share of quotes not from a wallet created with `immediatelyExecute` (SimulationOptions.immediateShare). */
+  readonly #immediateShare: number;
+
+  constructor(rng: Rng, model: MoneyModel, now: () => number, immediateShare: number) {
     this.#rng = rng;
     this.#model = model;
     this.#now = now;
+    this.#immediateShare = immediateShare;
     this.wallets = new WalletWorkload(rng, now, (op) => this.#next.push(op));
     // The platform configures its webhook endpoint first, as an integrator would.
     this.#next.push(this.#configEndpoint(true));
@@ -279,24 +283,25 @@ export class Workload {
     }
     const amount = this.#rng.between(100, 150_000);
     const key = this.#key();
+    // A wallet's quote needs a signed execute; any other may be executed as it is made.
+    const immediately = !fromWallet && this.#immediateShare > 0 && this.#rng.chance(this.#immediateShare);
+    const body: Record<string, unknown> = { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount };
+    if (immediately) body.immediatelyExecute = true;
+    const kind = toExternal ? 'payout' : 'internal';
     return {
-      label: `${toExternal ? 'quote a payout' : 'quote an internal payment'}${fromWallet ? ' from a wallet' : ''}`,
-      request: {
-        method: 'POST',
-        path: '/quotes',
-        body: { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount },
-        auth: 'sandbox',
-        headers: { 'idempotency-key': key },
-      },
+      label: `${toExternal ? 'quote a payout' : 'quote an internal payment'}${fromWallet ? ' from a wallet' : ''}${immediately ? ', executed at once' : ''}`,
+      request: { method: 'POST', path: '/quotes', body, auth: 'sandbox', headers: { 'idempotency-key': key } },
       retry: true,
       answered: (status, body) => {
-        // An amount the fees eat, or out of the platform's bounds, is refused with the field named.
+        // An amount the fees eat, or out of the platform's bounds, is refused with the field named;
+        // executed at once, also a balance short of it: nothing moved.
         if (status === 400) return undefined;
         if (status !== 201) return `creating a quote answered ${status}`;
+        if (immediately) return this.#recordExecution(body, { id: body.str('id'), kind, source, destination: internalDestination, total: body.num('totalSendingAmount'), received: body.num('totalReceivingAmount') });
         if (this.#quotes.some((q) => q.id === body.str('id'))) return undefined;
         this.#quotes.push({
           id: body.str('id'),
-          kind: toExternal ? 'payout' : 'internal',
+          kind,
           source,
           destination: internalDestination,
           total: body.num('totalSendingAmount'),
@@ -328,24 +333,29 @@ export class Workload {
         // Not enough balance (the quote stays PENDING) or expired: nothing moved.
         if (status === 400 && (body.text('code') === 'INSUFFICIENT_BALANCE' || body.text('code') === 'QUOTE_EXPIRED')) return undefined;
         if (status !== 200) return `executing a quote answered ${status} ${String(body.text('code'))}`;
-        const transactionId = body.text('transactionId');
-        if (transactionId === undefined) return `an executed quote names no transaction (status ${body.text('status')})`;
-        const failed = body.str('status') === 'FAILED';
-        if (!again) this.#executed.push({ quote, at: this.#now() });
-        return this.#model.recordTransaction({
-          id: transactionId,
-          kind: quote.kind,
-          source: quote.source,
-          debit: quote.total,
-          destination: quote.destination,
-          credit: quote.received,
-          failedAtExecute: failed,
-          quoteId: quote.id,
-          status: quote.kind === 'internal' ? 'COMPLETED' : failed ? 'FAILED' : 'PROCESSING',
-        });
+        if (!again && body.text('transactionId') !== undefined) this.#executed.push({ quote, at: this.#now() });
+        return this.#recordExecution(body, quote);
       },
     };
     return wallet === undefined ? op : this.wallets.walletOp(wallet, op);
+  }
+
+  /** The transaction of `quote`, which `body` (the quote as its execution answered it) says was executed, told to the model. */
+  #recordExecution(body: Json, quote: Pick<OpenQuote, 'id' | 'kind' | 'source' | 'destination' | 'total' | 'received'>): string | undefined {
+    const transactionId = body.text('transactionId');
+    if (transactionId === undefined) return `an executed quote names no transaction (status ${body.text('status')})`;
+    const failed = body.str('status') === 'FAILED';
+    return this.#model.recordTransaction({
+      id: transactionId,
+      kind: quote.kind,
+      source: quote.source,
+      debit: quote.total,
+      destination: quote.destination,
+      credit: quote.received,
+      failedAtExecute: failed,
+      quoteId: quote.id,
+      status: quote.kind === 'internal' ? 'COMPLETED' : failed ? 'FAILED' : 'PROCESSING',
+    });
   }
 
   #transfer(kind: 'transfer-out' | 'transfer-in'): Operation | undefined {
