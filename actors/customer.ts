@@ -915,6 +915,14 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return this.#customers.peek(id);
   }
 
+  /**
+   * A customer's platformCustomerId, read without the holding check: it never changes once the
+   * customer opens (no PATCH sets it), so a transaction a quote derives takes it from here.
+   */
+  platformCustomerIdOf(id: string): string | undefined {
+    return this.#customers.peek(id)?.platformCustomerId;
+  }
+
   /** A customer of `envId`, or undefined: customers of other environments do not exist for it. */
   inEnv(envId: string, id: string): Customer | undefined {
     const c = this.#customers.get(id);

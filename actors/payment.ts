@@ -40,6 +40,7 @@ import {
   umaTestPlan,
   withStatus,
   type PaymentTimer,
+  type PlatformCustomerIds,
   payoutTimer,
   type Transaction,
 } from './transaction.js';
@@ -136,7 +137,7 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
         paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], nextId('Webhook'))
       : payee.kind === 'INTERNAL'
-        ? payInternally(quote, source, payee, execution, at)
+        ? payInternally(quote, source, payee, execution, (id) => state.customers.get(id)?.platformCustomerId, at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
   // Into an internal account the step names its events as one DerivedStep, its ACCOUNT_STATUS events included.
   if (recorded.step !== undefined) return recorded;
@@ -240,6 +241,7 @@ function payInternally(
   source: ExecutingSource,
   payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
   execution: Execution,
+  platformIds: PlatformCustomerIds,
   at: number,
 ): PaymentRecorded {
   const p = quote.price;
@@ -262,7 +264,7 @@ function payInternally(
       : [posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0), posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0)];
   return {
     type: 'payment.recorded',
-    quoteChange: execution.change('COMPLETED', transactionsDerivedFrom(quote, transactions)),
+    quoteChange: execution.change('COMPLETED', transactionsDerivedFrom(quote, transactions, platformIds)),
     // Derived when the entry applies, never logged: the records themselves, not their logged form.
     transactions,
     postings,
@@ -277,13 +279,13 @@ function payInternally(
  * when the quote was executed as it was made (they share one UUID), those exactly as
  * derivedTransaction gives them back. Undefined: none, as for any other execution.
  */
-function transactionsDerivedFrom(quote: Quote, transactions: readonly Transaction[]): number | undefined {
+function transactionsDerivedFrom(quote: Quote, transactions: readonly Transaction[], platformIds: PlatformCustomerIds): number | undefined {
   const outgoing = transactions[0]!;
   if (outgoing.id !== executionTransactionIdOf(quote.id)) return undefined;
   // What the outgoing transaction's reference must be (executionOf makes it from its id), and the receiver's with it.
   const reference = paymentReference(outgoing.id);
   let derived = 0;
-  for (const tx of transactions) if (derivesFromQuote(tx, quote, outgoing.id, reference)) derived |= tx === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
+  for (const tx of transactions) if (derivesFromQuote(tx, quote, outgoing.id, reference, platformIds)) derived |= tx === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
   return derived === 0 ? undefined : derived;
 }
 

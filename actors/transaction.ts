@@ -303,31 +303,44 @@ function storedFromQuote(tx: Transaction, quote: Quote): FromQuote {
 /** Every bit of DERIVED: a transaction whose own fields are all what its quote and its other fields say. */
 const ALL_DERIVED = Object.values(DERIVED).reduce((all, bit) => all | bit, 0);
 
+/** A customer's platformCustomerId, which never changes once it opens (Customers.platformCustomerIdOf). */
+export type PlatformCustomerIds = (customerId: string) => string | undefined;
+
+/** The platformCustomerId a payment's transaction takes from its party `customerId` ('' for the platform). */
+function partyPlatformId(customerId: string, platformIds: PlatformCustomerIds): string | undefined {
+  return customerId === '' ? '' : platformIds(customerId);
+}
+
 /**
  * Whether `tx`, made by the immediate execution of `quote` whose outgoing transaction is
  * `outgoingId` (the quote's own UUID: derived-ids.ts, executionTransactionIdOf) with the
  * reference `reference` (paymentReference of it), is exactly what `derivedTransaction` gives
  * back from the quote once the quote names that transaction: the outgoing or the receiver's
- * transaction, COMPLETED when its id's timestamp says, taking everything else from its quote
- * (the FromQuote form with every DERIVED bit and nothing more). Such a transaction is stored
- * nowhere until it changes (Transactions).
+ * transaction, COMPLETED when its id's timestamp says, its platformCustomerId its customer's,
+ * taking everything else from its quote (the FromQuote form with every other DERIVED bit and
+ * nothing more). Such a transaction is stored nowhere until it changes (Transactions).
  */
-export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string, reference: string): boolean {
+export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string, reference: string, platformIds: PlatformCustomerIds): boolean {
   if (tx.status !== 'COMPLETED' || tx.createdAt !== idTimeOf(tx.id)) return false;
   if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || !isPaymentIdAt(tx.id, outgoingId, 2)) return false;
   if (tx.counterpartyInformation !== undefined || tx.failureReason !== undefined || tx.pending !== undefined || tx.receiptDeliveryConfirmedAt !== undefined) return false;
-  return derivedBits(tx, quote, reference) === ALL_DERIVED && takesItsQuote(tx, quote);
+  if (tx.platformCustomerId !== partyPlatformId(tx.customerId, platformIds)) return false;
+  return (derivedBits(tx, quote, reference) | DERIVED.platformCustomerId) === ALL_DERIVED && takesItsQuote(tx, quote);
 }
 
 /**
  * The transaction `id` (its outgoing transaction, or the receiver's) as `quote`, executed at
  * once, derives it: what derivesFromQuote found it to be when the execution applied.
  */
-export function derivedTransaction(quote: Quote, id: string): Transaction {
+export function derivedTransaction(quote: Quote, id: string, platformIds: PlatformCustomerIds): Transaction {
   const createdAt = idTimeOf(id);
   if (createdAt === undefined) throw new Error(`transaction id ${id} carries no time`);
   const type: TransactionType = id === quote.transactionId ? 'OUTGOING' : 'INCOMING';
-  return quotedTransaction(ownFieldsOf({ id, type, status: 'COMPLETED', createdAt, fromQuote: quote.id, derived: ALL_DERIVED }, quote), quote);
+  const customerId = derivedCustomerIdOf(type, derivedAccountIdOf(type, quote) ?? '', quote);
+  const platformCustomerId = customerId === undefined ? undefined : partyPlatformId(customerId, platformIds);
+  if (platformCustomerId === undefined) throw new Error(`transaction ${id} derives from quote ${quote.id}, whose party ${customerId ?? '(none)'} is no customer`);
+  const stored: FromQuote = { id, type, status: 'COMPLETED', createdAt, fromQuote: quote.id, platformCustomerId, derived: ALL_DERIVED & ~DERIVED.platformCustomerId };
+  return quotedTransaction(ownFieldsOf(stored, quote), quote);
 }
 
 /** The own fields of `stored`, those it left out (`derived`) given back from `quote` and its other fields. */
@@ -646,10 +659,17 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
    * The quotes that transactions logged (or stored) without their quoted fields take them
    * from, and that derive the transactions of their immediate execution (derivedTransaction).
    */
-  constructor(private readonly quotes: QuoteSource) {
+  constructor(
+    private readonly quotes: QuoteSource,
+    customers: { platformCustomerIdOf(id: string): string | undefined },
+  ) {
+    this.#platformIds = (id) => customers.platformCustomerIdOf(id);
     quotes.onRepriced = (before) => this.#repriced(before);
     quotes.onRestored = (quote) => this.#indexDerived(quote);
   }
+
+  /** The parties' platform ids, which derived transactions take (derivedTransaction). */
+  readonly #platformIds: PlatformCustomerIds;
 
   /** Transactions restored in their stored form whose quote was not restored yet (restoredAll). */
   #unresolved: FromQuote[] = [];
@@ -663,14 +683,14 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
         if (derived !== 0 && (derived & (tx.id === event.quoteChange!.transactionId ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received)) !== 0) {
           this.#indexOf(tx.id, tx.envId, tx.customerId);
         }
-        else this.restore(tx);
+        else this.#put(tx, this.get(tx.id));
       }
     },
     'receipt.confirmed': (event, at) => {
       const id = idOf(event.transactionId, 'Transaction');
       const tx = this.get(id);
       if (tx === undefined) throw new Error(`receipt.confirmed for transaction ${id}, which does not exist`);
-      this.restore(withReceiptConfirmed(tx, event.confirmedAt, at));
+      this.#put(withReceiptConfirmed(tx, event.confirmedAt, at), tx);
     },
   };
 
@@ -712,7 +732,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       if (tx !== undefined) ChangeTrackingMap.prototype.set.call(this.#transactions, id, tx);
       else if ((derived & (id === outgoing ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received)) !== 0 && this.#transactions.peek(id) === undefined) {
         // Not changed since (no version of its own, in memory or in a lazy chunk): derived still.
-        this.#transactions.setUnchecked(id, derivedTransaction(before, id));
+        this.#transactions.setUnchecked(id, derivedTransaction(before, id, this.#platformIds));
       }
     }
   }
@@ -753,8 +773,13 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       else this.restore(quotedTransaction(ownFieldsOf(record, quote), quote));
       return;
     }
-    const tx = record;
-    const before = this.get(tx.id);
+    // The version it replaces is one memory holds, never one its quote would derive: the
+    // snapshot's is the version that replaced that, and the parties it reads may not be restored yet.
+    this.#put(record, this.#transactions.get(record.id));
+  }
+
+  /** Puts `tx` in place of `before`, the version it replaces (undefined: none), with its index entries. */
+  #put(tx: Transaction, before: Transaction | undefined): void {
     if (before !== undefined && before !== tx) this.onReplaced?.(before);
     const added = awaitingApproval(tx) - (before === undefined ? 0 : awaitingApproval(before));
     if (added !== 0) {
@@ -795,7 +820,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     const derived = quote?.transactionsDerived;
     if (quote === undefined || derived === undefined || quote.transactionId === undefined) return undefined;
     const bit = id === quote.transactionId ? TRANSACTION_DERIVED.outgoing : id === paymentIdAt(quote.transactionId, 'Transaction', 2) ? TRANSACTION_DERIVED.received : 0;
-    return (derived & bit) === 0 ? undefined : derivedTransaction(quote, id);
+    return (derived & bit) === 0 ? undefined : derivedTransaction(quote, id, this.#platformIds);
   }
 
   has(id: string): boolean {
@@ -810,7 +835,8 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       if (quote.transactionsDerived === undefined || outgoing === undefined) continue;
       for (const id of [outgoing, paymentIdAt(outgoing, 'Transaction', 2)]) {
         // A version stored since is the transaction now (yielded above).
-        if (!this.#transactions.holds(id) && this.#derived(id, false) !== undefined) yield [id, derivedTransaction(quote, id)];
+        const tx = this.#transactions.holds(id) ? undefined : this.#derived(id, false);
+        if (tx !== undefined) yield [id, tx];
       }
     }
   }

@@ -57,7 +57,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   readonly wallets = new Wallets();
   readonly lookups = new Lookups();
   readonly quotes = new Quotes();
-  readonly transactions = new Transactions(this.quotes);
+  readonly transactions = new Transactions(this.quotes, this.customers);
   readonly bulkImports = new BulkImports();
   readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts, this.bulkImports);
   readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);

@@ -24,12 +24,12 @@ describe('the transactions of a quote executed as it is made', () => {
     let svc = await startTestService();
     const { dataDir } = svc;
     try {
-      const alice = await fundedCustomer(svc, 1_000);
+      const alice = await fundedCustomer(svc, 1_000, { platformCustomerId: 'alice-1' });
       const bob = await fundedCustomer(svc, 0);
       const carol = await fundedCustomer(svc, 0, { platformCustomerId: 'carol-7' });
       const plain = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true, description: 'rent' }));
-      // The receiver's platform id is its own, not its customer id's UUID: its transaction is stored.
-      const named = await createQuote(svc, quoteBody(alice.usd.id, carol.usd.id, 200, { immediatelyExecute: true }));
+      // The receiver's platform id is its own, its customer's: derived too. The sender's details are the receiver's counterparty: stored.
+      const named = await createQuote(svc, quoteBody(alice.usd.id, carol.usd.id, 200, { immediatelyExecute: true, senderCustomerInfo: { FULL_NAME: 'Alice Ames' } }));
       const later = await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 300))).id);
       const quotes = [plain, named, later];
       assert.equal(plain.transactionId, `Transaction:${plain.id.slice('Quote:'.length)}`, 'the quote and its payment share one UUID');
@@ -39,6 +39,7 @@ describe('the transactions of a quote executed as it is made', () => {
       assert.deepEqual(
         [plain.transactionId, received(plain), named.transactionId, received(named), later.transactionId].map(stored),
         [false, false, false, true, true],
+        'derived: both of the plain payment, the outgoing one of the named payment',
       );
       const customers = [alice.customer.id, bob.customer.id, carol.customer.id];
       const before = await readPayments(svc, quotes, customers);
@@ -59,17 +60,18 @@ describe('the transactions of a quote executed as it is made', () => {
   it('are derived only when the quote gives back every field they hold', async () => {
     const svc = await startTestService();
     try {
-      const alice = await fundedCustomer(svc, 1_000);
+      const alice = await fundedCustomer(svc, 1_000, { platformCustomerId: 'alice-1' });
       const bob = await fundedCustomer(svc, 0);
       const later = await execute(svc, (await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100))).id);
       const world = svc.service.services.world;
       const quote = world.quotes.get(later.id)!;
       const outgoing = quote.transactionId!;
       const reference = paymentReference(outgoing);
+      const platformIds = (id: string): string | undefined => world.customers.platformCustomerIdOf(id);
       const pair = [outgoing, `${outgoing.slice(0, -2)}02`].map((id) => world.transactions.get(id)!);
       for (const tx of pair) {
-        assert.ok(derivesFromQuote(tx, quote, outgoing, reference), `${tx.id} is what its quote says`);
-        assert.deepEqual(derivedTransaction(quote, tx.id), tx);
+        assert.ok(derivesFromQuote(tx, quote, outgoing, reference, platformIds), `${tx.id} is what its quote says`);
+        assert.deepEqual(derivedTransaction(quote, tx.id, platformIds), tx);
       }
       // One field changed to another value of its type (or left out, when optional): derived only if the quote still gives back the whole transaction.
       const [out, into] = pair as [Transaction, Transaction];
@@ -85,7 +87,7 @@ describe('the transactions of a quote executed as it is made', () => {
       fc.assert(
         fc.property(fc.constantFrom(out, into), fc.integer({ min: -2, max: 2 }), (tx, shift) => {
           const changed = { ...tx, createdAt: tx.createdAt + shift, updatedAt: tx.updatedAt + shift, settledAt: tx.settledAt! + shift };
-          assert.equal(derivesFromQuote(changed, quote, outgoing, reference), shift === 0);
+          assert.equal(derivesFromQuote(changed, quote, outgoing, reference, platformIds), shift === 0);
         }),
       );
       fc.assert(
@@ -93,7 +95,7 @@ describe('the transactions of a quote executed as it is made', () => {
           fc.pre(v === undefined ? optional.has(field) : tx[field] === undefined || typeof v === typeof tx[field]);
           const changed = { ...tx, [field]: v } as Transaction;
           if (v === undefined) delete (changed as Partial<Transaction>)[field];
-          if (derivesFromQuote(changed, quote, outgoing, reference)) assert.deepEqual(derivedTransaction(quote, changed.id), changed);
+          if (derivesFromQuote(changed, quote, outgoing, reference, platformIds)) assert.deepEqual(derivedTransaction(quote, changed.id, platformIds), changed);
         }),
         { numRuns: 2_000 },
       );
