@@ -52,8 +52,12 @@ export interface PaymentRecorded {
 export interface PaymentDecided {
   type: 'payment.decided';
   quoteId: LoggedId;
-  /** The outgoing transaction's id; the receiver's transaction and the webhook events take theirs from it (paymentIdsFrom). */
-  transactionId: LoggedId;
+  /**
+   * The outgoing transaction's id; the receiver's transaction and the webhook events take
+   * theirs from it (paymentIdsFrom). Absent: the quote's own UUID, as a quote executed as it
+   * is made has it (derived-ids.ts, executionTransactionIdOf).
+   */
+  transactionId?: LoggedId;
   /** How a payout or a direct pull plays out, as decided (the sandbox table); absent: paid into an internal account at once. */
   plan?: PayoutPlan;
 }

@@ -85,8 +85,10 @@ export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: 
   if (source.kind === 'PULL' && payee.kind !== 'INTERNAL') throw new Error(`quote ${quote.id} pulls from a bank account into ${payee.kind}`);
   // Paid into an internal account now: what enters the service must fit its intake.
   if (payee.kind === 'INTERNAL' && plan?.atExecute !== 'PROCESS') assertIntakeRoom(intake, quote.envId, creditsOf(quote, source.kind === 'PULL'), 'lockedCurrencyAmount');
-  const ids = { quoteId: loggedId(quote.id, 'Quote'), transactionId: loggedId(transactionId, 'Transaction') };
-  const decided: PaymentDecided = plan === undefined ? { type: 'payment.decided', ...ids } : { type: 'payment.decided', ...ids, plan };
+  const decided: PaymentDecided = { type: 'payment.decided', quoteId: loggedId(quote.id, 'Quote') };
+  // The quote's own UUID goes without saying (executionTransactionIdOf).
+  if (transactionId !== executionTransactionIdOf(quote.id)) decided.transactionId = loggedId(transactionId, 'Transaction');
+  if (plan !== undefined) decided.plan = plan;
   const timer = timerOf(quote, transactionId, plan === undefined ? undefined : pendingOf(plan, at));
   return timer === undefined ? { events: [decided] } : { events: [decided], timer };
 }
@@ -127,7 +129,7 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
   const quote = state.quotes.get(quoteId);
   if (quote === undefined) throw new Error(`payment.decided for quote ${quoteId}, which does not exist`);
   const parties = partiesAt(state, quote);
-  const transactionId = idOf(decided.transactionId, 'Transaction');
+  const transactionId = decided.transactionId === undefined ? executionTransactionIdOf(quoteId) : idOf(decided.transactionId, 'Transaction');
   const nextId = paymentIdsFrom(transactionId);
   const execution = executionOf(quote, parties, transactionId, at);
   const { plan } = decided;

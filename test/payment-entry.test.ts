@@ -1,7 +1,7 @@
 // The log holds decided facts: a quote-and-execute between two internal accounts is one
-// entry of about 290 bytes, the quote's `quote.decided` (its ids, amounts and price, no
-// record) and the execution's `payment.decided` (the quote, the transaction id), ids as
-// their UUIDs' bytes; the quote's record, its transactions, postings and webhook events
+// entry of about 260 bytes, the quote's `quote.decided` (its ids, amounts and price, no
+// record) and the execution's `payment.decided` (the quote; the transaction id only when it
+// is not the quote's own UUID), ids as their UUIDs' bytes; the quote's record, its transactions, postings and webhook events
 // are derived when it applies. What a platform reads back (the events' environment, type
 // and timestamp) is what it read when they were logged in full.
 import { describe, it } from 'node:test';
@@ -77,11 +77,13 @@ describe('the payment entry', () => {
     }
     const root = open({ path: dataDir });
     const paymentBytes: number[] = [];
+    const executions: Array<{ type: string; transactionId?: unknown }> = [];
     try {
       const log = root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
       for (const { key, value } of log.getRange()) {
-        const group = decodeGroup<{ type: string }>(key, value);
+        const group = decodeGroup<{ type: string; transactionId?: unknown }>(key, value);
         if (group.length === 1 && group[0]!.events.some((e) => e.type === 'quote.decided')) paymentBytes.push(value.length);
+        for (const entry of group) executions.push(...entry.events.filter((e) => e.type === 'payment.decided'));
       }
     } finally {
       await root.close();
@@ -91,6 +93,8 @@ describe('the payment entry', () => {
     try {
       assert.equal(paymentBytes.length, 1, `payment entries: ${paymentBytes.join(', ')}`);
       assert.ok(paymentBytes[0]! < PAYMENT_ENTRY_LIMIT, `the payment entry is ${paymentBytes[0]} bytes`);
+      // Executed as it was made, the payment's transaction has the quote's UUID, which goes without saying.
+      assert.deepEqual(executions.map((e) => e.transactionId), [undefined]);
       // The quote's record, derived again from its facts on replay, reads as its first reply did.
       assert.deepEqual(await getJson(svc, `/quotes/${quote.id}`), quote);
       const events = (await getJson(svc, '/webhooks/events?limit=100')) as { data: Array<{ type: string; timestamp: string; transaction?: { id: string } }> };
