@@ -680,9 +680,8 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
       for (const logged of event.transactions) {
         const tx = this.#fromLog(logged);
         // Derived from its quote, which this entry changed to say so: indexed, stored nowhere.
-        if (derived !== 0 && (derived & (tx.id === event.quoteChange!.transactionId ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received)) !== 0) {
-          this.#indexOf(tx.id, tx.envId, tx.customerId);
-        }
+        const bit = derived === 0 ? 0 : tx.id === event.quoteChange!.transactionId ? TRANSACTION_DERIVED.outgoing : TRANSACTION_DERIVED.received;
+        if ((derived & bit) !== 0) this.#indexOf(tx.id, tx.envId, tx.customerId);
         else this.#put(tx, this.get(tx.id));
       }
     },
@@ -823,6 +822,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
     return (derived & bit) === 0 ? undefined : derivedTransaction(quote, id, this.#platformIds);
   }
 
+  /** Whether transaction `id` exists: in memory, in a lazy chunk, or derived from its quote (the invariants' lookup). */
   has(id: string): boolean {
     return this.#transactions.peek(id) !== undefined || this.#derived(id, false) !== undefined;
   }
