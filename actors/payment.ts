@@ -70,11 +70,9 @@ export function executionEvents<E extends PaymentDecided | TransferDecided>(deci
  * or pull's plan) and its transaction's id: the facts of its `payment.decided`. What it
  * moves and makes is derived from them when the event applies (executionRecorded). The
  * caller holds the quote's owner (its source account, or the pulling customer), the
- * destination account if internal, and both customers.
- */
-/**
- * Executes `quote` now. Its outgoing transaction takes the id `transactionId`: a new one, or,
- * for a quote executed as it is made, the quote's own UUID (derived-ids.ts, newExecutedQuoteId).
+ * destination account if internal, and both customers. The transaction's id is a new one,
+ * or, for a quote executed as it is made, the quote's own UUID (derived-ids.ts,
+ * newExecutedQuoteId).
  */
 export function decideExecuteQuote(quote: Quote, parties: QuoteParties, intake: Intake, at: number, transactionId = newPaymentTransactionId(at)): ExecuteDecision<PaymentDecided> {
   const source = checkExecutable(quote, parties, at);

@@ -488,7 +488,6 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
  */
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
-/** A quote's new status as a payment step logs it (with the transaction it made). */
 /** The bits of Quote.transactionsDerived. */
 export const TRANSACTION_DERIVED = {
   /** The outgoing transaction (the quote's transactionId). */
@@ -497,6 +496,7 @@ export const TRANSACTION_DERIVED = {
   received: 2,
 } as const;
 
+/** A quote's new status as a payment step logs it (with the transaction it made). */
 export interface QuoteChange {
   id: string;
   status: QuoteStatus;

@@ -217,30 +217,30 @@ describe("a payment's records in a snapshot", () => {
   });
 
   for (const execution of ['later', 'at once'] as const) {
-  it(`are noted changed when their quote is priced anew, and then stored whole, as they were (executed ${execution})`, async () => {
-    const svc = await startTestService();
-    try {
-      const paid = await paidBetweenTwo(svc, [100], execution);
-      const world = svc.service.services.world;
-      const outgoing = paid.transactionId as string;
-      const incoming = `${outgoing.slice(0, -2)}02`;
-      world.captureChanges();
-      // No decision prices a quote anew; an entry of an older log could.
-      const quote = world.quotes.get(paid.id as string) as Quote;
-      const before = [outgoing, incoming].map((id) => world.transactions.get(id));
-      world.apply({ type: 'quote.changed', quote: { ...quote, price: { ...quote.price, exchangeRate: 2 } } }, Date.now());
-      const changed = world.captureChanges().noted;
-      assert.ok(changed.includes(outgoing) && changed.includes(incoming), `changed: ${changed.join(', ')}`);
-      for (const id of [outgoing, incoming]) {
-        const tx = world.transactions.get(id) as Transaction;
-        assert.equal(world.storedForm(id, tx), tx, `${id} is stored whole now`);
-        assert.equal(tx.exchangeRate, quote.price.exchangeRate, `${id} keeps the rate it was paid at`);
+    it(`are noted changed when their quote is priced anew, and then stored whole, as they were (executed ${execution})`, async () => {
+      const svc = await startTestService();
+      try {
+        const paid = await paidBetweenTwo(svc, [100], execution);
+        const world = svc.service.services.world;
+        const outgoing = paid.transactionId as string;
+        const incoming = `${outgoing.slice(0, -2)}02`;
+        world.captureChanges();
+        // No decision prices a quote anew; an entry of an older log could.
+        const quote = world.quotes.get(paid.id as string) as Quote;
+        const before = [outgoing, incoming].map((id) => world.transactions.get(id));
+        world.apply({ type: 'quote.changed', quote: { ...quote, price: { ...quote.price, exchangeRate: 2 } } }, Date.now());
+        const changed = world.captureChanges().noted;
+        assert.ok(changed.includes(outgoing) && changed.includes(incoming), `changed: ${changed.join(', ')}`);
+        for (const id of [outgoing, incoming]) {
+          const tx = world.transactions.get(id) as Transaction;
+          assert.equal(world.storedForm(id, tx), tx, `${id} is stored whole now`);
+          assert.equal(tx.exchangeRate, quote.price.exchangeRate, `${id} keeps the rate it was paid at`);
+        }
+        assert.deepEqual([outgoing, incoming].map((id) => world.transactions.get(id)), before);
+      } finally {
+        await svc.stop();
       }
-      assert.deepEqual([outgoing, incoming].map((id) => world.transactions.get(id)), before);
-    } finally {
-      await svc.stop();
-    }
-  });
+    });
   }
 });
 
