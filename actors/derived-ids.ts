@@ -145,19 +145,6 @@ export function paymentIdAt(transactionId: string, kind: 'Transaction' | 'Webhoo
   return paymentStemOf(transactionId, kind) + HEX_BYTE[byte]!;
 }
 
-/** Whether `id` is paymentIdAt(`transactionId`, its kind, `byte`), compared in place. */
-export function isPaymentIdAt(id: string, transactionId: string, byte: number): boolean {
-  const kindEnd = id.indexOf(':');
-  const uuidAt = transactionId.indexOf(':') + 1;
-  return (
-    kindEnd > 0 &&
-    uuidAt > 0 &&
-    id.length - kindEnd === transactionId.length - uuidAt + 1 &&
-    id.endsWith(HEX_BYTE[byte]!) &&
-    id.startsWith(transactionId.slice(uuidAt, -2), kindEnd + 1)
-  );
-}
-
 /** The ids derived from a payment's transaction id, in order: each call the next (at most 255). */
 export function paymentIdsFrom(transactionId: string): (kind: 'Transaction' | 'Webhook') => string {
   const uuid = derivingUuidStem(transactionId);

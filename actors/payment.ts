@@ -137,12 +137,19 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
         paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], nextId('Webhook'))
       : payee.kind === 'INTERNAL'
-        ? payInternally(quote, source, payee, execution, (id) => state.customers.get(id)?.platformCustomerId, at)
+        ? payInternally(quote, source, payee, execution, platformIdsOf(parties), at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
   // Into an internal account the step names its events as one DerivedStep, its ACCOUNT_STATUS events included.
   if (recorded.step !== undefined) return recorded;
   const target = payee.kind === 'INTERNAL' ? payee.account : undefined;
   return withAccountStatus([recorded], [source.kind === 'INTERNAL' ? source.account : undefined, target], () => nextId('Webhook'))[0]!;
+}
+
+/** The platform ids of a payment's parties, from the customers its parties were read with (no second lookup). */
+function platformIdsOf(parties: QuoteParties): PlatformCustomerIds {
+  const sender = parties.sourceCustomer;
+  const receiver = parties.payee.customer;
+  return (id) => (id === sender?.id ? sender.platformCustomerId : id === receiver?.id ? receiver.platformCustomerId : undefined);
 }
 
 /** A quote's parties as the state holds them, for deriving what its execution made (the decision checked them). */

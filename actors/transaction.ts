@@ -13,7 +13,7 @@
 // when the quote executes (from the destination's identifier), stored on the transaction,
 // and played out by one durable timer keyed by the transaction id.
 import { idOf, idTimeOf, type LoggedId } from '../src/engine/ids.js';
-import { derivedFrom, isPaymentIdAt, paymentIdAt, quoteIdSharedBy } from './derived-ids.js';
+import { derivedFrom, paymentIdAt, quoteIdSharedBy } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import { DomainError } from './errors.js';
 import { fundingReference } from './internal-account.js';
@@ -322,10 +322,23 @@ function partyPlatformId(customerId: string, platformIds: PlatformCustomerIds): 
  */
 export function derivesFromQuote(tx: Transaction, quote: Quote, outgoingId: string, reference: string, platformIds: PlatformCustomerIds): boolean {
   if (tx.status !== 'COMPLETED' || tx.createdAt !== idTimeOf(tx.id)) return false;
-  if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || !isPaymentIdAt(tx.id, outgoingId, 2)) return false;
+  if (tx.id === outgoingId ? tx.type !== 'OUTGOING' : tx.type !== 'INCOMING' || tx.id !== paymentIdAt(outgoingId, 'Transaction', 2)) return false;
   if (tx.counterpartyInformation !== undefined || tx.failureReason !== undefined || tx.pending !== undefined || tx.receiptDeliveryConfirmedAt !== undefined) return false;
   if (tx.platformCustomerId !== partyPlatformId(tx.customerId, platformIds)) return false;
   return (derivedBits(tx, quote, reference) | DERIVED.platformCustomerId) === ALL_DERIVED && takesItsQuote(tx, quote);
+}
+
+const NONE_DERIVED: ReadonlyArray<readonly [string, TransactionType]> = [];
+
+/** The ids of the transactions `quote` derives (Quote.transactionsDerived), each with its type. */
+function derivedIdsOf(quote: Quote): ReadonlyArray<readonly [string, TransactionType]> {
+  const derived = quote.transactionsDerived;
+  const outgoing = quote.transactionId;
+  if (derived === undefined || outgoing === undefined) return NONE_DERIVED;
+  const ids: Array<readonly [string, TransactionType]> = [];
+  if ((derived & TRANSACTION_DERIVED.outgoing) !== 0) ids.push([outgoing, 'OUTGOING']);
+  if ((derived & TRANSACTION_DERIVED.received) !== 0) ids.push([paymentIdAt(outgoing, 'Transaction', 2), 'INCOMING']);
+  return ids;
 }
 
 /**
@@ -796,14 +809,10 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
 
   /** The index entries of the transactions a restored quote derives (a snapshot holds no record of them). */
   #indexDerived(quote: Quote): void {
-    const derived = quote.transactionsDerived;
-    const outgoing = quote.transactionId;
-    if (derived === undefined || outgoing === undefined) return;
-    if ((derived & TRANSACTION_DERIVED.outgoing) !== 0) this.#indexOf(outgoing, quote.envId, quote.sourceCustomerId);
-    if ((derived & TRANSACTION_DERIVED.received) !== 0) {
-      const customerId = quote.payeeAccountId === undefined ? undefined : derivedFrom(quote.payeeAccountId)?.customerId;
-      if (customerId === undefined) throw new Error(`quote ${quote.id} derives its receiver's transaction, but pays no derived account`);
-      this.#indexOf(paymentIdAt(outgoing, 'Transaction', 2), quote.envId, customerId);
+    for (const [id, type] of derivedIdsOf(quote)) {
+      const customerId = derivedCustomerIdOf(type, derivedAccountIdOf(type, quote) ?? '', quote);
+      if (customerId === undefined) throw new Error(`quote ${quote.id} derives its transaction ${id}, whose party is no customer`);
+      this.#indexOf(id, quote.envId, customerId);
     }
   }
 
@@ -831,13 +840,8 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   *eachRecord(): Iterable<readonly [string, Transaction]> {
     yield* this.#transactions;
     for (const quote of this.quotes.records.values()) {
-      const outgoing = quote.transactionId;
-      if (quote.transactionsDerived === undefined || outgoing === undefined) continue;
-      for (const id of [outgoing, paymentIdAt(outgoing, 'Transaction', 2)]) {
-        // A version stored since is the transaction now (yielded above).
-        const tx = this.#transactions.holds(id) ? undefined : this.#derived(id, false);
-        if (tx !== undefined) yield [id, tx];
-      }
+      // A version stored since is the transaction now (yielded above).
+      for (const [id] of derivedIdsOf(quote)) if (!this.#transactions.holds(id)) yield [id, derivedTransaction(quote, id, this.#platformIds)];
     }
   }
 
