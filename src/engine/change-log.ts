@@ -6,6 +6,8 @@
 const CHANGE_LOG_FLOOR = 65_536;
 /** The latest keys noted that tell whether the log repeats itself. */
 const CHANGE_LOG_SAMPLE = 1_024;
+/** The latest notes a key noted again replaces its value in (ChangeLog.note): a payment's entry notes about four keys. */
+const NOTE_WINDOW = 8;
 
 /**
  * The keys changed since the changes were last taken, each with the value it was set to
@@ -36,8 +38,20 @@ export class ChangeLog<K> {
     this.#maps.add(map);
   }
 
-  /** `key` was set to `value` (undefined: removed). */
+  /**
+   * `key` was set to `value` (undefined: removed). A key noted again within the last
+   * NOTE_WINDOW notes takes its earlier place's value instead: one entry writes a record
+   * twice (a quote made and executed at once), and the first version, held here until the
+   * snapshot's start took it, outlived the collector's young generation for nothing.
+   */
   note(key: K, value: unknown): void {
+    const keys = this.#keys;
+    for (let i = keys.length - 1, end = Math.max(0, keys.length - NOTE_WINDOW); i >= end; i--) {
+      if (keys[i] === key) {
+        this.#values[i] = value;
+        return;
+      }
+    }
     this.#values.push(value);
     if (this.#keys.push(key) >= this.#dropAt) this.#bound();
   }
@@ -72,7 +86,7 @@ export class ChangeLog<K> {
     return 2 * latest.size < this.#keys.length - from;
   }
 
-  /** Every change noted since the last take, repeats included, as it was noted; the log starts empty again. */
+  /** Every change noted since the last take, repeats included (but those within NOTE_WINDOW notes of the last), as it was noted; the log starts empty again. */
   takeNoted(): { keys: K[]; values: unknown[] } {
     const noted = { keys: this.#keys, values: this.#values };
     this.clear();
