@@ -205,7 +205,13 @@ describe("a payment's records in a snapshot", () => {
         { ...full, payeeAccountId: 'InternalAccount:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee01' },
         { ...full, expiresAt: quote.createdAt + 1 },
         { ...full, updatedAt: quote.createdAt + 2 },
+        { ...full, sourceCustomerId: 'Customer:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee00' },
+        { ...full, sourceCustomerId: '' },
+        { ...full, transactionId: 'Transaction:0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeee00' },
       ];
+      // A quote executed as it was made, from a customer's account, stores neither id: its source account and its own id give them.
+      const stored = world.storedForm(quote.id, quote) as Partial<Quote>;
+      assert.deepEqual([stored.sourceCustomerId, stored.transactionId], [undefined, undefined]);
       for (const record of [quote, full, ...odd]) {
         const copy = new World();
         copy.restore([[record.id, world.storedForm(record.id, record)]]);
