@@ -135,6 +135,11 @@ export function isPaymentStemOf(stemId: string, transactionId: string): boolean 
   return stemAt > 0 && uuidAt > 0 && transactionId.length - uuidAt === stemId.length - stemAt + 2 && transactionId.startsWith(stemId.slice(stemAt), uuidAt);
 }
 
+/** The transaction id whose UUID is that of `stemId` (`<Kind>:` and a UUID without its last byte, as paymentStemOf gives it) with the last byte `byte`. */
+export function transactionIdAtStem(stemId: string, byte: number): string {
+  return TRANSACTION_PREFIX + stemId.slice(stemId.indexOf(':') + 1) + HEX_BYTE[byte]!;
+}
+
 /** A deriving id's UUID without its last byte's two hex digits. */
 function derivingUuidStem(id: string): string {
   return id.slice(id.indexOf(':') + 1, -2);

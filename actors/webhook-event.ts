@@ -35,7 +35,7 @@
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
-import { isPaymentStemOf, paymentStemOf } from './derived-ids.js';
+import { isPaymentStemOf, paymentStemOf, transactionIdAtStem } from './derived-ids.js';
 import { ChangeTrackingMap } from '../src/engine/change-log.js';
 import {
   accountVersionAt,
@@ -196,7 +196,7 @@ export interface WebhookStep {
 
 /**
  * A step as a snapshot stores it (`step` 2; form 1 is the step itself): a report that is its transaction's current version (the
- * one the snapshot holds too) stands as the transaction's id, since writing it again cost a
+ * one the snapshot holds too) stands as the transaction's id (its last byte), since writing it again cost a
  * snapshot more than the rest of a payment's records (docs/bench.md, session 44). Only a
  * transaction whose id derives the step's (paymentStemOf) goes by its id: when a new version
  * replaces it, `#reportReplaced` finds the step by that id and notes it changed, so the next
@@ -209,8 +209,12 @@ type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; re
 /** A report as a step holds it: a version whole, or a transaction's id (its current version). */
 type StepReport = Transaction | InternalAccount | string;
 
-/** A report as a stored step holds it: as a step holds it, or an account's version as it changed (StoredAccountVersion). */
-type StoredReport = StepReport | StoredAccountVersion;
+/**
+ * A report as a stored step holds it: as a step holds it, an account's version as it changed
+ * (StoredAccountVersion), or a transaction named by id as its id's last byte (the rest is the
+ * step's UUID: transactionIdAtStem), 48 bytes fewer each.
+ */
+type StoredReport = StepReport | StoredAccountVersion | number;
 
 /** `step` (in either form) as form `form` with `reports`, written out as a literal: a spread of a step cost the writer more than the ids saved. */
 function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<StepReport>): WebhookStep;
@@ -775,7 +779,12 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     let reports: StoredReport[] | undefined;
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
-      if (typeof report === 'string') continue;
+      if (typeof report === 'string') {
+        if (!isPaymentStemOf(record.id, report)) continue;
+        reports ??= record.reports.slice();
+        reports[i] = lastByteOf(report);
+        continue;
+      }
       // The maps' own values: the writer runs outside any decision, and never loads.
       if (!('quoteId' in report)) {
         const version = storedAccountVersion(report, Map.prototype.get.call(this.accounts.records, report.id) as InternalAccount | undefined);
@@ -786,7 +795,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       }
       if (!isPaymentStemOf(record.id, report.id) || Map.prototype.get.call(this.transactions.records, report.id) !== report) continue;
       reports ??= record.reports.slice();
-      reports[i] = report.id;
+      reports[i] = lastByteOf(report.id);
     }
     return reports === undefined ? record : withReports(record, 2, reports);
   }
@@ -818,6 +827,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     for (const stored of this.#unresolved) {
       // A transaction named by id stays so: read when an event is, not now (it may have left memory).
       const reports = stored.reports.map((report): StepReport => {
+        if (typeof report === 'number') return transactionIdAtStem(stored.id, report);
         if (!isStoredAccountVersion(report)) return report;
         const account = this.accounts.get(report[0]);
         if (account === undefined) throw new Error(`webhook step ${stored.id} reports account ${report[0]}, which the snapshot does not hold`);
