@@ -140,6 +140,11 @@ export function transactionIdAtStem(stemId: string, byte: number): string {
   return TRANSACTION_PREFIX + stemId.slice(stemId.indexOf(':') + 1) + HEX_BYTE[byte]!;
 }
 
+/** The quote whose UUID is that of `stemId` (a webhook step's stem) with the last byte 00: a quote executed as it was made, whose step has that stem. */
+export function quoteIdAtStem(stemId: string): string {
+  return QUOTE_PREFIX + stemId.slice(stemId.indexOf(':') + 1) + '00';
+}
+
 /** A deriving id's UUID without its last byte's two hex digits. */
 function derivingUuidStem(id: string): string {
   return id.slice(id.indexOf(':') + 1, -2);

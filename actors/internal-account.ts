@@ -398,6 +398,11 @@ export class InternalAccounts implements RecordKind<InternalAccount, AccountsEve
     return this.#accounts.get(id) ?? this.#derived(id);
   }
 
+  /** The account `id` without the holding check: for rendering a version of it that another record derives (a webhook step's). */
+  peek(id: string): InternalAccount | undefined {
+    return this.#accounts.peek(id) ?? this.#derived(id);
+  }
+
   /** The inflow of the environment's accounts of `currency`, added up. */
   inflowIn(envId: string, currency: string): number {
     return this.#inflowIn.get(`${envId} ${currency}`) ?? 0;

@@ -24,7 +24,7 @@ import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
 import { assertIntakeRoom, type Intake, type LedgerDelta } from './ledger.js';
-import { assertPartiesActive, TRANSACTION_DERIVED, type Payee, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
+import { assertPartiesActive, TRANSACTION_DERIVED, type DerivedStepFacts, type Payee, type Quote, type QuoteChange, type QuoteParties, type QuoteStatus } from './quote.js';
 import {
   derivesFromQuote,
   paymentReference,
@@ -137,7 +137,7 @@ export function executionRecorded(decided: PaymentDecided, state: ExecutionState
       ? // The bank has not answered yet: nothing moves until it does (and in the sandbox it refuses).
         paymentStep(execution.change('PROCESSING'), withStatus(execution.outgoing, 'PROCESSING', at, pendingChange(plan, at)), [], [], nextId('Webhook'))
       : payee.kind === 'INTERNAL'
-        ? payInternally(quote, source, payee, execution, platformIdsOf(parties), at)
+        ? payInternally(quote, source, payee, execution, platformIdsOf(parties), parties.env, at)
         : payOut(quote, source.account.id, plan!, execution, nextId, at);
   // Into an internal account the step names its events as one DerivedStep, its ACCOUNT_STATUS events included.
   if (recorded.step !== undefined) return recorded;
@@ -249,6 +249,7 @@ function payInternally(
   payee: Extract<QuoteParties['payee'], { kind: 'INTERNAL' }>,
   execution: Execution,
   platformIds: PlatformCustomerIds,
+  env: PlatformEnv,
   at: number,
 ): PaymentRecorded {
   const p = quote.price;
@@ -269,16 +270,47 @@ function payInternally(
     source.kind === 'PULL'
       ? [posting(target.id, p.totalReceivingAmount, p.totalReceivingAmount, 0)]
       : [posting(source.account.id, -p.totalSendingAmount, 0, converted ? p.principal : 0), posting(target.id, p.totalReceivingAmount, converted ? p.totalReceivingAmount : 0, 0)];
+  const accountIds = balanceChangedIds(postings);
+  const quoteChange = execution.change('COMPLETED', transactionsDerivedFrom(quote, transactions, platformIds));
+  const webhookStep = out.id === executionTransactionIdOf(quote.id) ? derivedStepFacts(quote, source, target, postings, accountIds, transactions.length === 2, env, at) : undefined;
+  if (webhookStep !== undefined) quoteChange.webhookStep = webhookStep;
   return {
     type: 'payment.recorded',
-    quoteChange: execution.change('COMPLETED', transactionsDerivedFrom(quote, transactions, platformIds)),
+    quoteChange,
     // Derived when the entry applies, never logged: the records themselves, not their logged form.
     transactions,
     postings,
     ledger: nonZero([source.kind === 'PULL' ? ledgerDelta(quote.envId, p.sendingCurrency, 0, p.feesIncluded, p.totalSendingAmount, p.principal) : execution.fees]),
     webhooks: [],
-    step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds: balanceChangedIds(postings) },
+    step: { stem: paymentStemOf(out.id, 'Webhook'), first: 1, gaps, transactions, accountIds },
   };
+}
+
+/**
+ * What the quote keeps of its immediate execution's webhook step so that the step needs no
+ * record (Quote.webhookStep; the outbox checks it against the step it would store): for a
+ * quote and payment that share one UUID, when they share one time, its environment makes FLAT events,
+ * and the step's ACCOUNT_STATUS events report the source account, then the payee's, two
+ * accounts of the quote's environment without a privacy setting. Undefined: the step is
+ * stored, as any other.
+ */
+function derivedStepFacts(
+  quote: Quote,
+  source: ExecutingSource,
+  target: InternalAccount,
+  postings: readonly Posting[],
+  accountIds: readonly string[],
+  receiver: boolean,
+  env: PlatformEnv,
+  at: number,
+): DerivedStepFacts | undefined {
+  if (at !== quote.createdAt || env.config.webhookFormat === 'ENVELOPE' || source.kind !== 'INTERNAL') return undefined;
+  const from = source.account;
+  const [paid, credited] = postings;
+  if (postings.length !== 2 || paid!.accountId !== from.id || credited!.accountId !== target.id || accountIds.length !== 2 || accountIds[0] !== from.id || accountIds[1] !== target.id) return undefined;
+  if (from.id !== quote.sourceAccountId || target.id !== quote.payeeAccountId || from.id === target.id) return undefined;
+  if (from.envId !== quote.envId || target.envId !== quote.envId || from.privateEnabled !== undefined || target.privateEnabled !== undefined) return undefined;
+  return [receiver ? 1 : 0, from.balance + paid!.balance, from.inflow + paid!.inflow, from.outflow + paid!.outflow, target.balance + credited!.balance, target.inflow + credited!.inflow, target.outflow + credited!.outflow];
 }
 
 /**

@@ -86,6 +86,13 @@ export interface Quote {
    */
   readonly transactionsDerived?: number;
   /**
+   * The webhook step of its immediate execution, while it exists only as the quote derives it
+   * (actors/webhook-event.ts, WebhookEvents: stored nowhere until one of its events changes,
+   * cleared when that stored step ends): what it reports that the quote does not otherwise
+   * say. Absent: no step derived.
+   */
+  readonly webhookStep?: DerivedStepFacts;
+  /**
    * For an EMBEDDED_WALLET source: the exact bytes its session key must stamp to execute
    * (CONTRACT.md "Embedded-wallet API"). Kept here, and verified against this copy only.
    */
@@ -488,6 +495,15 @@ export function decideExpireQuote(quote: Quote | undefined, at: number): QuoteEv
  */
 export type QuoteEvent = { type: 'quote.created'; quote: Quote } | { type: 'quote.changed'; quote: Quote };
 
+/**
+ * Quote.webhookStep: 1 when the payment made a receiver's transaction (its events' ids skip
+ * the byte it took), else 0; then the source account's balance, inflow and outflow as the
+ * payment left them, then the payee account's. Every other field of those accounts' versions
+ * is the account's own, which no later change touches (accounts that carry `privateEnabled`
+ * are never derived), and their time is the quote's.
+ */
+export type DerivedStepFacts = readonly [receiver: 0 | 1, sourceBalance: number, sourceInflow: number, sourceOutflow: number, payeeBalance: number, payeeInflow: number, payeeOutflow: number];
+
 /** The bits of Quote.transactionsDerived. */
 export const TRANSACTION_DERIVED = {
   /** The outgoing transaction (the quote's transactionId). */
@@ -503,6 +519,8 @@ export interface QuoteChange {
   transactionId?: string;
   /** Quote.transactionsDerived, as the execution that names the transaction found them. */
   transactionsDerived?: number;
+  /** Quote.webhookStep, as the execution that makes the step found it. */
+  webhookStep?: DerivedStepFacts;
 }
 
 /**
@@ -537,6 +555,8 @@ function changedQuote(quote: Quote, change: QuoteChange, at: number): Quote {
   if (transactionId !== undefined) next.transactionId = transactionId;
   const transactionsDerived = change.transactionsDerived ?? quote.transactionsDerived;
   if (transactionsDerived !== undefined) next.transactionsDerived = transactionsDerived;
+  const webhookStep = change.webhookStep ?? quote.webhookStep;
+  if (webhookStep !== undefined) next.webhookStep = webhookStep;
   if (quote.payloadToSign !== undefined) next.payloadToSign = quote.payloadToSign;
   return next;
 }
@@ -608,6 +628,7 @@ function storedQuote(quote: Quote): StoredQuote {
   if (quote.counterpartyInformation !== undefined) out.counterpartyInformation = quote.counterpartyInformation;
   if ((derived & QUOTE_DERIVED.transactionId) === 0 && quote.transactionId !== undefined) out.transactionId = quote.transactionId;
   if (quote.transactionsDerived !== undefined) out.transactionsDerived = quote.transactionsDerived;
+  if (quote.webhookStep !== undefined) out.webhookStep = quote.webhookStep;
   if (quote.payloadToSign !== undefined) out.payloadToSign = quote.payloadToSign;
   return out;
 }
@@ -751,14 +772,32 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
     const quote = quoteOfStored(stored);
     this.#set(this.#quotes.get(quote.id), quote);
     this.#index(quote);
-    this.onRestored?.(quote);
+    for (const listener of this.#restoredListeners) listener(quote);
+  }
+
+  readonly #restoredListeners: Array<(quote: Quote) => void> = [];
+
+  /**
+   * `listener` is told of every quote a snapshot's restore puts (a lazy chunk's, during
+   * recovery, too): the index entries of the transactions it derives (Transactions,
+   * derivedTransaction) and the events of the webhook step it derives (WebhookEvents).
+   */
+  whenRestored(listener: (quote: Quote) => void): void {
+    this.#restoredListeners.push(listener);
   }
 
   /**
-   * Told of every quote a snapshot's restore puts (a lazy chunk's, during recovery, too), for
-   * the index entries of the transactions it derives (Transactions, derivedTransaction).
+   * The webhook step quote `id` derived ended (its events taken out, as their own records or
+   * pruned): the quote no longer derives it, or it would come back. Changed outside the
+   * holding check, as the outbox's decision holds the events, and `updatedAt` kept: nothing a
+   * platform reads of the quote changes.
    */
-  onRestored: ((quote: Quote) => void) | undefined;
+  endDerivedStep(id: string): void {
+    const quote = this.#quotes.peek(id);
+    if (quote?.webhookStep === undefined) return;
+    const { webhookStep: _ended, ...rest } = quote;
+    this.#quotes.setUnchecked(id, rest);
+  }
 
   #index(quote: Quote): void {
     bucket(this.#byEnv, quote.envId).insert(quote.id);
@@ -786,6 +825,22 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
 
   get(id: string): Quote | undefined {
     return this.#quotes.get(id);
+  }
+
+  /**
+   * Every quote as the state digest counts it: without Quote.webhookStep, a form of its
+   * step's events, which the outbox counts one by one whether a quote derives them or a step
+   * stores them (so a log replays to one digest whichever form it makes).
+   */
+  *eachRecord(): Iterable<readonly [string, Quote]> {
+    for (const [id, quote] of this.#quotes) {
+      if (quote.webhookStep === undefined) {
+        yield [id, quote];
+        continue;
+      }
+      const { webhookStep: _derived, ...rest } = quote;
+      yield [id, rest];
+    }
   }
 
   /** The quote `id`, read back if it left memory, without the holding check: for rendering a transaction it derives. */

@@ -657,6 +657,14 @@ export class SortedIds {
   }
 
   /**
+   * Inserts every id of `more` (sorted here) in one pass from the end: an insert each may
+   * splice the whole list each time, as a restore's ids of records it derives would.
+   */
+  merge(more: string[]): void {
+    insertSorted(this.ids, more);
+  }
+
+  /**
    * Removes every id of `gone` in one pass, O(n) at most where a `remove` each is O(n) each.
    * Ids that go together (the oldest, usually) are one run, spliced out at once.
    */
@@ -680,6 +688,23 @@ export class SortedIds {
     }
     ids.length = kept;
   }
+}
+
+/** Inserts the ids of `more` (sorted here; those `ids` holds already left out) into the ascending `ids`, merged from the end in place. */
+export function insertSorted(ids: string[], more: string[]): void {
+  more.sort();
+  let n = 0;
+  for (let j = 0; j < more.length; j++) {
+    const id = more[j]!;
+    if ((j > 0 && id === more[j - 1]) || ids[lowerBound(ids, id)] === id) continue;
+    more[n++] = id;
+  }
+  more.length = n;
+  if (n === 0) return;
+  let i = ids.length - 1;
+  let j = n - 1;
+  ids.length += n;
+  for (let k = ids.length - 1; j >= 0; k--) ids[k] = i >= 0 && ids[i]! > more[j]! ? ids[i--]! : more[j--]!;
 }
 
 /** The SortedIds of `key`, created on first use. */

@@ -647,7 +647,7 @@ interface QuoteSource {
   ownerOf(id: string): string | undefined;
   readonly records: ReadonlyMap<string, Quote>;
   onRepriced: ((before: Quote) => void) | undefined;
-  onRestored: ((quote: Quote) => void) | undefined;
+  whenRestored(listener: (quote: Quote) => void): void;
 }
 
 export class Transactions implements RecordKind<Transaction, TransactionsEvent> {
@@ -678,7 +678,7 @@ export class Transactions implements RecordKind<Transaction, TransactionsEvent> 
   ) {
     this.#platformIds = (id) => customers.platformCustomerIdOf(id);
     quotes.onRepriced = (before) => this.#repriced(before);
-    quotes.onRestored = (quote) => this.#indexDerived(quote);
+    quotes.whenRestored((quote) => this.#indexDerived(quote));
   }
 
   /** The parties' platform ids, which derived transactions take (derivedTransaction). */

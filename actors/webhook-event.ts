@@ -33,10 +33,10 @@
 // formats existed. ENVELOPE environments also get the kinds FLAT never had (CUSTOMER,
 // VERIFICATION, EXTERNAL_ACCOUNT), each derived from its record's own entry.
 import type { Appliers, RecordKind } from './registry.js';
-import { bucket, RecordMap, type SortedIds } from './registry.js';
+import { bucket, insertSorted, RecordMap, type SortedIds } from './registry.js';
 import { hexValue, lowerBound } from '../src/engine/ids.js';
-import { isPaymentStemOf, paymentStemOf, transactionIdAtStem } from './derived-ids.js';
-import { ChangeTrackingMap } from '../src/engine/change-log.js';
+import { isPaymentStemOf, paymentStemOf, quoteIdAtStem, transactionIdAtStem } from './derived-ids.js';
+import type { DerivedStepFacts, Quote } from './quote.js';
 import {
   accountVersionAt,
   renderInternalAccount,
@@ -163,6 +163,12 @@ export interface WebhookEvent {
  * a full backlog drops stays, FAILED (`droppedAt`), until it is requeued or pruned. Snapshots hold steps as they are (`step` is the form's
  * version), or, where a transaction a step reports as it still is goes by its id, as
  * form 2 (StoredStep); the state digest counts their events one by one (eachRecord), as before.
+ *
+ * The step of a quote executed as it was made is not stored at all while none of its events
+ * changed: the quote derives it (Quote.webhookStep, #derivedStep), and only its events' ids
+ * are listed and queued. Its first change (a try, a drop, a receipt that replaces a
+ * transaction it reports) stores it, marked `derived`; when that stored step ends, its quote
+ * stops deriving it (Quotes.endDerivedStep), or it would come back.
  */
 export interface WebhookStep {
   /** `Webhook:` and the events' UUID without its last byte. */
@@ -192,6 +198,11 @@ export interface WebhookStep {
   readonly droppedAt?: readonly number[];
   /** Why its dropped events FAILED (droppedReason); present with `droppedAt`. */
   readonly failureReason?: string;
+  /**
+   * Derived from its quote (Quote.webhookStep) until one of its events changed, and stored
+   * since: when it ends, its quote stops deriving it (Quotes.endDerivedStep).
+   */
+  readonly derived?: true;
 }
 
 /**
@@ -226,6 +237,7 @@ function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: Reado
     out.droppedAt = step.droppedAt;
     out.failureReason = step.failureReason;
   }
+  if (step.derived !== undefined) out.derived = step.derived;
   return out as WebhookStep | StoredStep;
 }
 
@@ -288,6 +300,13 @@ function stepIndexOf(step: WebhookStep, byte: number): number {
   return i < step.reports.length ? i : -1;
 }
 
+/** The event `id` as `step` holds it (not taken out), with its index; undefined if it does not. */
+function held(step: WebhookStep | undefined, id: string): { step: WebhookStep; i: number } | undefined {
+  if (step === undefined) return undefined;
+  const i = stepIndexOf(step, lastByteOf(id));
+  return i < 0 || (step.taken & (1 << i)) !== 0 ? undefined : { step, i };
+}
+
 /** Visits the id of each event `step` holds (not taken out), with its index. */
 function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void): void {
   let offset = 0;
@@ -295,6 +314,23 @@ function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void
     while ((step.gaps & (1 << offset)) !== 0) offset++;
     if ((step.taken & (1 << i)) === 0) visit(step.id + HEX_BYTE[step.first + offset]!, i);
   }
+}
+
+/** Whether `report` is the version of account `id` with these amounts at `at`, without a privacy setting (what accountVersionAt gives back). */
+function isVersionAt(report: StepReport, id: string | undefined, balance: number, inflow: number, outflow: number, at: number): boolean {
+  if (typeof report === 'string' || report.id !== id || 'quoteId' in report) return false;
+  const account = report;
+  return account.balance === balance && account.inflow === inflow && account.outflow === outflow && account.updatedAt === at && account.privateEnabled === undefined;
+}
+
+/** The ids of the events of the step its quote derives under `stem` (Quote.webhookStep), in order: the first byte 01, the receiver's transaction's 02 skipped. */
+function derivedEventIds(stem: string, facts: DerivedStepFacts): string[] {
+  return facts[0] === 1 ? [stem + '01', stem + '03', stem + '04', stem + '05'] : [stem + '01', stem + '02', stem + '03'];
+}
+
+/** The stem of the webhook step a quote executed as it was made derives (its id with the kind `Webhook` and without the last byte). */
+function derivedStemOf(quoteId: string): string {
+  return paymentStemOf(quoteId, 'Webhook');
 }
 
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -644,7 +680,7 @@ export function decideRequeue(event: WebhookEvent): WebhookDeliveryEvent[] {
  */
 /** The events the outbox applies, as far as it reads a payment step (payment-recorded.ts has all of it). */
 type OutboxEvent =
-  | { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[]; step?: DerivedStep }
+  | { type: 'payment.recorded'; webhooks: readonly WebhookRecordedAs[]; step?: DerivedStep; quoteChange?: { readonly id: string; readonly webhookStep?: DerivedStepFacts } }
   | WebhookDeliveryEvent
   | EnvelopeSourceEvent;
 
@@ -660,6 +696,14 @@ type EnvelopeSourceEvent =
   | { type: 'externalAccount.created'; account: { readonly id: string } }
   | { type: 'bulkImport.sliced'; id: string }
   | { type: 'bulkImport.failed'; id: string };
+
+/** What the outbox reads of the quotes: those that derive a payment's webhook step (Quote.webhookStep). */
+interface DerivingQuotes {
+  peek(id: string): Quote | undefined;
+  readonly records: ReadonlyMap<string, Quote>;
+  whenRestored(listener: (quote: Quote) => void): void;
+  endDerivedStep(id: string): void;
+}
 
 export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, OutboxEvent> {
   readonly idPrefix = 'Webhook:';
@@ -687,9 +731,19 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     private readonly customers: Customers,
     private readonly externalAccounts: ExternalAccounts,
     private readonly bulkImports: BulkImports,
+    private readonly quotes: DerivingQuotes,
   ) {
     transactions.onReplaced = (before) => this.#reportReplaced(before);
+    quotes.whenRestored((quote) => {
+      if (quote.webhookStep !== undefined) this.#derivedRestored.push([derivedStemOf(quote.id), quote.envId, quote.webhookStep]);
+    });
   }
+
+  /** The steps restored quotes derive (not the quotes: recovery drops settled ones as it goes), until every kind is restored (restoredAll). */
+  #derivedRestored: Array<readonly [stem: string, envId: string, facts: DerivedStepFacts]> = [];
+
+  /** Events of the steps quotes derive (none stored: they count in no record). */
+  #derivedEvents = 0;
 
   /** What a step's report named by id is now (a transaction read back if it left memory). */
   readonly #current: CurrentTransaction = (id) => this.transactions.current(id);
@@ -698,7 +752,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #unresolved: StoredStep[] = [];
 
   readonly appliers: Appliers<OutboxEvent> = {
-    'payment.recorded': (event, at) => (event.step === undefined ? this.#record(event.webhooks, at) : this.#recordDerived(event.step, at)),
+    'payment.recorded': (event, at) => (event.step === undefined ? this.#record(event.webhooks, at) : this.#recordDerived(event.step, at, event.quoteChange)),
     'webhooks.recorded': (event, at) => this.#record(event.webhooks, at),
     'webhook.attempted': (event, at) => {
       const current = this.#take(event.id);
@@ -836,6 +890,22 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       this.#events.install(stored.id, withReports(stored, 1, reports));
     }
     this.#unresolved = [];
+    // The steps restored quotes derive, but those a snapshot stored (one of their events
+    // changed): listed and queued, merged in one pass per environment.
+    const byEnv = new Map<string, string[]>();
+    for (const [stem, envId, facts] of this.#derivedRestored) {
+      if (this.#events.peek(stem) !== undefined) continue;
+      const ids = derivedEventIds(stem, facts);
+      this.#derivedEvents += ids.length;
+      let envIds = byEnv.get(envId);
+      if (envIds === undefined) byEnv.set(envId, (envIds = []));
+      for (const id of ids) envIds.push(id);
+    }
+    this.#derivedRestored = [];
+    for (const [envId, ids] of byEnv) {
+      bucket(this.#byEnv, envId).merge(ids.slice());
+      this.#queue(envId).merge(ids);
+    }
   }
 
   /**
@@ -846,8 +916,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    */
   #reportReplaced(before: Transaction): void {
     const id = paymentStemOf(before.id, 'Webhook');
-    const step = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
-    if (step === undefined || !isStep(step)) return;
+    const stored = Map.prototype.get.call(this.#events, id) as WebhookEvent | WebhookStep | undefined;
+    // A step its quote derives is stored from now on.
+    const step = stored === undefined ? this.#derivedStep(id) : isStep(stored) ? stored : undefined;
+    if (step === undefined) return;
     const at = step.reports.findIndex((report) => (typeof report === 'string' ? report : report.id) === before.id);
     if (at < 0) return;
     let next = step;
@@ -858,7 +930,18 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       next = withReports(step, 1, reports);
     }
     // Noted changed, unchecked: the decision that changed the transaction holds its account, not the step's events.
-    ChangeTrackingMap.prototype.set.call(this.#events, id, next);
+    this.#replaceStep(step, next, true);
+  }
+
+  /**
+   * Stores `next`, the new version of `step`: a step its quote derived is stored from now on,
+   * its events no longer counted as derived. `unchecked`: outside the holding check.
+   */
+  #replaceStep(step: WebhookStep, next: WebhookStep, unchecked = false): void {
+    if (step.derived === true && this.#events.peek(step.id) === undefined) this.#derivedEvents -= step.reports.length;
+    // Unchecked, yet through the map's own set: a new id must raise the ids it knows of.
+    if (unchecked) this.#events.setUnchecked(step.id, next);
+    else this.#events.set(step.id, next);
   }
 
   #put(event: WebhookEvent, restored = false): void {
@@ -909,8 +992,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #isSettledAt(id: string, at: number): boolean {
     const own = this.#events.peek(id) as WebhookEvent | undefined;
     if (own !== undefined) return own.settledAt === at;
-    // A step's event settles only by a drop.
-    const held = this.#stepHolding(id);
+    // A step's event settles only by a drop, which stores its step.
+    const held = this.#storedStepHolding(id);
     return held !== undefined && droppedAtOf(held.step, held.i) === at;
   }
 
@@ -941,9 +1024,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     for (const [envId, pending] of this.#pendingByEnv) {
       for (const id of pending) {
         // Read without building the event: a step's would read back the transactions it names.
-        const held = this.#stepHolding(id);
+        const held = this.#storedStepHolding(id);
         const own = held === undefined ? this.#events.peek(id) : undefined;
-        const pendingNow = held !== undefined ? droppedAtOf(held.step, held.i) === 0 : own !== undefined && !isStep(own) && own.deliveryStatus === 'PENDING';
+        const pendingNow =
+          held !== undefined ? droppedAtOf(held.step, held.i) === 0 : own !== undefined ? !isStep(own) && own.deliveryStatus === 'PENDING' : this.#mayBeDerived(id);
         if (!pendingNow) problems.push(`webhook event ${id} is queued in ${envId} but not PENDING`);
       }
     }
@@ -956,7 +1040,20 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       }
       if ((event.deliveryStatus === 'PENDING') !== (event.settledAt === undefined)) problems.push(`webhook event ${event.id} is ${event.deliveryStatus} with a settling time, or settled without one`);
     }
+    if (this.#derivedEvents < 0) problems.push(`${this.#derivedEvents} events of derived webhook steps`);
     return problems;
+  }
+
+  /**
+   * Whether `id`, with no record of its own nor a stored step, is an event of a step its quote
+   * derives (PENDING, untried): asked of the quote while memory holds it; a quote that left
+   * memory is not read back for it (a backlog's million events would read every quote).
+   */
+  #mayBeDerived(id: string): boolean {
+    const stem = id.slice(0, -2);
+    const quote = Map.prototype.get.call(this.quotes.records, quoteIdAtStem(stem)) as Quote | undefined;
+    if (quote === undefined) return true;
+    return quote.webhookStep !== undefined && derivedEventIds(stem, quote.webhookStep).includes(id);
   }
 
   get(id: string): WebhookEvent | undefined {
@@ -976,10 +1073,12 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    * load about 3% of its time (docs/bench.md, session 45).
    */
   droppable(id: string): boolean {
-    const held = this.#stepHolding(id);
+    const held = this.#storedStepHolding(id);
     if (held !== undefined) return droppedAtOf(held.step, held.i) === 0;
     const own = this.#events.get(id);
-    return own !== undefined && !isStep(own) && own.deliveryStatus === 'PENDING' && own.approval !== true;
+    // A queued event with no record and no stored step is a derived step's: PENDING, no approval.
+    if (own === undefined) return this.#events.peek(id.slice(0, -2)) === undefined;
+    return !isStep(own) && own.deliveryStatus === 'PENDING' && own.approval !== true;
   }
 
   /** Every event one by one, those of steps built as they were stored before steps (the state digest's view). */
@@ -989,15 +1088,25 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
         yield [id, record];
         continue;
       }
-      const held: Array<readonly [string, WebhookEvent]> = [];
-      eachStepEvent(record, (eventId, i) => held.push([eventId, stepEvent(record, i, eventId, this.#current)]));
-      yield* held;
+      yield* this.#eventsOf(record);
     }
+    // The steps quotes derive (every quote is in memory: capture loads all).
+    for (const quote of this.quotes.records.values()) {
+      if (quote.webhookStep === undefined) continue;
+      const stem = derivedStemOf(quote.id);
+      if (this.#events.peek(stem) === undefined) yield* this.#eventsOf(this.#derivedStep(stem)!);
+    }
+  }
+
+  #eventsOf(step: WebhookStep): Array<readonly [string, WebhookEvent]> {
+    const held: Array<readonly [string, WebhookEvent]> = [];
+    eachStepEvent(step, (eventId, i) => held.push([eventId, stepEvent(step, i, eventId, this.#current)]));
+    return held;
   }
 
   /** How many events there are (a step counts the events it holds): `records` counts a step once. */
   get eventCount(): number {
-    let n = 0;
+    let n = this.#derivedEvents;
     for (const record of this.#events.values()) n += isStep(record) ? record.reports.length - popCount(record.taken) : 1;
     return n;
   }
@@ -1007,12 +1116,46 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     return isStep(record) ? undefined : record.id;
   }
 
-  /** The step that holds the event `id` (not taken out), and the event's index in it. */
+  /** The step, stored or derived by its quote, that holds the event `id` (not taken out), and the event's index in it. */
   #stepHolding(id: string): { step: WebhookStep; i: number } | undefined {
+    return held(this.#stepAt(id.slice(0, -2)), id);
+  }
+
+  /** The stored step that holds the event `id`, and its index: what needs no quote read back. */
+  #storedStepHolding(id: string): { step: WebhookStep; i: number } | undefined {
     const step = this.#events.peek(id.slice(0, -2));
-    if (step === undefined || !isStep(step)) return undefined;
-    const i = stepIndexOf(step, lastByteOf(id));
-    return i < 0 || (step.taken & (1 << i)) !== 0 ? undefined : { step, i };
+    return step === undefined || !isStep(step) ? undefined : held(step, id);
+  }
+
+  /** The step under `stem`: stored, or derived by its quote (built at each read). */
+  #stepAt(stem: string): WebhookStep | undefined {
+    const stored = this.#events.peek(stem);
+    if (stored !== undefined) return isStep(stored) ? stored : undefined;
+    return this.#derivedStep(stem);
+  }
+
+  /**
+   * The step the quote of `stem` derives (Quote.webhookStep), as #recordDerived would have
+   * stored it: its transactions by id, its accounts' versions from the facts, its time the
+   * quote's, FLAT. Undefined: the quote derives none (or there is no such quote).
+   */
+  #derivedStep(stem: string): WebhookStep | undefined {
+    const quote = this.quotes.peek(quoteIdAtStem(stem));
+    const facts = quote?.webhookStep;
+    if (facts === undefined) return undefined;
+    const at = quote!.createdAt;
+    const outgoing = transactionIdAtStem(stem, 0);
+    const source = this.#accountAt(quote!.sourceAccountId, facts[1], facts[2], facts[3], at);
+    const payee = this.#accountAt(quote!.payeeAccountId!, facts[4], facts[5], facts[6], at);
+    const reports: StepReport[] = facts[0] === 1 ? [outgoing, transactionIdAtStem(stem, 2), source, payee] : [outgoing, source, payee];
+    return { id: stem, step: 1, envId: quote!.envId, timestamp: at, first: 1, gaps: facts[0] === 1 ? 2 : 0, reports, taken: 0, derived: true };
+  }
+
+  /** The version of account `id` with these amounts at `at`: the rest is the account's, which no change touches. */
+  #accountAt(id: string, balance: number, inflow: number, outflow: number, at: number): InternalAccount {
+    const account = this.accounts.peek(id);
+    if (account === undefined) throw new Error(`a derived webhook step reports account ${id}, which does not exist`);
+    return accountVersionAt(account, [id, balance, inflow, outflow, at]);
   }
 
   /** The event `id` while its step holds it. */
@@ -1034,7 +1177,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     if (droppedAtOf(step, i) !== 0 || (step.failureReason !== undefined && step.failureReason !== reason)) return false;
     const droppedAt = step.droppedAt === undefined ? new Array<number>(step.reports.length).fill(0) : step.droppedAt.slice();
     droppedAt[i] = at;
-    this.#events.set(step.id, { ...step, droppedAt, failureReason: reason });
+    this.#replaceStep(step, { ...step, droppedAt, failureReason: reason });
     this.#unqueue(step.envId, id);
     this.#settled.push(id, at);
     return true;
@@ -1057,8 +1200,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     if (held === undefined) throw new Error(`webhook event ${id} does not exist`);
     const { step, i } = held;
     const taken = step.taken | (1 << i);
-    if (taken === 2 ** step.reports.length - 1) this.#events.delete(step.id);
-    else this.#events.set(step.id, { ...step, taken });
+    if (taken !== 2 ** step.reports.length - 1) {
+      this.#replaceStep(step, { ...step, taken });
+      return held;
+    }
+    if (this.#events.peek(step.id) !== undefined) this.#events.delete(step.id);
+    else this.#derivedEvents -= step.reports.length;
+    // Its quote derived it: it must not again.
+    if (step.derived === true) this.quotes.endDerivedStep(quoteIdAtStem(step.id));
     return held;
   }
 
@@ -1082,7 +1231,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     if (id === undefined) return undefined;
     const own = this.#events.peek(id);
     if (own !== undefined && !isStep(own)) return own.nextAttemptAt ?? 0;
-    return this.#stepHolding(id) === undefined ? undefined : 0;
+    // An event of a stored step, or, with no step stored, of one its quote derives: untried.
+    return this.#storedStepHolding(id) !== undefined || this.#events.peek(id.slice(0, -2)) === undefined ? 0 : undefined;
   }
 
   /** The PENDING events of one environment, oldest first. */
@@ -1130,7 +1280,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    * make a step of (fewer than two events, records of two environments, the stem taken) is
    * recorded event by event from the logged form, as before.
    */
-  #recordDerived(derived: DerivedStep, at: number): void {
+  #recordDerived(derived: DerivedStep, at: number, change: { readonly id: string; readonly webhookStep?: DerivedStepFacts } | undefined): void {
     const { transactions, accountIds } = derived;
     // Made at its length: an array grown by push from empty keeps room for 17, and the step keeps it.
     const reports = new Array<StepReport>(transactions.length + accountIds.length);
@@ -1150,12 +1300,45 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       if (account.envId !== envId) oneEnv = false;
       reports[n++] = account;
     }
+    const facts = change?.webhookStep;
     if (!oneEnv || reports.length < 2 || this.#events.peek(derived.stem) !== undefined) {
+      // Events of their own: a quote that says it derives them (its kind applied the entry first) must not.
+      if (facts !== undefined) this.quotes.endDerivedStep(change!.id);
       this.#record(loggedOfStep(derived), at);
       return;
     }
-    this.#putStep(this.#newStep(derived.stem, envId!, at, derived.first, derived.gaps, reports), false);
+    if (facts !== undefined && this.#derives(change!.id, facts, derived, reports, at)) {
+      // Its quote derives it (#derivedStep): listed and queued, stored nowhere.
+      const listed = bucket(this.#byEnv, envId!);
+      const queue = this.#queue(envId!);
+      for (const id of derivedEventIds(derived.stem, facts)) {
+        listed.insert(id);
+        queue.insert(id);
+      }
+      this.#derivedEvents += reports.length;
+    } else {
+      const step = this.#newStep(derived.stem, envId!, at, derived.first, derived.gaps, reports);
+      // A quote that says it derives the step has its facts cleared when the stored step ends.
+      this.#putStep(facts === undefined ? step : { ...step, derived: true }, false);
+    }
     this.onQueued?.(envId!, true);
+  }
+
+  /**
+   * Whether quote `quoteId`'s facts make exactly the step #newStep would store of `derived`
+   * with `reports` at `at` (#derivedStep builds it from them): the step under the quote's
+   * UUID, FLAT, made at the quote's time, its transactions by id, and its two accounts'
+   * versions, the quote's source account's and payee account's, the facts' amounts now.
+   */
+  #derives(quoteId: string, facts: DerivedStepFacts, derived: DerivedStep, reports: readonly StepReport[], at: number): boolean {
+    const quote = this.quotes.peek(quoteId);
+    const receiver = facts[0] === 1;
+    if (quote === undefined || quoteIdAtStem(derived.stem) !== quoteId || quote.createdAt !== at || this.#envelope(quote.envId)) return false;
+    if (derived.first !== 1 || derived.gaps !== (receiver ? 2 : 0) || reports.length !== (receiver ? 4 : 3)) return false;
+    if (reports[0] !== transactionIdAtStem(derived.stem, 0) || (receiver && reports[1] !== transactionIdAtStem(derived.stem, 2))) return false;
+    const source = reports[reports.length - 2]!;
+    const payee = reports[reports.length - 1]!;
+    return isVersionAt(source, quote.sourceAccountId, facts[1], facts[2], facts[3], at) && isVersionAt(payee, quote.payeeAccountId, facts[4], facts[5], facts[6], at);
   }
 
   /** A new step of events, in the ENVELOPE format where its environment delivers so. */
@@ -1343,6 +1526,14 @@ class PendingQueue implements Iterable<string> {
     }
     const at = lowerBound(ids, id);
     if (ids[at] !== id) ids.splice(at, 0, id);
+  }
+
+  /** Inserts every id of `more` in one pass (a restore's events of derived steps). */
+  merge(more: string[]): void {
+    const live = this.#start === 0 ? this.#ids : this.#ids.slice(this.#start);
+    insertSorted(live, more);
+    this.#ids = live;
+    this.#start = 0;
   }
 
   remove(id: string): void {

@@ -59,7 +59,7 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
   readonly quotes = new Quotes();
   readonly transactions = new Transactions(this.quotes, this.customers);
   readonly bulkImports = new BulkImports();
-  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts, this.bulkImports);
+  readonly webhookEvents = new WebhookEvents(this.internalAccounts, this.transactions, this.envs, this.customers, this.externalAccounts, this.bulkImports, this.quotes);
   readonly webhookEndpoints = new WebhookEndpoints(this.webhookEvents);
   readonly verifications = new Verifications();
   readonly beneficialOwners = new BeneficialOwners();

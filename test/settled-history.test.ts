@@ -222,7 +222,7 @@ describe('settled history out of memory', () => {
       before = await answers(first, made);
       // Increments outgrow their base (snapshot.ts, COMPACT_AFTER): one of the snapshots after it is full.
       const fulls = (): number => first.reportLines.filter((line) => line.startsWith('snapshot at') && line.includes('(full):')).length;
-      for (let round = 0; round < 8 && fulls() < 2; round++) {
+      for (let round = 0; round < 16 && fulls() < 2; round++) {
         await pay(first, 40);
         await first.service.services.engine.snapshot();
       }

@@ -29,6 +29,61 @@ describe("a payment step's webhook events", () => {
     });
   }
 
+  it("of an immediate payment are its quote's until one of them is tried, then stored, and once delivered derived no more, across restarts", async () => {
+    const clock = new ManualClock();
+    const receiver = await startReceiver(() => 200);
+    let svc = await startTestService({ clock });
+    const restart = async (fromSnapshot: boolean): Promise<void> => {
+      if (fromSnapshot) await svc.service.services.engine.snapshot();
+      await svc.stop({ keepData: true });
+      svc = await startTestService({ clock, dataDir: svc.dataDir });
+    };
+    try {
+      const alice = await fundedCustomer(svc, 100);
+      const bob = await fundedCustomer(svc, 0);
+      const quote = await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 100, { immediatelyExecute: true }));
+      const uuid = (quote.transactionId as string).slice('Transaction:'.length, -2);
+      const stem = `Webhook:${uuid}`;
+      const paymentIds = ['01', '03', '04', '05'].map((last) => `${stem}${last}`);
+      const stored = (): boolean => svc.service.services.world.webhookEvents.records.has(stem);
+      const derives = (): boolean => svc.service.services.world.quotes.get(quote.id as string)!.webhookStep !== undefined;
+      const before = await shown(svc);
+      assert.deepEqual(before.listed.slice(2).map((e) => [e.id, e.type, e.deliveryStatus]), [
+        [paymentIds[0], 'OUTGOING_PAYMENT', 'PENDING'],
+        [paymentIds[1], 'INCOMING_PAYMENT', 'PENDING'],
+        [paymentIds[2], 'ACCOUNT_STATUS', 'PENDING'],
+        [paymentIds[3], 'ACCOUNT_STATUS', 'PENDING'],
+      ]);
+      assert.deepEqual(before.listed.slice(4).map((e) => [e.account.id, e.account.balance.amount]), [[alice.usd.id, 0], [bob.usd.id, 100]], 'each account as the payment left it');
+      assert.deepEqual([stored(), derives()], [false, true], 'the step is stored nowhere: its quote derives it');
+      for (const fromSnapshot of [false, true]) {
+        await restart(fromSnapshot);
+        assert.deepEqual(await shown(svc), before, `the same events after a restart from ${fromSnapshot ? 'a snapshot' : 'the log'}`);
+        assert.deepEqual([stored(), derives()], [false, true]);
+        assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+      }
+      // Tried, the events are taken out one by one: the step is stored until its last goes.
+      assertStatus(await svc.request('PATCH', '/config', { body: { webhookEndpoint: receiver.url } }), 200);
+      await receiver.waitFor(6);
+      await quiet(svc);
+      const world = svc.service.services.world;
+      await until(svc, () => paymentIds.every((id) => world.webhookEvents.get(id)?.deliveryStatus === 'DELIVERED'));
+      assert.deepEqual(receiver.received.slice(2).map((r) => r.json.id), paymentIds);
+      assert.deepEqual([stored(), derives()], [false, false], 'delivered, each event is a record of its own, and the quote derives no step');
+      const delivered = await shown(svc);
+      assert.deepEqual(delivered.listed.map((e) => e.id), before.listed.map((e) => e.id), 'each event listed once');
+      for (const fromSnapshot of [false, true]) {
+        await restart(fromSnapshot);
+        assert.deepEqual(await shown(svc), delivered, `delivered, the same after a restart from ${fromSnapshot ? 'a snapshot' : 'the log'}`);
+        assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+      }
+      assert.equal(receiver.received.length, 6, 'nothing delivered twice');
+    } finally {
+      await svc.stop();
+      await receiver.close();
+    }
+  });
+
   for (const snapshotAfter of [false, true]) {
     it(`report the transaction as it was paid after it changed, a snapshot taken before the change${snapshotAfter ? ' and one after' : ''}`, async () => {
       const first = await startTestService();
