@@ -11,7 +11,7 @@ import { ManualClock } from '../src/engine/clock.js';
 import { startTestService } from './support/service.js';
 import { assertStatus } from './support/assertions.js';
 import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
-import { quiet, shownEvents as shown } from './support/webhook-queue.js';
+import { advance, quiet, shownEvents as shown } from './support/webhook-queue.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 describe("a payment step's webhook events", () => {
@@ -77,6 +77,7 @@ describe("a payment step's webhook events", () => {
         assert.deepEqual(await shown(svc), delivered, `delivered, the same after a restart from ${fromSnapshot ? 'a snapshot' : 'the log'}`);
         assert.deepEqual(svc.service.services.world.checkInvariants(), []);
       }
+      await advance(svc, clock, 60_000);
       assert.equal(receiver.received.length, 6, 'nothing delivered twice');
     } finally {
       await svc.stop();
