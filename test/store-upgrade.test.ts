@@ -219,3 +219,48 @@ describe('a store written before customers were snapshotted in their compact for
     assert.deepEqual(svc.service.services.world.checkInvariants(), []);
   });
 });
+
+const FIXTURE_1BCECE4 = fileURLToPath(new URL('../../test/fixtures/store-1bcece4-payments', import.meta.url));
+
+// A store written by 1bcece4, the code before an immediate payment's webhook step was its
+// quote's: its snapshot holds each payment's step as a record (its transactions named by
+// whole id, one reporting the version a confirmed receipt replaced), quotes stored with their
+// source's customer and transaction id, and two payments after it (one executed as it was
+// made, one later). The fixture's make-fixture.mjs recorded the digest `npm run wal -- replay`
+// gave there and the answers.
+describe('a store written before immediate payments derived their webhook steps', () => {
+  const fixture = JSON.parse(readFileSync(join(FIXTURE_1BCECE4, 'expected.json'), 'utf8')) as DigestFixture;
+  const dataDir = mkdtempSync(join(tmpdir(), 'store-upgrade-steps-'));
+  cpSync(join(FIXTURE_1BCECE4, 'db'), dataDir, { recursive: true });
+  const clock = new ManualClock(fixture.now);
+  let svc: TestService | undefined;
+  after(async () => {
+    await svc?.stop({ keepData: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('replays through its snapshot to the digest the old code gave, whichever form its steps take', async () => {
+    const world = new World();
+    const replayed = await replayStore(dataDir, world);
+    assert.equal(replayed.fromSnapshot, fixture.snapshotSeq);
+    assert.deepEqual(replayed.digest, fixture.digest);
+    // The payment made as its quote was after the snapshot: its step is its quote's now.
+    const derived = [...world.quotes.records.values()].filter((quote) => quote.webhookStep !== undefined);
+    assert.equal(derived.length, 1);
+    assert.equal(world.webhookEvents.records.has(`Webhook:${derived[0]!.id.slice('Quote:'.length, -2)}`), false);
+  });
+
+  it('answers every read as the old code did, and after a snapshot in the new forms keeps the digest and the answers', async () => {
+    svc = await startTestService({ clock, dataDir });
+    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
+    await svc.service.services.engine.snapshot();
+    await svc.stop({ keepData: true });
+    svc = undefined;
+    const replayed = await replayStore(dataDir, new World());
+    assert.equal(replayed.fromSnapshot, fixture.lastSeq);
+    assert.deepEqual(replayed.digest, fixture.digest);
+    svc = await startTestService({ clock, dataDir });
+    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
+    assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+  });
+});
