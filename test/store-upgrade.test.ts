@@ -162,6 +162,38 @@ interface DigestFixture {
   expected: Record<string, unknown>;
 }
 
+/**
+ * A digest fixture's expectations and a copy of its store to run on, removed when the suite
+ * ends, after the service `running` names (if any) stops.
+ */
+function copiedFixture(folder: string, prefix: string, running: () => TestService | undefined): { fixture: DigestFixture; dataDir: string; clock: ManualClock } {
+  const fixture = JSON.parse(readFileSync(join(folder, 'expected.json'), 'utf8')) as DigestFixture;
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(join(folder, 'db'), dataDir, { recursive: true });
+  after(async () => {
+    await running()?.stop({ keepData: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { fixture, dataDir, clock: new ManualClock(fixture.now) };
+}
+
+/**
+ * The service on the fixture's store answers as the old code did; then it takes a snapshot
+ * and stops. Returns the store's replay, which starts at that snapshot.
+ */
+async function answeredThenSnapshotted(fixture: DigestFixture, dataDir: string, clock: ManualClock): Promise<ReplayReport> {
+  const svc = await startTestService({ clock, dataDir });
+  try {
+    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
+    await svc.service.services.engine.snapshot();
+  } finally {
+    await svc.stop({ keepData: true });
+  }
+  const replayed = await replayStore(dataDir, new World());
+  assert.equal(replayed.fromSnapshot, fixture.lastSeq);
+  return replayed;
+}
+
 /** How many of the snapshot's customers are stored in the compact form (StoredCustomer, an array). */
 function compactCustomers(dataDir: string): Promise<number> {
   return withStore(dataDir, (store) => store.snapshot()!.records.filter(([id, record]) => id.startsWith('Customer:') && Array.isArray(record)).length);
@@ -173,16 +205,9 @@ function compactCustomers(dataDir: string): Promise<number> {
 // entry after it. The fixture's make-fixture.mjs recorded the digest `npm run wal -- replay`
 // gave there and the answers.
 describe('a store written before customers were snapshotted in their compact form', () => {
-  const fixture = JSON.parse(readFileSync(join(FIXTURE_9386337, 'expected.json'), 'utf8')) as DigestFixture;
-  fixture.expected = withAccountsOf39(fixture.expected);
-  const dataDir = mkdtempSync(join(tmpdir(), 'store-upgrade-compact-'));
-  cpSync(join(FIXTURE_9386337, 'db'), dataDir, { recursive: true });
-  const clock = new ManualClock(fixture.now);
   let svc: TestService | undefined;
-  after(async () => {
-    await svc?.stop({ keepData: true });
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const { fixture, dataDir, clock } = copiedFixture(FIXTURE_9386337, 'store-upgrade-compact-', () => svc);
+  fixture.expected = withAccountsOf39(fixture.expected);
 
   it('replays through its snapshot to the digest the old code gave', async () => {
     const replayed = await replayStore(dataDir, new World());
@@ -204,13 +229,7 @@ describe('a store written before customers were snapshotted in their compact for
   });
 
   it('answers every read as the old code did, and after a snapshot in the compact form keeps the digest and the answers', async () => {
-    svc = await startTestService({ clock, dataDir });
-    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
-    await svc.service.services.engine.snapshot();
-    await svc.stop({ keepData: true });
-    svc = undefined;
-    const replayed = await replayStore(dataDir, new World());
-    assert.equal(replayed.fromSnapshot, fixture.lastSeq);
+    const replayed = await answeredThenSnapshotted(fixture, dataDir, clock);
     // A full snapshot (the first over a base from before lazy chunks): every customer, the old ones and the one made since, in the compact form.
     assert.equal(await compactCustomers(dataDir), 7);
     assert.deepEqual(replayed.digest, fixture.digest);
@@ -229,15 +248,8 @@ const FIXTURE_1BCECE4 = fileURLToPath(new URL('../../test/fixtures/store-1bcece4
 // made, one later). The fixture's make-fixture.mjs recorded the digest `npm run wal -- replay`
 // gave there and the answers.
 describe('a store written before immediate payments derived their webhook steps', () => {
-  const fixture = JSON.parse(readFileSync(join(FIXTURE_1BCECE4, 'expected.json'), 'utf8')) as DigestFixture;
-  const dataDir = mkdtempSync(join(tmpdir(), 'store-upgrade-steps-'));
-  cpSync(join(FIXTURE_1BCECE4, 'db'), dataDir, { recursive: true });
-  const clock = new ManualClock(fixture.now);
   let svc: TestService | undefined;
-  after(async () => {
-    await svc?.stop({ keepData: true });
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const { fixture, dataDir, clock } = copiedFixture(FIXTURE_1BCECE4, 'store-upgrade-steps-', () => svc);
 
   it('replays through its snapshot to the digest the old code gave, whichever form its steps take', async () => {
     const world = new World();
@@ -251,13 +263,7 @@ describe('a store written before immediate payments derived their webhook steps'
   });
 
   it('answers every read as the old code did, and after a snapshot in the new forms keeps the digest and the answers', async () => {
-    svc = await startTestService({ clock, dataDir });
-    assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
-    await svc.service.services.engine.snapshot();
-    await svc.stop({ keepData: true });
-    svc = undefined;
-    const replayed = await replayStore(dataDir, new World());
-    assert.equal(replayed.fromSnapshot, fixture.lastSeq);
+    const replayed = await answeredThenSnapshotted(fixture, dataDir, clock);
     assert.deepEqual(replayed.digest, fixture.digest);
     svc = await startTestService({ clock, dataDir });
     assert.deepEqual(await answersTo(svc, Object.keys(fixture.expected)), fixture.expected);
