@@ -288,11 +288,11 @@ function payInternally(
 
 /**
  * What the quote keeps of its immediate execution's webhook step so that the step needs no
- * record (Quote.webhookStep; the outbox checks it against the step it would store): for a
- * quote and payment that share one UUID, when they share one time, its environment makes FLAT events,
- * and the step's ACCOUNT_STATUS events report the source account, then the payee's, two
- * accounts of the quote's environment without a privacy setting. Undefined: the step is
- * stored, as any other.
+ * record (Quote.webhookStep; the outbox checks it against the step it would store). Only
+ * for a quote and payment that share one UUID (the caller checks) and one time, in an
+ * environment that makes FLAT events, whose step's ACCOUNT_STATUS events report the source
+ * account, then the payee's: two accounts of the quote's environment without a privacy
+ * setting. Undefined: the step is stored, as any other.
  */
 function derivedStepFacts(
   quote: Quote,
