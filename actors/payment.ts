@@ -19,7 +19,7 @@
 // Every step that adds inflow is refused first when it would take the environment's intake
 // past Number.MAX_SAFE_INTEGER (assertIntakeRoom, actors/ledger.ts); the others only move
 // what the intake counts already, so no balance or total can pass it.
-import { idOf, loggedId } from '../src/engine/ids.js';
+import { idOf, idTimeOf, loggedId } from '../src/engine/ids.js';
 import { setTimer, type EngineEvent } from '../src/engine/state-machine.js';
 import { DomainError, invalidField } from './errors.js';
 import type { InternalAccount, Posting } from './internal-account.js';
@@ -304,7 +304,8 @@ function derivedStepFacts(
   env: PlatformEnv,
   at: number,
 ): DerivedStepFacts | undefined {
-  if (at !== quote.createdAt || env.config.webhookFormat === 'ENVELOPE' || source.kind !== 'INTERNAL') return undefined;
+  // The step's time is read from the quote's id (derivedStepOf).
+  if (at !== quote.createdAt || at !== idTimeOf(quote.id) || env.config.webhookFormat === 'ENVELOPE' || source.kind !== 'INTERNAL') return undefined;
   const from = source.account;
   const [paid, credited] = postings;
   if (postings.length !== 2 || paid!.accountId !== from.id || credited!.accountId !== target.id || accountIds.length !== 2 || accountIds[0] !== from.id || accountIds[1] !== target.id) return undefined;

@@ -34,7 +34,7 @@
 // VERIFICATION, EXTERNAL_ACCOUNT), each derived from its record's own entry.
 import type { Appliers, RecordKind } from './registry.js';
 import { bucket, insertSorted, RecordMap, type SortedIds } from './registry.js';
-import { hexValue, lowerBound } from '../src/engine/ids.js';
+import { hexValue, idTimeOf, lowerBound } from '../src/engine/ids.js';
 import { isPaymentStemOf, paymentStemOf, quoteIdAtStem, transactionIdAtStem } from './derived-ids.js';
 import type { DerivedStepFacts, Quote } from './quote.js';
 import {
@@ -217,20 +217,40 @@ export interface WebhookStep {
  */
 type StoredStep = Omit<WebhookStep, 'step' | 'reports'> & { readonly step: 2; readonly reports: ReadonlyArray<StoredReport> };
 
-/** A report as a step holds it: a version whole, or a transaction's id (its current version). */
-type StepReport = Transaction | InternalAccount | string;
+/**
+ * A report as a step holds it: a version whole, a transaction's id (its current version), or
+ * an account's version its quote's facts give (Quote.webhookStep): a derived step's, read
+ * only when an event is, so that storing the step (a drop from a full backlog, long after
+ * the quote left memory) needs no quote read back.
+ */
+type StepReport = Transaction | InternalAccount | string | QuoteAccount;
+
+/** The source's or the payee's account version, as the step's quote's facts give it. */
+type QuoteAccount = typeof SOURCE_OF_QUOTE | typeof PAYEE_OF_QUOTE;
+const SOURCE_OF_QUOTE = Object.freeze({ ofQuote: 'source' as const });
+const PAYEE_OF_QUOTE = Object.freeze({ ofQuote: 'payee' as const });
+
+function isQuoteAccount(report: StepReport | StoredReport): report is QuoteAccount {
+  return report === SOURCE_OF_QUOTE || report === PAYEE_OF_QUOTE;
+}
+
+/** The record a report names by id, if it does: a transaction's id, or a version's own. */
+function reportedIdOf(report: StepReport): string | undefined {
+  return typeof report === 'string' ? report : isQuoteAccount(report) ? undefined : report.id;
+}
 
 /**
  * A report as a stored step holds it: as a step holds it, an account's version as it changed
- * (StoredAccountVersion), or a transaction named by id as its id's last byte (the rest is the
- * step's UUID: transactionIdAtStem), 48 bytes fewer each.
+ * (StoredAccountVersion), a transaction named by id as its id's last byte (the rest is the
+ * step's UUID: transactionIdAtStem), 48 bytes fewer each, or -1 and -2 for the source's and
+ * the payee's account versions its quote gives (SOURCE_OF_QUOTE, PAYEE_OF_QUOTE).
  */
-type StoredReport = StepReport | StoredAccountVersion | number;
+type StoredReport = Exclude<StepReport, QuoteAccount> | StoredAccountVersion | number;
 
 /** `step` (in either form) as form `form` with `reports`, written out as a literal: a spread of a step cost the writer more than the ids saved. */
 function withReports(step: WebhookStep | StoredStep, form: 1, reports: ReadonlyArray<StepReport>): WebhookStep;
 function withReports(step: WebhookStep | StoredStep, form: 2, reports: ReadonlyArray<StoredReport>): StoredStep;
-function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<StoredReport>): WebhookStep | StoredStep {
+function withReports(step: WebhookStep | StoredStep, form: 1 | 2, reports: ReadonlyArray<StepReport | StoredReport>): WebhookStep | StoredStep {
   const out: { -readonly [K in keyof StoredStep]: unknown } = { id: step.id, step: form, envId: step.envId, timestamp: step.timestamp, first: step.first, gaps: step.gaps, reports, taken: step.taken };
   if (step.format !== undefined) out.format = step.format;
   if (step.droppedAt !== undefined) {
@@ -301,7 +321,7 @@ function stepIndexOf(step: WebhookStep, byte: number): number {
 }
 
 /** The event `id` as `step` holds it (not taken out), with its index; undefined if it does not. */
-function held(step: WebhookStep | undefined, id: string): { step: WebhookStep; i: number } | undefined {
+function heldIn(step: WebhookStep | undefined, id: string): { step: WebhookStep; i: number } | undefined {
   if (step === undefined) return undefined;
   const i = stepIndexOf(step, lastByteOf(id));
   return i < 0 || (step.taken & (1 << i)) !== 0 ? undefined : { step, i };
@@ -318,9 +338,21 @@ function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void
 
 /** Whether `report` is the version of account `id` with these amounts at `at`, without a privacy setting (what accountVersionAt gives back). */
 function isVersionAt(report: StepReport, id: string | undefined, balance: number, inflow: number, outflow: number, at: number): boolean {
-  if (typeof report === 'string' || report.id !== id || 'quoteId' in report) return false;
+  if (typeof report === 'string' || isQuoteAccount(report) || report.id !== id || 'quoteId' in report) return false;
   const account = report;
   return account.balance === balance && account.inflow === inflow && account.outflow === outflow && account.updatedAt === at && account.privateEnabled === undefined;
+}
+
+/**
+ * The step a quote derives under `stem` (Quote.webhookStep), as #recordDerived would have
+ * stored it, but for its accounts' versions, which its quote's facts give when an event is
+ * read (SOURCE_OF_QUOTE, PAYEE_OF_QUOTE): its transactions by id, its time its quote's (the
+ * quote's id says it), FLAT.
+ */
+function derivedStepOf(stem: string, envId: string, receiver: boolean): WebhookStep {
+  const outgoing = transactionIdAtStem(stem, 0);
+  const reports: StepReport[] = receiver ? [outgoing, transactionIdAtStem(stem, 2), SOURCE_OF_QUOTE, PAYEE_OF_QUOTE] : [outgoing, SOURCE_OF_QUOTE, PAYEE_OF_QUOTE];
+  return { id: stem, step: 1, envId, timestamp: idTimeOf(quoteIdAtStem(stem))!, first: 1, gaps: receiver ? 2 : 0, reports, taken: 0, derived: true };
 }
 
 /** The ids of the events of the step its quote derives under `stem` (Quote.webhookStep), in order: the first byte 01, the receiver's transaction's 02 skipped. */
@@ -358,7 +390,7 @@ function droppedAtOf(step: WebhookStep, i: number): number {
  * stored one by one, or, once dropped, as a drop left that record (key for key, as the
  * `webhooks.dropped` applier makes a FAILED event of its own).
  */
-function stepEvent(step: WebhookStep, i: number, id: string, current: CurrentTransaction): WebhookEvent {
+function stepEvent(step: WebhookStep, i: number, id: string, current: StepReads): WebhookEvent {
   const dropped = droppedAtOf(step, i);
   if (dropped !== 0) {
     const failed: { -readonly [K in keyof WebhookEvent]: WebhookEvent[K] } = { ...pendingStepEvent(step, i, id, current), deliveryStatus: 'FAILED' };
@@ -369,19 +401,25 @@ function stepEvent(step: WebhookStep, i: number, id: string, current: CurrentTra
   return pendingStepEvent(step, i, id, current);
 }
 
-/** The current version of the transaction `id` (Transactions.current). */
-type CurrentTransaction = (id: string) => Transaction | undefined;
+/** What a step's reports named by id or by its quote are now. */
+interface StepReads {
+  /** The current version of the transaction `id` (Transactions.current). */
+  transaction(id: string): Transaction | undefined;
+  /** The account version the quote of the step `stem` derives, its source's or its payee's. */
+  accountOfQuote(stem: string, which: QuoteAccount): InternalAccount;
+}
 
 /** Report `i` of `step` as a version: a transaction named by id is its current one. */
-function reportAt(step: WebhookStep, i: number, current: CurrentTransaction): Transaction | InternalAccount {
+function reportAt(step: WebhookStep, i: number, reads: StepReads): Transaction | InternalAccount {
   const report = step.reports[i]!;
+  if (isQuoteAccount(report)) return reads.accountOfQuote(step.id, report);
   if (typeof report !== 'string') return report;
-  const tx = current(report);
+  const tx = reads.transaction(report);
   if (tx === undefined) throw new Error(`webhook step ${step.id} reports transaction ${report}, which does not exist`);
   return tx;
 }
 
-function pendingStepEvent(step: WebhookStep, i: number, id: string, current: CurrentTransaction): WebhookEvent {
+function pendingStepEvent(step: WebhookStep, i: number, id: string, current: StepReads): WebhookEvent {
   const report = reportAt(step, i, current);
   const { envId, timestamp } = step;
   const type = reportedType(report);
@@ -745,8 +783,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   /** Events of the steps quotes derive (none stored: they count in no record). */
   #derivedEvents = 0;
 
-  /** What a step's report named by id is now (a transaction read back if it left memory). */
-  readonly #current: CurrentTransaction = (id) => this.transactions.current(id);
+  /** What a step's report named by id or by its quote is now (a transaction or a quote read back if it left memory). */
+  readonly #current: StepReads = {
+    transaction: (id) => this.transactions.current(id),
+    accountOfQuote: (stem, which) => this.#accountOfQuote(stem, which),
+  };
 
   /** Steps restored with transactions named by id (StoredStep), until every kind is restored. */
   #unresolved: StoredStep[] = [];
@@ -775,7 +816,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     },
     'webhooks.dropped': (event, at) => {
       for (const id of event.ids) {
-        if (this.#dropInStep(id, event.reason, at)) continue;
+        if (this.#dropInStep(id, event.reason, at, event.envId)) continue;
         const current = this.#take(id);
         const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason, settledAt: at };
         this.#events.set(id, next);
@@ -830,9 +871,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   stored(record: WebhookEvent | WebhookStep): WebhookEvent | WebhookStep | StoredStep {
     if (!isStep(record)) return record;
-    let reports: StoredReport[] | undefined;
+    let reports: Array<StepReport | StoredReport> | undefined;
     for (let i = 0; i < record.reports.length; i++) {
       const report = record.reports[i]!;
+      if (isQuoteAccount(report)) {
+        reports ??= record.reports.slice();
+        reports[i] = report === SOURCE_OF_QUOTE ? -1 : -2;
+        continue;
+      }
       if (typeof report === 'string') {
         if (!isPaymentStemOf(record.id, report)) continue;
         reports ??= record.reports.slice();
@@ -851,7 +897,8 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       reports ??= record.reports.slice();
       reports[i] = lastByteOf(report.id);
     }
-    return reports === undefined ? record : withReports(record, 2, reports);
+    // Every report its quote gives was written as its number above.
+    return reports === undefined ? record : withReports(record, 2, reports as StoredReport[]);
   }
 
   restore(record: WebhookEvent | WebhookStep | StoredStep): void {
@@ -881,7 +928,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     for (const stored of this.#unresolved) {
       // A transaction named by id stays so: read when an event is, not now (it may have left memory).
       const reports = stored.reports.map((report): StepReport => {
-        if (typeof report === 'number') return transactionIdAtStem(stored.id, report);
+        if (typeof report === 'number') return report >= 0 ? transactionIdAtStem(stored.id, report) : report === -1 ? SOURCE_OF_QUOTE : PAYEE_OF_QUOTE;
         if (!isStoredAccountVersion(report)) return report;
         const account = this.accounts.get(report[0]);
         if (account === undefined) throw new Error(`webhook step ${stored.id} reports account ${report[0]}, which the snapshot does not hold`);
@@ -920,7 +967,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     // A step its quote derives is stored from now on.
     const step = stored === undefined ? this.#derivedStep(id) : isStep(stored) ? stored : undefined;
     if (step === undefined) return;
-    const at = step.reports.findIndex((report) => (typeof report === 'string' ? report : report.id) === before.id);
+    const at = step.reports.findIndex((report) => reportedIdOf(report) === before.id);
     if (at < 0) return;
     let next = step;
     if (typeof step.reports[at] === 'string') {
@@ -1118,13 +1165,13 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
 
   /** The step, stored or derived by its quote, that holds the event `id` (not taken out), and the event's index in it. */
   #stepHolding(id: string): { step: WebhookStep; i: number } | undefined {
-    return held(this.#stepAt(id.slice(0, -2)), id);
+    return heldIn(this.#stepAt(id.slice(0, -2)), id);
   }
 
   /** The stored step that holds the event `id`, and its index: what needs no quote read back. */
   #storedStepHolding(id: string): { step: WebhookStep; i: number } | undefined {
     const step = this.#events.peek(id.slice(0, -2));
-    return step === undefined || !isStep(step) ? undefined : held(step, id);
+    return step === undefined || !isStep(step) ? undefined : heldIn(step, id);
   }
 
   /** The step under `stem`: stored, or derived by its quote (built at each read). */
@@ -1135,27 +1182,37 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   }
 
   /**
-   * The step the quote of `stem` derives (Quote.webhookStep), as #recordDerived would have
-   * stored it: its transactions by id, its accounts' versions from the facts, its time the
-   * quote's, FLAT. Undefined: the quote derives none (or there is no such quote).
+   * The step the quote of `stem` derives (Quote.webhookStep), if it does (and there is such a
+   * quote): as derivedStepOf makes it.
    */
   #derivedStep(stem: string): WebhookStep | undefined {
     const quote = this.quotes.peek(quoteIdAtStem(stem));
     const facts = quote?.webhookStep;
-    if (facts === undefined) return undefined;
-    const at = quote!.createdAt;
-    const outgoing = transactionIdAtStem(stem, 0);
-    const source = this.#accountAt(quote!.sourceAccountId, facts[1], facts[2], facts[3], at);
-    const payee = this.#accountAt(quote!.payeeAccountId!, facts[4], facts[5], facts[6], at);
-    const reports: StepReport[] = facts[0] === 1 ? [outgoing, transactionIdAtStem(stem, 2), source, payee] : [outgoing, source, payee];
-    return { id: stem, step: 1, envId: quote!.envId, timestamp: at, first: 1, gaps: facts[0] === 1 ? 2 : 0, reports, taken: 0, derived: true };
+    return facts === undefined ? undefined : derivedStepOf(stem, quote!.envId, facts[0] === 1);
   }
 
-  /** The version of account `id` with these amounts at `at`: the rest is the account's, which no change touches. */
-  #accountAt(id: string, balance: number, inflow: number, outflow: number, at: number): InternalAccount {
+  /**
+   * The step under `stem` that a queued event with no record of its own nor a stored step
+   * belongs to: its quote's, built without the quote (a full backlog's drop comes long after
+   * the quote left memory). Whether the payment made a receiver's transaction is read from
+   * the listing: the byte 02 is then the transaction's, no event's.
+   */
+  #derivedStepUnread(stem: string, envId: string): WebhookStep {
+    const listed = this.#byEnv.get(envId)?.ids ?? [];
+    const second = stem + '02';
+    return derivedStepOf(stem, envId, listed[lowerBound(listed, second)] !== second);
+  }
+
+  /** The account version the quote of the step `stem` derives (Quote.webhookStep): the rest is the account's, which no change touches. */
+  #accountOfQuote(stem: string, which: QuoteAccount): InternalAccount {
+    const quote = this.quotes.peek(quoteIdAtStem(stem));
+    const facts = quote?.webhookStep;
+    if (facts === undefined) throw new Error(`webhook step ${stem} reports an account of its quote, which derives no step`);
+    const source = which === SOURCE_OF_QUOTE;
+    const id = source ? quote!.sourceAccountId : quote!.payeeAccountId!;
     const account = this.accounts.peek(id);
-    if (account === undefined) throw new Error(`a derived webhook step reports account ${id}, which does not exist`);
-    return accountVersionAt(account, [id, balance, inflow, outflow, at]);
+    if (account === undefined) throw new Error(`webhook step ${stem} reports account ${id}, which does not exist`);
+    return source ? accountVersionAt(account, [id, facts[1], facts[2], facts[3], quote!.createdAt]) : accountVersionAt(account, [id, facts[4], facts[5], facts[6], quote!.createdAt]);
   }
 
   /** The event `id` while its step holds it. */
@@ -1170,8 +1227,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
    * it PENDING, or its step's dropped events FAILED for another reason: the caller takes it
    * out of its step instead.
    */
-  #dropInStep(id: string, reason: string, at: number): boolean {
-    const held = this.#stepHolding(id);
+  #dropInStep(id: string, reason: string, at: number, envId: string): boolean {
+    const stem = id.slice(0, -2);
+    // A queued event with no record of its own and no stored step is its quote's step's.
+    const held = this.#storedStepHolding(id) ?? (this.#events.peek(id) === undefined && this.#events.peek(stem) === undefined ? heldIn(this.#derivedStepUnread(stem, envId), id) : undefined);
     if (held === undefined) return false;
     const { step, i } = held;
     if (droppedAtOf(step, i) !== 0 || (step.failureReason !== undefined && step.failureReason !== reason)) return false;
@@ -1190,25 +1249,34 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #take(id: string): WebhookEvent {
     const own = this.#events.get(id);
     if (own !== undefined) return own as WebhookEvent;
-    const { step, i } = this.#takeFromStep(id);
-    return stepEvent(step, i, id, this.#current);
+    const held = this.#stepHolding(id);
+    if (held === undefined) throw new Error(`webhook event ${id} does not exist`);
+    // Built before it is taken out: the last one out ends a derived step's quote facts, which its reports may need.
+    const event = stepEvent(held.step, held.i, id, this.#current);
+    this.#takeOut(held);
+    return event;
   }
 
-  /** Takes the event `id` out of the step that holds it (its bit in `taken`; the step goes with its last event): the step as it was, and the event's index. */
+  /** Takes the event `id` out of the step that holds it: the step as it was, and the event's index. */
   #takeFromStep(id: string): { step: WebhookStep; i: number } {
     const held = this.#stepHolding(id);
     if (held === undefined) throw new Error(`webhook event ${id} does not exist`);
+    this.#takeOut(held);
+    return held;
+  }
+
+  /** Takes event `i` out of `step` (its bit in `taken`); the step goes with its last event. */
+  #takeOut(held: { step: WebhookStep; i: number }): void {
     const { step, i } = held;
     const taken = step.taken | (1 << i);
     if (taken !== 2 ** step.reports.length - 1) {
       this.#replaceStep(step, { ...step, taken });
-      return held;
+      return;
     }
     if (this.#events.peek(step.id) !== undefined) this.#events.delete(step.id);
     else this.#derivedEvents -= step.reports.length;
     // Its quote derived it: it must not again.
     if (step.derived === true) this.quotes.endDerivedStep(quoteIdAtStem(step.id));
-    return held;
   }
 
   idsIn(envId: string): readonly string[] {
@@ -1333,7 +1401,7 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   #derives(quoteId: string, facts: DerivedStepFacts, derived: DerivedStep, reports: readonly StepReport[], at: number): boolean {
     const quote = this.quotes.peek(quoteId);
     const receiver = facts[0] === 1;
-    if (quote === undefined || quoteIdAtStem(derived.stem) !== quoteId || quote.createdAt !== at || this.#envelope(quote.envId)) return false;
+    if (quote === undefined || quoteIdAtStem(derived.stem) !== quoteId || quote.createdAt !== at || idTimeOf(quoteId) !== at || this.#envelope(quote.envId)) return false;
     if (derived.first !== 1 || derived.gaps !== (receiver ? 2 : 0) || reports.length !== (receiver ? 4 : 3)) return false;
     if (reports[0] !== transactionIdAtStem(derived.stem, 0) || (receiver && reports[1] !== transactionIdAtStem(derived.stem, 2))) return false;
     const source = reports[reports.length - 2]!;
