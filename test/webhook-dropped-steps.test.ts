@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/engine/clock.js';
 import { startTestService } from './support/service.js';
-import { assertError, assertStatus } from './support/assertions.js';
-import { createQuote, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
+import { assertError, assertStatus, createCustomer } from './support/assertions.js';
+import { accountIn, createQuote, fund, fundedCustomer, getJson, quoteBody, until } from './support/money.js';
 import { advance, quiet, shownEvents as shown } from './support/webhook-queue.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -25,6 +25,43 @@ const NO_TIMED_SNAPSHOTS = 1e9;
 const REASON = `dropped from the backlog: the environment held more than ${LIMIT} undelivered events`;
 
 describe('a full backlog drops a payment step\'s events', () => {
+  it("drops those of a payment between one customer's own accounts (no receiver's transaction), read the same after a restart from a snapshot", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-dropped-own-'));
+    try {
+      const clock = new ManualClock();
+      const first = await startTestService({ clock, dataDir, maxPendingWebhooks: 1, snapshotEverySeconds: NO_TIMED_SNAPSHOTS });
+      let before: { listed: any[]; read: any[] };
+      try {
+        const events = first.service.services.world.webhookEvents;
+        const customer = await createCustomer(first, { currencies: ['USD', 'USDC'] });
+        const usd = await accountIn(first, customer.id, 'USD');
+        const usdc = await accountIn(first, customer.id, 'USDC');
+        await fund(first, usd.id, 1_000);
+        for (const amount of [100, 200]) await createQuote(first, quoteBody(usd.id, usdc.id, amount, { immediatelyExecute: true }));
+        await until(first, () => [...events.queuedEnvs()].every((envId) => events.pendingIn(envId) <= 1), 'the backlog trimmed');
+        await quiet(first);
+        before = await shown(first);
+        const payments = before.listed.slice(-6);
+        assert.deepEqual(payments.map((e) => e.type), ['OUTGOING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS', 'OUTGOING_PAYMENT', 'ACCOUNT_STATUS', 'ACCOUNT_STATUS']);
+        assert.deepEqual(payments.map((e) => e.deliveryStatus), [...Array(5).fill('FAILED'), 'PENDING']);
+        assert.deepEqual(payments.map((e) => e.account?.id ?? e.transaction.id.slice(-2)), ['00', usd.id, usdc.id, '00', usd.id, usdc.id]);
+        assert.deepEqual(before.read, before.listed, 'each event reads as it is listed');
+        await first.service.services.engine.snapshot();
+      } finally {
+        await first.stop({ keepData: true });
+      }
+      const again = await startTestService({ clock, dataDir, maxPendingWebhooks: 1, snapshotEverySeconds: NO_TIMED_SNAPSHOTS });
+      try {
+        assert.deepEqual(await shown(again), before, 'the same events after a restart from a snapshot');
+        assert.deepEqual(again.service.services.world.checkInvariants(), []);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   for (const from of ['the log', 'a snapshot'] as const) {
     it(`keeps them in their step, FAILED as dropped, redeliverable and pruned on time, also after a restart from ${from}`, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-dropped-'));
