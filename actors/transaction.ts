@@ -486,11 +486,23 @@ export function payoutTimer(transactionId: string, due: number, actorId: string)
 }
 
 /**
+ * The last reference made and its transaction: an execution makes its outgoing transaction's,
+ * and the check of which transactions its quote derives asks for it again (paymentReference
+ * is a function of the id alone, so the answer is the same).
+ */
+let lastReferenced: string | undefined;
+let lastReference = '';
+
+/**
  * The reconciliation reference of a payment: derived from the outgoing transaction's id
  * (as funding references are from account ids), so it is unique without an index.
  */
 export function paymentReference(transactionId: string): string {
-  return fundingReference(transactionId);
+  if (transactionId !== lastReferenced) {
+    lastReference = fundingReference(transactionId);
+    lastReferenced = transactionId;
+  }
+  return lastReference;
 }
 
 /**
