@@ -561,6 +561,11 @@ function changedQuote(quote: Quote, change: QuoteChange, at: number): Quote {
   return next;
 }
 
+/** `quote` as it is without Quote.webhookStep, written field by field as changedQuote writes every quote (its time kept). */
+function withoutDerivedStep(quote: Quote): Quote {
+  return changedQuote({ ...quote, webhookStep: undefined }, { id: quote.id, status: quote.status }, quote.updatedAt);
+}
+
 /**
  * A quote as a snapshot stores it (Quotes.stored): without the fields that say what its
  * others already do, each named by a bit of `derived`. A snapshot wrote about 500 bytes a
@@ -795,8 +800,7 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
   endDerivedStep(id: string): void {
     const quote = this.#quotes.peek(id);
     if (quote?.webhookStep === undefined) return;
-    const { webhookStep: _ended, ...rest } = quote;
-    this.#quotes.setUnchecked(id, rest);
+    this.#quotes.setUnchecked(id, withoutDerivedStep(quote));
   }
 
   #index(quote: Quote): void {
@@ -834,12 +838,7 @@ export class Quotes implements RecordKind<Quote, QuotesEvent> {
    */
   *eachRecord(): Iterable<readonly [string, Quote]> {
     for (const [id, quote] of this.#quotes) {
-      if (quote.webhookStep === undefined) {
-        yield [id, quote];
-        continue;
-      }
-      const { webhookStep: _derived, ...rest } = quote;
-      yield [id, rest];
+      yield [id, quote.webhookStep === undefined ? quote : withoutDerivedStep(quote)];
     }
   }
 
