@@ -329,10 +329,17 @@ function heldIn(step: WebhookStep | undefined, id: string): { step: WebhookStep;
 
 /** Visits the id of each event `step` holds (not taken out), with its index. */
 function eachStepEvent(step: WebhookStep, visit: (id: string, i: number) => void): void {
+  eachEventId(step.id, step.first, step.gaps, step.reports.length, (id, i) => {
+    if ((step.taken & (1 << i)) === 0) visit(id, i);
+  });
+}
+
+/** Visits the ids of a step's `count` events under `stem`, the first at the byte `first`, the bytes `gaps` marks skipped (WebhookStep), with each one's index. */
+function eachEventId(stem: string, first: number, gaps: number, count: number, visit: (id: string, i: number) => void): void {
   let offset = 0;
-  for (let i = 0; i < step.reports.length; i++, offset++) {
-    while ((step.gaps & (1 << offset)) !== 0) offset++;
-    if ((step.taken & (1 << i)) === 0) visit(step.id + HEX_BYTE[step.first + offset]!, i);
+  for (let i = 0; i < count; i++, offset++) {
+    while ((gaps & (1 << offset)) !== 0) offset++;
+    visit(stem + HEX_BYTE[first + offset]!, i);
   }
 }
 
@@ -355,9 +362,11 @@ function derivedStepOf(stem: string, envId: string, receiver: boolean): WebhookS
   return { id: stem, step: 1, envId, timestamp: idTimeOf(quoteIdAtStem(stem))!, first: 1, gaps: receiver ? 2 : 0, reports, taken: 0, derived: true };
 }
 
-/** The ids of the events of the step its quote derives under `stem` (Quote.webhookStep), in order: the first byte 01, the receiver's transaction's 02 skipped. */
+/** The ids of the events of the step its quote derives under `stem` (Quote.webhookStep), in order. */
 function derivedEventIds(stem: string, facts: DerivedStepFacts): string[] {
-  return facts[0] === 1 ? [stem + '01', stem + '03', stem + '04', stem + '05'] : [stem + '01', stem + '02', stem + '03'];
+  const ids: string[] = [];
+  eachStepEvent(derivedStepOf(stem, '', facts[0] === 1), (id) => ids.push(id));
+  return ids;
 }
 
 /** The stem of the webhook step a quote executed as it was made derives (its id with the kind `Webhook` and without the last byte). */
@@ -1379,10 +1388,11 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       // Its quote derives it (#derivedStep): listed and queued, stored nowhere.
       const listed = bucket(this.#byEnv, envId!);
       const queue = this.#queue(envId!);
-      for (const id of derivedEventIds(derived.stem, facts)) {
+      // The layout #derives found the quote's step to have.
+      eachEventId(derived.stem, derived.first, derived.gaps, reports.length, (id) => {
         listed.insert(id);
         queue.insert(id);
-      }
+      });
       this.#derivedEvents += reports.length;
     } else {
       const step = this.#newStep(derived.stem, envId!, at, derived.first, derived.gaps, reports);
