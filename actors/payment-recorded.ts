@@ -20,6 +20,7 @@
 // its approval, rejection or failure `approval.decided` (actors/incoming.ts); the
 // `payment.recorded` they logged before still applies.
 import type { LoggedId } from '../src/engine/ids.js';
+import type { EventLayout } from '../src/engine/state-machine.js';
 import type { Posting } from './internal-account.js';
 import type { LedgerDelta } from './ledger.js';
 import type { Quote, QuoteChange, QuoteDecided, QuoteEvent } from './quote.js';
@@ -61,6 +62,12 @@ export interface PaymentDecided {
   /** How a payout or a direct pull plays out, as decided (the sandbox table); absent: paid into an internal account at once. */
   plan?: PayoutPlan;
 }
+
+/** An execution into an internal account, as most are logged (the quote's UUID its payment's), laid out in a row of the log. */
+export const PAYMENT_DECIDED_LAYOUT: EventLayout = {
+  type: 'payment.decided',
+  fields: [['quoteId', 'id']] satisfies ReadonlyArray<readonly [keyof PaymentDecided, EventLayout['fields'][number][1]]>,
+};
 
 /** How a transfer's sandbox bank holds it before its outcome timer plays `outcome` (CONTRACT.md's 004 and 005 rows). */
 export interface TransferWait {

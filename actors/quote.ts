@@ -6,7 +6,7 @@
 // do not execute" are local decisions. A quote lives 5 minutes; a durable timer keyed by
 // the quote id expires it, and executing cancels that timer.
 import { idOf, loggedId, newId, type LoggedId } from '../src/engine/ids.js';
-import { cancelTimer, setTimer, type EngineEvent } from '../src/engine/state-machine.js';
+import { cancelTimer, setTimer, type EngineEvent, type EventLayout } from '../src/engine/state-machine.js';
 import { assertActive, type Customer } from './customer.js';
 import { derivedFrom, executionTransactionIdOf, newExecutedQuoteId } from './derived-ids.js';
 import { DomainError, invalidField } from './errors.js';
@@ -254,6 +254,23 @@ export interface QuoteDecided {
   purposeOfPayment?: PurposeOfPayment;
   senderCustomerInfo?: Readonly<Record<string, string>>;
 }
+
+/**
+ * A quote between two internal accounts, as most are logged, laid out in a row of the log
+ * (src/engine/log-layout.ts): its id, side, amount, price and the two accounts, in the order
+ * decideCreateQuote sets them. A quote with any other field is written as msgpack.
+ */
+export const QUOTE_DECIDED_LAYOUT: EventLayout = {
+  type: 'quote.decided',
+  fields: [
+    ['id', 'id'],
+    ['lockedCurrencySide', 'shared'],
+    ['lockedCurrencyAmount', 'number'],
+    ['price', 'list'],
+    ['sourceAccount', 'id'],
+    ['payeeAccount', 'id'],
+  ] satisfies ReadonlyArray<readonly [keyof QuoteDecided, EventLayout['fields'][number][1]]>,
+};
 
 /**
  * A quote's price as logged, in a fixed order (no key names in every entry): what the rate

@@ -11,11 +11,11 @@ import { Ledger, type Intake } from './ledger.js';
 import { Lookups, type LookupEvent } from './lookup.js';
 import { cancelRecorded, decidePayoutOutcome, executionRecorded, fundingRecorded, outcomeRecorded, quoteFundingRecorded } from './payment.js';
 import { PlatformEnvs, type PlatformEvent } from './platform.js';
-import { decideExpireQuote, quoteOf, Quotes } from './quote.js';
+import { decideExpireQuote, QUOTE_DECIDED_LAYOUT, quoteOf, Quotes } from './quote.js';
 import { transferRecorded } from './transfer.js';
 import { Registry } from './registry.js';
 import type { Command, Query } from '../src/engine/state-machine.js';
-import type { MoneyEvent } from './payment-recorded.js';
+import { PAYMENT_DECIDED_LAYOUT, type MoneyEvent } from './payment-recorded.js';
 import { Transactions, type PaymentTimer, type ReceiptConfirmed } from './transaction.js';
 import { decideTimer, Wallets, walletIdOf, type WalletEvent, type WalletTimerMessage } from './wallet.js';
 import { Verifications, type VerificationEvent } from './verification.js';
@@ -84,6 +84,8 @@ export class World extends Registry<DomainEvent, TimerMessage> implements Intake
     this.register(this.verifications);
     this.register(this.beneficialOwners);
     this.register(this.documents);
+    // The world applies the decided facts itself (apply, below), so it names their layouts.
+    this.logLayouts.push(QUOTE_DECIDED_LAYOUT, PAYMENT_DECIDED_LAYOUT);
   }
 
   /**

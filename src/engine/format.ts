@@ -13,13 +13,15 @@
 //      of one kind share their key names; decoding records is about twice as fast.
 //   3  log groups only: version 2's msgpack records, with the group's hot events laid out
 //      in rows after its entries (log-layout.ts). Snapshots stay version 2.
+//   4  log groups only: version 3 whose rows may also hold ids, numbers and lists (a
+//      payment's entry); a reader of version 3 would misread them, so it refuses them.
 import { crc32 } from 'node:zlib';
 import { Packr, Unpackr } from 'msgpackr';
 
 export const FORMAT_VERSION = 2;
-/** A log group with laid-out events (log-layout.ts). */
-export const LAID_OUT_FORMAT_VERSION = 3;
-type StoredVersion = 1 | 2 | 3;
+/** A log group with laid-out events (log-layout.ts): 3, or 4 when its rows hold kinds version 3 did not have. */
+export type LaidOutVersion = 3 | 4;
+type StoredVersion = 1 | 2 | LaidOutVersion;
 const HEADER_BYTES = 5;
 
 // Embedded binary values are copied out, since lmdb may reuse the buffer it read them
@@ -41,7 +43,7 @@ export class StoreCorruptError extends Error {
 }
 
 /** One encode and one checksum per value, in the current format version (or the log's laid-out one). */
-export function encodeStored(value: unknown, version: typeof FORMAT_VERSION | typeof LAID_OUT_FORMAT_VERSION = FORMAT_VERSION): Buffer {
+export function encodeStored(value: unknown, version: typeof FORMAT_VERSION | LaidOutVersion = FORMAT_VERSION): Buffer {
   const payload = packr.pack(value);
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
   out[0] = version;
@@ -58,7 +60,7 @@ export function verifyStored(bytes: Uint8Array, where: string): { version: Store
   if (bytes.length < HEADER_BYTES) throw new StoreCorruptError(where, `${bytes.length} bytes, shorter than the header`);
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = buf[0];
-  if (version !== 1 && version !== 2 && version !== 3) throw new StoreCorruptError(where, `unknown format version ${version ?? 'none'}`);
+  if (version !== 1 && version !== 2 && version !== 3 && version !== 4) throw new StoreCorruptError(where, `unknown format version ${version ?? 'none'}`);
   const payload = buf.subarray(HEADER_BYTES);
   const expected = buf.readUInt32LE(1);
   if (crc32(payload) !== expected) throw new StoreCorruptError(where, 'checksum mismatch');

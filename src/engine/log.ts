@@ -12,7 +12,7 @@
 // for the disk between messages); replies, and reads, wait for durability instead. If a
 // flush fails, memory is ahead of disk and the process stops: recovery then restores
 // exactly what was acknowledged.
-import { decodeVersioned, encodeStored, LAID_OUT_FORMAT_VERSION, StoreCorruptError } from './format.js';
+import { decodeVersioned, encodeStored, StoreCorruptError, type LaidOutVersion } from './format.js';
 import { GroupLayout, readRows } from './log-layout.js';
 import type { EngineObserver } from './report.js';
 import type { EventLayout } from './state-machine.js';
@@ -198,7 +198,7 @@ export class WriteAheadLog<E> {
     });
     const laid = layout?.done();
     if (laid === undefined) return encodeStored([first, entries]);
-    return encodeStored([first, entries, laid.layouts, laid.table, laid.rows], LAID_OUT_FORMAT_VERSION);
+    return encodeStored([first, entries, laid.layouts, laid.table, laid.rows], laid.version);
   }
 
   #putResolved(): void {
@@ -305,7 +305,7 @@ export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E
   if (Array.isArray(decoded)) {
     const [first, entries] = decoded as StoredGroup<E>;
     if (first !== key || !Array.isArray(entries) || entries.length === 0) throw new StoreCorruptError(where, 'not a log group for this sequence');
-    const rows = version === 3 ? laidOutEvents(decoded, where) : undefined;
+    const rows = version === 3 || version === 4 ? laidOutEvents(version, decoded, where) : undefined;
     let placed = 0;
     const group = entries.map(([at, events], i) => {
       if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
@@ -322,10 +322,10 @@ export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E
   return [entry];
 }
 
-/** The events a version 3 group's rows stand for (log-layout.ts). */
-function laidOutEvents(group: unknown[], where: string): unknown[] {
+/** The events a version 3 or 4 group's rows stand for (log-layout.ts). */
+function laidOutEvents(version: LaidOutVersion, group: unknown[], where: string): unknown[] {
   try {
-    return readRows(group[2], group[3], group[4]);
+    return readRows(version, group[2], group[3], group[4]);
   } catch (err) {
     throw new StoreCorruptError(where, `undecodable rows (${err instanceof Error ? err.message : String(err)})`);
   }

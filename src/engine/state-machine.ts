@@ -280,15 +280,16 @@ export interface LazyWritten {
 }
 
 /**
- * An event type the log writes in rows rather than as a msgpack map (format version 3,
+ * An event type the log writes in rows rather than as a msgpack map (format versions 3 and 4,
  * log-layout.ts): its fields besides `type`, in the order its producer sets them, each short
- * ASCII text (`ascii`, at most 255 characters) or a string or list of strings the group's
- * events share (`shared`). An event with other fields, or whose values do not fit, is
- * written as msgpack.
+ * ASCII text (`ascii`, at most 255 characters), a string or list of strings the group's
+ * events share (`shared`), a logged id's 16 bytes (`id`), a number (`number`), or a list of
+ * at most 255 numbers and strings (`list`). An event with other fields, or whose values do
+ * not fit, is written as msgpack.
  */
 export interface EventLayout {
   readonly type: string;
-  readonly fields: ReadonlyArray<readonly [name: string, kind: 'ascii' | 'shared']>;
+  readonly fields: ReadonlyArray<readonly [name: string, kind: 'ascii' | 'shared' | 'id' | 'number' | 'list']>;
 }
 
 export interface StateMachine<E extends DomainEvent, T> {
