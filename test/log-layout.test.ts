@@ -33,7 +33,7 @@ function groupValue(first: number, entries: Array<[at: number, events: Array<{ t
   return laid === undefined ? encodeStored([first, stored]) : encodeStored([first, stored, laid.layouts, laid.table, laid.rows], laid.version);
 }
 
-describe('log groups with laid-out events (format version 3)', () => {
+describe('log groups with laid-out events (format versions 3 and 4)', () => {
   it('customers created in one turn are one version 3 group, and read the same after a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'log-layout-'));
     try {
