@@ -309,8 +309,10 @@ export function decodeGroup<E>(key: number, bytes: Uint8Array): Array<LogEntry<E
     let placed = 0;
     const group = entries.map(([at, events], i) => {
       if (typeof at !== 'number' || !Array.isArray(events)) throw new StoreCorruptError(`log entry ${key + i}`, 'not a log entry');
-      if (rows !== undefined) placed += placeRows(events, rows, key + i);
-      return { seq: key + i, at, events };
+      if (rows === undefined) return { seq: key + i, at, events };
+      const [withRows, placedHere] = placeRows(events, rows, key + i);
+      placed += placedHere;
+      return { seq: key + i, at, events: withRows as E[] };
     });
     if (rows !== undefined && placed !== rows.length) throw new StoreCorruptError(where, `${rows.length - placed} rows no entry names`);
     return group;
@@ -331,17 +333,23 @@ function laidOutEvents(version: LaidOutVersion, group: unknown[], where: string)
   }
 }
 
-/** Puts each row an entry's events name (by number) in its place, each row used once; how many it placed. */
-function placeRows(events: unknown[], rows: unknown[], seq: number): number {
+/**
+ * The entry's events with each row they name (by number) in its place, each row used once,
+ * and how many it placed. A new array when it places any: a decoded value may be shared and
+ * frozen (format.ts, immutableStored).
+ */
+function placeRows(events: unknown[], rows: unknown[], seq: number): [events: unknown[], placed: number] {
   let placed = 0;
+  let out = events;
   for (let i = 0; i < events.length; i++) {
     const row = events[i];
     if (typeof row !== 'number') continue;
     const event = rows[row];
     if (event === undefined) throw new StoreCorruptError(`log entry ${seq}`, `names row ${row}, which the group does not have or gave already`);
-    events[i] = event;
+    if (out === events) out = events.slice();
+    out[i] = event;
     rows[row] = undefined;
     placed++;
   }
-  return placed;
+  return [out, placed];
 }
