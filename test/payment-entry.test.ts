@@ -142,6 +142,12 @@ describe('the payment entry', () => {
       assert.equal(loggedId(id, 'Quote'), id);
       assert.equal(idOf(loggedId(id, 'Quote'), 'Quote'), id);
     }
+    // The bytes of an id just logged read back under another field's kind name that kind, as bytes read from the log do.
+    const bytes = loggedId(quoteId, 'Quote');
+    assert.equal(loggedId(quoteId, 'Quote'), bytes, 'an id logged twice in a row is the same bytes');
+    assert.equal(idOf(bytes, 'Transaction'), quoteId.replace('Quote:', 'Transaction:'));
+    assert.equal(idOf(Uint8Array.from(bytes as Uint8Array), 'Quote'), quoteId);
+    assert.equal(loggedId(quoteId.replace('Quote:', 'Transaction:'), 'Quote'), quoteId.replace('Quote:', 'Transaction:'));
   });
 
   it('of every other payment step holds its decided facts only, and replays to the answers the service gave', async () => {

@@ -185,12 +185,26 @@ export function hexValue(code: number): number {
 }
 
 /**
+ * The ids most recently made bytes, with their bytes and kind: a decision logs an id it has
+ * just made bytes of again (a quote executed as it is made names it twice), and the apply
+ * that follows reads each back (idOf). A hit gives the same bytes, or the very string the id
+ * was made from, instead of parsing the text or writing it out again; replay's bytes are
+ * new objects and miss. Bytes are never changed once made (log events are immutable).
+ */
+const RECENT_IDS = 8;
+const recentText: Array<string | undefined> = new Array<string | undefined>(RECENT_IDS).fill(undefined);
+const recentKind: Array<IdKind | undefined> = new Array<IdKind | undefined>(RECENT_IDS).fill(undefined);
+const recentBytes: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(RECENT_IDS).fill(undefined);
+let recentNext = 0;
+
+/**
  * `id` in its logged form; only an id that `idOf(…, kind)` gives back exactly (a canonical
  * lowercase UUID after `<kind>:`) is made bytes. Read in one pass over the char codes: a
  * regular expression, a slice and Buffer.from(hex) made it a few microseconds per id on the
  * payment path, which logs several.
  */
 export function loggedId(id: string, kind: IdKind): LoggedId {
+  for (let i = 0; i < RECENT_IDS; i++) if (recentText[i] === id && recentKind[i] === kind) return recentBytes[i]!;
   const start = kind.length + 1;
   if (id.length !== start + 36 || id.charCodeAt(kind.length) !== 0x3a || !id.startsWith(kind)) return id;
   const bytes = new Uint8Array(16);
@@ -206,11 +220,16 @@ export function loggedId(id: string, kind: IdKind): LoggedId {
     bytes[i] = (high << 4) | low;
     at += 2;
   }
+  recentText[recentNext] = id;
+  recentKind[recentNext] = kind;
+  recentBytes[recentNext] = bytes;
+  recentNext = (recentNext + 1) % RECENT_IDS;
   return bytes;
 }
 
 /** The id a logged one stands for, in a field whose kind is `kind`. */
 export function idOf(logged: LoggedId, kind: IdKind): string {
   if (typeof logged === 'string') return logged;
+  for (let i = 0; i < RECENT_IDS; i++) if (recentBytes[i] === logged && recentKind[i] === kind) return recentText[i]!;
   return uuidText(kind, logged);
 }
