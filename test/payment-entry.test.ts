@@ -145,6 +145,7 @@ describe('the payment entry', () => {
     // The bytes of an id just logged read back under another field's kind name that kind, as bytes read from the log do.
     const bytes = loggedId(quoteId, 'Quote');
     assert.equal(loggedId(quoteId, 'Quote'), bytes, 'an id logged twice in a row is the same bytes');
+    assert.equal(loggedId(quoteId, 'Transaction'), quoteId, 'in a field of another kind it stays text');
     assert.equal(idOf(bytes, 'Transaction'), quoteId.replace('Quote:', 'Transaction:'));
     assert.equal(idOf(Uint8Array.from(bytes as Uint8Array), 'Quote'), quoteId);
     assert.equal(loggedId(quoteId.replace('Quote:', 'Transaction:'), 'Quote'), quoteId.replace('Quote:', 'Transaction:'));
