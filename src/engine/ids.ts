@@ -204,7 +204,8 @@ let recentNext = 0;
  * payment path, which logs several.
  */
 export function loggedId(id: string, kind: IdKind): LoggedId {
-  for (let i = 0; i < RECENT_IDS; i++) if (recentText[i] === id && recentKind[i] === kind) return recentBytes[i]!;
+  // The kind first: kinds are a few constant strings, while ids of one kind compare their text.
+  for (let i = 0; i < RECENT_IDS; i++) if (recentKind[i] === kind && recentText[i] === id) return recentBytes[i]!;
   const start = kind.length + 1;
   if (id.length !== start + 36 || id.charCodeAt(kind.length) !== 0x3a || !id.startsWith(kind)) return id;
   const bytes = new Uint8Array(16);
