@@ -25,12 +25,13 @@
 // every event of the group (so the applier hashes an environment id once per group, not per
 // entry). 99,788 `customer.opened` entries decoded in a third of msgpack's CPU in a
 // prototype (docs/bench.md, session 42).
+import type { LaidOutVersion } from './format.js';
 import type { EventLayout } from './state-machine.js';
 
 /** The layouts, shared values and rows of one group, as the writer gathers them. */
 export interface LaidOut {
   /** 3, or 4 when a layout has a kind version 3 did not know. */
-  version: 3 | 4;
+  version: LaidOutVersion;
   layouts: Array<[type: string, names: string[], kinds: string]>;
   table: unknown[];
   rows: Buffer;
@@ -42,6 +43,11 @@ const KIND_CODE: Record<FieldKind, string> = { ascii: 'a', shared: 's', id: 'u',
 const KIND_BYTES: Record<FieldKind, number> = { ascii: 256, shared: 2, id: 16, number: 9, list: 1 + 255 * 9 };
 /** The kinds a version 3 group may hold; a layout with any other makes its group version 4. */
 const VERSION_3_KINDS: ReadonlySet<FieldKind> = new Set(['ascii', 'shared']);
+/** A layout's kind codes read back, for each version: the kinds it may hold, by code. */
+const KINDS_BY_CODE: Record<LaidOutVersion, ReadonlyMap<string, FieldKind>> = {
+  3: new Map(Object.entries(KIND_CODE).flatMap(([kind, code]) => (VERSION_3_KINDS.has(kind as FieldKind) ? [[code, kind as FieldKind]] : []))),
+  4: new Map(Object.entries(KIND_CODE).map(([kind, code]) => [code, kind as FieldKind])),
+};
 
 /** A number's first byte: below it, the byte is the number; at it, 4 bytes of a uint32 follow; above, 8 of a float64. */
 const NUMBER_UINT32 = 0xf0;
@@ -61,7 +67,7 @@ export class GroupLayout {
   #rows = Buffer.alloc(0);
   #length = 0;
   #count = 0;
-  #version: 3 | 4 = 3;
+  #version: LaidOutVersion = 3;
 
   constructor(byType: ReadonlyMap<string, EventLayout>) {
     this.#byType = byType;
@@ -225,15 +231,16 @@ function writeNumber(rows: Buffer, value: number, at: number): number {
  * do not parse, or on a kind its group's version does not have, for the caller to report as
  * damage.
  */
-export function readRows(version: 3 | 4, layouts: unknown, table: unknown, rows: unknown): unknown[] {
+export function readRows(version: LaidOutVersion, layouts: unknown, table: unknown, rows: unknown): unknown[] {
   if (!Array.isArray(layouts) || !Array.isArray(table) || !(rows instanceof Uint8Array)) throw new Error('not a laid-out group');
-  const kindsKnown = version === 3 ? /^[as]*$/ : /^[asunl]*$/;
+  const kindsByCode = KINDS_BY_CODE[version];
   const shapes = layouts.map((layout: unknown) => {
     if (!Array.isArray(layout) || typeof layout[0] !== 'string' || !Array.isArray(layout[1]) || typeof layout[2] !== 'string' || layout[1].length !== layout[2].length) {
       throw new Error('a layout that is not one');
     }
-    if (!kindsKnown.test(layout[2])) throw new Error(`a layout with kinds ${layout[2]}, which version ${version} does not have`);
-    return { type: layout[0], names: layout[1] as string[], kinds: layout[2] };
+    const kinds = [...layout[2]].map((code) => kindsByCode.get(code));
+    if (kinds.includes(undefined)) throw new Error(`a layout with kinds ${layout[2]}, which version ${version} does not have`);
+    return { type: layout[0], names: layout[1] as string[], kinds: kinds as FieldKind[] };
   });
   const reader = new RowReader(Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength), table);
   const events: unknown[] = [];
@@ -242,7 +249,7 @@ export function readRows(version: 3 | 4, layouts: unknown, table: unknown, rows:
     const shape = shapes[reader.byte()];
     if (shape === undefined) throw new Error(`row ${events.length} names no layout`);
     const event: Record<string, unknown> = { type: shape.type };
-    for (let f = 0; f < shape.names.length; f++) event[shape.names[f]!] = reader.field(shape.kinds.charCodeAt(f));
+    for (let f = 0; f < shape.names.length; f++) event[shape.names[f]!] = reader.field(shape.kinds[f]!);
     events.push(event);
   }
   return events;
@@ -268,26 +275,26 @@ class RowReader {
     return this.bytes[this.#at++]!;
   }
 
-  /** A field of the kind whose code is `code` ('a', 's', 'u', 'n' or 'l'). */
-  field(code: number): unknown {
-    switch (code) {
-      case 0x61: {
+  /** A field of `kind`, as GroupLayout.place wrote it. */
+  field(kind: FieldKind): unknown {
+    switch (kind) {
+      case 'ascii': {
         const length = this.byte();
         this.#need(length);
         return this.bytes.toString('latin1', this.#at, (this.#at += length));
       }
-      case 0x73:
+      case 'shared':
         return this.#shared();
-      case 0x75: {
+      case 'id': {
         this.#need(16);
         // A copy: lmdb may reuse the buffer the group was read from.
         const id = Buffer.allocUnsafe(16);
         this.bytes.copy(id, 0, this.#at, (this.#at += 16));
         return id;
       }
-      case 0x6e:
+      case 'number':
         return this.#number(this.byte());
-      default: {
+      case 'list': {
         const items: Array<string | number> = [];
         for (let count = this.byte(); count > 0; count--) {
           const first = this.byte();
