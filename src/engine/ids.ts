@@ -177,11 +177,17 @@ export function lowerBound(sorted: readonly string[], id: string): number {
  */
 export type LoggedId = Uint8Array | string;
 
-/** The value of a lowercase hex digit's char code, -1 for any other. */
+/** Each ASCII char code's value as a lowercase hex digit, -1 for any other. */
+const HEX_VALUES = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_VALUES['0123456789abcdef'.charCodeAt(digit)] = digit;
+
+/**
+ * The value of a lowercase hex digit's char code, -1 for any other (NaN, past a string's
+ * end, included). A table: two range tests per digit made `loggedId`'s 32 digits about
+ * 170 ns an id against 100.
+ */
 export function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  if (code >= 0x61 && code <= 0x66) return code - 0x57;
-  return -1;
+  return code < 128 ? HEX_VALUES[code]! : -1;
 }
 
 /**
