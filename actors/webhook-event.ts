@@ -824,8 +824,14 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
       this.onQueued?.(next.envId, false);
     },
     'webhooks.dropped': (event, at) => {
-      for (const id of event.ids) {
-        if (this.#dropInStep(id, event.reason, at, event.envId)) continue;
+      const { ids } = event;
+      for (let n = 0; n < ids.length; ) {
+        const inStep = this.#dropRunInStep(ids, n, event.reason, at, event.envId);
+        if (inStep > 0) {
+          n += inStep;
+          continue;
+        }
+        const id = ids[n++]!;
         const current = this.#take(id);
         const next: WebhookEvent = { ...withoutQueueState(current), deliveryStatus: 'FAILED', failureReason: event.reason, settledAt: at };
         this.#events.set(id, next);
@@ -1231,24 +1237,39 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
   }
 
   /**
-   * The PENDING event `id`, held by its step, FAILED there as dropped at `at` for `reason`:
-   * the step's new version says so (droppedAt). False, changing nothing, when no step holds
-   * it PENDING, or its step's dropped events FAILED for another reason: the caller takes it
-   * out of its step instead.
+   * The PENDING events from `ids[from]` on that one step holds, FAILED there as dropped at
+   * `at` for `reason`: the step's new version says so (droppedAt), stored once for the run.
+   * A payment's events are consecutive in the queue, so a full backlog drops them together,
+   * and a version stored per event cost a copy of the step and a change noted each.
+   * Returns how many it dropped; 0, changing nothing, when no step holds `ids[from]`
+   * PENDING, or its step's dropped events FAILED for another reason: the caller takes it
+   * out of its step instead. The run ends at the first id its step does not hold PENDING
+   * (an id listed twice included), which the caller then drops on its own, as if each
+   * event of the run had been dropped before it.
    */
-  #dropInStep(id: string, reason: string, at: number, envId: string): boolean {
-    const stem = id.slice(0, -2);
+  #dropRunInStep(ids: readonly string[], from: number, reason: string, at: number, envId: string): number {
+    const first = ids[from]!;
+    const stem = first.slice(0, -2);
     // A queued event with no record of its own and no stored step is its quote's step's.
-    const held = this.#storedStepHolding(id) ?? (this.#events.peek(id) === undefined && this.#events.peek(stem) === undefined ? heldIn(this.#derivedStepUnread(stem, envId), id) : undefined);
-    if (held === undefined) return false;
-    const { step, i } = held;
-    if (droppedAtOf(step, i) !== 0 || (step.failureReason !== undefined && step.failureReason !== reason)) return false;
-    const droppedAt = step.droppedAt === undefined ? new Array<number>(step.reports.length).fill(0) : step.droppedAt.slice();
-    droppedAt[i] = at;
+    const held = this.#storedStepHolding(first) ?? (this.#events.peek(first) === undefined && this.#events.peek(stem) === undefined ? heldIn(this.#derivedStepUnread(stem, envId), first) : undefined);
+    if (held === undefined) return 0;
+    const { step } = held;
+    if (step.failureReason !== undefined && step.failureReason !== reason) return 0;
+    let droppedAt: number[] | undefined;
+    let n = from;
+    for (; n < ids.length; n++) {
+      const id = ids[n]!;
+      // heldIn reads the id's last byte alone: the rest must be the step's.
+      const i = n === from ? held.i : id.length === first.length && id.startsWith(stem) ? heldIn(step, id)?.i : undefined;
+      if (i === undefined || droppedAtOf(step, i) !== 0 || (droppedAt !== undefined && droppedAt[i] !== 0)) break;
+      droppedAt ??= step.droppedAt === undefined ? new Array<number>(step.reports.length).fill(0) : step.droppedAt.slice();
+      droppedAt[i] = at;
+      this.#unqueue(step.envId, id);
+      this.#settled.push(id, at);
+    }
+    if (droppedAt === undefined) return 0;
     this.#replaceStep(step, { ...step, droppedAt, failureReason: reason });
-    this.#unqueue(step.envId, id);
-    this.#settled.push(id, at);
-    return true;
+    return n - from;
   }
 
   /**
