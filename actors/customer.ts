@@ -620,22 +620,6 @@ export function renderCustomer(c: Customer): CustomerView {
   return view;
 }
 
-/** The bits of an address's hash the UMA index keys by: 30, so that every key is a small integer. */
-const UMA_KEY_MASK = 0x3fffffff;
-
-/** The `lazyHash` of `uma <envId> `, which the hash of each of the environment's UMA addresses starts from. */
-function umaEnvHash(envId: string): number {
-  return lazyHash(' ', lazyHash(envId, lazyHash('uma ')));
-}
-
-/**
- * The key the UMA index of environment `envId` holds `address` under (Customers; tests find
- * two addresses that share one): the address's hash, ignoring case, to 30 bits.
- */
-export function umaIndexKey(envId: string, address: string): number {
-  return lazyHash(address, umaEnvHash(envId), true) & UMA_KEY_MASK;
-}
-
 /**
  * The customers. The UMA index is the environment actor's: a decision that reads it
  * (create, or an address change) holds the environment. The per-environment id list only
@@ -643,7 +627,7 @@ export function umaIndexKey(envId: string, address: string): number {
  *
  * Memory: a million customers live in one process, so records share what repeats (the
  * environment id string, interned currency lists) and the UMA index is a map per
- * environment keyed by a number, the hash of the address (no string per customer).
+ * environment keyed by the address itself (no composed key string per customer).
  */
 export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly idPrefix = 'Customer:';
@@ -655,14 +639,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   readonly logLayouts: readonly EventLayout[] = [{ type: 'customer.opened', fields: [['u', 'ascii'], ['e', 'shared'], ['r', 'shared'], ['c', 'shared']] }];
   readonly #customers = new RecordMap<Customer>();
   readonly #byEnv = new Map<string, SortedIds>();
-  /**
-   * Each environment's customers by `#umaKey` of their UMA address: the customer's id, or
-   * the ids of the few whose addresses share a key (read back by their records' addresses).
-   * A small-integer key costs a third of the address lower-cased as a key, both to insert
-   * and to miss (a new customer's check): no string is made, hashed or compared, and a probe
-   * of a map of a million compares numbers in the table itself.
-   */
-  readonly #umaOwners = new Map<string, Map<number, string | string[]>>();
+  readonly #umaOwners = new Map<string, Map<string, string>>();
   readonly #lists = new SharedLists();
   /**
    * platformCustomerId to customer id, per environment, only for the environments a bulk
@@ -707,7 +684,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     'customer.updated': (event) => {
       const previous = this.#customers.get(event.customer.id);
       if (previous === undefined) throw new Error(`customer.updated for ${event.customer.id}, which does not exist`);
-      if (previous.umaAddress !== event.customer.umaAddress) this.#releaseUmaAddress(previous);
+      if (previous.umaAddress !== event.customer.umaAddress) this.#umaOwners.get(previous.envId)?.delete(previous.umaAddress.toLowerCase());
       this.restore(event.customer);
     },
   };
@@ -730,7 +707,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
    */
   #umaKeyHash(envId: string, address: string): number {
     let envHash = this.#umaEnvHashes.get(envId);
-    if (envHash === undefined) this.#umaEnvHashes.set(envId, (envHash = umaEnvHash(envId)));
+    if (envHash === undefined) this.#umaEnvHashes.set(envId, (envHash = lazyHash(' ', lazyHash(envId, lazyHash('uma ')))));
     return lazyHash(address, envHash, true);
   }
 
@@ -868,12 +845,7 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
       owners = new Map();
       this.#umaOwners.set(customer.envId, owners);
     }
-    const key = this.#umaKey(customer.envId, customer.umaAddress);
-    const held = owners.get(key);
-    if (held === undefined) owners.set(key, customer.id);
-    else if (typeof held === 'string') {
-      if (held !== customer.id) owners.set(key, [held, customer.id]);
-    } else if (!held.includes(customer.id)) held.push(customer.id);
+    owners.set(customer.umaAddress.toLowerCase(), customer.id);
     this.#indexPlatformId(this.#byPlatformId.get(customer.envId), customer);
   }
 
@@ -915,61 +887,18 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
     return customer;
   }
 
-  /** Takes `customer`'s address (the one it held until now) out of its environment's index. */
-  #releaseUmaAddress(customer: Customer): void {
-    const owners = this.#umaOwners.get(customer.envId);
-    const key = this.#umaKey(customer.envId, customer.umaAddress);
-    const held = owners?.get(key);
-    if (held === customer.id) owners!.delete(key);
-    else if (typeof held === 'object') {
-      const rest = held.filter((id) => id !== customer.id);
-      owners!.set(key, rest.length === 1 ? rest[0]! : rest);
-    }
-  }
-
-  /** umaIndexKey, from the environment's hash kept: `#umaKeyHash` to a small integer (V8 keeps it unboxed). */
-  #umaKey(envId: string, address: string): number {
-    return this.#umaKeyHash(envId, address) & UMA_KEY_MASK;
-  }
-
-  /** The customer among those `#umaKey` of `address` names whose address it is, ignoring case. */
-  #umaOwnerAt(envId: string, address: string, key: number): string | undefined {
-    const held = this.#umaOwners.get(envId)?.get(key);
-    if (held === undefined) return undefined;
-    const wanted = address.toLowerCase();
-    if (typeof held === 'string') return this.#holdsUmaAddress(held, wanted) ? held : undefined;
-    return held.find((id) => this.#holdsUmaAddress(id, wanted));
-  }
-
-  #holdsUmaAddress(id: string, lowerCased: string): boolean {
-    return this.#customers.peek(id)?.umaAddress.toLowerCase() === lowerCased;
-  }
-
   /**
    * UMA addresses are unique per environment: each customer holds exactly its own address in
-   * its environment's index, so the index names each customer once, and the customers a key
-   * names hold different addresses. More names than customers means a changed address was
-   * not released; two of a key's customers with one address, that they share it. Walking the
-   * keys costs a step per customer and reads only the few keys that name several; looking
-   * each customer up was a tenth of recovering customers, and composing `envId address` keys
-   * in a set (before that) 1.3 s a million.
+   * its environment's index, so the index has one entry per customer. Fewer means two
+   * customers share an address; more, that a changed address was not released. Counting
+   * costs a step per environment; looking each customer up was a tenth of recovering
+   * customers, and composing `envId address` keys in a set (before that) 1.3 s a million.
    */
   checkInvariants(): string[] {
     let indexed = 0;
-    const shared: string[] = [];
-    for (const owners of this.#umaOwners.values()) {
-      for (const held of owners.values()) {
-        if (typeof held === 'string') {
-          indexed++;
-          continue;
-        }
-        indexed += held.length;
-        const addresses = new Set(held.map((id) => this.#customers.peek(id)?.umaAddress.toLowerCase()));
-        if (addresses.size !== held.length) shared.push(`customers ${held.join(', ')} share a UMA address`);
-      }
-    }
-    if (indexed === this.#customers.size) return shared;
-    return [...shared, `the UMA address index holds ${indexed} addresses for ${this.#customers.size} customers`];
+    for (const owners of this.#umaOwners.values()) indexed += owners.size;
+    if (indexed === this.#customers.size) return [];
+    return [`the UMA address index holds ${indexed} addresses for ${this.#customers.size} customers`];
   }
 
   get(id: string): Customer | undefined {
@@ -1016,12 +945,12 @@ export class Customers implements RecordKind<Customer, CustomerEvent> {
   }
 
   umaOwner(envId: string, umaAddress: string): string | undefined {
-    const key = this.#umaKey(envId, umaAddress);
-    const owner = this.#umaOwnerAt(envId, umaAddress, key);
+    const address = umaAddress.toLowerCase();
+    const owner = this.#umaOwners.get(envId)?.get(address);
     // A customer in a lazy chunk holds its address only if no customer read or made since does.
     if (owner !== undefined || this.#lazy === undefined) return owner;
-    this.#loadLazy(this.#umaKeyHash(envId, umaAddress));
-    return this.#umaOwnerAt(envId, umaAddress, key);
+    this.#loadLazy(this.#umaKeyHash(envId, address));
+    return this.#umaOwners.get(envId)?.get(address);
   }
 }
 
