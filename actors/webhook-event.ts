@@ -1251,7 +1251,10 @@ export class WebhookEvents implements RecordKind<WebhookEvent | WebhookStep, Out
     const first = ids[from]!;
     const stem = first.slice(0, -2);
     // A queued event with no record of its own and no stored step is its quote's step's.
-    const held = this.#storedStepHolding(first) ?? (this.#events.peek(first) === undefined && this.#events.peek(stem) === undefined ? heldIn(this.#derivedStepUnread(stem, envId), first) : undefined);
+    // (The stem is looked up once: each lookup is a miss in a map of every stored event.)
+    const atStem = this.#events.peek(stem);
+    const held =
+      atStem !== undefined ? (isStep(atStem) ? heldIn(atStem, first) : undefined) : this.#events.peek(first) === undefined ? heldIn(this.#derivedStepUnread(stem, envId), first) : undefined;
     if (held === undefined) return 0;
     const { step } = held;
     if (step.failureReason !== undefined && step.failureReason !== reason) return 0;
