@@ -62,6 +62,38 @@ describe('a full backlog drops a payment step\'s events', () => {
     }
   });
 
+  it('drops again, as records of their own, the events of a step redelivered one by one until the step is gone', async () => {
+    const clock = new ManualClock();
+    const svc = await startTestService({ clock, maxPendingWebhooks: 1, snapshotEverySeconds: NO_TIMED_SNAPSHOTS });
+    try {
+      const events = svc.service.services.world.webhookEvents;
+      const trimmed = (): Promise<void> => until(svc, () => [...events.queuedEnvs()].every((envId) => events.pendingIn(envId) <= 1), 'the backlog trimmed');
+      const alice = await fundedCustomer(svc, 1_000);
+      const bob = await fundedCustomer(svc, 0);
+      for (let i = 0; i < 2; i++) await createQuote(svc, quoteBody(alice.usd.id, bob.usd.id, 10, { immediatelyExecute: true }));
+      await trimmed();
+      // The first payment's four events, dropped in their step.
+      const first = (await shown(svc)).listed.slice(-8, -4);
+      assert.deepEqual(first.map((e) => e.deliveryStatus), Array(4).fill('FAILED'));
+      const stem = first[0].id.slice(0, -2);
+      assert.ok(first.every((e) => e.id.startsWith(stem)), 'one step');
+      // Each goes back to the queue, out of the step, and is the oldest there: the backlog drops it again.
+      for (const event of first) {
+        assertStatus(await svc.request('POST', `/webhooks/events/${event.id}/redeliver`), 200);
+        await trimmed();
+      }
+      assert.equal(events.records.get(stem), undefined, 'the step went with its last event');
+      for (const event of first) {
+        const now = await getJson(svc, `/webhooks/events/${event.id}`);
+        assert.equal(now.deliveryStatus, 'FAILED', `${event.id} dropped again`);
+        assert.equal(now.failureReason, 'dropped from the backlog: the environment held more than 1 undelivered events');
+      }
+      assert.deepEqual(svc.service.services.world.checkInvariants(), []);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   for (const from of ['the log', 'a snapshot'] as const) {
     it(`keeps them in their step, FAILED as dropped, redeliverable and pruned on time, also after a restart from ${from}`, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'svc-webhook-dropped-'));
