@@ -1,4 +1,4 @@
-// npm run sim -- --seed N --ops N [--crash-rate P] [--fault-rate P] [--immediate-share P]: one deterministic
+// npm run sim -- --seed N --ops N [--crash-rate P] [--fault-rate P] [--immediate-share P] [--max-pending-webhooks N]: one deterministic
 // simulation (src/sim/simulator.ts), one line `seed= ops= crashes= faults= digest=`; on a
 // violation the seed, the step, what was violated and the command that replays it, exit 1.
 //
@@ -8,8 +8,8 @@ import { randomInt } from 'node:crypto';
 import { parseCommandLine, UsageError } from './cli.js';
 import { DEFAULT_IMMEDIATE_SHARE, simulate, type SimulationOptions, type SimulationResult } from '../src/sim/simulator.js';
 
-const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P] [--stats]
-       payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P]`;
+const USAGE = `usage: payments-sim --seed N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P] [--max-pending-webhooks N] [--stats]
+       payments-sim --soak --minutes N [--ops N] [--crash-rate P] [--fault-rate P] [--immediate-share P] [--max-pending-webhooks N]`;
 
 export const DEFAULT_OPS = 20_000;
 export const DEFAULT_CRASH_RATE = 0.002;
@@ -38,7 +38,8 @@ export function resultLine(result: SimulationResult): string {
 
 function replayCommand(options: SimulationOptions): string {
   const share = options.immediateShare === undefined ? '' : ` --immediate-share ${options.immediateShare}`;
-  return `npm run sim -- --seed ${options.seed} --ops ${options.ops} --crash-rate ${options.crashRate} --fault-rate ${options.faultRate}${share}`;
+  const cap = options.maxPendingWebhooks === undefined ? '' : ` --max-pending-webhooks ${options.maxPendingWebhooks}`;
+  return `npm run sim -- --seed ${options.seed} --ops ${options.ops} --crash-rate ${options.crashRate} --fault-rate ${options.faultRate}${share}${cap}`;
 }
 
 function failureText(options: SimulationOptions, result: SimulationResult): string {
@@ -59,7 +60,7 @@ async function once(options: SimulationOptions, stats: boolean): Promise<number>
     const s = result.stats;
     process.stderr.write(
       `${Math.round(result.ops / seconds)} ops/s (${seconds.toFixed(1)} s), ${Math.round(result.ops / cpuSeconds)} ops per CPU s (${cpuSeconds.toFixed(1)} s); ${s.entries} log entries, ${s.transactions} transactions, ${s.snapshots} snapshots, ` +
-        `${s.lost} writes lost in crashes, ${s.flipsCaught} flipped bits refused, ${Math.round(s.simulatedMs / 1000)} simulated s\n`,
+        `${s.lost} writes lost in crashes, ${s.flipsCaught} flipped bits refused, ${s.dropped} webhook events dropped from a full backlog, ${Math.round(s.simulatedMs / 1000)} simulated s\n`,
     );
   }
   if (result.violation === undefined) return 0;
@@ -92,6 +93,7 @@ async function main(): Promise<number> {
       'crash-rate': { type: 'string' },
       'fault-rate': { type: 'string' },
       'immediate-share': { type: 'string' },
+      'max-pending-webhooks': { type: 'string' },
       soak: { type: 'boolean' },
       minutes: { type: 'string' },
       stats: { type: 'boolean' },
@@ -106,8 +108,10 @@ async function main(): Promise<number> {
   const crashRate = rate('crash-rate', values['crash-rate'], DEFAULT_CRASH_RATE);
   const faultRate = rate('fault-rate', values['fault-rate'], DEFAULT_FAULT_RATE);
   const immediateShare = rate('immediate-share', values['immediate-share'], DEFAULT_IMMEDIATE_SHARE);
-  if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), { ops, crashRate, faultRate, immediateShare });
-  return once({ seed: integer('seed', values.seed, undefined, 0), ops, crashRate, faultRate, immediateShare }, values.stats === true);
+  const cap = values['max-pending-webhooks'];
+  const base = { ops, crashRate, faultRate, immediateShare, ...(cap === undefined ? {} : { maxPendingWebhooks: integer('max-pending-webhooks', cap, undefined, 1) }) };
+  if (values.soak === true) return soak(integer('minutes', values.minutes, undefined, 1), base);
+  return once({ seed: integer('seed', values.seed, undefined, 0), ...base }, values.stats === true);
 }
 
 main().then(

@@ -75,6 +75,13 @@ describe('the deterministic simulation', () => {
     assert.equal(result.violation, undefined, described(result));
   });
 
+  it('seed 7, a webhook backlog of 5: a full backlog drops events in their steps and out of them through crashes, faults and snapshots', async () => {
+    const result = await simulate({ seed: 7, ...base, immediateShare: 0.7, maxPendingWebhooks: 5 });
+    assert.equal(result.violation, undefined, described(result));
+    assert.ok(result.crashes > 0, 'the run crashed at least once');
+    assert.ok(result.stats.dropped > 1_000, `${result.stats.dropped} events dropped`);
+  });
+
   it('seed 8 to step 5,200 at the defaults: a session a revocation took while a crash left it unanswered is not called lost', async () => {
     // Its quotes drawn as they were when it was found, before quotes were executed at once.
     const result = await simulate({ seed: 8, ops: 5_200, crashRate: 0.002, faultRate: 0.002, immediateShare: 0 });

@@ -15,7 +15,6 @@ import { ApiRequests, API_VERSION } from '../http/requests.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import { Shard, type DomainEngine } from '../shard.js';
-import { DEFAULT_MAX_PENDING_WEBHOOKS } from '../webhooks/delivery.js';
 import { lookupSettingsFrom } from '../config.js';
 import type { SimulatedDisk } from './storage.js';
 
@@ -33,6 +32,8 @@ export interface SimulatedServiceOptions {
   signerKey: Uint8Array;
   snapshotEveryEntries: number;
   snapshotEveryMs: number;
+  /** PENDING webhook events an environment holds before a full backlog drops its oldest. */
+  maxPendingWebhooks: number;
   routes: readonly Route[];
   report: Report;
   /** Memory got ahead of the log: the simulated process stops here. */
@@ -82,7 +83,7 @@ export function simulatedService(options: SimulatedServiceOptions): SimulatedSer
       cryptoRoutes: INLINE,
       // Sandbox mails no code: the simulated platforms never reach the OTP mail runner.
       smtpUrl: undefined,
-      maxPendingWebhooks: DEFAULT_MAX_PENDING_WEBHOOKS,
+      maxPendingWebhooks: options.maxPendingWebhooks,
       allowPrivateTargets: true,
       logLevel: 'info',
       metrics: false,

@@ -21,6 +21,8 @@ import { API_VERSION, type Incoming } from '../http/requests.js';
 import { routes as serviceRoutes } from '../http/routes/index.js';
 import type { Route } from '../http/route.js';
 import { SimulatedDisk } from './storage.js';
+import { DEFAULT_MAX_PENDING_WEBHOOKS } from '../webhooks/delivery.js';
+import { droppedReason } from '../../actors/webhook-event.js';
 import { SimulatedEndpoint } from './endpoint.js';
 import { simulatedService, type SimulatedService } from './service.js';
 import { fundingKey, MoneyModel } from './model.js';
@@ -44,6 +46,12 @@ export interface SimulationOptions {
    * 0 draws nothing for it, so a seed runs as it did before quotes were executed at once.
    */
   immediateShare?: number;
+  /**
+   * PENDING webhook events the platform's environment holds before its oldest are dropped
+   * (default the service's, which no run reaches): a small cap makes a full backlog drop
+   * events through crashes, faults and snapshots.
+   */
+  maxPendingWebhooks?: number;
 }
 
 export const DEFAULT_IMMEDIATE_SHARE = 0.3;
@@ -60,7 +68,8 @@ export interface SimulationResult {
   faults: number;
   digest: string;
   violation?: Violation;
-  stats: { entries: number; transactions: number; snapshots: number; simulatedMs: number; lost: number; flipsCaught: number };
+  /** `dropped`: webhook events FAILED as dropped from a full backlog at the end. */
+  stats: { entries: number; transactions: number; snapshots: number; simulatedMs: number; lost: number; flipsCaught: number; dropped: number };
 }
 
 /** Turns of the event loop a request may take before the simulation calls it hung. */
@@ -104,6 +113,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
 
 class Simulation {
   readonly #options: SimulationOptions;
+  readonly #maxPendingWebhooks: number;
   readonly #rng: Rng;
   readonly #disk = new SimulatedDisk();
   readonly #model = new MoneyModel();
@@ -136,6 +146,7 @@ class Simulation {
 
   constructor(options: SimulationOptions) {
     this.#options = options;
+    this.#maxPendingWebhooks = options.maxPendingWebhooks ?? DEFAULT_MAX_PENDING_WEBHOOKS;
     this.#rng = new Rng(options.seed);
     // The service's own draws (ids, keys, nonces) from a stream of their own.
     useEntropy(seededEntropy((options.seed ^ 0x5eed5eed) >>> 0));
@@ -175,8 +186,17 @@ class Simulation {
         simulatedMs: this.#clock.now() - START,
         lost: this.#disk.stats.lost,
         flipsCaught: this.#flipsCaught,
+        dropped: violation === undefined ? this.#droppedAtEnd() : 0,
       },
     };
+  }
+
+  /** The webhook events a full backlog FAILED as dropped, as the last life's state holds them. */
+  #droppedAtEnd(): number {
+    const reason = droppedReason(this.#maxPendingWebhooks);
+    let dropped = 0;
+    for (const [, event] of this.#life.services.world.webhookEvents.eachRecord()) if (event.deliveryStatus === 'FAILED' && event.failureReason === reason) dropped++;
+    return dropped;
   }
 
   #fail(message: string): never {
@@ -197,6 +217,7 @@ class Simulation {
       signerKey: this.#signerKey,
       snapshotEveryEntries: SNAPSHOT_EVERY_ENTRIES,
       snapshotEveryMs: SNAPSHOT_EVERY_MS,
+      maxPendingWebhooks: this.#maxPendingWebhooks,
       routes: this.#options.routes ?? serviceRoutes,
       report: (_message, fields) => {
         if (fields.event === 'snapshot.written') this.#snapshots++;
